@@ -1,0 +1,113 @@
+# wse top-level build. `make` builds the module and all userspace into build/;
+# `make check` runs every test (see Documentation/building.rst).
+#
+# Each directory's module.mk declares what it builds by appending to:
+#   libs        NAME -> build/lib/libNAME.a; NAME_srcs
+#   progs       NAME -> build/bin/NAME;      NAME_srcs, NAME_libs, NAME_ldlibs
+#   host_tests  NAME -> build/host-tests/NAME and, under ASan/UBSan,
+#                       build/host-tests-san/NAME
+#   guest_tests NAME -> build/tests/NAME (run inside the QEMU guest)
+# NAME_libs names project libraries (linked in the order given), NAME_ldlibs
+# system ones.
+
+include config.mk
+
+KDIR ?= $(WSE_DEPS)/root/usr/src/linux-headers-$(KVER)
+KSRC ?= /usr/src/linux-source-6.12
+B := build
+
+CC := gcc
+PKG_CFLAGS := $(shell pkg-config --cflags libdrm libnl-genl-3.0 2>/dev/null)
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -MMD -MP \
+	-Iuapi -Ilib/include $(PKG_CFLAGS)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# The kselftest harness comes from Debian's linux-source-6.12, never from this tree.
+HARNESS_CFLAGS := -isystem $(KSRC)/tools/testing/selftests -Wno-unused-parameter \
+	-Wno-missing-prototypes
+
+libs :=
+progs :=
+host_tests :=
+guest_tests :=
+include $(sort $(wildcard */module.mk */*/module.mk))
+
+.PHONY: all module userspace check bench clean distclean help deps print-kdir
+all: module userspace
+
+help:
+	@echo "make            build wse.ko and all userspace into build/"
+	@echo "make check      build, run host and guest tests, checkpatch, sparse"
+	@echo "make deps       install the Debian packages and kernel the project needs"
+	@echo "make clean      remove build outputs"
+
+deps:
+	tools/install-deps
+
+# --- kernel module ----------------------------------------------------------
+module: $(B)/wse.ko
+$(B)/wse.ko: $(wildcard driver/*.c driver/*.h uapi/*/*.h uapi/*.h) Kbuild
+	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run tools/install-deps" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	@mkdir -p $(B)
+	cp wse.ko $@
+
+# --- userspace --------------------------------------------------------------
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+$(B)/obj-san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+
+objs = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
+libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)
+
+define lib_rule
+$(B)/lib/lib$(1).a: $(call objs,$($(1)_srcs),obj)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+$(B)/lib-san/lib$(1).a: $(call objs,$($(1)_srcs),obj-san)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+
+# $(1) name, $(2) output dir, $(3) obj dir, $(4) lib dir, $(5) extra flags
+define link_rule
+$(B)/$(2)/$(1): $(call objs,$($(1)_srcs),$(3)) $(call libfiles,$($(1)_libs),$(4))
+	@mkdir -p $$(dir $$@)
+	$(CC) $(5) -o $$@ $$^ $($(1)_ldlibs)
+endef
+
+$(foreach l,$(libs),$(eval $(call lib_rule,$(l))))
+$(foreach p,$(progs),$(eval $(call link_rule,$(p),bin,obj,lib,)))
+$(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests,obj,lib,)))
+$(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests-san,obj-san,lib-san,$(SAN_FLAGS))))
+$(foreach t,$(guest_tests),$(eval $(call link_rule,$(t),tests,obj,lib,)))
+
+userspace: $(addprefix $(B)/lib/lib,$(addsuffix .a,$(libs))) \
+	$(addprefix $(B)/bin/,$(progs)) \
+	$(addprefix $(B)/host-tests/,$(host_tests)) \
+	$(addprefix $(B)/host-tests-san/,$(host_tests)) \
+	$(addprefix $(B)/tests/,$(guest_tests)) \
+	$(B)/tests/run-tests
+
+$(B)/tests/run-tests: tests/run-tests
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+-include $(shell find $(B)/obj $(B)/obj-san -name '*.d' 2>/dev/null)
+
+# --- checks -----------------------------------------------------------------
+check:
+	tools/check
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
+	rm -rf $(B)
+
+distclean: clean
+
+# For scripts: where the kernel headers are.
+print-kdir:
+	@echo $(KDIR)

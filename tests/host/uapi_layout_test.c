@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The UAPI structures have one layout for 32- and 64-bit userspace. This
+ * file is built both ways; the static_asserts are the test, and the harness
+ * run reports the sizes so a failure says what changed.
+ */
+#include <assert.h>
+#include <stddef.h>
+
+#include "kselftest_harness.h"
+#include "drm/wse_accel.h"
+
+#define LAYOUT(type, member, off) \
+	static_assert(offsetof(struct type, member) == (off), #type "." #member)
+
+static_assert(sizeof(struct drm_wse_get_info) == 16, "drm_wse_get_info size");
+LAYOUT(drm_wse_get_info, param, 0);
+LAYOUT(drm_wse_get_info, size, 4);
+LAYOUT(drm_wse_get_info, ptr, 8);
+
+static_assert(sizeof(struct drm_wse_device_info) == 72, "drm_wse_device_info size");
+LAYOUT(drm_wse_device_info, wafer_width, 0);
+LAYOUT(drm_wse_device_info, wafer_height, 4);
+LAYOUT(drm_wse_device_info, sram_per_pe, 8);
+LAYOUT(drm_wse_device_info, sram_total, 16);
+LAYOUT(drm_wse_device_info, clock_khz, 24);
+LAYOUT(drm_wse_device_info, num_queues, 28);
+LAYOUT(drm_wse_device_info, device_id, 32);
+LAYOUT(drm_wse_device_info, fw_version, 40);
+
+static_assert(sizeof(struct drm_wse_bo_create) == 16, "drm_wse_bo_create size");
+LAYOUT(drm_wse_bo_create, size, 0);
+LAYOUT(drm_wse_bo_create, flags, 8);
+LAYOUT(drm_wse_bo_create, handle, 12);
+
+static_assert(sizeof(struct drm_wse_bo_info) == 24, "drm_wse_bo_info size");
+LAYOUT(drm_wse_bo_info, handle, 0);
+LAYOUT(drm_wse_bo_info, pad, 4);
+LAYOUT(drm_wse_bo_info, mmap_offset, 8);
+LAYOUT(drm_wse_bo_info, size, 16);
+
+/* Every structure is a multiple of 8 bytes, so arrays of them and
+ * structures that embed them need no hidden padding.
+ */
+TEST(sizes_are_multiples_of_eight)
+{
+	EXPECT_EQ(0, sizeof(struct drm_wse_get_info) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_device_info) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_bo_create) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_bo_info) % 8);
+}
+
+/* The ioctl numbers encode the structure size, so they too must agree. */
+TEST(ioctl_numbers_encode_sizes)
+{
+	EXPECT_EQ(sizeof(struct drm_wse_get_info), _IOC_SIZE(DRM_IOCTL_WSE_GET_INFO));
+	EXPECT_EQ(sizeof(struct drm_wse_bo_create), _IOC_SIZE(DRM_IOCTL_WSE_BO_CREATE));
+	EXPECT_EQ(sizeof(struct drm_wse_bo_info), _IOC_SIZE(DRM_IOCTL_WSE_BO_INFO));
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(DRM_IOCTL_WSE_BO_CREATE));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,17 @@
+# Tests: kselftest-harness programs run in the guest (tests/guest) and on the
+# host (tests/host). The harness header comes from linux-source-6.12.
+CFLAGS_tests := $(HARNESS_CFLAGS)
+
+guest_tests += accel_test module_test
+accel_test_srcs := tests/guest/accel_test.c
+module_test_srcs := tests/guest/module_test.c
+
+host_tests += uapi_layout_test
+uapi_layout_test_srcs := tests/host/uapi_layout_test.c
+
+# The UAPI layout must be the same for 32-bit userspace: build the layout
+# test a second time with -m32 (it is all static_asserts plus a report).
+userspace: $(B)/host-tests/uapi_layout_test32
+$(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_accel.h
+	@mkdir -p $(dir $@)
+	$(CC) -m32 $(filter-out -MMD -MP,$(BASE_CFLAGS)) $(HARNESS_CFLAGS) -o $@ $<

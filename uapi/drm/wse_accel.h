@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * wse: DRM accel UAPI of the virtual, network-attached Wafer-Scale Engine.
+ *
+ * Rules every structure here follows (Documentation/process/botching-up-ioctls.rst):
+ * sizes are multiples of 8 bytes, pointers travel as __u64, padding is
+ * explicit and must be zero, unknown flags are refused, and structures only
+ * ever grow by appending members.
+ *
+ * Userspace builds this against libdrm's drm.h (pkg-config --cflags libdrm).
+ */
+#ifndef __UAPI_WSE_ACCEL_H__
+#define __UAPI_WSE_ACCEL_H__
+
+#include <linux/const.h>
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define DRM_WSE_GET_INFO		0x00
+#define DRM_WSE_BO_CREATE		0x01
+#define DRM_WSE_BO_INFO			0x02
+
+#define DRM_IOCTL_WSE_GET_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_GET_INFO, struct drm_wse_get_info)
+#define DRM_IOCTL_WSE_BO_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_BO_CREATE, struct drm_wse_bo_create)
+#define DRM_IOCTL_WSE_BO_INFO \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_BO_INFO, struct drm_wse_bo_info)
+
+/**
+ * enum drm_wse_param - what &struct drm_wse_get_info asks for
+ *
+ * Each parameter names the type the kernel writes at &drm_wse_get_info.ptr.
+ */
+enum drm_wse_param {
+	/** @DRM_WSE_PARAM_CAPABILITIES: __u64 mask of DRM_WSE_CAP_* bits. */
+	DRM_WSE_PARAM_CAPABILITIES = 0,
+	/** @DRM_WSE_PARAM_DEVICE_INFO: &struct drm_wse_device_info. */
+	DRM_WSE_PARAM_DEVICE_INFO = 1,
+	/** @DRM_WSE_PARAM_MAX_BO_SIZE: __u64, the largest size BO_CREATE accepts. */
+	DRM_WSE_PARAM_MAX_BO_SIZE = 2,
+};
+
+/* Capability bits reported by DRM_WSE_PARAM_CAPABILITIES. */
+/** DRM_WSE_CAP_BO: buffer objects can be created and mmap()ed. */
+#define DRM_WSE_CAP_BO			_BITULL(0)
+
+/**
+ * struct drm_wse_get_info - query one parameter of the device
+ *
+ * The kernel writes min(@size, the parameter's size) bytes to @ptr and then
+ * sets @size to the parameter's full size, so a caller passing @size = 0
+ * learns how large a buffer to offer. Fields a newer kernel appends to a
+ * parameter structure are simply not written for an older, shorter caller.
+ */
+struct drm_wse_get_info {
+	/** @param: in, an &enum drm_wse_param value. */
+	__u32 param;
+	/** @size: in, bytes available at @ptr; out, the parameter's size. */
+	__u32 size;
+	/** @ptr: in, user address the value is written to (may be 0 if @size is 0). */
+	__u64 ptr;
+};
+
+/**
+ * struct drm_wse_device_info - what a device is (DRM_WSE_PARAM_DEVICE_INFO)
+ */
+struct drm_wse_device_info {
+	/** @wafer_width: processing elements per row of the mesh. */
+	__u32 wafer_width;
+	/** @wafer_height: rows of processing elements in the mesh. */
+	__u32 wafer_height;
+	/** @sram_per_pe: bytes of SRAM beside each processing element. */
+	__u64 sram_per_pe;
+	/** @sram_total: bytes of SRAM on the wafer. */
+	__u64 sram_total;
+	/** @clock_khz: the modelled fabric clock, in kHz. */
+	__u32 clock_khz;
+	/** @num_queues: hardware queues (DMA channels) the device exposes. */
+	__u32 num_queues;
+	/** @device_id: the device's identifier, unique per firmware instance. */
+	__u64 device_id;
+	/** @fw_version: firmware version, NUL-terminated and NUL-padded. */
+	char fw_version[32];
+};
+
+/**
+ * struct drm_wse_bo_create - create a buffer object
+ *
+ * The object is host memory the device reads and writes through its queues;
+ * it is zero-filled and mapped with mmap() at the offset DRM_IOCTL_WSE_BO_INFO
+ * returns. It is destroyed with DRM_IOCTL_GEM_CLOSE.
+ */
+struct drm_wse_bo_create {
+	/** @size: in, bytes (1 to DRM_WSE_PARAM_MAX_BO_SIZE), rounded up to pages. */
+	__u64 size;
+	/** @flags: in, must be 0: no flags are defined yet. */
+	__u32 flags;
+	/** @handle: out, the GEM handle of the new object in this file. */
+	__u32 handle;
+};
+
+/**
+ * struct drm_wse_bo_info - where and how large a buffer object is
+ */
+struct drm_wse_bo_info {
+	/** @handle: in, a GEM handle of this file. */
+	__u32 handle;
+	/** @pad: must be 0. */
+	__u32 pad;
+	/** @mmap_offset: out, the offset to pass to mmap() on the device file. */
+	__u64 mmap_offset;
+	/** @size: out, the object's size in bytes (a multiple of the page size). */
+	__u64 size;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* __UAPI_WSE_ACCEL_H__ */
