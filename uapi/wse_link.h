@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * wse link protocol: what crosses the network between the host's driver and
+ * a WSE (the firmware, here wsefwd). Documentation/link-protocol.rst is the
+ * specification; this header is its machine-readable half.
+ *
+ * Everything is little-endian. A frame is a 32-byte header followed by
+ * @length payload bytes. The header carries two CRC32C digests (Castagnoli,
+ * initial value ~0, final xor ~0, as crc32c() in Linux and iSCSI/NVMe-TCP):
+ * @hdr_crc over the first 28 header bytes, checked before @length is
+ * trusted, and @data_crc over the payload.
+ *
+ * A request is answered by a frame with the same opcode and @tag and
+ * WSE_LINK_F_RESPONSE set, whose payload starts with struct wse_link_status;
+ * after it come the opcode's reply data on success or, on failure, a text
+ * saying what was wrong (not NUL-terminated; its length is what remains).
+ */
+#ifndef __UAPI_WSE_LINK_H__
+#define __UAPI_WSE_LINK_H__
+
+#include <linux/types.h>
+
+#define WSE_LINK_MAGIC			0x31455357	/* "WSE1" on the wire */
+
+/* Protocol versions this header describes. */
+#define WSE_LINK_VERSION_MIN		1
+#define WSE_LINK_VERSION_MAX		1
+
+/* No frame may carry more payload than this, whatever was negotiated. */
+#define WSE_LINK_PAYLOAD_LIMIT		(16U << 20)
+/* The payload size both sides must accept before negotiation (HELLO). */
+#define WSE_LINK_PAYLOAD_MIN		4096U
+
+/**
+ * enum wse_link_op - frame opcodes
+ * @WSE_LINK_OP_HELLO: host opens the link: &struct wse_link_hello; the
+ *	response carries &struct wse_link_hello_reply. It must be the first
+ *	frame; the device answers nothing else before it.
+ * @WSE_LINK_OP_KEEPALIVE: either side; the peer answers with an empty
+ *	response. A side that hears nothing for three keepalive intervals
+ *	declares the link dead.
+ * @WSE_LINK_OP_SHUTDOWN: orderly close; the peer answers, then both close.
+ * @WSE_LINK_OP_ERROR: unsolicited and fatal: &struct wse_link_error, then
+ *	the sender closes (e.g. a second host refused, a protocol violation).
+ * @WSE_LINK_OP_MEM_WRITE: host writes device memory: &struct wse_link_mem
+ *	(length = bytes that follow it), then the data. Empty response.
+ * @WSE_LINK_OP_MEM_READ: host reads device memory: &struct wse_link_mem;
+ *	the response carries the data.
+ */
+enum wse_link_op {
+	WSE_LINK_OP_HELLO = 0x01,
+	WSE_LINK_OP_KEEPALIVE = 0x02,
+	WSE_LINK_OP_SHUTDOWN = 0x03,
+	WSE_LINK_OP_ERROR = 0x04,
+	WSE_LINK_OP_MEM_WRITE = 0x10,
+	WSE_LINK_OP_MEM_READ = 0x11,
+};
+
+/* Frame flags. Unknown flags are a protocol violation. */
+#define WSE_LINK_F_RESPONSE		0x0001
+#define WSE_LINK_F_KNOWN		(WSE_LINK_F_RESPONSE)
+
+/**
+ * enum wse_link_status_code - outcome of a request, and error codes
+ * @WSE_LINK_OK: success
+ * @WSE_LINK_E_VERSION: no protocol version in common
+ * @WSE_LINK_E_BUSY: the device already serves a host
+ * @WSE_LINK_E_PROTO: a malformed or unexpected frame
+ * @WSE_LINK_E_NOSPC: device memory (SRAM) capacity exceeded
+ * @WSE_LINK_E_RANGE: an address or length outside device memory
+ * @WSE_LINK_E_INVAL: a well-formed request with invalid arguments
+ * @WSE_LINK_E_UNSUPPORTED: an opcode or capability the device lacks
+ * @WSE_LINK_E_INTERNAL: the device failed
+ * @WSE_LINK_E_CRC: a digest did not match
+ */
+enum wse_link_status_code {
+	WSE_LINK_OK = 0,
+	WSE_LINK_E_VERSION = 1,
+	WSE_LINK_E_BUSY = 2,
+	WSE_LINK_E_PROTO = 3,
+	WSE_LINK_E_NOSPC = 4,
+	WSE_LINK_E_RANGE = 5,
+	WSE_LINK_E_INVAL = 6,
+	WSE_LINK_E_UNSUPPORTED = 7,
+	WSE_LINK_E_INTERNAL = 8,
+	WSE_LINK_E_CRC = 9,
+};
+
+/**
+ * struct wse_link_hdr - the fixed frame header (32 bytes)
+ * @magic: WSE_LINK_MAGIC
+ * @version: the negotiated version; HELLO and its response carry
+ *	WSE_LINK_VERSION_MIN of the sender's header, i.e. 1
+ * @opcode: an &enum wse_link_op
+ * @flags: WSE_LINK_F_*
+ * @queue: the device queue a frame belongs to; 0 for link-level frames
+ * @reserved: must be 0
+ * @tag: chosen by the requester, echoed in the response
+ * @length: payload bytes after the header, at most the negotiated maximum
+ * @data_crc: CRC32C of the payload (0 when @length is 0)
+ * @hdr_crc: CRC32C of the 28 bytes before it
+ */
+struct wse_link_hdr {
+	__le32 magic;
+	__u8 version;
+	__u8 opcode;
+	__le16 flags;
+	__le16 queue;
+	__le16 reserved;
+	__le32 tag;
+	__le32 length;
+	__le32 data_crc;
+	__le32 hdr_crc;
+};
+
+/**
+ * struct wse_link_status - first bytes of every response payload
+ * @status: an &enum wse_link_status_code
+ * @reserved: must be 0
+ */
+struct wse_link_status {
+	__le32 status;
+	__le32 reserved;
+};
+
+/* Capability bits exchanged in HELLO. */
+#define WSE_LINK_CAP_MEM		0x00000001	/* MEM_READ / MEM_WRITE */
+
+/**
+ * struct wse_link_hello - host's opening offer
+ * @version_min: lowest protocol version the host speaks
+ * @version_max: highest protocol version the host speaks
+ * @caps: WSE_LINK_CAP_* the host uses
+ * @max_payload: largest payload the host accepts (>= WSE_LINK_PAYLOAD_MIN)
+ * @keepalive_ms: the host's keepalive interval
+ * @reserved: must be 0
+ */
+struct wse_link_hello {
+	__le16 version_min;
+	__le16 version_max;
+	__le32 caps;
+	__le32 max_payload;
+	__le32 keepalive_ms;
+	__le64 reserved;
+};
+
+/**
+ * struct wse_link_hello_reply - the device's answer and identity
+ * @version: the version chosen, within both ranges
+ * @reserved0: must be 0
+ * @caps: WSE_LINK_CAP_* the device offers
+ * @max_payload: largest payload the device accepts; each side sends at
+ *	most the smaller of the two maxima
+ * @version_min: lowest version the device speaks (for error messages)
+ * @version_max: highest version the device speaks
+ * @device_id: identifies this device (unique per firmware instance)
+ * @wafer_width: PEs per row of the mesh
+ * @wafer_height: rows of PEs
+ * @sram_per_pe: bytes of SRAM per PE
+ * @sram_total: bytes of SRAM on the wafer (device memory size)
+ * @clock_khz: modelled clock
+ * @num_queues: hardware queues the device serves (>= 1)
+ * @fw_version: NUL-padded text; the receiver must not assume a NUL
+ */
+struct wse_link_hello_reply {
+	__le16 version;
+	__le16 reserved0;
+	__le32 caps;
+	__le32 max_payload;
+	__le16 version_min;
+	__le16 version_max;
+	__le64 device_id;
+	__le32 wafer_width;
+	__le32 wafer_height;
+	__le64 sram_per_pe;
+	__le64 sram_total;
+	__le32 clock_khz;
+	__le32 num_queues;
+	char fw_version[32];
+};
+
+/**
+ * struct wse_link_error - payload of WSE_LINK_OP_ERROR
+ * @code: an &enum wse_link_status_code
+ * @reserved: must be 0
+ *
+ * A text follows, up to the end of the payload.
+ */
+struct wse_link_error {
+	__le32 code;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_mem - a device-memory access
+ * @addr: byte address in device memory, 0 .. sram_total - 1
+ * @length: bytes to read; for a write, must equal the data that follows
+ * @reserved: must be 0
+ */
+struct wse_link_mem {
+	__le64 addr;
+	__le32 length;
+	__le32 reserved;
+};
+
+#endif /* __UAPI_WSE_LINK_H__ */
