@@ -32,12 +32,13 @@ host_tests :=
 guest_tests :=
 include $(sort $(wildcard */module.mk */*/module.mk))
 
-.PHONY: all module userspace check bench clean distclean help deps print-kdir
+.PHONY: all module userspace check demo bench clean distclean help deps print-kdir
 all: module userspace
 
 help:
 	@echo "make            build wse.ko and all userspace into build/"
 	@echo "make check      build, run host and guest tests, checkpatch, sparse"
+	@echo "make demo       the main job, in the QEMU guest"
 	@echo "make deps       install the Debian packages and kernel the project needs"
 	@echo "make clean      remove build outputs"
 
@@ -101,6 +102,9 @@ $(B)/tests/run-tests: tests/run-tests
 # --- checks -----------------------------------------------------------------
 check:
 	tools/check
+
+demo:
+	tools/demo
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
