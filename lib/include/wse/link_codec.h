@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wse/link_codec.h - userspace half of the wse link protocol (library
+ * wselink): CRC32C, frame header encode/validate, payload helpers, frame I/O
+ * on a blocking or non-blocking stream socket with a deadline, link
+ * addresses, and a generator of malformed frames for fault injection.
+ *
+ * The wire format is uapi/wse_link.h; Documentation/link-protocol.rst is the
+ * specification. Every function here works in host byte order on the
+ * "decoded" structures and converts at the edge.
+ */
+#ifndef WSE_LINK_CODEC_H
+#define WSE_LINK_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "wse_link.h"
+
+/* ------------------------------------------------------------------ CRC */
+
+/*
+ * CRC32C (Castagnoli), chainable like zlib's crc32(): start with crc = 0;
+ * wse_crc32c(wse_crc32c(0, a, n), b, m) == wse_crc32c(0, a||b, n+m).
+ * The value equals Linux's ~crc32c(~0, buf, len); "123456789" -> 0xE3069283.
+ * Uses the SSE4.2 instruction when the CPU has it.
+ */
+uint32_t wse_crc32c(uint32_t crc, const void *buf, size_t len);
+/* The same, always on the portable slicing-by-8 tables (for tests). */
+uint32_t wse_crc32c_portable(uint32_t crc, const void *buf, size_t len);
+/* CRC32C over a scatter list, chained from @crc. */
+uint32_t wse_crc32c_iov(uint32_t crc, const struct iovec *iov, int iovcnt);
+
+/* ------------------------------------------------------- frame header */
+
+#define WSE_LINK_HDR_SIZE	((uint32_t)sizeof(struct wse_link_hdr))
+#define WSE_LINK_HDR_CRC_LEN	((uint32_t)offsetof(struct wse_link_hdr, hdr_crc))
+
+/* A frame header in host byte order (magic and hdr_crc are implied). */
+struct wse_link_frame {
+	uint8_t version;
+	uint8_t opcode;
+	uint16_t flags;
+	uint16_t queue;
+	uint32_t tag;
+	uint32_t length;
+	uint32_t data_crc;
+};
+
+/* Which receive check a frame failed, in the order they are applied. */
+enum wse_link_check {
+	WSE_LINK_CHECK_OK = 0,
+	WSE_LINK_CHECK_MAGIC,
+	WSE_LINK_CHECK_HDR_CRC,
+	WSE_LINK_CHECK_VERSION,
+	WSE_LINK_CHECK_FLAGS,
+	WSE_LINK_CHECK_RESERVED,
+	WSE_LINK_CHECK_LENGTH,
+	WSE_LINK_CHECK_DATA_CRC,
+	WSE_LINK_CHECK_PAYLOAD,		/* opcode-specific payload size/content */
+	WSE_LINK_CHECK_IO,		/* the socket failed, closed or timed out */
+};
+
+/*
+ * What went wrong: @code is an enum wse_link_status_code (E_PROTO or E_CRC
+ * for a malformed frame), @check the failed check, @text a sentence for logs
+ * and ERROR frames.
+ */
+struct wse_link_err {
+	uint32_t code;
+	enum wse_link_check check;
+	char text[200];
+};
+
+/* What a receiver accepts: the header version and the largest payload. */
+struct wse_link_rx_rules {
+	uint8_t version;
+	uint32_t max_payload;
+};
+
+/* Fills @raw from @f (magic, @f's fields, then hdr_crc). */
+void wse_link_hdr_encode(struct wse_link_hdr *raw, const struct wse_link_frame *f);
+
+/*
+ * Validates @raw against @rules in the specified order (magic, header CRC,
+ * version, flags, reserved, length) and decodes it into @f. Returns 0, or
+ * WSE_LINK_E_PROTO / WSE_LINK_E_CRC with @err filled.
+ */
+int wse_link_hdr_decode(const struct wse_link_hdr *raw,
+			const struct wse_link_rx_rules *rules,
+			struct wse_link_frame *f, struct wse_link_err *err);
+
+/* Compares the payload CRC @crc with @f->data_crc: 0 or WSE_LINK_E_CRC. */
+int wse_link_check_data_crc(const struct wse_link_frame *f, uint32_t crc,
+			    struct wse_link_err *err);
+
+/* Sets @err and returns @code (for one-line error returns). */
+int wse_link_err_set(struct wse_link_err *err, uint32_t code,
+		     enum wse_link_check check, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+const char *wse_link_op_name(unsigned int opcode);
+const char *wse_link_status_name(unsigned int code);
+const char *wse_link_check_name(enum wse_link_check check);
+
+/* ------------------------------------------------------------ payloads */
+
+/* HELLO, decoded. */
+struct wse_link_hello_info {
+	uint16_t version_min;
+	uint16_t version_max;
+	uint32_t caps;
+	uint32_t max_payload;
+	uint32_t keepalive_ms;
+};
+
+/* HELLO response body (after the status), decoded. */
+struct wse_link_device_info {
+	uint16_t version;
+	uint32_t caps;
+	uint32_t max_payload;
+	uint16_t version_min;
+	uint16_t version_max;
+	uint64_t device_id;
+	uint32_t wafer_width;
+	uint32_t wafer_height;
+	uint64_t sram_per_pe;
+	uint64_t sram_total;
+	uint32_t clock_khz;
+	uint32_t num_queues;
+	char fw_version[sizeof(((struct wse_link_hello_reply *)0)->fw_version) + 1];
+};
+
+void wse_link_hello_encode(struct wse_link_hello *raw,
+			   const struct wse_link_hello_info *in);
+/*
+ * Decodes a HELLO payload of @len bytes. Checks size (at least the v1
+ * structure; longer is allowed for later versions), reserved zero,
+ * version_min <= version_max, and max_payload within
+ * [WSE_LINK_PAYLOAD_MIN, WSE_LINK_PAYLOAD_LIMIT]. Returns 0 or a status code.
+ */
+int wse_link_hello_decode(const void *buf, size_t len,
+			  struct wse_link_hello_info *out, struct wse_link_err *err);
+
+void wse_link_hello_reply_encode(struct wse_link_hello_reply *raw,
+				 const struct wse_link_device_info *in);
+/*
+ * Decodes the reply body (the bytes after struct wse_link_status) and checks
+ * it is sane: exact size, reserved zero, version within the device's range,
+ * max_payload within limits, at least one queue, a non-empty wafer and
+ * sram_total == width * height * sram_per_pe.
+ */
+int wse_link_hello_reply_decode(const void *buf, size_t len,
+				struct wse_link_device_info *out,
+				struct wse_link_err *err);
+
+void wse_link_status_encode(struct wse_link_status *raw, uint32_t status);
+/*
+ * Splits a response payload into status and the rest (@rest, @rest_len:
+ * reply data on success, a text on failure). Returns 0 or WSE_LINK_E_PROTO
+ * if the payload is too short or the reserved field is set.
+ */
+int wse_link_status_decode(const void *buf, size_t len, uint32_t *status,
+			   const uint8_t **rest, size_t *rest_len,
+			   struct wse_link_err *err);
+
+/* Writes an ERROR payload (code, text) into @buf; returns its length. */
+size_t wse_link_error_encode(void *buf, size_t cap, uint32_t code, const char *text);
+/* Decodes an ERROR payload; @text gets a NUL-terminated, printable copy. */
+int wse_link_error_decode(const void *buf, size_t len, uint32_t *code,
+			  char *text, size_t text_cap, struct wse_link_err *err);
+
+void wse_link_mem_encode(struct wse_link_mem *raw, uint64_t addr, uint32_t length);
+/* Decodes the first sizeof(struct wse_link_mem) bytes; checks reserved. */
+int wse_link_mem_decode(const void *buf, size_t len, uint64_t *addr,
+			uint32_t *length, struct wse_link_err *err);
+
+/* ----------------------------------------------------------- frame I/O */
+
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t wse_link_now_ms(void);
+
+/*
+ * Writes all of @iov to @fd (blocking or non-blocking) before the absolute
+ * deadline @deadline_ms (wse_link_now_ms() time; < 0 waits for ever).
+ * Returns 0 or a negative errno (-ETIMEDOUT, -EPIPE, ...), with @err set.
+ */
+int wse_link_write_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms,
+		       struct wse_link_err *err);
+/* Reads exactly @len bytes; -EPIPE when the peer closed first. */
+int wse_link_read_all(int fd, void *buf, size_t len, int64_t deadline_ms,
+		      struct wse_link_err *err);
+
+/*
+ * Sends one frame: computes @f->length and @f->data_crc from the payload
+ * @iov (may be NULL/0), encodes the header and writes everything within
+ * @timeout_ms. Returns 0 or a negative errno.
+ */
+int wse_link_send(int fd, struct wse_link_frame *f, const struct iovec *iov,
+		  int iovcnt, int timeout_ms, struct wse_link_err *err);
+
+/*
+ * Receives one frame into @f and its payload into @buf (@cap bytes; a
+ * payload larger than @cap but within @rules is an E_PROTO error), checking
+ * header and data CRC. Returns 0, a negative errno for I/O trouble, or a
+ * positive status code (E_PROTO/E_CRC) for a malformed frame.
+ */
+int wse_link_recv(int fd, const struct wse_link_rx_rules *rules,
+		  struct wse_link_frame *f, void *buf, size_t cap,
+		  int timeout_ms, struct wse_link_err *err);
+
+/* ------------------------------------------------------------ addresses */
+
+/* "tcp:HOST:PORT" (HOST may be [v6]) or "unix:PATH". */
+struct wse_link_addr {
+	bool is_unix;
+	char host[256];
+	char port[8];
+	char path[108];
+};
+
+/* Returns 0, or -1 with a sentence in @err. */
+int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
+			char *err, size_t errlen);
+/*
+ * Opens a listening socket (close-on-exec, non-blocking accept). For unix
+ * addresses a stale socket file with nobody listening is replaced; a live
+ * one is refused. Returns the fd or -1 with @err set.
+ */
+int wse_link_listen(const struct wse_link_addr *addr, char *err, size_t errlen);
+/* Connects within @timeout_ms; returns a blocking fd or -1 with @err set. */
+int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
+		     char *err, size_t errlen);
+/* The local TCP port of a bound socket, or -1. */
+int wse_link_local_port(int fd);
+/* Large buffers and no Nagle delay: the link carries bulk and small frames. */
+void wse_link_tune_socket(int fd);
+/* "127.0.0.1:40000", "[::1]:40000" or "unix peer pid N" for @fd's peer. */
+void wse_link_peer_name(int fd, char *buf, size_t len);
+
+/* ----------------------------------------------------- malformed frames */
+
+/* Kinds of broken frame, for fault injection and the hostile peer. */
+enum wse_link_malform {
+	WSE_LINK_MAL_BAD_MAGIC,
+	WSE_LINK_MAL_BAD_HDR_CRC,
+	WSE_LINK_MAL_BAD_VERSION,
+	WSE_LINK_MAL_BAD_FLAGS,
+	WSE_LINK_MAL_BAD_RESERVED,
+	WSE_LINK_MAL_HUGE_LENGTH,
+	WSE_LINK_MAL_BAD_DATA_CRC,
+	WSE_LINK_MAL_UNKNOWN_OPCODE,
+	WSE_LINK_MAL_UNKNOWN_TAG,
+	WSE_LINK_MAL_SHORT_STATUS,
+	WSE_LINK_MAL_TRUNCATED,
+	WSE_LINK_MAL_RANDOM,
+	WSE_LINK_MAL_COUNT
+};
+
+/* Name of a kind ("bad-magic", ...), and back (-1 if unknown). */
+const char *wse_link_malform_name(enum wse_link_malform kind);
+int wse_link_malform_parse(const char *name);
+
+/* Buffer size that always holds a generated frame. */
+#define WSE_LINK_MALFORM_MAX	(WSE_LINK_HDR_SIZE + 512U)
+
+/*
+ * Builds one broken frame of @kind into @buf (WSE_LINK_MALFORM_MAX bytes) as
+ * if it were a response to a request with @opcode and @tag (a frame that
+ * is only broken in one way otherwise looks legitimate). @rng is a
+ * wse_link_rand() state. Returns the byte count; *@close_after is set when
+ * the frame is deliberately cut short and the sender must close the stream
+ * after it for the receiver to see the truncation.
+ */
+size_t wse_link_malform_build(enum wse_link_malform kind, uint64_t *rng,
+			      uint8_t version, uint8_t opcode, uint32_t tag,
+			      uint8_t *buf, bool *close_after);
+
+/* splitmix64: a small seeded generator for reproducible fuzzing. */
+uint64_t wse_link_rand(uint64_t *state);
+
+#endif /* WSE_LINK_CODEC_H */
