@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Dense (fully connected) layers: the three GEMMs of forward and backward go
+ * to OpenBLAS; what is left (bias, ReLU, bias gradient) is one pass over
+ * the small output.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include <cblas.h>
+
+#include "engine.h"
+
+/* Debian's libopenblas uses 32-bit int dimensions. */
+static int check_dims(size_t batch, size_t in, size_t out)
+{
+	if (!batch || !in || !out)
+		return -EINVAL;
+	if (batch > INT_MAX || in > INT_MAX || out > INT_MAX)
+		return -EOVERFLOW;
+	return 0;
+}
+
+static void add_bias(float *y, const float *b, size_t batch, size_t out)
+{
+	for (size_t i = 0; i < batch; i++) {
+		float *row = y + i * out;
+
+		for (size_t j = 0; j < out; j++)
+			row[j] += b[j];
+	}
+}
+
+static void add_bias_relu(float *y, const float *b, size_t batch, size_t out)
+{
+	for (size_t i = 0; i < batch; i++) {
+		float *row = y + i * out;
+
+		for (size_t j = 0; j < out; j++) {
+			float v = row[j] + b[j];
+
+			row[j] = v < 0.0f ? 0.0f : v;
+		}
+	}
+}
+
+int engine_dense_forward(const float *x, const float *w, const float *b,
+			 size_t batch, size_t in, size_t out, bool relu, float *y)
+{
+	int err = check_dims(batch, in, out);
+
+	if (err)
+		return err;
+	if (!x || !w || !y)
+		return -EINVAL;
+
+	/* y = x * w^T: w is [out][in], so "transposed" is its natural layout. */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)batch, (int)out,
+		    (int)in, 1.0f, x, (int)in, w, (int)in, 0.0f, y, (int)out);
+	if (b && relu)
+		add_bias_relu(y, b, batch, out);
+	else if (b)
+		add_bias(y, b, batch, out);
+	else if (relu)
+		engine_relu_forward(y, batch * out, y);
+	return 0;
+}
+
+/* db = beta * db + column sums of dy, summed in batch order. */
+static void bias_grad(const float *dy, size_t batch, size_t out, float beta,
+		      float *db)
+{
+	if (beta == 0.0f) {
+		/* Overwrite: never read db, which may hold garbage or NaN. */
+		for (size_t j = 0; j < out; j++)
+			db[j] = dy[j];
+	} else {
+		if (beta != 1.0f)
+			for (size_t j = 0; j < out; j++)
+				db[j] *= beta;
+		for (size_t j = 0; j < out; j++)
+			db[j] += dy[j];
+	}
+	for (size_t i = 1; i < batch; i++) {
+		const float *row = dy + i * out;
+
+		for (size_t j = 0; j < out; j++)
+			db[j] += row[j];
+	}
+}
+
+int engine_dense_backward(const float *dy, const float *x, const float *w,
+			  size_t batch, size_t in, size_t out, float grad_beta,
+			  float *dx, float *dw, float *db)
+{
+	int err = check_dims(batch, in, out);
+
+	if (err)
+		return err;
+	if (!dy || !x || !w || !dw)
+		return -EINVAL;
+
+	if (dx)	/* dx[batch][in] = dy[batch][out] * w[out][in] */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch,
+			    (int)in, (int)out, 1.0f, dy, (int)out, w, (int)in,
+			    0.0f, dx, (int)in);
+	/* dw[out][in] = dy^T * x; BLAS ignores dw's contents when beta is 0. */
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in,
+		    (int)batch, 1.0f, dy, (int)out, x, (int)in, grad_beta, dw,
+		    (int)in);
+	if (db)
+		bias_grad(dy, batch, out, grad_beta, db);
+	return 0;
+}

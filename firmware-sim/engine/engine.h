@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The firmware's numerical engine: the fp32 kernels a layer program runs
+ * (input conversion, dense layers, ReLU, softmax cross-entropy, optimizers)
+ * and a layer stack that strings them into training steps. Internal to the
+ * firmware simulator; Documentation/engine.rst describes it in full.
+ *
+ * Layouts (all row-major, contiguous, fp32 unless said otherwise):
+ *   activations  [batch][features]   (batch-major)
+ *   weights      [out][in]           (PyTorch nn.Linear.weight)
+ *   biases       [out]
+ *   labels       uint8_t class indices [batch], each < classes
+ *
+ * Errors: functions that can fail return 0 or a negative errno value:
+ *   -EINVAL     a NULL pointer, a zero or inconsistent size, a bad layer
+ *               index, a batch larger than the workspace, a bad
+ *               hyperparameter
+ *   -EOVERFLOW  a dimension too large for the BLAS interface (int)
+ *   -EDOM       a label not smaller than the number of classes
+ *   -ENOMEM     out of memory (only the create functions allocate)
+ * engine_strerror() turns them into a sentence. Outputs are left untouched
+ * when a function fails.
+ */
+#ifndef WSE_FIRMWARE_ENGINE_H
+#define WSE_FIRMWARE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+const char *engine_strerror(int err);
+
+/* --- threads and determinism (threads.c) ----------------------------------
+ * Results are bit-identical for the same inputs and the same OpenBLAS thread
+ * count on the same CPU type. The count is OpenBLAS' own (OPENBLAS_NUM_THREADS
+ * or the number of cores) until engine_set_threads() fixes it; the firmware
+ * should always fix it.
+ */
+int engine_set_threads(int threads);	/* returns the count now in force */
+int engine_threads(void);
+const char *engine_blas_threading(void);	/* "serial", "pthreads", "openmp" */
+const char *engine_blas_config(void);
+
+/* --- seeded pseudo-random numbers (rng.c): splitmix64 --------------------- */
+struct engine_rng {
+	uint64_t state;
+};
+
+void engine_rng_seed(struct engine_rng *rng, uint64_t seed);
+uint64_t engine_rng_next(struct engine_rng *rng);
+float engine_rng_uniform(struct engine_rng *rng);	/* in [0, 1), 24 bits */
+
+/* --- input conversion (convert.c) ----------------------------------------- */
+/* out[i] = px[i] / 255 (so 0 -> 0.0f and 255 -> 1.0f exactly). */
+int engine_pixels_to_f32(const uint8_t *px, size_t n, float *out);
+
+/* --- dense layers (dense.c) -----------------------------------------------
+ * Forward: y[batch][out] = x[batch][in] * w[out][in]^T + b, then ReLU if
+ * relu. b may be NULL (no bias). y is overwritten.
+ */
+int engine_dense_forward(const float *x, const float *w, const float *b,
+			 size_t batch, size_t in, size_t out, bool relu, float *y);
+/*
+ * Backward, given dy[batch][out] (already masked by the ReLU, see
+ * engine_relu_backward):
+ *   dx[batch][in] = dy * w                     overwritten; NULL skips it
+ *   dw[out][in]   = grad_beta * dw + dy^T * x
+ *   db[out]       = grad_beta * db + sum over the batch of dy; NULL skips it
+ * grad_beta 0 overwrites the gradients (their old contents, even NaN, are
+ * ignored); 1 accumulates into them, e.g. across micro-batches.
+ */
+int engine_dense_backward(const float *dy, const float *x, const float *w,
+			  size_t batch, size_t in, size_t out, float grad_beta,
+			  float *dx, float *dw, float *db);
+
+/* --- ReLU (relu.c) --------------------------------------------------------- */
+/* y = max(x, 0); NaN propagates. y may equal x. */
+int engine_relu_forward(const float *x, size_t n, float *y);
+/* dx = y > 0 ? dy : 0, masked by the forward *output* y. dx may equal dy. */
+int engine_relu_backward(const float *y, const float *dy, size_t n, float *dx);
+
+/* --- softmax cross-entropy and prediction (softmax_xent.c) ----------------
+ * classes is 1..256 (labels are bytes). Every label is checked before any
+ * output is written.
+ */
+/* Mean loss over the batch and the count of rows whose argmax is the label. */
+int engine_xent_forward(const float *logits, const uint8_t *labels,
+			size_t batch, size_t classes, float *loss,
+			size_t *correct);
+/*
+ * dlogits = (softmax(logits) - onehot(labels)) / norm. norm is the number of
+ * samples the loss is averaged over: batch, or the whole batch when this is
+ * one micro-batch of it (so accumulated gradients are the whole batch's mean).
+ */
+int engine_xent_backward(const float *logits, const uint8_t *labels,
+			 size_t batch, size_t classes, size_t norm,
+			 float *dlogits);
+/* pred[i] = index of the largest logit in row i (the first one on ties). */
+int engine_argmax(const float *logits, size_t batch, size_t classes,
+		  uint8_t *pred);
+
+/* --- optimizers (optim.c), PyTorch's conventions ---------------------------
+ * With g = grad + weight_decay * w (L2, as torch.optim):
+ *   ENGINE_SGD       w -= lr * g
+ *   ENGINE_MOMENTUM  v = momentum * v + g;  w -= lr * v      (dampening 0)
+ *   ENGINE_ADAM      m = beta1 * m + (1 - beta1) * g
+ *                    v = beta2 * v + (1 - beta2) * g * g
+ *                    w -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ * State arrays belong to the caller, start at zero and are as long as w:
+ * none for SGD, s0 = v for momentum, s0 = m and s1 = v for Adam. t is the
+ * 1-based step number (Adam's bias correction).
+ */
+enum engine_optim_kind {
+	ENGINE_SGD,
+	ENGINE_MOMENTUM,
+	ENGINE_ADAM,
+};
+
+/*
+ * Hyperparameters are doubles, as Python floats are in PyTorch: scalars
+ * derived from them (1 - beta, lr / (1 - beta1^t), ...) are formed in double
+ * and rounded to float once, so 1 - 0.999 is 0.001f, not 1 - 0.999f.
+ */
+struct engine_optim {
+	enum engine_optim_kind kind;
+	double lr;
+	double momentum;		/* ENGINE_MOMENTUM */
+	double beta1, beta2, eps;	/* ENGINE_ADAM */
+	double weight_decay;
+};
+
+/* Fills in PyTorch's defaults for kind (momentum 0.9; Adam 0.9, 0.999, 1e-8). */
+void engine_optim_defaults(struct engine_optim *opt, enum engine_optim_kind kind,
+			   double lr);
+int engine_optim_check(const struct engine_optim *opt);
+unsigned int engine_optim_state_arrays(enum engine_optim_kind kind);
+int engine_optim_step(const struct engine_optim *opt, uint64_t t, float *w,
+		      const float *grad, float *s0, float *s1, size_t n);
+
+/* --- the layer stack --------------------------------------------------------
+ * A network of dense layers: layer k maps width[k] features to width[k + 1],
+ * followed by a ReLU when relu[k]. The last layer's outputs are the logits
+ * of a softmax cross-entropy loss over width[layers] classes.
+ */
+#define ENGINE_MAX_LAYERS 16
+
+struct engine_shape {
+	size_t layers;
+	size_t width[ENGINE_MAX_LAYERS + 1];
+	bool relu[ENGINE_MAX_LAYERS];
+};
+
+/* shape.c */
+int engine_shape_check(const struct engine_shape *shape);
+bool engine_shape_equal(const struct engine_shape *a, const struct engine_shape *b);
+/* A plain MLP: ReLU after every layer except the last. */
+int engine_shape_mlp(struct engine_shape *shape, const size_t *widths,
+		     size_t layers);
+
+/*
+ * Parameters, their gradients and optimizer state (params.c). In layer
+ * pipelined execution they live on the device; in weight streaming the host
+ * keeps the same structure and runs the same update.
+ */
+struct engine_layer {
+	size_t in, out;
+	float *w, *b;			/* [out][in], [out] */
+	float *dw, *db;			/* gradients, same shapes */
+	float *w_state[2], *b_state[2];	/* optimizer state, NULL if unused */
+};
+
+struct engine_params {
+	struct engine_shape shape;
+	enum engine_optim_kind kind;
+	struct engine_layer layer[ENGINE_MAX_LAYERS];
+};
+
+int engine_params_create(const struct engine_shape *shape,
+			 enum engine_optim_kind kind,
+			 struct engine_params **params);
+void engine_params_destroy(struct engine_params *params);
+/* PyTorch's nn.Linear initialisation, w and b uniform in +-1/sqrt(in), from
+ * a seeded generator; gradients and optimizer state are zeroed.
+ */
+void engine_params_init(struct engine_params *params, uint64_t seed);
+/* One optimizer step of layer k from its dw, db (opt->kind must be the kind
+ * the parameters were created for).
+ */
+int engine_params_update_layer(struct engine_params *params,
+			       const struct engine_optim *opt, uint64_t t,
+			       size_t k);
+
+/*
+ * The workspace (workspace.c): activations and their gradients for up to
+ * max_batch samples, allocated once. The per-layer entry points are what
+ * weight streaming runs, with each layer's weights passed in as they arrive;
+ * engine_train_step() runs them all with the weights of an engine_params.
+ *
+ * Order of a step: load the input (sets the batch), engine_forward_layer for
+ * k = 0 .. layers-1, engine_loss, engine_backward_layer for k = layers-1 .. 0.
+ */
+struct engine_workspace;
+
+int engine_workspace_create(const struct engine_shape *shape, size_t max_batch,
+			    struct engine_workspace **ws);
+void engine_workspace_destroy(struct engine_workspace *ws);
+int engine_load_pixels(struct engine_workspace *ws, const uint8_t *px,
+		       size_t batch);
+int engine_load_input(struct engine_workspace *ws, const float *x, size_t batch);
+const struct engine_shape *engine_workspace_shape(const struct engine_workspace *ws);
+size_t engine_batch(const struct engine_workspace *ws);
+/* Activation k: k = 0 is the input, k = layers the logits; [batch][width[k]]. */
+const float *engine_activation(const struct engine_workspace *ws, size_t k);
+int engine_forward_layer(struct engine_workspace *ws, size_t k, const float *w,
+			 const float *b);
+
+struct engine_loss_result {
+	float loss;		/* mean over the batch */
+	size_t correct;		/* samples whose argmax is the label */
+};
+
+/* Loss of the logits and, through norm (see engine_xent_backward), their
+ * gradient, which engine_backward_layer then carries back.
+ */
+int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
+		struct engine_loss_result *res);
+/*
+ * Layer k's gradients into dw, db (grad_beta as engine_dense_backward) and
+ * the gradient of its input for layer k - 1 (not computed for k = 0). w must
+ * be the weights the forward pass used.
+ */
+int engine_backward_layer(struct engine_workspace *ws, size_t k,
+			  const float *w, float grad_beta, float *dw, float *db);
+
+/* train.c: whole steps on an engine_params (layer pipelined execution). */
+int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
+		      const struct engine_optim *opt, uint64_t t,
+		      const uint8_t *px, const uint8_t *labels, size_t batch,
+		      struct engine_loss_result *res);
+/* Forward only; pred (NULL to skip) gets each sample's predicted class. */
+int engine_evaluate(struct engine_workspace *ws,
+		    const struct engine_params *params, const uint8_t *px,
+		    const uint8_t *labels, size_t batch,
+		    struct engine_loss_result *res, uint8_t *pred);
+
+#endif /* WSE_FIRMWARE_ENGINE_H */

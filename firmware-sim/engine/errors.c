@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Sentences for the engine's error codes, for the firmware's messages. */
+#include <errno.h>
+
+#include "engine.h"
+
+const char *engine_strerror(int err)
+{
+	switch (err) {
+	case 0:
+		return "success";
+	case -EINVAL:
+		return "invalid argument (NULL pointer, zero or inconsistent size, bad layer index, batch larger than the workspace, or bad hyperparameter)";
+	case -EOVERFLOW:
+		return "dimension too large for the BLAS interface";
+	case -EDOM:
+		return "label out of range (not smaller than the number of classes)";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "unknown engine error";
+	}
+}

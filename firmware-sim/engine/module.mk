@@ -1,0 +1,12 @@
+# The firmware's numerical engine (Documentation/engine.rst): fp32 kernels
+# on OpenBLAS and the layer stack the executor runs.
+libs += wseengine
+wseengine_srcs := $(addprefix firmware-sim/engine/, \
+	buffer.c convert.c dense.c errors.c optim.c params.c relu.c rng.c \
+	shape.c softmax_xent.c threads.c train.c workspace.c)
+
+
+host_tests += engine_kernels_test
+engine_kernels_test_srcs := tests/host/engine_kernels_test.c
+engine_kernels_test_libs := wseengine
+engine_kernels_test_ldlibs := -lopenblas -lm

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Whole training and evaluation steps for layer pipelined execution, built
+ * only from the per-layer entry points and engine_params_update_layer, so
+ * that weight streaming (the same calls, spread between device and host)
+ * gives bit-identical results.
+ */
+#include <errno.h>
+
+#include "engine.h"
+
+static bool params_fit(const struct engine_workspace *ws,
+		       const struct engine_params *params)
+{
+	return engine_shape_equal(engine_workspace_shape(ws), &params->shape);
+}
+
+int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
+		      const struct engine_optim *opt, uint64_t t,
+		      const uint8_t *px, const uint8_t *labels, size_t batch,
+		      struct engine_loss_result *res)
+{
+	size_t layers;
+	int err;
+
+	if (!ws || !params || !res || !params_fit(ws, params))
+		return -EINVAL;
+	if (!opt || opt->kind != params->kind || !t)
+		return -EINVAL;
+	err = engine_optim_check(opt);
+	if (err)
+		return err;
+	layers = params->shape.layers;
+	err = engine_load_pixels(ws, px, batch);
+	for (size_t k = 0; !err && k < layers; k++)
+		err = engine_forward_layer(ws, k, params->layer[k].w,
+					   params->layer[k].b);
+	if (!err)
+		err = engine_loss(ws, labels, batch, res);
+	/* Layer k's update may follow its backward at once: layer k - 1's
+	 * backward needs only its own weights.
+	 */
+	for (size_t k = layers; !err && k-- > 0;) {
+		struct engine_layer *l = &params->layer[k];
+
+		err = engine_backward_layer(ws, k, l->w, 0.0f, l->dw, l->db);
+		if (!err)
+			err = engine_params_update_layer(params, opt, t, k);
+	}
+	return err;
+}
+
+int engine_evaluate(struct engine_workspace *ws,
+		    const struct engine_params *params, const uint8_t *px,
+		    const uint8_t *labels, size_t batch,
+		    struct engine_loss_result *res, uint8_t *pred)
+{
+	size_t layers;
+	const float *logits;
+	int err;
+
+	if (!ws || !params || !res || !params_fit(ws, params))
+		return -EINVAL;
+	layers = params->shape.layers;
+	err = engine_load_pixels(ws, px, batch);
+	for (size_t k = 0; !err && k < layers; k++)
+		err = engine_forward_layer(ws, k, params->layer[k].w,
+					   params->layer[k].b);
+	if (err)
+		return err;
+	logits = engine_activation(ws, layers);
+	err = engine_xent_forward(logits, labels, batch,
+				  params->shape.width[layers], &res->loss,
+				  &res->correct);
+	if (!err && pred)
+		err = engine_argmax(logits, batch, params->shape.width[layers],
+				    pred);
+	return err;
+}
