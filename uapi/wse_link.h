@@ -97,6 +97,7 @@ enum wse_link_status_code {
  * @reserved: must be 0
  * @tag: chosen by the requester, echoed in the response
  * @length: payload bytes after the header, at most the negotiated maximum
+ * @reserved2: must be 0
  * @data_crc: CRC32C of the payload (0 when @length is 0)
  * @hdr_crc: CRC32C of the 28 bytes before it
  */
@@ -109,6 +110,7 @@ struct wse_link_hdr {
 	__le16 reserved;
 	__le32 tag;
 	__le32 length;
+	__le32 reserved2;
 	__le32 data_crc;
 	__le32 hdr_crc;
 };
