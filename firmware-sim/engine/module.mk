@@ -10,3 +10,8 @@ host_tests += engine_kernels_test
 engine_kernels_test_srcs := tests/host/engine_kernels_test.c
 engine_kernels_test_libs := wseengine
 engine_kernels_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_train_test
+engine_train_test_srcs := tests/host/engine_train_test.c
+engine_train_test_libs := wseengine
+engine_train_test_ldlibs := -lopenblas -lm

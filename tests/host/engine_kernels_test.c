@@ -370,8 +370,9 @@ TEST(softmax_xent_rejects_bad_labels)
 	/* Nothing was written. */
 	EXPECT_TRUE(loss == 42.0f);
 	EXPECT_EQ(42, correct);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 6; i++) {
 		EXPECT_TRUE(dz[i] == 7.0f);
+	}
 	labels[1] = 255;
 	EXPECT_EQ(-EDOM, engine_xent_forward(z, labels, 2, 3, &loss, &correct));
 	labels[1] = 0;
