@@ -10,10 +10,14 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
+#include "wse_genl.h"
+#include "wse_link.h"
 
 /* Devices created at load time without a firmware link, for tests of the
  * parts that do not need one. Read-only after load.
@@ -23,11 +27,6 @@ module_param(test_devices, uint, 0444);
 MODULE_PARM_DESC(test_devices,
 		 "number of link-less test devices to create at load (test only, max 8)");
 #define WSE_MAX_TEST_DEVICES	8
-
-/* The test devices created at load, released at unload. Written only in
- * module init and exit, which the module loader serialises.
- */
-static struct platform_device *wse_test_pdevs[WSE_MAX_TEST_DEVICES];
 
 static const struct drm_ioctl_desc wse_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WSE_GET_INFO, wse_ioctl_get_info, 0),
@@ -52,40 +51,40 @@ static const struct drm_driver wse_drm_driver = {
 	.minor = 1,
 };
 
-/* What a device without a firmware link reports: a small mesh, so tests
- * that reason about capacity stay cheap.
- */
-static void wse_fill_test_info(struct drm_wse_device_info *info, int id)
+static void wse_release_link(struct drm_device *drm, void *data)
 {
-	info->wafer_width = 64;
-	info->wafer_height = 64;
-	info->sram_per_pe = 48 * 1024;
-	info->sram_total = info->sram_per_pe * info->wafer_width * info->wafer_height;
-	info->clock_khz = 850000;
-	info->num_queues = 4;
-	info->device_id = id;
-	strscpy_pad(info->fw_version, "none (test device)", sizeof(info->fw_version));
+	wse_link_put(data);
 }
 
+/* Called from attach (or module load, for test devices) through
+ * platform_device_register_data(): the platform data is the link.
+ */
 static int wse_probe(struct platform_device *pdev)
 {
+	struct wse_link **plink = dev_get_platdata(&pdev->dev);
 	struct wse_device *wdev;
 	int ret;
+
+	if (!plink || !*plink)
+		return -EINVAL;
 
 	wdev = devm_drm_dev_alloc(&pdev->dev, &wse_drm_driver, struct wse_device, drm);
 	if (IS_ERR(wdev))
 		return PTR_ERR(wdev);
 
 	wdev->pdev = pdev;
-	wse_fill_test_info(&wdev->info, pdev->id);
+	wdev->link = *plink;
+	wdev->info = wdev->link->info;
+	wse_link_get(wdev->link);
+	ret = drmm_add_action_or_reset(&wdev->drm, wse_release_link, wdev->link);
+	if (ret)
+		return ret;
 	platform_set_drvdata(pdev, wdev);
 
 	ret = drm_dev_register(&wdev->drm, 0);
 	if (ret)
 		return ret;
-
-	drm_info(&wdev->drm, "test device %d: %ux%u PEs\n", pdev->id,
-		 wdev->info.wafer_width, wdev->info.wafer_height);
+	wdev->link->accel_minor = wdev->drm.accel->index;
 	return 0;
 }
 
@@ -104,23 +103,12 @@ static struct platform_driver wse_platform_driver = {
 	.remove = wse_remove,
 	.driver = {
 		.name = WSE_DRIVER_NAME,
+		.dev_groups = wse_attr_groups,
 	},
 };
 
-static void wse_destroy_test_devices(void)
-{
-	int i;
-
-	for (i = 0; i < WSE_MAX_TEST_DEVICES; i++) {
-		if (wse_test_pdevs[i])
-			platform_device_unregister(wse_test_pdevs[i]);
-		wse_test_pdevs[i] = NULL;
-	}
-}
-
 static int __init wse_init(void)
 {
-	struct platform_device *pdev;
 	unsigned int i;
 	int ret;
 
@@ -133,26 +121,28 @@ static int __init wse_init(void)
 	ret = platform_driver_register(&wse_platform_driver);
 	if (ret)
 		return ret;
-
 	for (i = 0; i < test_devices; i++) {
-		pdev = platform_device_register_simple(WSE_DRIVER_NAME, i, NULL, 0);
-		if (IS_ERR(pdev)) {
-			ret = PTR_ERR(pdev);
+		ret = wse_devices_add_test();
+		if (ret)
 			goto err_devices;
-		}
-		wse_test_pdevs[i] = pdev;
 	}
+	/* Last: from here on userspace can attach. */
+	ret = wse_genl_register();
+	if (ret)
+		goto err_devices;
 	return 0;
 
 err_devices:
-	wse_destroy_test_devices();
+	wse_devices_remove_all();
 	platform_driver_unregister(&wse_platform_driver);
 	return ret;
 }
 
 static void __exit wse_exit(void)
 {
-	wse_destroy_test_devices();
+	/* First: no command can start, and none is still running. */
+	wse_genl_unregister();
+	wse_devices_remove_all();
 	platform_driver_unregister(&wse_platform_driver);
 }
 

@@ -11,6 +11,8 @@
 
 #include "../uapi/drm/wse_accel.h"
 
+struct wse_link;
+
 #define WSE_DRIVER_NAME		"wse"
 #define WSE_DRIVER_DESC		"virtual network-attached Wafer-Scale Engine"
 
@@ -24,12 +26,15 @@
  * struct wse_device - one virtual WSE, presented as /dev/accel/accelN
  * @drm: the DRM device; its lifetime is the structure's lifetime
  * @pdev: the platform device that parents @drm
+ * @link: the firmware link (referenced for @drm's lifetime, which can
+ *        outlast detach while files stay open)
  * @info: what DRM_WSE_PARAM_DEVICE_INFO reports; written once before the
  *        DRM device is registered and read-only afterwards, so it needs no lock
  */
 struct wse_device {
 	struct drm_device drm;
 	struct platform_device *pdev;
+	struct wse_link *link;
 	struct drm_wse_device_info info;
 };
 
@@ -37,6 +42,8 @@ static inline struct wse_device *to_wse_device(struct drm_device *drm)
 {
 	return container_of(drm, struct wse_device, drm);
 }
+
+extern const struct attribute_group *wse_attr_groups[];
 
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);

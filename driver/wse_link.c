@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wse: the link to a device's firmware.
+ *
+ * The host opens with HELLO and negotiates a version; then a receive thread
+ * reads every frame, validates it (the peer is untrusted), and hands
+ * responses to the requests waiting on them by tag. A keepalive worker
+ * notices a silent peer. Any failure - EOF, a socket error, a missed
+ * keepalive, a protocol violation - kills the link: every request in flight
+ * fails with -ENOTCONN (or the cause), waiters wake, and an event goes out.
+ */
+
+#include <linux/delay.h>
+#include <linux/in.h>
+#include <linux/kthread.h>
+#include <linux/net.h>
+#include <linux/printk.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/string.h>
+#include <linux/un.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#include "wse_frame.h"
+#include "wse_genl.h"
+#include "wse_link.h"
+
+/* How long the firmware has to answer HELLO. */
+#define WSE_HELLO_TIMEOUT	(5 * HZ)
+/* A send that makes no progress for this long kills the link. */
+#define WSE_SEND_TIMEOUT	(10 * HZ)
+
+/**
+ * struct wse_link_req - a request waiting for its response
+ * @done: completed by the receiver, or by wse_link_fail()
+ * @opcode: what was asked; the response must carry the same
+ * @status: 0 or a negative errno, valid once @done completes
+ * @resp: where the reply data (after &struct wse_link_status) goes
+ * @resp_cap: room at @resp
+ * @resp_len: reply data bytes written
+ *
+ * Ownership: whoever erases the request from &wse_link.pending owns it
+ * from then on, and only that party touches it or completes it.
+ */
+struct wse_link_req {
+	struct completion done;
+	u8 opcode;
+	int status;
+	void *resp;
+	size_t resp_cap;
+	size_t resp_len;
+};
+
+static void wse_link_release(struct kref *ref)
+{
+	struct wse_link *link = container_of(ref, struct wse_link, ref);
+
+	xa_destroy(&link->pending);
+	kvfree(link->rxbuf);
+	kfree(link);
+}
+
+struct wse_link *wse_link_alloc(void)
+{
+	struct wse_link *link;
+
+	link = kzalloc(sizeof(*link), GFP_KERNEL);
+	if (!link)
+		return NULL;
+	kref_init(&link->ref);
+	link->accel_minor = -1;
+	link->state = WSE_LINK_STATE_NONE;
+	link->next_tag = 1;
+	mutex_init(&link->tx_lock);
+	spin_lock_init(&link->lock);
+	xa_init(&link->pending);
+	return link;
+}
+
+void wse_link_get(struct wse_link *link)
+{
+	kref_get(&link->ref);
+}
+
+void wse_link_put(struct wse_link *link)
+{
+	kref_put(&link->ref, wse_link_release);
+}
+
+enum wse_link_state wse_link_state(struct wse_link *link, const char **reason)
+{
+	enum wse_link_state state;
+
+	spin_lock(&link->lock);
+	state = link->state;
+	if (reason)
+		*reason = link->dead_reason;
+	spin_unlock(&link->lock);
+	return state;
+}
+
+u32 wse_link_inflight(struct wse_link *link)
+{
+	struct wse_link_req *req;
+	unsigned long tag;
+	u32 n = 0;
+
+	xa_lock(&link->pending);
+	xa_for_each(&link->pending, tag, req)
+		n++;
+	xa_unlock(&link->pending);
+	return n;
+}
+
+/* Fails every request in flight with @err. */
+static void wse_link_fail_pending(struct wse_link *link, int err)
+{
+	struct wse_link_req *req;
+	unsigned long tag;
+
+	xa_for_each(&link->pending, tag, req) {
+		req = xa_erase(&link->pending, tag);
+		if (!req)
+			continue;
+		req->status = err;
+		complete(&req->done);
+	}
+}
+
+/**
+ * wse_link_fail() - kill the link
+ * @link: the link
+ * @err: the cause, a negative errno
+ * @reason: a constant string saying why, for people
+ *
+ * Safe from any process context without the link's locks held; only the
+ * first call has an effect. The socket is shut down so a receive or send
+ * blocked on it returns; the socket itself is released at detach.
+ */
+void wse_link_fail(struct wse_link *link, int err, const char *reason)
+{
+	spin_lock(&link->lock);
+	if (link->state != WSE_LINK_STATE_UP) {
+		spin_unlock(&link->lock);
+		return;
+	}
+	link->state = WSE_LINK_STATE_DEAD;
+	link->dead_reason = reason;
+	spin_unlock(&link->lock);
+
+	atomic64_inc(&link->stats.link_downs);
+	if (link->sock)
+		kernel_sock_shutdown(link->sock, SHUT_RDWR);
+	wse_link_fail_pending(link, -ENOTCONN);
+	pr_warn_ratelimited("wse %u: link to %s down: %s (%d)\n",
+			    link->index, link->peer, reason, err);
+	wse_genl_notify(link, WSE_EVENT_LINK_DOWN, err, reason);
+}
+
+/* Sends one frame; the caller holds tx_lock. */
+static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
+				u16 flags, u16 queue, u32 tag,
+				const struct kvec *payload, unsigned int npayload)
+{
+	struct kvec vec[4];
+	struct wse_link_hdr hdr;
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	size_t total = sizeof(hdr);
+	unsigned int i;
+	int ret;
+
+	if (WARN_ON_ONCE(npayload > ARRAY_SIZE(vec) - 1))
+		return -EINVAL;
+
+	wse_frame_build(&hdr, version, opcode, flags, queue, tag, payload, npayload);
+	vec[0].iov_base = &hdr;
+	vec[0].iov_len = sizeof(hdr);
+	for (i = 0; i < npayload; i++) {
+		vec[i + 1] = payload[i];
+		total += payload[i].iov_len;
+	}
+
+	/* kernel_sendmsg() may send part; resend the rest. */
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, vec, npayload + 1, total);
+	while (msg_data_left(&msg)) {
+		ret = sock_sendmsg(link->sock, &msg);
+		if (ret <= 0)
+			return ret == -EAGAIN ? -ETIMEDOUT : (ret ? ret : -EPIPE);
+	}
+	atomic64_inc(&link->stats.frames_tx);
+	atomic64_add(total, &link->stats.bytes_tx);
+	return 0;
+}
+
+static int wse_link_send(struct wse_link *link, u8 opcode, u16 flags, u16 queue,
+			 u32 tag, const struct kvec *payload, unsigned int npayload)
+{
+	int ret;
+
+	mutex_lock(&link->tx_lock);
+	ret = wse_link_send_locked(link, link->version, opcode, flags, queue, tag,
+				   payload, npayload);
+	mutex_unlock(&link->tx_lock);
+	return ret;
+}
+
+/* Reads exactly @len bytes. Returns 0, or -ECONNRESET at EOF, -ETIMEDOUT
+ * when the socket's receive timeout expires, or the socket's error.
+ */
+static int wse_link_recv_full(struct wse_link *link, void *buf, size_t len)
+{
+	struct kvec vec = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int ret;
+
+	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &vec, 1, len);
+	while (msg_data_left(&msg)) {
+		ret = sock_recvmsg(link->sock, &msg, MSG_WAITALL);
+		if (ret == 0)
+			return -ECONNRESET;
+		if (ret == -EAGAIN)
+			return -ETIMEDOUT;
+		if (ret < 0)
+			return ret;
+	}
+	atomic64_add(len, &link->stats.bytes_rx);
+	return 0;
+}
+
+/* Reads and validates one frame into @hdr and link->rxbuf. */
+static int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
+			       u8 version, u32 max_payload, const char **why)
+{
+	int ret;
+
+	*why = "receive failed";
+	ret = wse_link_recv_full(link, hdr, sizeof(*hdr));
+	if (ret)
+		return ret;
+	ret = wse_frame_check_hdr(hdr, version, max_payload, why);
+	if (ret)
+		goto bad;
+	ret = wse_link_recv_full(link, link->rxbuf, le32_to_cpu(hdr->length));
+	if (ret)
+		return ret;
+	ret = wse_frame_check_data(hdr, link->rxbuf, why);
+	if (ret)
+		goto bad;
+	atomic64_inc(&link->stats.frames_rx);
+	WRITE_ONCE(link->last_rx, jiffies);
+	return 0;
+bad:
+	if (ret == -EBADMSG)
+		atomic64_inc(&link->stats.crc_errors);
+	else
+		atomic64_inc(&link->stats.proto_errors);
+	return ret;
+}
+
+/* What a firmware status code means to a caller. */
+static int wse_link_status_errno(u32 status)
+{
+	switch (status) {
+	case WSE_LINK_OK:
+		return 0;
+	case WSE_LINK_E_VERSION:
+		return -EPROTONOSUPPORT;
+	case WSE_LINK_E_BUSY:
+		return -EBUSY;
+	case WSE_LINK_E_PROTO:
+		return -EPROTO;
+	case WSE_LINK_E_NOSPC:
+		return -ENOSPC;
+	case WSE_LINK_E_RANGE:
+		return -ERANGE;
+	case WSE_LINK_E_INVAL:
+		return -EINVAL;
+	case WSE_LINK_E_UNSUPPORTED:
+		return -EOPNOTSUPP;
+	case WSE_LINK_E_CRC:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static void wse_link_describe_peer(struct wse_link *link, struct socket *sock)
+{
+	struct sockaddr_storage ss = {};
+	int len;
+
+	len = kernel_getpeername(sock, (struct sockaddr *)&ss);
+	if (len < 0) {
+		strscpy(link->peer, "(unknown)", sizeof(link->peer));
+		return;
+	}
+	if (ss.ss_family == AF_UNIX) {
+		struct sockaddr_un *sun = (struct sockaddr_un *)&ss;
+		int pathlen = len - (int)offsetof(struct sockaddr_un, sun_path);
+
+		pathlen = clamp(pathlen, 0, (int)sizeof(sun->sun_path));
+		/* Abstract names start with NUL; print them escaped. */
+		snprintf(link->peer, sizeof(link->peer), "unix:%*pE",
+			 (int)strnlen(sun->sun_path, pathlen) ?: pathlen, sun->sun_path);
+	} else {
+		snprintf(link->peer, sizeof(link->peer), "tcp:%pISpc", &ss);
+	}
+}
+
+static int wse_link_check_socket(struct socket *sock, struct netlink_ext_ack *extack)
+{
+	struct sock *sk = sock->sk;
+
+	if (sk->sk_type != SOCK_STREAM) {
+		NL_SET_ERR_MSG(extack, "socket is not a stream socket");
+		return -EINVAL;
+	}
+	switch (sk->sk_family) {
+	case AF_UNIX:
+		break;
+	case AF_INET:
+	case AF_INET6:
+		if (sk->sk_protocol == IPPROTO_TCP)
+			break;
+		fallthrough;
+	default:
+		NL_SET_ERR_MSG(extack, "socket is neither TCP nor AF_UNIX");
+		return -EINVAL;
+	}
+	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED) {
+		NL_SET_ERR_MSG(extack, "socket is not connected");
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
+/* Untrusted text goes to sysfs and netlink: keep it printable ASCII. */
+static void wse_link_sanitize(char *s)
+{
+	for (; *s; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			*s = '?';
+}
+
+/* Checks what the firmware says it is before the driver believes it. */
+static int wse_link_check_hello_reply(struct wse_link *link,
+				      const struct wse_link_hello_reply *r,
+				      struct netlink_ext_ack *extack)
+{
+	struct drm_wse_device_info *info = &link->info;
+	u16 version = le16_to_cpu(r->version);
+	u32 max_payload = le32_to_cpu(r->max_payload);
+	u64 pes;
+
+	if (version < WSE_LINK_VERSION_MIN || version > WSE_LINK_VERSION_MAX) {
+		NL_SET_ERR_MSG_FMT(extack, "firmware chose protocol version %u, outside %u..%u",
+				   version, WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX);
+		return -EPROTO;
+	}
+	if (r->reserved0 || max_payload < WSE_LINK_PAYLOAD_MIN) {
+		NL_SET_ERR_MSG(extack, "firmware HELLO reply is malformed");
+		return -EPROTO;
+	}
+
+	info->wafer_width = le32_to_cpu(r->wafer_width);
+	info->wafer_height = le32_to_cpu(r->wafer_height);
+	info->sram_per_pe = le64_to_cpu(r->sram_per_pe);
+	info->sram_total = le64_to_cpu(r->sram_total);
+	info->clock_khz = le32_to_cpu(r->clock_khz);
+	info->num_queues = le32_to_cpu(r->num_queues);
+	info->device_id = le64_to_cpu(r->device_id);
+	pes = (u64)info->wafer_width * info->wafer_height;
+	if (!pes || !info->sram_per_pe || !info->clock_khz ||
+	    info->wafer_width > 65536 || info->wafer_height > 65536 ||
+	    info->sram_per_pe > SZ_1G || pes * info->sram_per_pe != info->sram_total) {
+		NL_SET_ERR_MSG(extack, "firmware reports an impossible wafer geometry");
+		return -EPROTO;
+	}
+	if (!info->num_queues || info->num_queues > 64) {
+		NL_SET_ERR_MSG(extack, "firmware reports an impossible number of queues");
+		return -EPROTO;
+	}
+	memcpy(info->fw_version, r->fw_version,
+	       min(sizeof(info->fw_version), sizeof(r->fw_version)));
+	info->fw_version[sizeof(info->fw_version) - 1] = 0;
+	wse_link_sanitize(info->fw_version);
+
+	link->version = version;
+	link->max_payload = min_t(u32, max_payload, WSE_LINK_PAYLOAD_LIMIT);
+	return 0;
+}
+
+/**
+ * wse_link_handshake() - take a socket and negotiate the protocol on it
+ * @link: a new link, not yet published
+ * @sock: a connected stream socket; on success the link owns the reference
+ * @keepalive_ms: the keepalive interval to offer
+ * @extack: where to say what went wrong
+ *
+ * Runs in the ATTACH caller's context, before the receive thread exists,
+ * with a receive timeout so a silent peer cannot hang the caller.
+ */
+int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
+		       struct netlink_ext_ack *extack)
+{
+	struct wse_link_hello hello = {
+		.version_min = cpu_to_le16(WSE_LINK_VERSION_MIN),
+		.version_max = cpu_to_le16(WSE_LINK_VERSION_MAX),
+		.caps = cpu_to_le32(WSE_LINK_CAP_MEM),
+		.max_payload = cpu_to_le32(WSE_LINK_PAYLOAD_LIMIT),
+		.keepalive_ms = cpu_to_le32(keepalive_ms),
+	};
+	struct kvec vec = { .iov_base = &hello, .iov_len = sizeof(hello) };
+	const struct wse_link_status *st;
+	struct wse_link_hdr hdr;
+	const char *why;
+	u32 len, status;
+	int ret;
+
+	ret = wse_link_check_socket(sock, extack);
+	if (ret)
+		return ret;
+
+	link->rxbuf = kvmalloc(WSE_LINK_PAYLOAD_LIMIT, GFP_KERNEL);
+	if (!link->rxbuf)
+		return -ENOMEM;
+
+	link->sock = sock;
+	link->keepalive_ms = keepalive_ms;
+	wse_link_describe_peer(link, sock);
+	lock_sock(sock->sk);
+	sock->sk->sk_rcvtimeo = WSE_HELLO_TIMEOUT;
+	sock->sk->sk_sndtimeo = WSE_SEND_TIMEOUT;
+	release_sock(sock->sk);
+
+	mutex_lock(&link->tx_lock);
+	ret = wse_link_send_locked(link, WSE_LINK_VERSION_MIN, WSE_LINK_OP_HELLO, 0, 0,
+				   0, &vec, 1);
+	mutex_unlock(&link->tx_lock);
+	if (ret) {
+		NL_SET_ERR_MSG_FMT(extack, "sending HELLO to %s failed (%d)", link->peer, ret);
+		goto fail;
+	}
+
+	ret = wse_link_recv_frame(link, &hdr, WSE_LINK_VERSION_MIN, WSE_LINK_PAYLOAD_MIN, &why);
+	if (ret == -ETIMEDOUT) {
+		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO", link->peer);
+		goto fail;
+	}
+	if (ret == -ECONNRESET) {
+		NL_SET_ERR_MSG_FMT(extack, "firmware at %s closed the connection", link->peer);
+		goto fail;
+	}
+	if (ret) {
+		NL_SET_ERR_MSG_FMT(extack, "bad frame from %s: %s", link->peer, why);
+		goto fail;
+	}
+
+	len = le32_to_cpu(hdr.length);
+	if (hdr.opcode == WSE_LINK_OP_ERROR && len >= sizeof(struct wse_link_error)) {
+		const struct wse_link_error *e = link->rxbuf;
+		int tlen = len - sizeof(*e);
+
+		ret = wse_link_status_errno(le32_to_cpu(e->code));
+		NL_SET_ERR_MSG_FMT(extack, "firmware refused: %.*s",
+				   min(tlen, 120), (const char *)(e + 1));
+		goto fail;
+	}
+	if (hdr.opcode != WSE_LINK_OP_HELLO ||
+	    !(le16_to_cpu(hdr.flags) & WSE_LINK_F_RESPONSE) ||
+	    len < sizeof(*st)) {
+		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO with HELLO",
+				   link->peer);
+		ret = -EPROTO;
+		goto fail;
+	}
+	st = link->rxbuf;
+	status = le32_to_cpu(st->status);
+	if (status != WSE_LINK_OK) {
+		int tlen = len - sizeof(*st);
+
+		ret = wse_link_status_errno(status);
+		if (ret == -EPROTONOSUPPORT)
+			NL_SET_ERR_MSG_FMT(extack,
+					   "protocol version mismatch: driver speaks %u..%u; firmware says: %.*s",
+					   WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX,
+					   min(tlen, 100), (const char *)(st + 1));
+		else
+			NL_SET_ERR_MSG_FMT(extack, "firmware refused HELLO: %.*s",
+					   min(tlen, 120), (const char *)(st + 1));
+		goto fail;
+	}
+	if (len != sizeof(*st) + sizeof(struct wse_link_hello_reply) || st->reserved) {
+		NL_SET_ERR_MSG(extack, "firmware HELLO reply has the wrong size");
+		ret = -EPROTO;
+		goto fail;
+	}
+	ret = wse_link_check_hello_reply(link, (const void *)(st + 1), extack);
+	if (ret)
+		goto fail;
+
+	/* From here on the receive thread blocks until data, shutdown or EOF;
+	 * the keepalive worker catches a peer that goes silent.
+	 */
+	lock_sock(sock->sk);
+	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	release_sock(sock->sk);
+	return 0;
+
+fail:
+	link->sock = NULL;
+	return ret;
+}
+
+/* Answers a request the firmware made of the host. */
+static int wse_link_answer(struct wse_link *link, const struct wse_link_hdr *hdr,
+			   u32 status)
+{
+	struct wse_link_status st = { .status = cpu_to_le32(status) };
+	struct kvec vec = { .iov_base = &st, .iov_len = sizeof(st) };
+
+	return wse_link_send(link, hdr->opcode, WSE_LINK_F_RESPONSE,
+			     le16_to_cpu(hdr->queue), le32_to_cpu(hdr->tag), &vec, 1);
+}
+
+/* A response: hand it to the request with its tag. */
+static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr *hdr,
+				const char **why)
+{
+	u32 tag = le32_to_cpu(hdr->tag);
+	u32 len = le32_to_cpu(hdr->length);
+	const struct wse_link_status *st = link->rxbuf;
+	struct wse_link_req *req;
+	u32 issued;
+
+	if (len < sizeof(*st) || st->reserved) {
+		*why = "response without a valid status";
+		return -EPROTO;
+	}
+	if (hdr->opcode == WSE_LINK_OP_KEEPALIVE && tag == 0)
+		return 0;	/* liveness is all it carries */
+
+	req = xa_erase(&link->pending, tag);
+	if (!req) {
+		spin_lock(&link->lock);
+		issued = link->next_tag;
+		spin_unlock(&link->lock);
+		/* A tag handed out before may belong to a request that gave up
+		 * waiting; one never handed out is a lie.
+		 */
+		if (tag && tag < issued) {
+			atomic64_inc(&link->stats.stale_responses);
+			return 0;
+		}
+		*why = "response to a request never made";
+		return -EPROTO;
+	}
+	if (req->opcode != hdr->opcode) {
+		req->status = -EPROTO;
+		complete(&req->done);
+		*why = "response opcode differs from the request's";
+		return -EPROTO;
+	}
+
+	req->status = wse_link_status_errno(le32_to_cpu(st->status));
+	if (!req->status) {
+		req->resp_len = len - sizeof(*st);
+		if (req->resp_len > req->resp_cap) {
+			req->status = -EPROTO;
+			complete(&req->done);
+			*why = "response longer than the request allows";
+			return -EPROTO;
+		}
+		if (req->resp_len)
+			memcpy(req->resp, st + 1, req->resp_len);
+	} else {
+		pr_info_ratelimited("wse %u: firmware refused opcode %#x: %*pE\n",
+				    link->index, hdr->opcode,
+				    (int)min_t(u32, len - sizeof(*st), 120), st + 1);
+	}
+	complete(&req->done);
+	return 0;
+}
+
+/* One frame from the firmware. A non-zero return kills the link. */
+static int wse_link_rx_dispatch(struct wse_link *link, const struct wse_link_hdr *hdr,
+				const char **why)
+{
+	u16 flags = le16_to_cpu(hdr->flags);
+	u32 len = le32_to_cpu(hdr->length);
+	int ret;
+
+	if (flags & WSE_LINK_F_RESPONSE)
+		return wse_link_rx_response(link, hdr, why);
+
+	switch (hdr->opcode) {
+	case WSE_LINK_OP_KEEPALIVE:
+		if (len) {
+			*why = "keepalive with a payload";
+			return -EPROTO;
+		}
+		return wse_link_answer(link, hdr, WSE_LINK_OK);
+	case WSE_LINK_OP_SHUTDOWN:
+		ret = wse_link_answer(link, hdr, WSE_LINK_OK);
+		*why = "firmware shut the link down";
+		return ret ?: -ESHUTDOWN;
+	case WSE_LINK_OP_ERROR: {
+		const struct wse_link_error *e = link->rxbuf;
+
+		if (len < sizeof(*e)) {
+			*why = "error frame too short";
+			return -EPROTO;
+		}
+		pr_warn_ratelimited("wse %u: firmware error %u: %*pE\n", link->index,
+				    le32_to_cpu(e->code),
+				    (int)min_t(u32, len - sizeof(*e), 120), e + 1);
+		wse_genl_notify(link, WSE_EVENT_FW_ERROR, EIO, "firmware sent an error");
+		*why = "firmware reported an error";
+		return -EIO;
+	}
+	default:
+		*why = "unexpected request opcode from firmware";
+		return -EPROTO;
+	}
+}
+
+static int wse_link_rx_thread(void *data)
+{
+	struct wse_link *link = data;
+	struct wse_link_hdr hdr;
+	const char *why;
+	int ret;
+
+	while (!kthread_should_stop()) {
+		if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP) {
+			/* Dead: wait to be stopped by detach. */
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (!kthread_should_stop())
+				schedule();
+			__set_current_state(TASK_RUNNING);
+			continue;
+		}
+		why = "receive failed";
+		ret = wse_link_recv_frame(link, &hdr, link->version, link->max_payload, &why);
+		if (!ret)
+			ret = wse_link_rx_dispatch(link, &hdr, &why);
+		if (ret == -ECONNRESET)
+			why = "firmware closed the connection";
+		if (ret == -EPROTO)
+			atomic64_inc(&link->stats.proto_errors);
+		if (ret)
+			wse_link_fail(link, ret, why);
+	}
+	return 0;
+}
+
+static void wse_link_keepalive(struct work_struct *work)
+{
+	struct wse_link *link = container_of(to_delayed_work(work), struct wse_link,
+					     keepalive_work);
+	unsigned long interval = msecs_to_jiffies(link->keepalive_ms);
+	int ret;
+
+	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP)
+		return;
+
+	if (time_after(jiffies, READ_ONCE(link->last_rx) + WSE_KEEPALIVE_MISSES * interval)) {
+		atomic64_inc(&link->stats.timeouts);
+		wse_genl_notify(link, WSE_EVENT_TIMEOUT, ETIMEDOUT, "keepalive expired");
+		wse_link_fail(link, -ETIMEDOUT, "firmware stopped answering keepalives");
+		return;
+	}
+
+	/* Tag 0 is never a request's: its answer only proves liveness. */
+	ret = wse_link_send(link, WSE_LINK_OP_KEEPALIVE, 0, 0, 0, NULL, 0);
+	if (ret) {
+		wse_link_fail(link, ret, "sending a keepalive failed");
+		return;
+	}
+	atomic64_inc(&link->stats.keepalives);
+	schedule_delayed_work(&link->keepalive_work, interval);
+}
+
+/* Starts the receive thread and keepalives on a negotiated link. */
+int wse_link_start(struct wse_link *link)
+{
+	struct task_struct *t;
+
+	spin_lock(&link->lock);
+	link->state = WSE_LINK_STATE_UP;
+	spin_unlock(&link->lock);
+	WRITE_ONCE(link->last_rx, jiffies);
+
+	t = kthread_run(wse_link_rx_thread, link, "wse%u-rx", link->index);
+	if (IS_ERR(t)) {
+		spin_lock(&link->lock);
+		link->state = WSE_LINK_STATE_NONE;
+		spin_unlock(&link->lock);
+		return PTR_ERR(t);
+	}
+	link->rx_thread = t;
+	INIT_DELAYED_WORK(&link->keepalive_work, wse_link_keepalive);
+	schedule_delayed_work(&link->keepalive_work, msecs_to_jiffies(link->keepalive_ms));
+	return 0;
+}
+
+/**
+ * wse_link_stop() - close the link for detach
+ * @link: the link
+ *
+ * Says goodbye if the link is up, kills it, stops the receive thread and the
+ * keepalives, and releases the socket. Called with the device set lock held
+ * and never concurrently for one link.
+ */
+void wse_link_stop(struct wse_link *link)
+{
+	if (!link->sock)
+		return;
+
+	if (wse_link_state(link, NULL) == WSE_LINK_STATE_UP) {
+		/* Best effort: the firmware answers or the link dies anyway. */
+		wse_link_send(link, WSE_LINK_OP_SHUTDOWN, 0, 0, 0, NULL, 0);
+		wse_link_fail(link, -ESHUTDOWN, "detached");
+	}
+	if (link->rx_thread) {
+		kthread_stop(link->rx_thread);
+		link->rx_thread = NULL;
+		cancel_delayed_work_sync(&link->keepalive_work);
+	}
+	sockfd_put(link->sock);
+	link->sock = NULL;
+}
+
+/**
+ * wse_link_reset() - abort what is in flight and zero the counters
+ * @link: the link
+ */
+void wse_link_reset(struct wse_link *link)
+{
+	struct wse_link_stats *s = &link->stats;
+
+	wse_link_fail_pending(link, -ECANCELED);
+	atomic64_set(&s->frames_tx, 0);
+	atomic64_set(&s->frames_rx, 0);
+	atomic64_set(&s->bytes_tx, 0);
+	atomic64_set(&s->bytes_rx, 0);
+	atomic64_set(&s->crc_errors, 0);
+	atomic64_set(&s->proto_errors, 0);
+	atomic64_set(&s->timeouts, 0);
+	atomic64_set(&s->keepalives, 0);
+	atomic64_set(&s->stale_responses, 0);
+	atomic64_set(&s->link_downs, 0);
+}
+
+/**
+ * wse_link_call() - send a request and wait for its response
+ * @link: the link
+ * @opcode: the request
+ * @queue: the device queue it belongs to
+ * @req: the request payload
+ * @nreq: entries in @req (at most 3)
+ * @resp: where the response data goes (after the status)
+ * @resp_cap: room at @resp; a longer response is a protocol violation
+ * @resp_len: if not NULL, set to the response data length
+ * @timeout: jiffies to wait for the response
+ *
+ * Return: 0; the firmware's refusal as an errno; -ENOTCONN if the link is
+ * or goes down; -ETIMEDOUT; -ERESTARTSYS if a signal interrupted the wait.
+ */
+int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
+		  const struct kvec *req, unsigned int nreq,
+		  void *resp, size_t resp_cap, size_t *resp_len, long timeout)
+{
+	struct wse_link_req r = {
+		.opcode = opcode, .resp = resp, .resp_cap = resp_cap,
+	};
+	long left;
+	u32 tag;
+	int ret;
+
+	init_completion(&r.done);
+
+	spin_lock(&link->lock);
+	if (link->state != WSE_LINK_STATE_UP) {
+		spin_unlock(&link->lock);
+		return -ENOTCONN;
+	}
+	tag = link->next_tag++;
+	if (!link->next_tag)
+		link->next_tag = 1;
+	spin_unlock(&link->lock);
+
+	ret = xa_insert(&link->pending, tag, &r, GFP_KERNEL);
+	if (ret)
+		return ret == -EBUSY ? -EAGAIN : ret;
+	/* Failing the link empties the table; a request added after that
+	 * must not wait for nothing.
+	 */
+	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP) {
+		if (xa_erase(&link->pending, tag))
+			return -ENOTCONN;
+		wait_for_completion(&r.done);
+		return r.status;
+	}
+
+	ret = wse_link_send(link, opcode, 0, queue, tag, req, nreq);
+	if (ret) {
+		wse_link_fail(link, ret, "sending a request failed");
+		if (xa_erase(&link->pending, tag))
+			return -ENOTCONN;
+		wait_for_completion(&r.done);
+		return r.status;
+	}
+
+	left = wait_for_completion_interruptible_timeout(&r.done, timeout);
+	if (left <= 0 && xa_erase(&link->pending, tag)) {
+		/* Nobody else can touch @r now. */
+		if (!left)
+			atomic64_inc(&link->stats.timeouts);
+		return left ? (int)left : -ETIMEDOUT;
+	}
+	/* The receiver or a failure owns @r and completes it promptly. */
+	wait_for_completion(&r.done);
+	if (!r.status && resp_len)
+		*resp_len = r.resp_len;
+	return r.status;
+}

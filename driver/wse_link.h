@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wse: the link to a device's firmware, over a stream socket.
+ */
+#ifndef __WSE_LINK_H__
+#define __WSE_LINK_H__
+
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "../uapi/drm/wse_accel.h"
+#include "../uapi/wse_genl.h"
+#include "../uapi/wse_link.h"
+
+struct netlink_ext_ack;
+struct platform_device;
+
+#define WSE_KEEPALIVE_MS_DEFAULT	1000
+#define WSE_KEEPALIVE_MS_MIN		100
+#define WSE_KEEPALIVE_MS_MAX		60000
+/* Missed keepalive intervals before the link is declared dead. */
+#define WSE_KEEPALIVE_MISSES		3
+
+struct wse_link_stats {
+	atomic64_t frames_tx;
+	atomic64_t frames_rx;
+	atomic64_t bytes_tx;
+	atomic64_t bytes_rx;
+	atomic64_t crc_errors;
+	atomic64_t proto_errors;
+	atomic64_t timeouts;
+	atomic64_t keepalives;
+	atomic64_t stale_responses;
+	atomic64_t link_downs;
+};
+
+/**
+ * struct wse_link - one device: its firmware link and its place in the
+ * device set. Test devices have one too, with no socket.
+ *
+ * Immutable once the device is published (@published set, with release
+ * ordering): @index, @is_test, @info, @version, @max_payload,
+ * @keepalive_ms, @peer.
+ */
+struct wse_link {
+	/** @ref: the device set, the accel device and callers hold references. */
+	struct kref ref;
+	/** @index: the device's number in the device set (wse.N). */
+	u32 index;
+	/** @published: attach finished; lookups may return the link. */
+	bool published;
+	/** @is_test: a link-less test device (module parameter test_devices). */
+	bool is_test;
+	/** @info: what the firmware reported in HELLO, as the UAPI shows it. */
+	struct drm_wse_device_info info;
+	/** @version: negotiated protocol version. */
+	u8 version;
+	/** @max_payload: largest payload either side may send. */
+	u32 max_payload;
+	/** @keepalive_ms: interval of keepalive requests. */
+	u32 keepalive_ms;
+	/** @peer: the firmware's address, for people. */
+	char peer[80];
+
+	/**
+	 * @sock: the socket; NULL for a test device. Set at attach, released
+	 * at detach after @rx_thread and @keepalive_work have stopped.
+	 */
+	struct socket *sock;
+	/** @tx_lock: serialises frames sent on @sock. */
+	struct mutex tx_lock;
+	/** @rx_thread: reads and dispatches every frame after the handshake. */
+	struct task_struct *rx_thread;
+	/** @rxbuf: payload buffer, used only by whoever receives (@rx_thread). */
+	void *rxbuf;
+	/** @keepalive_work: sends keepalives, declares a silent peer dead. */
+	struct delayed_work keepalive_work;
+	/** @last_rx: jiffies of the last frame received (READ/WRITE_ONCE). */
+	unsigned long last_rx;
+
+	/** @lock: protects @state, @dead_reason and @next_tag. */
+	spinlock_t lock;
+	/** @state: an &enum wse_link_state. */
+	enum wse_link_state state;
+	/** @dead_reason: why the link died, for sysfs and events. */
+	const char *dead_reason;
+	/** @next_tag: the tag the next request gets; never 0. */
+	u32 next_tag;
+	/** @pending: tag -> &struct wse_link_req awaiting a response; xa lock. */
+	struct xarray pending;
+
+	/** @pdev: the platform device of the accel device; device set lock. */
+	struct platform_device *pdev;
+	/** @accel_minor: N of /dev/accel/accelN, or -1 before probe. */
+	int accel_minor;
+
+	/** @stats: counters; reset by WSE_CMD_RESET. */
+	struct wse_link_stats stats;
+};
+
+struct wse_link *wse_link_alloc(void);
+void wse_link_get(struct wse_link *link);
+void wse_link_put(struct wse_link *link);
+
+int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
+		       struct netlink_ext_ack *extack);
+int wse_link_start(struct wse_link *link);
+void wse_link_stop(struct wse_link *link);
+void wse_link_fail(struct wse_link *link, int err, const char *reason);
+void wse_link_reset(struct wse_link *link);
+enum wse_link_state wse_link_state(struct wse_link *link, const char **reason);
+u32 wse_link_inflight(struct wse_link *link);
+
+int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
+		  const struct kvec *req, unsigned int nreq,
+		  void *resp, size_t resp_cap, size_t *resp_len, long timeout);
+
+#endif /* __WSE_LINK_H__ */
