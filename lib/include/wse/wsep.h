@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wse/wsep.h: the .wsep program binary - what the compiler produces and
+ * the firmware executes. Documentation/wsep-format.rst is the byte-level
+ * specification; this header is its C interface.
+ *
+ * A program is self-describing: the wafer it was compiled for, execution
+ * mode, batch and seed, input, layers, loss, optimizer, a region per
+ * layer, the streams, the compiler's estimates and, optionally, initial
+ * weights. Everything on disk is little-endian; every section carries a
+ * CRC32C. The firmware must run a file through wsep_read() (which
+ * validates) before using anything in it: the file is untrusted.
+ */
+#ifndef WSE_WSEP_H
+#define WSE_WSEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
+#define WSEP_VERSION_MAJOR	1
+#define WSEP_VERSION_MINOR	0
+#define WSEP_HEADER_SIZE	64U
+#define WSEP_SECTION_ENTRY_SIZE	32U
+
+/* Hard limits every reader enforces. */
+#define WSEP_MAX_SECTIONS	32U
+#define WSEP_MAX_LAYERS		64U
+#define WSEP_MAX_STREAMS	(4U + 2U * WSEP_MAX_LAYERS + 8U)
+#define WSEP_MAX_DIM		(1U << 24)	/* largest layer or input dimension */
+#define WSEP_MAX_BATCH		65536U
+#define WSEP_NAME_MAX		32U		/* model name, NUL included */
+#define WSEP_WAFER_NAME_MAX	16U
+#define WSEP_STREAM_NAME_MAX	16U
+
+/* Section types. Types with bit 15 set are optional: a reader that does not
+ * know one skips it; an unknown type without that bit is refused.
+ */
+enum wsep_section_type {
+	WSEP_SEC_WAFER = 1,
+	WSEP_SEC_PROGRAM = 2,
+	WSEP_SEC_LAYERS = 3,
+	WSEP_SEC_REGIONS = 4,
+	WSEP_SEC_STREAMS = 5,
+	WSEP_SEC_ESTIMATES = 6,
+	WSEP_SEC_SUMMARY = 7,
+	WSEP_SEC_WEIGHTS = 8,
+};
+#define WSEP_SEC_OPTIONAL_BIT	0x8000U
+
+/* On-disk record sizes (a newer minor version may append fields: readers
+ * accept larger records and read the prefix they know).
+ */
+#define WSEP_WAFER_RECORD	96U
+#define WSEP_PROGRAM_RECORD	128U
+#define WSEP_LAYER_RECORD	32U
+#define WSEP_REGION_RECORD	16U
+#define WSEP_STREAM_RECORD	48U
+#define WSEP_ESTIMATE_RECORD	48U
+#define WSEP_SUMMARY_RECORD	48U
+
+enum wsep_mode {
+	WSEP_MODE_PIPELINED = 1,
+	WSEP_MODE_WEIGHT_STREAMING = 2,
+};
+
+enum wsep_layer_kind {
+	WSEP_LAYER_DENSE = 1,	/* y = W x + b, W is [out][in] */
+};
+
+enum wsep_activation {
+	WSEP_ACT_NONE = 0,
+	WSEP_ACT_RELU = 1,
+};
+
+enum wsep_loss {
+	WSEP_LOSS_SOFTMAX_XENT = 1,	/* softmax then cross-entropy, mean over the batch */
+};
+
+enum wsep_optimizer_kind {
+	WSEP_OPT_SGD = 1,
+	WSEP_OPT_MOMENTUM = 2,	/* SGD with (PyTorch-style) momentum */
+	WSEP_OPT_ADAM = 3,
+};
+
+enum wsep_elem {
+	WSEP_ELEM_U8 = 1,
+	WSEP_ELEM_I32 = 2,
+	WSEP_ELEM_F32 = 3,
+};
+
+enum wsep_direction {
+	WSEP_DIR_HOST_TO_DEVICE = 1,
+	WSEP_DIR_DEVICE_TO_HOST = 2,
+};
+
+enum wsep_stream_unit {
+	WSEP_UNIT_PER_SAMPLE = 1,	/* @elems per sample, batch samples per batch */
+	WSEP_UNIT_PER_TRANSFER = 2,	/* @elems per transfer (e.g. a whole layer) */
+};
+
+enum wsep_limit {
+	WSEP_LIMIT_COMPUTE = 1,		/* PE arithmetic */
+	WSEP_LIMIT_FABRIC = 2,		/* wavelets over the region's edge */
+	WSEP_LIMIT_HOST_IO = 3,		/* samples in / results out over the host link */
+	WSEP_LIMIT_WEIGHT_IO = 4,	/* weights in / gradients out (weight streaming) */
+	WSEP_LIMIT_SRAM_BW = 5,		/* SRAM bandwidth */
+};
+
+struct wsep_wafer {
+	char name[WSEP_WAFER_NAME_MAX];
+	uint32_t width, height;
+	uint64_t sram_per_pe;
+	uint64_t clock_hz;
+	double fp32_flops_per_cycle;
+	double sram_bytes_per_cycle;
+	double link_bytes_per_cycle;
+	double io_bytes_per_s;
+};
+
+struct wsep_optimizer {
+	enum wsep_optimizer_kind kind;
+	double lr;
+	double momentum;	/* WSEP_OPT_MOMENTUM */
+	double beta1, beta2, eps;	/* WSEP_OPT_ADAM */
+	double weight_decay;	/* L2, added to the gradient (PyTorch semantics) */
+};
+
+/**
+ * struct wsep_layer - one layer
+ * @weight_offset: index (in floats) of this layer's W in the weights
+ *	section; its bias follows W. Always set, even without a weights
+ *	section: it is the layout MemoryX and checkpoints use too.
+ * @sram_bytes: SRAM the compiler reserved for the layer on the wafer
+ */
+struct wsep_layer {
+	enum wsep_layer_kind kind;
+	enum wsep_activation act;
+	uint32_t in, out;
+	uint64_t sram_bytes;
+	uint64_t weight_offset;
+};
+
+/* A rectangle of PEs: columns x..x+w-1, rows y..y+h-1. */
+struct wsep_region {
+	uint32_t x, y, w, h;
+};
+
+/**
+ * struct wsep_stream - a named stream between host and device
+ * @layer: layer index for weights.K / grads.K, -1 otherwise
+ * @elems: elements per @unit
+ */
+struct wsep_stream {
+	uint32_t id;
+	enum wsep_direction dir;
+	enum wsep_elem elem;
+	int32_t layer;
+	uint64_t elems;
+	enum wsep_stream_unit unit;
+	char name[WSEP_STREAM_NAME_MAX];
+};
+
+/**
+ * struct wsep_estimate - the compiler's per-layer estimate
+ *
+ * Pipelined: cycles per sample of the layer's stage. Weight streaming:
+ * cycles per batch of the layer on the whole wafer.
+ * @flops_per_sample: forward + backward + amortised optimizer FLOPs
+ * @fwd_cycles, @bwd_cycles: compute (or, streaming, max(compute, weights in))
+ * @io_cycles: pipelined: fabric/host transfer cycles; streaming: gradient out
+ * @stage_cycles: what the layer costs in total (the max or sum above)
+ * @limit: enum wsep_limit, what sets @stage_cycles
+ */
+struct wsep_estimate {
+	double flops_per_sample;
+	double fwd_cycles;
+	double bwd_cycles;
+	double io_cycles;
+	double stage_cycles;
+	uint32_t limit;
+};
+
+/**
+ * struct wsep_summary - the compiler's overall estimate
+ * @samples_per_s: estimated training throughput
+ * @even_split_samples_per_s: the same for a naive even split of the wafer
+ *	(pipelined only; 0 for weight streaming)
+ * @utilization: achieved fp32 FLOP/s / peak of the whole mesh, 0..1
+ * @active_pes: PEs inside some layer's region
+ * @sram_bytes: SRAM reserved on the wafer in total
+ * @bottleneck_layer: the slowest stage (pipelined) or the costliest layer
+ * @limit: enum wsep_limit of the bottleneck
+ */
+struct wsep_summary {
+	double samples_per_s;
+	double even_split_samples_per_s;
+	double utilization;
+	uint64_t active_pes;
+	uint64_t sram_bytes;
+	uint32_t bottleneck_layer;
+	uint32_t limit;
+};
+
+/**
+ * struct wsep_program - a parsed, validated program
+ *
+ * Owns all its arrays (wsep_read() copies out of the caller's buffer);
+ * release with wsep_program_free(). @weights is NULL when the file has no
+ * weights section (e.g. weight streaming: MemoryX holds the weights).
+ */
+struct wsep_program {
+	uint16_t version_major, version_minor;
+	struct wsep_wafer wafer;
+	char model_name[WSEP_NAME_MAX];
+	enum wsep_mode mode;
+	uint32_t batch;
+	uint64_t seed;
+	uint32_t input_dim;
+	enum wsep_elem input_type;
+	float input_scale;	/* input element x scale = the value fed to layer 0 */
+	enum wsep_loss loss;
+	struct wsep_optimizer opt;
+	uint32_t num_layers;
+	struct wsep_layer *layers;
+	struct wsep_region *regions;	/* num_layers */
+	struct wsep_estimate *estimates;	/* num_layers */
+	uint32_t num_streams;
+	struct wsep_stream *streams;
+	struct wsep_summary summary;
+	uint64_t num_weights;
+	float *weights;		/* num_weights, or NULL */
+};
+
+/**
+ * wsep_validate() - check a whole file without trusting any of it
+ *
+ * Checks the header, the section table, bounds, overlaps, CRCs, record
+ * sizes and every field's range and consistency (layer chain, regions
+ * inside the wafer and not overlapping, streams, weights finite). Never
+ * reads outside [@buf, @buf + @len).
+ * Return: 0, or -1 with a message in @err saying what is wrong, e.g.
+ * "section 2 (layers): length 120 exceeds file size 100".
+ */
+int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
+
+/**
+ * wsep_read() - validate and parse a file into a new program
+ * Return: 0 with *@out set (free with wsep_program_free()), or -1 with a
+ * message in @err; *@out is then NULL.
+ */
+int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen);
+
+/* wsep_read_file() - wsep_read() of a whole file. */
+int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen);
+
+void wsep_program_free(struct wsep_program *p);
+
+/**
+ * wsep_write() - serialise @p into a new buffer
+ *
+ * The weights section is written when @p->weights is not NULL. The result
+ * is validated before it is returned, so a program with inconsistent
+ * fields is refused here rather than by the firmware.
+ * Return: 0 with *@buf (free()) and *@len set, or -1 with a message.
+ */
+int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err, size_t errlen);
+
+/* wsep_write_file() - wsep_write() to @path (replaced atomically). */
+int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
+
+/* Parameters of one layer (W and b) and of all layers. */
+uint64_t wsep_layer_params(const struct wsep_layer *l);
+uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n);
+
+/**
+ * wsep_init_layer() - deterministic initial weights of layer @index
+ * @w: out * in floats, [out][in]; @b: out floats
+ *
+ * PyTorch nn.Linear's default distribution: W and b uniform in
+ * [-1/sqrt(in), 1/sqrt(in)). The numbers come from splitmix64 seeded with
+ * seed ^ (0x9E3779B97F4A7C15 * (index + 1)): each draw x gives
+ * u = (x >> 40) / 2^24 and the value (2u - 1) / sqrt(in); W is drawn
+ * row by row, then b. Host (MemoryX) and firmware get the same bits.
+ */
+void wsep_init_layer(uint64_t seed, uint32_t index, uint32_t in, uint32_t out,
+		     float *w, float *b);
+
+/* wsep_init_weights() - all layers into @out at each layer's weight_offset. */
+void wsep_init_weights(uint64_t seed, const struct wsep_layer *layers, uint32_t n, float *out);
+
+/* CRC32C (Castagnoli) as in the link protocol: wsep_crc32c(0, buf, len). */
+uint32_t wsep_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* Names for enums, for reports and messages ("pipelined", "relu", ...). */
+const char *wsep_mode_name(uint32_t mode);
+const char *wsep_activation_name(uint32_t act);
+const char *wsep_optimizer_name(uint32_t kind);
+const char *wsep_elem_name(uint32_t elem);
+const char *wsep_direction_name(uint32_t dir);
+const char *wsep_limit_name(uint32_t limit);
+const char *wsep_section_name(uint32_t type);
+
+#endif /* WSE_WSEP_H */

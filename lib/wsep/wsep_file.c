@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Reading and writing .wsep programs as files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wsep_internal.h"
+
+/* Larger than any program we produce (fc-large's weights are ~150 MB). */
+#define WSEP_FILE_LIMIT (1ULL << 30)
+
+int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen)
+{
+	struct stat st;
+	uint8_t *buf;
+	size_t got = 0;
+	int fd, ret;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return wsep_fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > WSEP_FILE_LIMIT) {
+		close(fd);
+		return wsep_fail(err, errlen, "%s: not a regular file of at most %llu bytes", path,
+				 WSEP_FILE_LIMIT);
+	}
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		close(fd);
+		return wsep_fail(err, errlen, "%s: out of memory", path);
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	ret = wsep_read(buf, got, out, err, errlen);
+	if (ret) {
+		/* Say which file was bad. */
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", err ? err : "");
+		wsep_fail(err, errlen, "%s: %s", path, msg);
+	}
+	free(buf);
+	return ret;
+}
+
+int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen)
+{
+	char tmp[4096];
+	void *buf;
+	size_t len, done = 0;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return wsep_fail(err, errlen, "%s: path too long", path);
+	if (wsep_write(p, &buf, &len, err, errlen))
+		return -1;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		free(buf);
+		return wsep_fail(err, errlen, "%s: %s", tmp, strerror(errno));
+	}
+	while (done < len) {
+		ssize_t n = write(fd, (uint8_t *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	free(buf);
+	if (done < len || fsync(fd) || close(fd)) {
+		int e = errno;
+
+		unlink(tmp);
+		return wsep_fail(err, errlen, "%s: write failed: %s", path, strerror(e));
+	}
+	if (rename(tmp, path)) {
+		int e = errno;
+
+		unlink(tmp);
+		return wsep_fail(err, errlen, "%s: %s", path, strerror(e));
+	}
+	return 0;
+}

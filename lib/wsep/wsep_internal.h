@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Shared between the .wsep reader, validator and writer; not public. */
+#ifndef WSEP_INTERNAL_H
+#define WSEP_INTERNAL_H
+
+#include <stddef.h>
+
+#include "wse/wsep.h"
+
+/* Formats a message into @err and returns -1. */
+int wsep_fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Field ranges and cross-field consistency of a decoded program. */
+int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen);
+
+/* Structural checks and decoding into @p (arrays allocated; on failure
+ * @p may hold partial arrays: release them with wsep_program_release()).
+ */
+int wsep_decode(const void *buf, size_t len, struct wsep_program *p, char *err, size_t errlen);
+
+void wsep_program_release(struct wsep_program *p);
+
+#endif /* WSEP_INTERNAL_H */

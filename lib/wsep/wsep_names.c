@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Printable names of the .wsep enumerations. */
+#include "wse/wsep.h"
+
+const char *wsep_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case WSEP_MODE_PIPELINED: return "pipelined";
+	case WSEP_MODE_WEIGHT_STREAMING: return "weight_streaming";
+	}
+	return "?";
+}
+
+const char *wsep_activation_name(uint32_t act)
+{
+	switch (act) {
+	case WSEP_ACT_NONE: return "none";
+	case WSEP_ACT_RELU: return "relu";
+	}
+	return "?";
+}
+
+const char *wsep_optimizer_name(uint32_t kind)
+{
+	switch (kind) {
+	case WSEP_OPT_SGD: return "sgd";
+	case WSEP_OPT_MOMENTUM: return "momentum";
+	case WSEP_OPT_ADAM: return "adam";
+	}
+	return "?";
+}
+
+const char *wsep_elem_name(uint32_t elem)
+{
+	switch (elem) {
+	case WSEP_ELEM_U8: return "u8";
+	case WSEP_ELEM_I32: return "i32";
+	case WSEP_ELEM_F32: return "f32";
+	}
+	return "?";
+}
+
+const char *wsep_direction_name(uint32_t dir)
+{
+	switch (dir) {
+	case WSEP_DIR_HOST_TO_DEVICE: return "host->device";
+	case WSEP_DIR_DEVICE_TO_HOST: return "device->host";
+	}
+	return "?";
+}
+
+const char *wsep_limit_name(uint32_t limit)
+{
+	switch (limit) {
+	case WSEP_LIMIT_COMPUTE: return "compute";
+	case WSEP_LIMIT_FABRIC: return "fabric";
+	case WSEP_LIMIT_HOST_IO: return "host I/O";
+	case WSEP_LIMIT_WEIGHT_IO: return "weight I/O";
+	case WSEP_LIMIT_SRAM_BW: return "SRAM bandwidth";
+	}
+	return "?";
+}
+
+const char *wsep_section_name(uint32_t type)
+{
+	switch (type) {
+	case WSEP_SEC_WAFER: return "wafer";
+	case WSEP_SEC_PROGRAM: return "program";
+	case WSEP_SEC_LAYERS: return "layers";
+	case WSEP_SEC_REGIONS: return "regions";
+	case WSEP_SEC_STREAMS: return "streams";
+	case WSEP_SEC_ESTIMATES: return "estimates";
+	case WSEP_SEC_SUMMARY: return "summary";
+	case WSEP_SEC_WEIGHTS: return "weights";
+	}
+	return (type & WSEP_SEC_OPTIONAL_BIT) ? "optional, unknown" : "unknown";
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Writing a .wsep file: header, section table, then the sections in type
+ * order, each 8-byte aligned and with its CRC32C. The program is checked
+ * before and the bytes validated after, so the writer cannot produce a
+ * file the reader would refuse.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsep_internal.h"
+#include "wsep_le.h"
+
+struct out_section {
+	uint32_t type, record_size, count;
+	uint64_t offset;
+};
+
+static uint64_t align8(uint64_t v)
+{
+	return (v + 7) & ~7ULL;
+}
+
+static void put_name(uint8_t *dst, const char *src, size_t size)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);	/* the rest stays zero */
+}
+
+static void write_wafer(uint8_t *r, const struct wsep_wafer *w)
+{
+	put_name(r + WAF_NAME, w->name, WSEP_WAFER_NAME_MAX);
+	put_le32(r + WAF_WIDTH, w->width);
+	put_le32(r + WAF_HEIGHT, w->height);
+	put_le64(r + WAF_SRAM_PER_PE, w->sram_per_pe);
+	put_le64(r + WAF_CLOCK_HZ, w->clock_hz);
+	put_f64(r + WAF_FP32_FLOPS, w->fp32_flops_per_cycle);
+	put_f64(r + WAF_SRAM_BW, w->sram_bytes_per_cycle);
+	put_f64(r + WAF_LINK_BW, w->link_bytes_per_cycle);
+	put_f64(r + WAF_IO_BW, w->io_bytes_per_s);
+}
+
+static void write_program(uint8_t *r, const struct wsep_program *p)
+{
+	put_name(r + PRG_MODEL_NAME, p->model_name, WSEP_NAME_MAX);
+	put_le32(r + PRG_MODE, p->mode);
+	put_le32(r + PRG_BATCH, p->batch);
+	put_le64(r + PRG_SEED, p->seed);
+	put_le32(r + PRG_INPUT_DIM, p->input_dim);
+	put_le32(r + PRG_INPUT_TYPE, p->input_type);
+	put_f32(r + PRG_INPUT_SCALE, p->input_scale);
+	put_le32(r + PRG_LOSS, p->loss);
+	put_le32(r + PRG_OPT_KIND, p->opt.kind);
+	put_f64(r + PRG_LR, p->opt.lr);
+	put_f64(r + PRG_MOMENTUM, p->opt.momentum);
+	put_f64(r + PRG_BETA1, p->opt.beta1);
+	put_f64(r + PRG_BETA2, p->opt.beta2);
+	put_f64(r + PRG_EPS, p->opt.eps);
+	put_f64(r + PRG_WEIGHT_DECAY, p->opt.weight_decay);
+	put_le32(r + PRG_NUM_LAYERS, p->num_layers);
+}
+
+static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *p)
+{
+	switch (type) {
+	case WSEP_SEC_WAFER:
+		write_wafer(r, &p->wafer);
+		break;
+	case WSEP_SEC_PROGRAM:
+		write_program(r, p);
+		break;
+	case WSEP_SEC_LAYERS:
+		for (uint32_t i = 0; i < p->num_layers; i++, r += WSEP_LAYER_RECORD) {
+			put_le32(r + LAY_KIND, p->layers[i].kind);
+			put_le32(r + LAY_ACT, p->layers[i].act);
+			put_le32(r + LAY_IN, p->layers[i].in);
+			put_le32(r + LAY_OUT, p->layers[i].out);
+			put_le64(r + LAY_SRAM, p->layers[i].sram_bytes);
+			put_le64(r + LAY_WEIGHT_OFFSET, p->layers[i].weight_offset);
+		}
+		break;
+	case WSEP_SEC_REGIONS:
+		for (uint32_t i = 0; i < p->num_layers; i++, r += WSEP_REGION_RECORD) {
+			put_le32(r + REG_X, p->regions[i].x);
+			put_le32(r + REG_Y, p->regions[i].y);
+			put_le32(r + REG_W, p->regions[i].w);
+			put_le32(r + REG_H, p->regions[i].h);
+		}
+		break;
+	case WSEP_SEC_STREAMS:
+		for (uint32_t i = 0; i < p->num_streams; i++, r += WSEP_STREAM_RECORD) {
+			const struct wsep_stream *s = &p->streams[i];
+
+			put_le32(r + STR_ID, s->id);
+			put_le32(r + STR_DIR, s->dir);
+			put_le32(r + STR_ELEM, s->elem);
+			put_le32(r + STR_LAYER, (uint32_t)s->layer);
+			put_le64(r + STR_ELEMS, s->elems);
+			put_le32(r + STR_UNIT, s->unit);
+			put_name(r + STR_NAME, s->name, WSEP_STREAM_NAME_MAX);
+		}
+		break;
+	case WSEP_SEC_ESTIMATES:
+		for (uint32_t i = 0; i < p->num_layers; i++, r += WSEP_ESTIMATE_RECORD) {
+			const struct wsep_estimate *e = &p->estimates[i];
+
+			put_f64(r + EST_FLOPS, e->flops_per_sample);
+			put_f64(r + EST_FWD, e->fwd_cycles);
+			put_f64(r + EST_BWD, e->bwd_cycles);
+			put_f64(r + EST_IO, e->io_cycles);
+			put_f64(r + EST_STAGE, e->stage_cycles);
+			put_le32(r + EST_LIMIT, e->limit);
+		}
+		break;
+	case WSEP_SEC_SUMMARY:
+		put_f64(r + SUM_SAMPLES_PER_S, p->summary.samples_per_s);
+		put_f64(r + SUM_EVEN_SPLIT, p->summary.even_split_samples_per_s);
+		put_f64(r + SUM_UTILIZATION, p->summary.utilization);
+		put_le64(r + SUM_ACTIVE_PES, p->summary.active_pes);
+		put_le64(r + SUM_SRAM, p->summary.sram_bytes);
+		put_le32(r + SUM_BOTTLENECK, p->summary.bottleneck_layer);
+		put_le32(r + SUM_LIMIT, p->summary.limit);
+		break;
+	case WSEP_SEC_WEIGHTS:
+		for (uint64_t i = 0; i < p->num_weights; i++)
+			put_f32(r + 4 * i, p->weights[i]);
+		break;
+	}
+}
+
+int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *err,
+	       size_t errlen)
+{
+	struct out_section s[8] = {
+		{ WSEP_SEC_WAFER, WSEP_WAFER_RECORD, 1, 0 },
+		{ WSEP_SEC_PROGRAM, WSEP_PROGRAM_RECORD, 1, 0 },
+		{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD, p->num_layers, 0 },
+		{ WSEP_SEC_REGIONS, WSEP_REGION_RECORD, p->num_layers, 0 },
+		{ WSEP_SEC_STREAMS, WSEP_STREAM_RECORD, p->num_streams, 0 },
+		{ WSEP_SEC_ESTIMATES, WSEP_ESTIMATE_RECORD, p->num_layers, 0 },
+		{ WSEP_SEC_SUMMARY, WSEP_SUMMARY_RECORD, 1, 0 },
+		{ WSEP_SEC_WEIGHTS, 4, (uint32_t)p->num_weights, 0 },
+	};
+	uint32_t n = p->weights ? 8 : 7;
+	uint64_t size;
+	uint8_t *b;
+
+	*bufp = NULL;
+	*lenp = 0;
+	if (!p->layers || !p->regions || !p->estimates || !p->streams)
+		return wsep_fail(err, errlen, "program has no layers, regions, estimates or streams");
+	if (p->weights && p->num_weights > UINT32_MAX)
+		return wsep_fail(err, errlen, "%llu weights exceed one section's limit",
+				 (unsigned long long)p->num_weights);
+	if (wsep_check_program(p, err, errlen))
+		return -1;
+
+	size = WSEP_HEADER_SIZE + (uint64_t)n * WSEP_SECTION_ENTRY_SIZE;
+	for (uint32_t i = 0; i < n; i++) {
+		size = align8(size);
+		s[i].offset = size;
+		size += (uint64_t)s[i].record_size * s[i].count;
+	}
+	size = align8(size);
+	if (size > SIZE_MAX)
+		return wsep_fail(err, errlen, "program of %llu bytes is too large",
+				 (unsigned long long)size);
+	b = calloc(1, (size_t)size);
+	if (!b)
+		return wsep_fail(err, errlen, "out of memory for %llu bytes",
+				 (unsigned long long)size);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = b + WSEP_HEADER_SIZE + (size_t)i * WSEP_SECTION_ENTRY_SIZE;
+		uint64_t length = (uint64_t)s[i].record_size * s[i].count;
+
+		write_records(b + s[i].offset, s[i].type, p);
+		put_le32(e + SEC_TYPE, s[i].type);
+		put_le32(e + SEC_RECORD_SIZE, s[i].record_size);
+		put_le32(e + SEC_COUNT, s[i].count);
+		put_le32(e + SEC_CRC, wsep_crc32c(0, b + s[i].offset, (size_t)length));
+		put_le64(e + SEC_OFFSET, s[i].offset);
+		put_le64(e + SEC_LENGTH, length);
+	}
+	put_le32(b + HDR_MAGIC, WSEP_MAGIC);
+	put_le16(b + HDR_VERSION_MAJOR, WSEP_VERSION_MAJOR);
+	put_le16(b + HDR_VERSION_MINOR, WSEP_VERSION_MINOR);
+	put_le32(b + HDR_HEADER_SIZE, WSEP_HEADER_SIZE);
+	put_le32(b + HDR_SECTION_COUNT, n);
+	put_le64(b + HDR_FILE_SIZE, size);
+	put_le32(b + HDR_TABLE_CRC,
+		 wsep_crc32c(0, b + WSEP_HEADER_SIZE, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
+	put_le32(b + HDR_HEADER_CRC, wsep_crc32c(0, b, HDR_HEADER_CRC));
+
+	if (wsep_validate(b, (size_t)size, err, errlen)) {
+		free(b);
+		return -1;
+	}
+	*bufp = b;
+	*lenp = (size_t)size;
+	return 0;
+}

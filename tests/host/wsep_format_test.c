@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * .wsep format: round trip, the documented byte layout, the seeded weight
+ * initialiser, and specific refusals with the messages they must carry.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "wse/wsep.h"
+#include "wsep_sample.h"
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void set32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void set64(uint8_t *p, uint64_t v)
+{
+	set32(p, (uint32_t)v);
+	set32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Offset of section @type's data, from the table. */
+static uint8_t *section(uint8_t *buf, uint32_t type, uint8_t **entry)
+{
+	uint32_t n = le32(buf + 12);
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = buf + 64 + 32 * i;
+
+		if (le32(e) == type) {
+			if (entry)
+				*entry = e;
+			return buf + le32(e + 16);
+		}
+	}
+	return NULL;
+}
+
+FIXTURE(file) {
+	struct wsep_program prog;
+	uint8_t *buf;
+	size_t len;
+	char err[256];
+};
+
+FIXTURE_SETUP(file)
+{
+	void *b;
+
+	wsep_sample_program(&self->prog, 1);
+	ASSERT_EQ(0, wsep_write(&self->prog, &b, &self->len, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	self->buf = b;
+}
+
+FIXTURE_TEARDOWN(file)
+{
+	free(self->buf);
+	wsep_sample_release(&self->prog);
+}
+
+TEST(crc32c_check_value)
+{
+	/* The standard check value of CRC-32C. */
+	EXPECT_EQ(0xE3069283U, wsep_crc32c(0, "123456789", 9));
+	EXPECT_EQ(0, wsep_crc32c(0, "", 0));
+}
+
+TEST_F(file, round_trip_keeps_every_field)
+{
+	struct wsep_program *q;
+	const struct wsep_program *p = &self->prog;
+
+	ASSERT_EQ(0, wsep_read(self->buf, self->len, &q, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(WSEP_VERSION_MAJOR, q->version_major);
+	EXPECT_EQ(0, memcmp(&p->wafer, &q->wafer, sizeof(p->wafer)));
+	EXPECT_STREQ(p->model_name, q->model_name);
+	EXPECT_EQ(p->mode, q->mode);
+	EXPECT_EQ(p->batch, q->batch);
+	EXPECT_EQ(p->seed, q->seed);
+	EXPECT_EQ(p->input_dim, q->input_dim);
+	EXPECT_EQ(p->input_type, q->input_type);
+	EXPECT_EQ(p->input_scale, q->input_scale);
+	EXPECT_EQ(p->loss, q->loss);
+	EXPECT_EQ(0, memcmp(&p->opt, &q->opt, sizeof(p->opt)));
+	ASSERT_EQ(p->num_layers, q->num_layers);
+	for (uint32_t i = 0; i < p->num_layers; i++) {
+		EXPECT_EQ(0, memcmp(&p->layers[i], &q->layers[i], sizeof(p->layers[i])));
+		EXPECT_EQ(0, memcmp(&p->regions[i], &q->regions[i], sizeof(p->regions[i])));
+		EXPECT_EQ(0, memcmp(&p->estimates[i], &q->estimates[i], sizeof(p->estimates[i])));
+	}
+	ASSERT_EQ(p->num_streams, q->num_streams);
+	for (uint32_t i = 0; i < p->num_streams; i++)
+		EXPECT_EQ(0, memcmp(&p->streams[i], &q->streams[i], sizeof(p->streams[i])));
+	EXPECT_EQ(0, memcmp(&p->summary, &q->summary, sizeof(p->summary)));
+	ASSERT_EQ(p->num_weights, q->num_weights);
+	ASSERT_NE(NULL, q->weights);
+	EXPECT_EQ(0, memcmp(p->weights, q->weights, p->num_weights * sizeof(float)));
+	wsep_program_free(q);
+}
+
+TEST_F(file, documented_layout)
+{
+	/* Header fields at the offsets Documentation/wsep-format.rst gives. */
+	EXPECT_EQ(0, memcmp(self->buf, "WSEP", 4));
+	EXPECT_EQ(1, self->buf[4]);
+	EXPECT_EQ(64, le32(self->buf + 8));
+	EXPECT_EQ(8, le32(self->buf + 12));
+	EXPECT_EQ(self->len, le32(self->buf + 16));
+	EXPECT_EQ(0, self->len % 8);
+	/* First section right after the table, sections in type order. */
+	EXPECT_EQ(WSEP_SEC_WAFER, le32(self->buf + 64));
+	EXPECT_EQ(64 + 8 * 32, le32(self->buf + 64 + 16));
+	EXPECT_EQ(0, memcmp(section(self->buf, WSEP_SEC_WAFER, NULL), "8x4:48K", 8));
+	EXPECT_EQ(784, le32(section(self->buf, WSEP_SEC_LAYERS, NULL) + 8));
+	EXPECT_EQ(0, memcmp(section(self->buf, WSEP_SEC_STREAMS, NULL) + 32, "samples", 8));
+}
+
+TEST_F(file, without_weights)
+{
+	struct wsep_program *q;
+	void *b;
+	size_t len;
+
+	free(self->prog.weights);
+	self->prog.weights = NULL;
+	self->prog.num_weights = 0;
+	ASSERT_EQ(0, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
+	ASSERT_EQ(0, wsep_read(b, len, &q, self->err, sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(NULL, q->weights);
+	EXPECT_EQ(7, le32((uint8_t *)b + 12));
+	wsep_program_free(q);
+	free(b);
+}
+
+TEST_F(file, file_round_trip)
+{
+	char path[] = "/tmp/wsep_format_test.XXXXXX";
+	int fd = mkstemp(path);
+	struct wsep_program *q;
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, wsep_write_file(&self->prog, path, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	ASSERT_EQ(0, wsep_read_file(path, &q, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(self->prog.num_weights, q->num_weights);
+	wsep_program_free(q);
+	unlink(path);
+	EXPECT_EQ(-1, wsep_read_file(path, &q, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "No such file"));
+	EXPECT_EQ(NULL, q);
+}
+
+TEST_F(file, truncation_is_named)
+{
+	EXPECT_EQ(-1, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "shorter than the 64-byte header")) TH_LOG("%s", self->err);
+	EXPECT_EQ(-1, wsep_validate(self->buf, self->len - 8, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "truncated")) TH_LOG("%s", self->err);
+	EXPECT_EQ(-1, wsep_validate(NULL, 0, self->err, sizeof(self->err)));
+}
+
+TEST_F(file, section_beyond_file_is_named)
+{
+	uint8_t *e;
+
+	section(self->buf, WSEP_SEC_LAYERS, &e);
+	set64(e + 24, self->len);
+	wsep_sample_reseal(self->buf, self->len);
+	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "section 2 (layers): length")) TH_LOG("%s", self->err);
+	EXPECT_NE(NULL, strstr(self->err, "exceeds file size")) TH_LOG("%s", self->err);
+}
+
+TEST_F(file, corrupted_byte_fails_checksum)
+{
+	section(self->buf, WSEP_SEC_REGIONS, NULL)[0] ^= 1;
+	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "section 3 (regions): checksum mismatch"))
+		TH_LOG("%s", self->err);
+}
+
+TEST_F(file, semantic_checks_behind_valid_checksums)
+{
+	static const struct {
+		uint32_t type, field, value;
+		const char *msg;
+	} cases[] = {
+		{ WSEP_SEC_LAYERS, 32 + 8, 33, "input 33 does not match previous layer's output 32" },
+		{ WSEP_SEC_REGIONS, 16, 5, "region 1 overlaps region 0" },
+		{ WSEP_SEC_REGIONS, 16 + 8, 5, "is not inside the 8x4 wafer" },
+		{ WSEP_SEC_PROGRAM, 32, 3, "unknown mode 3" },
+		{ WSEP_SEC_PROGRAM, 36, 0, "batch 0" },
+		{ WSEP_SEC_LAYERS, 4 + 32, 1, "must have no activation" },
+		{ WSEP_SEC_STREAMS, 48 + 12, 2, "layer 2 outside" },
+		{ WSEP_SEC_STREAMS, 48 + 0, 0, "id 0 used twice" },
+		{ WSEP_SEC_WEIGHTS, 4 * 100, 0x7fc00000, "float 100 is not finite" },
+		{ WSEP_SEC_SUMMARY, 40, 9, "bottleneck layer 9" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t *copy = malloc(self->len);
+
+		memcpy(copy, self->buf, self->len);
+		set32(section(copy, cases[i].type, NULL) + cases[i].field, cases[i].value);
+		wsep_sample_reseal(copy, self->len);
+		EXPECT_EQ(-1, wsep_validate(copy, self->len, self->err, sizeof(self->err)))
+			TH_LOG("case %zu accepted", i);
+		EXPECT_NE(NULL, strstr(self->err, cases[i].msg))
+			TH_LOG("case %zu: '%s' lacks '%s'", i, self->err, cases[i].msg);
+		free(copy);
+	}
+}
+
+TEST_F(file, writer_refuses_inconsistent_program)
+{
+	void *b = NULL;
+	size_t len;
+
+	self->prog.layers[1].in = 31;
+	EXPECT_EQ(-1, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "layer 1: input 31")) TH_LOG("%s", self->err);
+	EXPECT_EQ(NULL, b);
+}
+
+TEST(init_weights_are_deterministic_and_bounded)
+{
+	enum { IN = 784, OUT = 64 };
+	static float w1[IN * OUT], b1[OUT], w2[IN * OUT], b2[OUT], w3[IN * OUT], b3[OUT];
+	float bound = 1.0f / sqrtf(IN);
+	double sum = 0;
+
+	wsep_init_layer(42, 0, IN, OUT, w1, b1);
+	wsep_init_layer(42, 0, IN, OUT, w2, b2);
+	wsep_init_layer(43, 0, IN, OUT, w3, b3);
+	EXPECT_EQ(0, memcmp(w1, w2, sizeof(w1)));
+	EXPECT_EQ(0, memcmp(b1, b2, sizeof(b1)));
+	EXPECT_NE(0, memcmp(w1, w3, sizeof(w1)));
+	for (int i = 0; i < IN * OUT; i++) {
+		ASSERT_LE(-bound, w1[i]);
+		ASSERT_GT(bound, w1[i]);
+		sum += w1[i];
+	}
+	/* Uniform and centred: the mean of 50k draws is near 0. */
+	EXPECT_GT(0.01 * bound, fabs(sum / (IN * OUT)));
+	/* Another layer index gives another stream. */
+	wsep_init_layer(42, 1, IN, OUT, w3, b3);
+	EXPECT_NE(0, memcmp(w1, w3, sizeof(w1)));
+	/* The documented recipe: the first draw of seed 0, layer 0. */
+	{
+		uint64_t s = 0x9E3779B97F4A7C15ULL + 0x9E3779B97F4A7C15ULL;
+		uint64_t z = s;
+		float u, want;
+
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+		z ^= z >> 31;
+		u = (float)(z >> 40) / 16777216.0f;
+		want = (2.0f * u - 1.0f) / sqrtf(4.0f);
+		wsep_init_layer(0, 0, 4, 1, w1, b1);
+		EXPECT_EQ(want, w1[0]);
+	}
+}
+
+TEST_HARNESS_MAIN
