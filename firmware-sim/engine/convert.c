@@ -5,13 +5,23 @@
 #include <errno.h>
 
 #include "engine.h"
+#include "vec.h"
 
 int engine_pixels_to_f32(const uint8_t *px, size_t n, float *out)
 {
+	size_t i = 0;
+
 	if (!px || !out || !n)
 		return -EINVAL;
-	/* Division, not a multiply by 1/255, so 255 maps to exactly 1.0f. */
-	for (size_t i = 0; i < n; i++)
+	/* Division, not a multiply by 1/255, so that each value is the
+	 * correctly rounded quotient and 255 maps to exactly 1.0f.
+	 */
+	for (; i + VLEN <= n; i += VLEN) {
+		vint p = { px[i], px[i + 1], px[i + 2], px[i + 3] };
+
+		vstore(out + i, __builtin_convertvector(p, vfloat) / vsplat(255.0f));
+	}
+	for (; i < n; i++)
 		out[i] = (float)px[i] / 255.0f;
 	return 0;
 }

@@ -6,10 +6,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
 
 #include <cblas.h>
 
 #include "engine.h"
+#include "relu.h"
+#include "vec.h"
 
 /* Debian's libopenblas uses 32-bit int dimensions. */
 static int check_dims(size_t batch, size_t in, size_t out)
@@ -21,25 +24,23 @@ static int check_dims(size_t batch, size_t in, size_t out)
 	return 0;
 }
 
-static void add_bias(float *y, const float *b, size_t batch, size_t out)
+/* y += b on every row, then ReLU if relu: one pass over y. */
+static void add_bias(float *y, const float *b, size_t batch, size_t out,
+		     bool relu)
 {
 	for (size_t i = 0; i < batch; i++) {
 		float *row = y + i * out;
+		size_t j = 0;
 
-		for (size_t j = 0; j < out; j++)
-			row[j] += b[j];
-	}
-}
+		for (; j + VLEN <= out; j += VLEN) {
+			vfloat v = vload(row + j) + vload(b + j);
 
-static void add_bias_relu(float *y, const float *b, size_t batch, size_t out)
-{
-	for (size_t i = 0; i < batch; i++) {
-		float *row = y + i * out;
-
-		for (size_t j = 0; j < out; j++) {
+			vstore(row + j, relu ? vkeep(~(v < vsplat(0.0f)), v) : v);
+		}
+		for (; j < out; j++) {
 			float v = row[j] + b[j];
 
-			row[j] = v < 0.0f ? 0.0f : v;
+			row[j] = relu && v < 0.0f ? 0.0f : v;
 		}
 	}
 }
@@ -57,36 +58,40 @@ int engine_dense_forward(const float *x, const float *w, const float *b,
 	/* y = x * w^T: w is [out][in], so "transposed" is its natural layout. */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)batch, (int)out,
 		    (int)in, 1.0f, x, (int)in, w, (int)in, 0.0f, y, (int)out);
-	if (b && relu)
-		add_bias_relu(y, b, batch, out);
-	else if (b)
-		add_bias(y, b, batch, out);
+	if (b)
+		add_bias(y, b, batch, out, relu);
 	else if (relu)
-		engine_relu_forward(y, batch * out, y);
+		engine_relu_inplace(y, batch * out);
 	return 0;
+}
+
+/* acc[j] += row[j] */
+static void add_row(float *acc, const float *row, size_t n)
+{
+	size_t j = 0;
+
+	for (; j + VLEN <= n; j += VLEN)
+		vstore(acc + j, vload(acc + j) + vload(row + j));
+	for (; j < n; j++)
+		acc[j] += row[j];
 }
 
 /* db = beta * db + column sums of dy, summed in batch order. */
 static void bias_grad(const float *dy, size_t batch, size_t out, float beta,
 		      float *db)
 {
+	size_t first = 0;
+
 	if (beta == 0.0f) {
 		/* Overwrite: never read db, which may hold garbage or NaN. */
+		memcpy(db, dy, out * sizeof(float));
+		first = 1;
+	} else if (beta != 1.0f) {
 		for (size_t j = 0; j < out; j++)
-			db[j] = dy[j];
-	} else {
-		if (beta != 1.0f)
-			for (size_t j = 0; j < out; j++)
-				db[j] *= beta;
-		for (size_t j = 0; j < out; j++)
-			db[j] += dy[j];
+			db[j] *= beta;
 	}
-	for (size_t i = 1; i < batch; i++) {
-		const float *row = dy + i * out;
-
-		for (size_t j = 0; j < out; j++)
-			db[j] += row[j];
-	}
+	for (size_t i = first; i < batch; i++)
+		add_row(db, dy + i * out, out);
 }
 
 int engine_dense_backward(const float *dy, const float *x, const float *w,

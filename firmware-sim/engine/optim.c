@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "engine.h"
+#include "vec.h"
 
 void engine_optim_defaults(struct engine_optim *opt, enum engine_optim_kind kind,
 			   double lr)
@@ -67,8 +68,14 @@ static void sgd(const struct engine_optim *opt, float *w, const float *grad,
 		size_t n)
 {
 	const float lr = (float)opt->lr, wd = (float)opt->weight_decay;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (; i + VLEN <= n; i += VLEN) {
+		vfloat g = vload(grad + i) + vsplat(wd) * vload(w + i);
+
+		vstore(w + i, vload(w + i) - vsplat(lr) * g);
+	}
+	for (; i < n; i++) {
 		float g = grad[i] + wd * w[i];
 
 		w[i] -= lr * g;
@@ -80,11 +87,19 @@ static void momentum(const struct engine_optim *opt, float *w,
 {
 	const float lr = (float)opt->lr, wd = (float)opt->weight_decay;
 	const float mu = (float)opt->momentum;
+	size_t i = 0;
 
 	/* From v = 0 the first step gives v = g exactly, as PyTorch's
 	 * "buf = grad.clone()" does.
 	 */
-	for (size_t i = 0; i < n; i++) {
+	for (; i + VLEN <= n; i += VLEN) {
+		vfloat g = vload(grad + i) + vsplat(wd) * vload(w + i);
+		vfloat vel = vsplat(mu) * vload(v + i) + g;
+
+		vstore(v + i, vel);
+		vstore(w + i, vload(w + i) - vsplat(lr) * vel);
+	}
+	for (; i < n; i++) {
 		float g = grad[i] + wd * w[i];
 
 		v[i] = mu * v[i] + g;

@@ -266,22 +266,36 @@ TEST(dense_backward_accumulates_with_beta_one)
 	backward_case_free(&c);
 }
 
+/*
+ * Each case appears twice, so that it is met both by the 4-wide vector body
+ * (elements 0..7) and by the scalar tail (8..11).
+ */
 TEST(relu_forward_and_backward)
 {
-	const float x[6] = { -2.0f, -0.0f, 0.0f, 1e-30f, 3.0f, NAN };
-	const float dy[6] = { 1, 2, 3, 4, 5, 6 };
-	float y[6], dx[6];
+	const float x[12] = { -2.0f, -0.0f, 0.0f, 1e-30f, 3.0f, NAN, -1e-30f, 7.0f,
+			      NAN, -2.0f, 3.0f, 0.0f };
+	float dy[12], y[12], dx[12];
 
-	ASSERT_EQ(0, engine_relu_forward(x, 6, y));
-	EXPECT_TRUE(y[0] == 0.0f && y[2] == 0.0f && y[3] == 1e-30f && y[4] == 3.0f);
-	EXPECT_TRUE(isnan(y[5]));	/* divergence is not hidden */
-	ASSERT_EQ(0, engine_relu_backward(y, dy, 6, dx));
+	for (int i = 0; i < 12; i++)
+		dy[i] = (float)(i + 1);
+	ASSERT_EQ(0, engine_relu_forward(x, 12, y));
+	for (int i = 0; i < 12; i++) {
+		if (isnan(x[i])) {
+			EXPECT_TRUE(isnan(y[i]));	/* divergence is not hidden */
+		} else {
+			EXPECT_TRUE(y[i] == (x[i] > 0.0f ? x[i] : 0.0f)) TH_LOG("x[%d]", i);
+		}
+	}
 	/* Passes where the output is positive, masks zero and NaN. */
-	EXPECT_TRUE(dx[0] == 0 && dx[1] == 0 && dx[2] == 0 && dx[3] == 4 &&
-		    dx[4] == 5 && dx[5] == 0);
-	memcpy(dx, dy, sizeof(dx));
-	ASSERT_EQ(0, engine_relu_backward(y, dx, 6, dx));	/* in place */
-	EXPECT_TRUE(dx[3] == 4 && dx[1] == 0);
+	ASSERT_EQ(0, engine_relu_backward(y, dy, 12, dx));
+	for (int i = 0; i < 12; i++) {
+		EXPECT_TRUE(dx[i] == (x[i] > 0.0f ? dy[i] : 0.0f)) TH_LOG("dx[%d]", i);
+	}
+	ASSERT_EQ(0, engine_relu_backward(y, dy, 12, dy));	/* in place */
+	EXPECT_EQ(0, memcmp(dx, dy, sizeof(dx)));
+	memcpy(y, x, sizeof(y));
+	ASSERT_EQ(0, engine_relu_forward(y, 12, y));	/* in place */
+	EXPECT_TRUE(y[7] == 7.0f && y[9] == 0.0f && isnan(y[8]));
 	EXPECT_EQ(-EINVAL, engine_relu_backward(y, dy, 0, dx));
 }
 

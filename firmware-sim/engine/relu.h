@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* ReLU in place, for the dense kernels' fused epilogue. */
+#ifndef WSE_FIRMWARE_ENGINE_RELU_H
+#define WSE_FIRMWARE_ENGINE_RELU_H
+
+#include <stddef.h>
+
+void engine_relu_inplace(float *x, size_t n);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * 4-wide float vectors with GCC's vector extensions: SSE2, which every
+ * x86-64 has, without intrinsics. The element-wise kernels are vectorized by
+ * hand because at -O2 GCC 12 vectorizes only loops whose trip count is a
+ * known multiple of the vector width; scalar code with data-dependent
+ * branches (ReLU) costs a mispredict per element. Each lane does exactly the
+ * scalar operation (no FMA contraction in ISO C mode), so a vector body and
+ * its scalar tail give identical bits.
+ */
+#ifndef WSE_FIRMWARE_ENGINE_VEC_H
+#define WSE_FIRMWARE_ENGINE_VEC_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define VLEN 4
+
+typedef float vfloat __attribute__((vector_size(16)));
+typedef int32_t vint __attribute__((vector_size(16)));
+
+/* memcpy: the arrays need not be 16-byte aligned; it compiles to movups. */
+static inline vfloat vload(const float *p)
+{
+	vfloat v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void vstore(float *p, vfloat v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline vfloat vsplat(float x)
+{
+	return (vfloat){ x, x, x, x };
+}
+
+/* v where the lane's mask (from a vector comparison) is set, else +0. */
+static inline vfloat vkeep(vint mask, vfloat v)
+{
+	return (vfloat)(mask & (vint)v);
+}
+
+#endif
