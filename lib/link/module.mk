@@ -2,7 +2,8 @@
 # CRC32C, frame I/O, link addresses, malformed-frame generator).
 libs += wselink
 wselink_srcs := lib/link/crc32c.c lib/link/frame_header.c lib/link/payloads.c \
-	lib/link/frame_io.c lib/link/link_addr.c lib/link/malformed.c
+	lib/link/frame_io.c lib/link/link_addr.c lib/link/malformed.c \
+	lib/link/link_client.c
 
 host_tests += link_codec_test
 link_codec_test_srcs := tests/host/link_codec_test.c

@@ -240,6 +240,58 @@ void wse_link_tune_socket(int fd);
 /* "127.0.0.1:40000", "[::1]:40000" or "unix peer pid N" for @fd's peer. */
 void wse_link_peer_name(int fd, char *buf, size_t len);
 
+/* ---------------------------------------------------------- host client */
+
+/*
+ * A minimal host side of the link, for tools, tests and benchmarks: one
+ * request in flight at a time. (The kernel driver is the real host.)
+ */
+struct wse_link_client {
+	int fd;
+	int timeout_ms;			/* per request */
+	struct wse_link_rx_rules rules;	/* after HELLO: negotiated */
+	uint32_t next_tag;
+	struct wse_link_device_info dev;	/* from the HELLO reply */
+	uint32_t peer_error;		/* code of an ERROR frame received, 0: none */
+	bool peer_shutdown;		/* the device sent SHUTDOWN (answered) */
+	uint8_t *buf;			/* response payloads */
+	size_t cap;
+};
+
+/*
+ * Binds @cl to connected @fd and performs the handshake. Returns 0 with
+ * *@status the HELLO status (on failure @text holds the device's reason),
+ * a negative errno for I/O, or a positive code for a protocol violation by
+ * the device (or an ERROR frame: cl->peer_error is then set). The caller
+ * closes @fd; wse_link_client_free() releases the buffer.
+ */
+int wse_link_client_hello(struct wse_link_client *cl, int fd,
+			  const struct wse_link_hello_info *hello, int timeout_ms,
+			  uint32_t *status, char *text, size_t textlen,
+			  struct wse_link_err *err);
+void wse_link_client_free(struct wse_link_client *cl);
+
+/*
+ * Sends request @opcode on @queue with payload @iov and waits for its
+ * response, answering device KEEPALIVEs meanwhile. On return 0, *@status is
+ * the response status and the rest of the payload is at cl->buf + 8 with
+ * *@rest_len bytes. Errors as for wse_link_client_hello(); a SHUTDOWN
+ * from the device is answered and gives -ESHUTDOWN.
+ */
+int wse_link_client_call(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
+			 const struct iovec *iov, int iovcnt, uint32_t *status,
+			 size_t *rest_len, struct wse_link_err *err);
+
+/* MEM_WRITE / MEM_READ of @len bytes at @addr via wse_link_client_call();
+ * a failure status leaves its text in @text.
+ */
+int wse_link_client_mem_write(struct wse_link_client *cl, uint16_t queue, uint64_t addr,
+			      const void *data, uint32_t len, uint32_t *status,
+			      char *text, size_t textlen, struct wse_link_err *err);
+int wse_link_client_mem_read(struct wse_link_client *cl, uint16_t queue, uint64_t addr,
+			     void *data, uint32_t len, uint32_t *status,
+			     char *text, size_t textlen, struct wse_link_err *err);
+
 /* ----------------------------------------------------- malformed frames */
 
 /* Kinds of broken frame, for fault injection and the hostile peer. */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* wsefwd's configuration, as set on the command line. */
+#ifndef FWD_CONFIG_H
+#define FWD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wse/link_codec.h"
+
+/* Fault knobs for tests; a count of -1 means off. */
+struct fwd_fault_config {
+	int64_t drop_after;	/* close the link on receiving frame N */
+	int64_t silent_after;	/* answer nothing after frame N */
+	int64_t malformed_after; /* replace replies after frame N by broken frames */
+	int64_t corrupt_frame;	/* flip a bit in the Nth frame sent */
+	uint32_t delay_ms;	/* delay every reply */
+	int malformed_kind;	/* enum wse_link_malform, or -1: cycle through all */
+	uint64_t seed;		/* for random choices in malformed frames */
+};
+
+struct fwd_config {
+	const char *listen_spec;
+	struct wse_link_addr listen;
+	const char *port_file;
+	uint32_t wafer_width;
+	uint32_t wafer_height;
+	uint64_t sram_per_pe;
+	uint64_t sram_total;
+	uint64_t device_id;
+	uint32_t clock_khz;
+	uint32_t num_queues;
+	uint32_t max_payload;
+	uint32_t hello_timeout_ms;
+	uint32_t send_timeout_ms;
+	int log_level;
+	bool once;
+	struct fwd_fault_config fault;
+};
+
+/*
+ * Fills @cfg from the command line. Returns 0 to run, 1 when --help or
+ * --version was printed, -1 after printing an error on stderr.
+ */
+int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg);
+
+#endif /* FWD_CONFIG_H */

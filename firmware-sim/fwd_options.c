@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* wsefwd's command line. Every value is checked; errors say what to do. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fwd_config.h"
+#include "fwd_log.h"
+#include "fwd_version.h"
+#include "fwd_wafer.h"
+
+#define DEFAULT_CLOCK_MHZ	850	/* Cerebras SDK scripts */
+#define DEFAULT_QUEUES		4
+#define DEFAULT_MAX_PAYLOAD	(4U << 20)
+#define DEFAULT_HELLO_MS	10000
+#define DEFAULT_SEND_MS		30000
+#define MAX_QUEUES		64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"usage: wsefwd --listen tcp:HOST:PORT|unix:PATH [options]\n"
+"\n"
+"The wse firmware simulator: one process is one CS system. It serves one host\n"
+"link at a time (a second host is refused with an E_BUSY error frame).\n"
+"\n"
+"  --listen ADDR          where to listen (required); tcp port 0 picks a free port\n"
+"  --port-file FILE       write the TCP port chosen to FILE (for scripts)\n"
+"  --wafer wse2|wse3|WxH  wafer geometry in PEs (default wse2: 750x994)\n"
+"  --sram-per-pe BYTES    SRAM per PE, K/M suffixes allowed (default 48K)\n"
+"  --device-id N          device id reported in HELLO (default: from pid and address)\n"
+"  --clock-mhz N          modelled clock (default %d)\n"
+"  --queues N             hardware queues, 1..%d (default %d)\n"
+"  --max-payload BYTES    largest frame payload accepted, %u..%u (default 4M)\n"
+"  --hello-timeout-ms MS  drop a host that sends no HELLO in time (default %d)\n"
+"  --log-level LEVEL      error, warn, info or debug (default info)\n"
+"  --once                 exit after the first host disconnects\n"
+"  --help, --version\n"
+"\n"
+"Fault knobs (for tests; frame counts are per connection, from 1):\n"
+"  --fault-drop-after N       close the link on receiving frame N (0: at accept)\n"
+"  --fault-delay-ms MS        delay every reply by MS\n"
+"  --fault-corrupt-frame N    flip a bit in the Nth frame sent\n"
+"  --fault-silent-after N     answer nothing after frame N, keep the link open\n"
+"  --fault-malformed-after N  answer frames after the Nth with malformed frames\n"
+"  --fault-malformed-kind K   which kind (default: cycle through all):\n"
+"                             ",
+		DEFAULT_CLOCK_MHZ, MAX_QUEUES, DEFAULT_QUEUES, WSE_LINK_PAYLOAD_MIN,
+		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS);
+	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
+		fprintf(out, "%s%s", wse_link_malform_name(k),
+			k + 1 < WSE_LINK_MAL_COUNT ? (k % 5 == 4 ? ",\n                             " : ", ") : "\n");
+	fprintf(out,
+"  --fault-seed N             seed for random choices in malformed frames\n"
+"\n"
+"SIGTERM or SIGINT: send SHUTDOWN to the host, close, exit 0.\n"
+"See Documentation/wsefwd.rst and Documentation/link-protocol.rst.\n");
+}
+
+/* Unsigned number with an optional binary K/M/G suffix. */
+static int parse_size(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	if (*s == '-' || !*s)
+		goto bad;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		goto bad;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || v > (max >> shift))
+		goto bad;
+	*out = (uint64_t)v << shift;
+	return 0;
+bad:
+	fprintf(stderr, "wsefwd: %s '%s': expected a number 0..%llu (K, M, G suffixes allowed)\n",
+		opt, s, (unsigned long long)max);
+	return -1;
+}
+
+static int parse_num(const char *opt, const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*s == '-' || !*s)
+		goto bad;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "wsefwd: %s '%s': expected a number 0..%llu\n", opt, s,
+		(unsigned long long)max);
+	return -1;
+}
+
+enum {
+	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_WAFER, OPT_SRAM, OPT_DEVICE_ID, OPT_CLOCK,
+	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
+	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
+	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED,
+};
+
+static const struct option long_options[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "port-file", required_argument, NULL, OPT_PORT_FILE },
+	{ "wafer", required_argument, NULL, OPT_WAFER },
+	{ "sram-per-pe", required_argument, NULL, OPT_SRAM },
+	{ "device-id", required_argument, NULL, OPT_DEVICE_ID },
+	{ "clock-mhz", required_argument, NULL, OPT_CLOCK },
+	{ "queues", required_argument, NULL, OPT_QUEUES },
+	{ "max-payload", required_argument, NULL, OPT_MAX_PAYLOAD },
+	{ "hello-timeout-ms", required_argument, NULL, OPT_HELLO_TIMEOUT },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "fault-drop-after", required_argument, NULL, OPT_DROP },
+	{ "fault-delay-ms", required_argument, NULL, OPT_DELAY },
+	{ "fault-corrupt-frame", required_argument, NULL, OPT_CORRUPT },
+	{ "fault-silent-after", required_argument, NULL, OPT_SILENT },
+	{ "fault-malformed-after", required_argument, NULL, OPT_MALFORMED },
+	{ "fault-malformed-kind", required_argument, NULL, OPT_MALFORMED_KIND },
+	{ "fault-seed", required_argument, NULL, OPT_SEED },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int finish(struct fwd_config *cfg, const char *wafer_spec, uint64_t sram_per_pe,
+		  bool sram_given)
+{
+	struct fwd_wafer w;
+	char err[256];
+	uint64_t pes;
+
+	if (!cfg->listen_spec) {
+		fprintf(stderr, "wsefwd: --listen is required, e.g. --listen unix:/tmp/wse.sock "
+			"or --listen tcp:127.0.0.1:0 (see --help)\n");
+		return -1;
+	}
+	if (wse_link_addr_parse(cfg->listen_spec, &cfg->listen, err, sizeof(err))) {
+		fprintf(stderr, "wsefwd: --listen %s\n", err);
+		return -1;
+	}
+	if (cfg->port_file && cfg->listen.is_unix) {
+		fprintf(stderr, "wsefwd: --port-file only makes sense with a tcp: address\n");
+		return -1;
+	}
+	if (fwd_wafer_parse(wafer_spec, &w, err, sizeof(err))) {
+		fprintf(stderr, "wsefwd: --wafer: %s\n", err);
+		return -1;
+	}
+	cfg->wafer_width = w.width;
+	cfg->wafer_height = w.height;
+	cfg->sram_per_pe = sram_given ? sram_per_pe : w.sram_per_pe;
+	if (!cfg->sram_per_pe) {
+		fprintf(stderr, "wsefwd: --sram-per-pe must be at least 1 byte\n");
+		return -1;
+	}
+	pes = (uint64_t)w.width * w.height;
+	if (cfg->sram_per_pe > (1ULL << 50) / pes) {
+		fprintf(stderr, "wsefwd: %ux%u PEs x %llu bytes is more device memory than wsefwd models (1 PiB)\n",
+			w.width, w.height, (unsigned long long)cfg->sram_per_pe);
+		return -1;
+	}
+	cfg->sram_total = pes * cfg->sram_per_pe;
+	if (!cfg->device_id)
+		cfg->device_id = ((uint64_t)wse_crc32c(0, cfg->listen_spec,
+						       strlen(cfg->listen_spec)) << 32) |
+				 (uint32_t)getpid();
+	return 0;
+}
+
+int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
+{
+	const char *wafer_spec = "wse2";
+	uint64_t v, sram = 0;
+	bool sram_given = false;
+	int opt, level;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->clock_khz = DEFAULT_CLOCK_MHZ * 1000;
+	cfg->num_queues = DEFAULT_QUEUES;
+	cfg->max_payload = DEFAULT_MAX_PAYLOAD;
+	cfg->hello_timeout_ms = DEFAULT_HELLO_MS;
+	cfg->send_timeout_ms = DEFAULT_SEND_MS;
+	cfg->log_level = FWD_LOG_INFO;
+	cfg->fault.drop_after = -1;
+	cfg->fault.silent_after = -1;
+	cfg->fault.malformed_after = -1;
+	cfg->fault.corrupt_frame = -1;
+	cfg->fault.malformed_kind = -1;
+	cfg->fault.seed = 1;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		const char *name = optind > 1 ? argv[optind - 1] : "option";
+
+		switch (opt) {
+		case OPT_LISTEN:
+			cfg->listen_spec = optarg;
+			break;
+		case OPT_PORT_FILE:
+			cfg->port_file = optarg;
+			break;
+		case OPT_WAFER:
+			wafer_spec = optarg;
+			break;
+		case OPT_SRAM:
+			if (parse_size("--sram-per-pe", optarg, 1ULL << 40, &sram))
+				return -1;
+			sram_given = true;
+			break;
+		case OPT_DEVICE_ID:
+			if (parse_num("--device-id", optarg, UINT64_MAX, &cfg->device_id))
+				return -1;
+			if (!cfg->device_id) {
+				fprintf(stderr, "wsefwd: --device-id 0 is reserved; pick another id\n");
+				return -1;
+			}
+			break;
+		case OPT_CLOCK:
+			if (parse_num("--clock-mhz", optarg, 4000000, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --clock-mhz must be at least 1\n");
+				return -1;
+			}
+			cfg->clock_khz = (uint32_t)v * 1000;
+			break;
+		case OPT_QUEUES:
+			if (parse_num("--queues", optarg, MAX_QUEUES, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --queues must be 1..%d\n", MAX_QUEUES);
+				return -1;
+			}
+			cfg->num_queues = (uint32_t)v;
+			break;
+		case OPT_MAX_PAYLOAD:
+			if (parse_size("--max-payload", optarg, WSE_LINK_PAYLOAD_LIMIT, &v))
+				return -1;
+			if (v < WSE_LINK_PAYLOAD_MIN) {
+				fprintf(stderr, "wsefwd: --max-payload must be at least %u\n",
+					WSE_LINK_PAYLOAD_MIN);
+				return -1;
+			}
+			cfg->max_payload = (uint32_t)v;
+			break;
+		case OPT_HELLO_TIMEOUT:
+			if (parse_num("--hello-timeout-ms", optarg, 3600000, &v))
+				return -1;
+			cfg->hello_timeout_ms = (uint32_t)v;
+			break;
+		case OPT_LOG_LEVEL:
+			level = fwd_log_parse_level(optarg);
+			if (level < 0) {
+				fprintf(stderr, "wsefwd: --log-level '%s': use error, warn, info or debug\n",
+					optarg);
+				return -1;
+			}
+			cfg->log_level = level;
+			break;
+		case OPT_ONCE:
+			cfg->once = true;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 1;
+		case OPT_VERSION:
+			printf("%s\n", FWD_VERSION);
+			return 1;
+		case OPT_DROP:
+			if (parse_num("--fault-drop-after", optarg, INT64_MAX, &v))
+				return -1;
+			cfg->fault.drop_after = (int64_t)v;
+			break;
+		case OPT_DELAY:
+			if (parse_num("--fault-delay-ms", optarg, 600000, &v))
+				return -1;
+			cfg->fault.delay_ms = (uint32_t)v;
+			break;
+		case OPT_CORRUPT:
+			if (parse_num("--fault-corrupt-frame", optarg, INT64_MAX, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --fault-corrupt-frame counts from 1\n");
+				return -1;
+			}
+			cfg->fault.corrupt_frame = (int64_t)v;
+			break;
+		case OPT_SILENT:
+			if (parse_num("--fault-silent-after", optarg, INT64_MAX, &v))
+				return -1;
+			cfg->fault.silent_after = (int64_t)v;
+			break;
+		case OPT_MALFORMED:
+			if (parse_num("--fault-malformed-after", optarg, INT64_MAX, &v))
+				return -1;
+			cfg->fault.malformed_after = (int64_t)v;
+			break;
+		case OPT_MALFORMED_KIND:
+			cfg->fault.malformed_kind = wse_link_malform_parse(optarg);
+			if (cfg->fault.malformed_kind < 0) {
+				fprintf(stderr, "wsefwd: --fault-malformed-kind '%s' is not a kind; see --help for the list\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_SEED:
+			if (parse_num("--fault-seed", optarg, UINT64_MAX, &cfg->fault.seed))
+				return -1;
+			break;
+		default:
+			if (optopt)
+				fprintf(stderr, "wsefwd: %s needs a value (see --help)\n", name);
+			else
+				fprintf(stderr, "wsefwd: unknown option '%s' (see --help)\n", name);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "wsefwd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -1;
+	}
+	return finish(cfg, wafer_spec, sram, sram_given);
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A small synchronous host for the link: handshake, request/response with
+ * full checking of what the device sends. Used by wse-fakehost, the
+ * wsefwd tests and benchmarks; the kernel driver is the real host.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wse/link_codec.h"
+
+static void copy_text(char *text, size_t textlen, const uint8_t *src, size_t n)
+{
+	size_t i;
+
+	if (!textlen)
+		return;
+	if (n > textlen - 1)
+		n = textlen - 1;
+	for (i = 0; i < n; i++)
+		text[i] = (src[i] >= 0x20 && src[i] < 0x7f) ? (char)src[i] : '?';
+	text[n] = '\0';
+}
+
+/* Answers a request the device sent us; returns -ESHUTDOWN for SHUTDOWN. */
+static int answer_device(struct wse_link_client *cl, const struct wse_link_frame *req,
+			 struct wse_link_err *err)
+{
+	struct wse_link_frame f = {
+		.version = cl->rules.version, .opcode = req->opcode,
+		.flags = WSE_LINK_F_RESPONSE, .tag = req->tag,
+	};
+	struct wse_link_status st;
+	struct iovec iov = { &st, sizeof(st) };
+	int ret;
+
+	wse_link_status_encode(&st, WSE_LINK_OK);
+	ret = wse_link_send(cl->fd, &f, &iov, 1, cl->timeout_ms, err);
+	if (ret)
+		return ret;
+	if (req->opcode == WSE_LINK_OP_SHUTDOWN) {
+		cl->peer_shutdown = true;
+		wse_link_err_set(err, 0, WSE_LINK_CHECK_OK, "the device shut the link down");
+		return -ESHUTDOWN;
+	}
+	return 0;
+}
+
+/* Receives until the response to (@opcode, @tag) arrives. */
+static int await_response(struct wse_link_client *cl, uint8_t opcode, uint32_t tag,
+			  struct wse_link_frame *f, struct wse_link_err *err)
+{
+	for (int frames = 0; frames < 1024; frames++) {
+		int ret = wse_link_recv(cl->fd, &cl->rules, f, cl->buf, cl->cap,
+					cl->timeout_ms, err);
+		uint32_t code;
+		char text[160];
+
+		if (ret)
+			return ret;
+		if (f->opcode == WSE_LINK_OP_ERROR && !(f->flags & WSE_LINK_F_RESPONSE)) {
+			ret = wse_link_error_decode(cl->buf, f->length, &code, text, sizeof(text), err);
+			if (ret)
+				return ret;
+			cl->peer_error = code ? code : WSE_LINK_E_PROTO;
+			return wse_link_err_set(err, cl->peer_error, WSE_LINK_CHECK_OK,
+						"device sent ERROR %s: %s",
+						wse_link_status_name(code), text);
+		}
+		if (!(f->flags & WSE_LINK_F_RESPONSE)) {
+			if (f->opcode != WSE_LINK_OP_KEEPALIVE && f->opcode != WSE_LINK_OP_SHUTDOWN)
+				return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+							"device sent an unexpected %s request (0x%02x)",
+							wse_link_op_name(f->opcode), f->opcode);
+			ret = answer_device(cl, f, err);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (f->tag != tag || f->opcode != opcode)
+			return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+						"response %s tag %u does not answer %s tag %u",
+						wse_link_op_name(f->opcode), f->tag,
+						wse_link_op_name(opcode), tag);
+		return 0;
+	}
+	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+				"no response among 1024 frames");
+}
+
+int wse_link_client_call(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
+			 const struct iovec *iov, int iovcnt, uint32_t *status,
+			 size_t *rest_len, struct wse_link_err *err)
+{
+	struct wse_link_frame f = {
+		.version = cl->rules.version, .opcode = opcode, .queue = queue,
+		.tag = cl->next_tag++,
+	};
+	struct wse_link_frame r;
+	int ret;
+
+	ret = wse_link_send(cl->fd, &f, iov, iovcnt, cl->timeout_ms, err);
+	if (ret)
+		return ret;
+	ret = await_response(cl, opcode, f.tag, &r, err);
+	if (ret)
+		return ret;
+	if (r.queue != queue)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"response on queue %u to a request on queue %u",
+					r.queue, queue);
+	return wse_link_status_decode(cl->buf, r.length, status, NULL, rest_len, err);
+}
+
+int wse_link_client_hello(struct wse_link_client *cl, int fd,
+			  const struct wse_link_hello_info *hello, int timeout_ms,
+			  uint32_t *status, char *text, size_t textlen,
+			  struct wse_link_err *err)
+{
+	struct wse_link_hello raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	size_t rest_len;
+	uint32_t max;
+	uint8_t *buf;
+	int ret;
+
+	memset(cl, 0, sizeof(*cl));
+	cl->fd = fd;
+	cl->timeout_ms = timeout_ms;
+	cl->rules.version = WSE_LINK_VERSION_MIN;
+	cl->rules.max_payload = WSE_LINK_PAYLOAD_MIN;
+	cl->next_tag = 1;
+	cl->cap = WSE_LINK_PAYLOAD_MIN;
+	cl->buf = malloc(cl->cap);
+	if (!cl->buf)
+		return -ENOMEM;
+	if (textlen)
+		text[0] = '\0';
+	wse_link_hello_encode(&raw, hello);
+	ret = wse_link_client_call(cl, WSE_LINK_OP_HELLO, 0, &iov, 1, status, &rest_len, err);
+	if (ret)
+		return ret;
+	if (*status != WSE_LINK_OK) {
+		copy_text(text, textlen, cl->buf + sizeof(struct wse_link_status), rest_len);
+		return 0;
+	}
+	ret = wse_link_hello_reply_decode(cl->buf + sizeof(struct wse_link_status), rest_len,
+					  &cl->dev, err);
+	if (ret)
+		return ret;
+	if (cl->dev.version < hello->version_min || cl->dev.version > hello->version_max)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"device chose version %u outside the host's %u..%u",
+					cl->dev.version, hello->version_min, hello->version_max);
+	max = cl->dev.max_payload < hello->max_payload ? cl->dev.max_payload
+						       : hello->max_payload;
+	buf = realloc(cl->buf, max);
+	if (!buf)
+		return -ENOMEM;
+	cl->buf = buf;
+	cl->cap = max;
+	cl->rules.version = (uint8_t)cl->dev.version;
+	cl->rules.max_payload = max;
+	return 0;
+}
+
+void wse_link_client_free(struct wse_link_client *cl)
+{
+	free(cl->buf);
+	cl->buf = NULL;
+	cl->cap = 0;
+}
+
+int wse_link_client_mem_write(struct wse_link_client *cl, uint16_t queue, uint64_t addr,
+			      const void *data, uint32_t len, uint32_t *status,
+			      char *text, size_t textlen, struct wse_link_err *err)
+{
+	struct wse_link_mem mem;
+	struct iovec iov[2] = { { &mem, sizeof(mem) }, { (void *)data, len } };
+	size_t rest_len;
+	int ret;
+
+	wse_link_mem_encode(&mem, addr, len);
+	ret = wse_link_client_call(cl, WSE_LINK_OP_MEM_WRITE, queue, iov, 2, status,
+				   &rest_len, err);
+	if (!ret && *status != WSE_LINK_OK)
+		copy_text(text, textlen, cl->buf + sizeof(struct wse_link_status), rest_len);
+	else if (!ret && rest_len)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"MEM_WRITE response carries %zu unexpected bytes", rest_len);
+	return ret;
+}
+
+int wse_link_client_mem_read(struct wse_link_client *cl, uint16_t queue, uint64_t addr,
+			     void *data, uint32_t len, uint32_t *status,
+			     char *text, size_t textlen, struct wse_link_err *err)
+{
+	struct wse_link_mem mem;
+	struct iovec iov = { &mem, sizeof(mem) };
+	size_t rest_len;
+	int ret;
+
+	wse_link_mem_encode(&mem, addr, len);
+	ret = wse_link_client_call(cl, WSE_LINK_OP_MEM_READ, queue, &iov, 1, status,
+				   &rest_len, err);
+	if (ret)
+		return ret;
+	if (*status != WSE_LINK_OK) {
+		copy_text(text, textlen, cl->buf + sizeof(struct wse_link_status), rest_len);
+		return 0;
+	}
+	if (rest_len != len)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"MEM_READ of %u bytes returned %zu", len, rest_len);
+	memcpy(data, cl->buf + sizeof(struct wse_link_status), len);
+	return 0;
+}
