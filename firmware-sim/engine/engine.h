@@ -41,6 +41,25 @@ int engine_threads(void);
 const char *engine_blas_threading(void);	/* "serial", "pthreads", "openmp" */
 const char *engine_blas_config(void);
 
+/* --- OpenBLAS kernel selection (blas_core.c) -------------------------------
+ * The kernels (core type) also decide the bits of a result. OpenBLAS 0.3.21
+ * does not recognise CPUs newer than itself and falls back to slow generic
+ * kernels; OPENBLAS_CORETYPE, read when the library loads, overrides that.
+ */
+const char *engine_blas_core(void);	/* e.g. "SkylakeX", "Prescott" */
+/* The core to use instead when OpenBLAS fell back to one without AVX2 on a
+ * CPU with AVX-512 ("SkylakeX") or AVX2 ("Haswell"); NULL if none.
+ */
+const char *engine_blas_better_core(void);
+/*
+ * Call first thing in main() as engine_blas_reexec("/proc/self/exe", argv):
+ * when there is a better core and OPENBLAS_CORETYPE is unset, sets it and
+ * executes path with argv, so this returns only if nothing needed doing (0)
+ * or exec failed (negative errno; the process carries on with the old
+ * kernels and OPENBLAS_CORETYPE unset).
+ */
+int engine_blas_reexec(const char *path, char *const argv[]);
+
 /* --- seeded pseudo-random numbers (rng.c): splitmix64 --------------------- */
 struct engine_rng {
 	uint64_t state;

@@ -78,7 +78,9 @@ TEST(pixels_scale_to_unit_interval)
 
 	for (int i = 0; i < 256; i++)
 		px[i] = (uint8_t)i;
-	ASSERT_EQ(0, engine_pixels_to_f32(px, 256, f));
+	/* 255 then 1: both the vector body and the scalar tail run. */
+	ASSERT_EQ(0, engine_pixels_to_f32(px, 255, f));
+	ASSERT_EQ(0, engine_pixels_to_f32(px + 255, 1, f + 255));
 	EXPECT_TRUE(f[0] == 0.0f);
 	EXPECT_TRUE(f[255] == 1.0f);
 	for (int i = 0; i < 256; i++) {
@@ -617,6 +619,42 @@ TEST(adam_step_by_hand)
 		TH_LOG("m %.9g v %.9g w %.9g", m, v, w);
 }
 
+/*
+ * The vector body and the scalar tail of each optimizer must compute the
+ * same thing: equal parameters and gradients give equal results in all 11
+ * elements (8 in vector lanes, 3 in the tail) and equal a 1-element run.
+ */
+TEST(optimizer_lanes_agree)
+{
+	const enum engine_optim_kind kinds[] = { ENGINE_SGD, ENGINE_MOMENTUM,
+						 ENGINE_ADAM };
+
+	for (int k = 0; k < 3; k++) {
+		struct engine_optim opt;
+		float w[11], s0[11] = { 0 }, s1[11] = { 0 }, g[11];
+		float w1 = 0.3f, s01 = 0, s11 = 0;
+
+		engine_optim_defaults(&opt, kinds[k], 0.05);
+		opt.weight_decay = 0.01;
+		for (uint64_t t = 1; t <= 3; t++) {
+			float g1 = 0.7f / (float)t;
+
+			for (int i = 0; i < 11; i++) {
+				if (t == 1)
+					w[i] = 0.3f;
+				g[i] = g1;
+			}
+			ASSERT_EQ(0, engine_optim_step(&opt, t, w, g, s0, s1, 11));
+			ASSERT_EQ(0, engine_optim_step(&opt, t, &w1, &g1, &s01, &s11, 1));
+		}
+		for (int i = 0; i < 11; i++) {
+			EXPECT_TRUE(w[i] == w1 && s0[i] == s01 && s1[i] == s11)
+				TH_LOG("optimizer %d, element %d: %.9g vs %.9g", k, i,
+				       w[i], w1);
+		}
+	}
+}
+
 TEST(optimizer_rejects_bad_hyperparameters)
 {
 	struct engine_optim opt;
@@ -676,6 +714,25 @@ TEST(thread_count_is_settable)
 	engine_set_threads(before);
 	EXPECT_NE(NULL, engine_blas_config());
 	TH_LOG("OpenBLAS %s, %s", engine_blas_config(), engine_blas_threading());
+}
+
+TEST(blas_reexec_respects_a_chosen_core)
+{
+	static const char nowhere[] = "/nonexistent/wse-engine-test";
+	char *argv[] = { (char *)nowhere, NULL };
+	const char *better = engine_blas_better_core();
+
+	ASSERT_NE(NULL, engine_blas_core());
+	TH_LOG("kernels %s, better: %s", engine_blas_core(), better ? better : "none");
+	/* With the variable set there is nothing to do, whatever the CPU:
+	 * no exec (the path does not exist, exec would fail with -ENOENT).
+	 */
+	ASSERT_EQ(0, setenv("OPENBLAS_CORETYPE", engine_blas_core(), 1));
+	EXPECT_EQ(0, engine_blas_reexec(nowhere, argv));
+	/* Without it, exec is tried exactly when there is a better core. */
+	ASSERT_EQ(0, unsetenv("OPENBLAS_CORETYPE"));
+	EXPECT_EQ(better ? -ENOENT : 0, engine_blas_reexec(nowhere, argv));
+	EXPECT_NULL(getenv("OPENBLAS_CORETYPE"));
 }
 
 TEST_HARNESS_MAIN

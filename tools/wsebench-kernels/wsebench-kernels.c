@@ -48,7 +48,11 @@ static void usage(FILE *f)
 		"  -t, --threads N         OpenBLAS threads for the layer table (default 1)\n"
 		"  -s, --steps N           training steps per repetition (default 10)\n"
 		"  -c, --check             exit 1 if the ratio misses the target\n"
-		"  -h, --help              show this help\n",
+		"  -h, --help              show this help\n"
+		"\n"
+		"When OpenBLAS does not recognise the CPU and falls back to generic\n"
+		"kernels, the program sets OPENBLAS_CORETYPE and runs itself again; set\n"
+		"OPENBLAS_CORETYPE yourself to choose the kernels.\n",
 		TARGET_RATIO);
 }
 
@@ -400,10 +404,18 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv, &o))
 		return 2;
+	/* Before any timing: get the right kernels on CPUs newer than the
+	 * library (see Documentation/engine.rst).
+	 */
+	if (engine_blas_reexec("/proc/self/exe", argv))
+		fprintf(stderr, "wsebench-kernels: could not re-execute with OPENBLAS_CORETYPE=%s; timing the %s kernels\n",
+			engine_blas_better_core(), engine_blas_core());
 	if (engine_set_threads((int)o.threads) != o.threads)
 		fprintf(stderr, "wsebench-kernels: note: OpenBLAS (%s) runs %d thread(s), not %ld\n",
 			engine_blas_threading(), engine_threads(), o.threads);
-	printf("%s (%s)\n\n", engine_blas_config(), engine_blas_threading());
+	printf("%s (%s), kernels: %s%s\n\n", engine_blas_config(),
+	       engine_blas_threading(), engine_blas_core(),
+	       getenv("OPENBLAS_CORETYPE") ? " (from OPENBLAS_CORETYPE)" : "");
 	if (bench_layers(&o, &ratio) || bench_train_step(&o))
 		return 1;
 	return o.check && ratio > TARGET_RATIO ? 1 : 0;
