@@ -73,6 +73,18 @@ float engine_rng_uniform(struct engine_rng *rng);	/* in [0, 1), 24 bits */
 /* out[i] = px[i] / 255 (so 0 -> 0.0f and 255 -> 1.0f exactly). */
 int engine_pixels_to_f32(const uint8_t *px, size_t n, float *out);
 
+/* --- 16-bit float storage (half.c) ----------------------------------------
+ * bfloat16 and IEEE binary16 (fp16) as uint16_t bit patterns, to store or
+ * send tensors in half the bytes; arithmetic stays fp32. fp32 -> 16 bits
+ * rounds to nearest, ties to even (fp16: |x| >= 65520 becomes infinity,
+ * tiny values become subnormal or zero); NaN stays NaN. 16 bits -> fp32 is
+ * exact.
+ */
+int engine_f32_to_bf16(const float *x, size_t n, uint16_t *out);
+int engine_bf16_to_f32(const uint16_t *x, size_t n, float *out);
+int engine_f32_to_f16(const float *x, size_t n, uint16_t *out);
+int engine_f16_to_f32(const uint16_t *x, size_t n, float *out);
+
 /* --- dense layers (dense.c) -----------------------------------------------
  * Forward: y[batch][out] = x[batch][in] * w[out][in]^T + b, then ReLU if
  * relu. b may be NULL (no bias). y is overwritten.

@@ -716,6 +716,143 @@ TEST(thread_count_is_settable)
 	TH_LOG("OpenBLAS %s, %s", engine_blas_config(), engine_blas_threading());
 }
 
+static uint32_t bits_of(float x)
+{
+	uint32_t u;
+
+	memcpy(&u, &x, sizeof(u));
+	return u;
+}
+
+static float float_of(uint32_t u)
+{
+	float x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+/*
+ * bfloat16 is the top half of a float: every pattern widens and narrows back
+ * unchanged, and narrowing picks the nearer neighbour (ties to even),
+ * checked in double with the value above the largest finite bf16 taken as
+ * 2^128, as IEEE rounding with an unbounded exponent has it.
+ */
+TEST(bf16_round_trips_and_rounds_to_nearest_even)
+{
+	struct engine_rng rng;
+	uint16_t h, back;
+	float f;
+
+	for (uint32_t p = 0; p < 65536; p++) {
+		h = (uint16_t)p;
+		ASSERT_EQ(0, engine_bf16_to_f32(&h, 1, &f));
+		ASSERT_EQ(0, engine_f32_to_bf16(&f, 1, &back));
+		if (isnan(f)) {
+			EXPECT_TRUE((back & 0x7fff) > 0x7f80) TH_LOG("NaN %04x", h);
+		} else {
+			EXPECT_EQ(h, back);
+		}
+	}
+	engine_rng_seed(&rng, 16);
+	for (int i = 0; i < 200000; i++) {
+		uint32_t u = (uint32_t)engine_rng_next(&rng);
+		float x = float_of(u);
+		uint16_t lo = (uint16_t)(u >> 16), want;
+		double dlo, dhi, vlo, vhi;
+
+		if (!isfinite(x))
+			continue;
+		/* u with the low half cleared is toward zero; one more step
+		 * in the pattern is the next value away from zero.
+		 */
+		vlo = float_of((uint32_t)lo << 16);
+		vhi = (lo & 0x7fff) == 0x7f7f ? copysign(0x1p128, x)
+					     : float_of((uint32_t)(lo + 1) << 16);
+		dlo = fabs(x - vlo), dhi = fabs(x - vhi);
+		want = dlo < dhi || (dlo == dhi && !(lo & 1)) ? lo : (uint16_t)(lo + 1);
+		ASSERT_EQ(0, engine_f32_to_bf16(&x, 1, &h));
+		EXPECT_EQ(want, h) TH_LOG("x %a", x);
+	}
+	f = 1.0f + 0x1p-8f;	/* halfway between 1 and 1 + 2^-7: even is 1 */
+	ASSERT_EQ(0, engine_f32_to_bf16(&f, 1, &h));
+	EXPECT_EQ(0x3f80, h);
+	f = FLT_MAX;
+	ASSERT_EQ(0, engine_f32_to_bf16(&f, 1, &h));
+	EXPECT_EQ(0x7f80, h);	/* rounds up into infinity */
+	f = float_of(0x7f800001);	/* NaN with only a low payload bit */
+	ASSERT_EQ(0, engine_f32_to_bf16(&f, 1, &h));
+	EXPECT_TRUE((h & 0x7fff) > 0x7f80);
+	EXPECT_EQ(-EINVAL, engine_f32_to_bf16(NULL, 1, &h));
+}
+
+/*
+ * binary16 against GCC's _Float16 (libgcc's soft-float conversions, an
+ * independent implementation): every pattern widened, every pattern's exact
+ * halfway points (ties) narrowed, and random floats over the whole range.
+ */
+static uint16_t gcc_f16(float x)
+{
+	_Float16 h = (_Float16)x;
+	uint16_t u;
+
+	memcpy(&u, &h, sizeof(u));
+	return u;
+}
+
+static void expect_f16_of(struct __test_metadata *_metadata, float x)
+{
+	uint16_t got, want = gcc_f16(x);
+
+	ASSERT_EQ(0, engine_f32_to_f16(&x, 1, &got));
+	if (isnan(x)) {
+		EXPECT_TRUE((got & 0x7fff) > 0x7c00) TH_LOG("NaN %a -> %04x", x, got);
+	} else {
+		EXPECT_EQ(want, got) TH_LOG("x %a", x);
+	}
+}
+
+TEST(f16_matches_the_compiler)
+{
+	struct engine_rng rng;
+
+	for (uint32_t p = 0; p < 65536; p++) {
+		uint16_t h = (uint16_t)p;
+		_Float16 ref;
+		float f;
+
+		memcpy(&ref, &h, sizeof(ref));
+		ASSERT_EQ(0, engine_f16_to_f32(&h, 1, &f));
+		if (isnan((float)ref)) {
+			EXPECT_TRUE(isnan(f));
+			continue;
+		}
+		EXPECT_EQ(bits_of((float)ref), bits_of(f)) TH_LOG("pattern %04x", h);
+		expect_f16_of(_metadata, f);	/* narrows back to itself */
+		/* Halfway to the next pattern up in magnitude. */
+		if ((h & 0x7fff) < 0x7c00) {
+			uint16_t next = (uint16_t)(h + 1);
+			float g;
+
+			ASSERT_EQ(0, engine_f16_to_f32(&next, 1, &g));
+			if (isfinite(g))
+				expect_f16_of(_metadata, (float)(((double)f + g) / 2));
+			else	/* 65504 + 16 = 65520, the overflow threshold */
+				expect_f16_of(_metadata, copysignf(65520.0f, f));
+		}
+	}
+	engine_rng_seed(&rng, 17);
+	for (int i = 0; i < 200000; i++)
+		expect_f16_of(_metadata, float_of((uint32_t)engine_rng_next(&rng)));
+	/* Concentrated where binary16 lives: exponents -25 .. 16. */
+	for (int i = 0; i < 200000; i++) {
+		uint32_t u = (uint32_t)engine_rng_next(&rng);
+		uint32_t e = 127 - 25 + (uint32_t)(engine_rng_next(&rng) % 42);
+
+		expect_f16_of(_metadata, float_of((u & 0x807fffffu) | (e << 23)));
+	}
+}
+
 TEST(blas_reexec_respects_a_chosen_core)
 {
 	static const char nowhere[] = "/nonexistent/wse-engine-test";
