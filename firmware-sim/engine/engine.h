@@ -20,6 +20,9 @@
  *   -ENOMEM     out of memory (only the create functions allocate)
  * engine_strerror() turns them into a sentence. Outputs are left untouched
  * when a function fails.
+ *
+ * Threads: the functions keep no global state and may run concurrently on
+ * different data; the OpenBLAS thread count (engine_set_threads) is global.
  */
 #ifndef WSE_FIRMWARE_ENGINE_H
 #define WSE_FIRMWARE_ENGINE_H
@@ -263,12 +266,19 @@ int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
 int engine_backward_layer(struct engine_workspace *ws, size_t k,
 			  const float *w, float grad_beta, float *dw, float *db);
 
-/* train.c: whole steps on an engine_params (layer pipelined execution). */
+/* train.c: whole steps on an engine_params (layer pipelined execution).
+ * Labels are checked before any parameter changes: a bad one (-EDOM) leaves
+ * the parameters and optimizer state as they were.
+ */
 int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
 		      const struct engine_optim *opt, uint64_t t,
 		      const uint8_t *px, const uint8_t *labels, size_t batch,
 		      struct engine_loss_result *res);
-/* Forward only; pred (NULL to skip) gets each sample's predicted class. */
+/*
+ * Forward only. With labels, res gets the loss and the correct count; pred,
+ * if not NULL, gets each sample's predicted class. Without labels (NULL)
+ * pred is required: plain inference.
+ */
 int engine_evaluate(struct engine_workspace *ws,
 		    const struct engine_params *params, const uint8_t *px,
 		    const uint8_t *labels, size_t batch,

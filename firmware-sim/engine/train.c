@@ -59,9 +59,15 @@ int engine_evaluate(struct engine_workspace *ws,
 	const float *logits;
 	int err;
 
-	if (!ws || !params || !res || !params_fit(ws, params))
+	size_t classes;
+
+	if (!ws || !params || !params_fit(ws, params))
+		return -EINVAL;
+	/* Labels and a result, or no labels and predictions, or both. */
+	if (labels ? !res : !pred)
 		return -EINVAL;
 	layers = params->shape.layers;
+	classes = params->shape.width[layers];
 	err = engine_load_pixels(ws, px, batch);
 	for (size_t k = 0; !err && k < layers; k++)
 		err = engine_forward_layer(ws, k, params->layer[k].w,
@@ -69,11 +75,14 @@ int engine_evaluate(struct engine_workspace *ws,
 	if (err)
 		return err;
 	logits = engine_activation(ws, layers);
-	err = engine_xent_forward(logits, labels, batch,
-				  params->shape.width[layers], &res->loss,
-				  &res->correct);
-	if (!err && pred)
-		err = engine_argmax(logits, batch, params->shape.width[layers],
-				    pred);
-	return err;
+	if (labels) {
+		struct engine_loss_result r;
+
+		err = engine_xent_forward(logits, labels, batch, classes, &r.loss,
+					  &r.correct);
+		if (err)
+			return err;
+		*res = r;
+	}
+	return pred ? engine_argmax(logits, batch, classes, pred) : 0;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "buffer.h"
 #include "engine.h"
@@ -92,8 +93,7 @@ int engine_load_input(struct engine_workspace *ws, const float *x, size_t batch)
 {
 	if (!ws || !x || !batch || batch > ws->max_batch)
 		return -EINVAL;
-	for (size_t i = 0; i < batch * ws->shape.width[0]; i++)
-		ws->act[0][i] = x[i];
+	memmove(ws->act[0], x, batch * ws->shape.width[0] * sizeof(float));
 	return start_step(ws, batch);
 }
 

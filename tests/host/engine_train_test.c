@@ -307,6 +307,15 @@ static int run_evaluate(struct run *r, double *accuracy, double *loss)
 			hits += pred[i] == r->test.labels[first + i];
 		if (hits != res.correct)
 			return -EPROTO;	/* predictions disagree with the count */
+		/* Plain inference (no labels) predicts the same. */
+		uint8_t again[256];
+
+		err = engine_evaluate(r->ws, r->params, batch_px(&r->test, first),
+				      NULL, r->batch, NULL, again);
+		if (err)
+			return err;
+		if (memcmp(pred, again, r->batch))
+			return -EPROTO;
 		correct += hits;
 		total += res.loss * r->batch;
 	}
@@ -576,6 +585,10 @@ TEST(bad_label_changes_nothing)
 	EXPECT_TRUE(res.loss == -1 && res.correct == 99);
 	EXPECT_EQ(-EDOM, engine_evaluate(r.ws, r.params, r.train.px, labels, 32,
 					 &res, NULL));
+	EXPECT_TRUE(res.loss == -1 && res.correct == 99);
+	/* Neither labels nor predictions: nothing to compute. */
+	EXPECT_EQ(-EINVAL, engine_evaluate(r.ws, r.params, r.train.px, NULL, 32,
+					   &res, NULL));
 	/* A mismatched optimizer or step number is refused, too. */
 	r.opt.kind = ENGINE_ADAM;
 	EXPECT_EQ(-EINVAL, engine_train_step(r.ws, r.params, &r.opt, 4, r.train.px,
