@@ -14,7 +14,7 @@
  * Errors: functions that can fail return 0 or a negative errno value:
  *   -EINVAL     a NULL pointer, a zero or inconsistent size, a bad layer
  *               index, a batch larger than the workspace, a bad
- *               hyperparameter
+ *               hyperparameter, a layer stack call out of order
  *   -EOVERFLOW  a dimension too large for the BLAS interface (int)
  *   -EDOM       a label not smaller than the number of classes
  *   -ENOMEM     out of memory (only the create functions allocate)
@@ -34,8 +34,8 @@
 const char *engine_strerror(int err);
 
 /* --- threads and determinism (threads.c) ----------------------------------
- * Results are bit-identical for the same inputs and the same OpenBLAS thread
- * count on the same CPU type. The count is OpenBLAS' own (OPENBLAS_NUM_THREADS
+ * Results are bit-identical for the same inputs, the same OpenBLAS thread
+ * count and the same OpenBLAS kernels (engine_blas_core). The count is OpenBLAS' own (OPENBLAS_NUM_THREADS
  * or the number of cores) until engine_set_threads() fixes it; the firmware
  * should always fix it.
  */

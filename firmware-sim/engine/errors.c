@@ -10,7 +10,7 @@ const char *engine_strerror(int err)
 	case 0:
 		return "success";
 	case -EINVAL:
-		return "invalid argument (NULL pointer, zero or inconsistent size, bad layer index, batch larger than the workspace, or bad hyperparameter)";
+		return "invalid argument (NULL pointer, zero or inconsistent size, bad layer index, batch larger than the workspace, bad hyperparameter, or layer stack call out of order)";
 	case -EOVERFLOW:
 		return "dimension too large for the BLAS interface";
 	case -EDOM:
