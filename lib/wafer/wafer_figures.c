@@ -83,7 +83,7 @@ int wse_wafer_check_aggregates(const struct wse_wafer *w, double tolerance,
 void wse_wafer_describe(const struct wse_wafer *w, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "%s: %ux%u PEs, %llu B SRAM/PE (%.2f GB usable mesh), %.3g GHz, "
+		 "%s: %ux%u PEs, %llu B SRAM/PE (%.2f GB in the mesh), %.3g GHz, "
 		 "%.3g fp32 PFLOP/s peak, host I/O %.3g GB/s",
 		 w->name, w->width, w->height, (unsigned long long)w->sram_per_pe,
 		 (double)wse_wafer_sram_bytes(w) / 1e9, (double)w->clock_hz / 1e9,

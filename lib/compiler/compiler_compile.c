@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Mode choice: layer-pipelined when weights, gradients, optimizer state
+ * and the batch's activations fit in the wafer's SRAM (and the placement
+ * finds room for every layer); weight streaming otherwise. A forced mode
+ * is obeyed or refused with the numbers, never silently changed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler_internal.h"
+
+static void memory_text(const struct wsecc_model *m, const struct wsecc_memory *mem,
+			char *buf, size_t len)
+{
+	char total[32], wts[32], grads[32], opt[32], acts[32];
+
+	wsecc_bytes(total, sizeof(total), (double)mem->total);
+	wsecc_bytes(wts, sizeof(wts), (double)mem->weights);
+	wsecc_bytes(grads, sizeof(grads), (double)mem->grads);
+	wsecc_bytes(opt, sizeof(opt), (double)mem->opt_state);
+	wsecc_bytes(acts, sizeof(acts), (double)mem->activations);
+	snprintf(buf, len,
+		 "%s (weights %s + gradients %s + %s state %s + activations of batch %u %s)",
+		 total, wts, grads, wsep_optimizer_name(m->opt.kind), opt, m->batch, acts);
+}
+
+static void usable_text(const struct wse_wafer *w, const struct wsecc_memory *mem, char *buf,
+			size_t len)
+{
+	char usable[32];
+
+	wsecc_bytes(usable, sizeof(usable), (double)mem->usable);
+	snprintf(buf, len, "%s usable (%llu PEs x %llu B after a %llu B reserve each)", usable,
+		 (unsigned long long)wse_wafer_pes(w),
+		 (unsigned long long)(w->sram_per_pe - mem->reserve_per_pe),
+		 (unsigned long long)mem->reserve_per_pe);
+}
+
+int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum wsecc_mode mode,
+		  struct wsecc_plan *plan, struct wsecc_error *err)
+{
+	char need[256], have[160];
+	double host_bytes;
+	struct wsecc_error why;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->wafer = *w;
+	plan->batch = m->batch;
+	plan->num_layers = m->num_layers;
+	if (wsecc_validate(m, err))
+		return -1;
+	if (m->num_layers < 1 || m->num_layers > WSECC_MAX_LAYERS || m->batch < 1)
+		return wsecc_fail(err, m->file, 0, 0, "model has no layers or no batch");
+
+	wsecc_memory_needed(m, w, &plan->mem);
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		plan->total_flops_per_sample += wsecc_layer_flops(m, i);
+	host_bytes = m->input_dim * (m->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) + 12.0;
+	plan->host_io_samples_per_s = w->io_bytes_per_s / host_bytes;
+	memory_text(m, &plan->mem, need, sizeof(need));
+	usable_text(w, &plan->mem, have, sizeof(have));
+
+	if (mode != WSECC_MODE_WEIGHT_STREAMING) {
+		if (plan->mem.total > plan->mem.usable) {
+			if (mode == WSECC_MODE_PIPELINED)
+				return wsecc_fail(err, m->file, 0, 0,
+						  "--mode pipelined refused: %s needs %s of SRAM to run layer-pipelined, but the %s wafer has %s. Use --mode weight_streaming (or auto), or a larger --wafer",
+						  m->name, need, w->name, have);
+			snprintf(plan->mode_note, sizeof(plan->mode_note),
+				 "auto: layer-pipelined would need %.200s, the wafer has %.150s", need,
+				 have);
+		} else if (wsecc_place_pipelined(m, plan, &why) == 0) {
+			plan->mode = WSEP_MODE_PIPELINED;
+			snprintf(plan->mode_note, sizeof(plan->mode_note), "%s: fits, needs %.200s of %.150s",
+				 mode == WSECC_MODE_AUTO ? "auto" : "--mode pipelined", need, have);
+			goto done;
+		} else if (mode == WSECC_MODE_PIPELINED) {
+			return wsecc_fail(err, why.file, why.line, why.col,
+					  "--mode pipelined refused: %.380s. Use --mode weight_streaming (or auto), or a larger --wafer",
+					  why.msg);
+		} else {
+			snprintf(plan->mode_note, sizeof(plan->mode_note), "auto: %.400s", why.msg);
+		}
+	} else {
+		snprintf(plan->mode_note, sizeof(plan->mode_note), "--mode weight_streaming");
+	}
+
+	memset(plan->layers, 0, sizeof(plan->layers));
+	memset(&plan->summary, 0, sizeof(plan->summary));
+	if (wsecc_plan_streaming(m, plan, err))
+		return -1;
+	plan->mode = WSEP_MODE_WEIGHT_STREAMING;
+done:
+	plan->summary.utilization = plan->total_flops_per_sample * plan->summary.samples_per_s /
+				    wse_wafer_peak_fp32_flops(w);
+	if (plan->summary.utilization > 1)
+		plan->summary.utilization = 1;
+	return 0;
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The cost model: FLOPs, SRAM and cycles of a dense layer on a rectangle
+ * of PEs. Documentation/compiler.rst derives each formula; in short, a
+ * layer on h rows x w columns splits W (out x in) so that each PE holds a
+ * tile of ceil(in/h) x ceil(out/w) weights: inputs flow along the rows,
+ * partial sums reduce along the columns, one fp32 FMAC per PE per cycle.
+ */
+#include "compiler_internal.h"
+
+/* Cycles per element of an elementwise op (bias, ReLU, loss) on one PE. */
+#define ELEMENTWISE_CYCLES	1.0
+/* Softmax + cross-entropy forward per logit (exp, sum, divide, log). */
+#define LOSS_FWD_CYCLES		5.0
+/* Host bytes per sample besides the input: label (i32), loss and prediction. */
+#define HOST_EXTRA_BYTES	12.0
+
+uint64_t wsecc_reserve_per_pe(const struct wse_wafer *w)
+{
+	return w->sram_per_pe / 8;
+}
+
+unsigned wsecc_opt_state_per_param(const struct wsep_optimizer *o)
+{
+	return o->kind == WSEP_OPT_ADAM ? 2 : o->kind == WSEP_OPT_MOMENTUM ? 1 : 0;
+}
+
+double wsecc_opt_flops_per_param(const struct wsep_optimizer *o)
+{
+	double decay = o->weight_decay > 0 ? 2 : 0;
+
+	switch (o->kind) {
+	case WSEP_OPT_SGD: return 2 + decay;		/* w -= lr * g */
+	case WSEP_OPT_MOMENTUM: return 4 + decay;	/* v = mu v + g; w -= lr v */
+	case WSEP_OPT_ADAM: return 12 + decay;		/* two moments, bias correction, sqrt, divide */
+	}
+	return 0;
+}
+
+static uint32_t ceil_div(uint32_t a, uint32_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static double input_elem_bytes(const struct wsecc_model *m)
+{
+	return m->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0;
+}
+
+double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i)
+{
+	const struct wsecc_layer *l = &m->layers[i];
+	double mm = 2.0 * l->in * l->out;
+	double act = l->act == WSECC_ACT_NONE ? 0 : l->out;
+	double params = (double)l->in * l->out + l->out;
+	double f = mm + l->out + act;			/* forward */
+
+	f += act + mm + l->out + (i > 0 ? mm : 0);	/* backward */
+	if (i == 0 && m->input_type == WSEP_ELEM_U8)
+		f += l->in;				/* u8 -> f32 scale */
+	if (i == m->num_layers - 1)
+		f += (LOSS_FWD_CYCLES + 1) * l->out;	/* loss forward and gradient */
+	return f + params * wsecc_opt_flops_per_param(&m->opt) / m->batch;
+}
+
+void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
+			 struct wsecc_memory *mem)
+{
+	uint64_t params = 0, acts = 0;
+
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		const struct wsecc_layer *l = &m->layers[i];
+
+		params += (uint64_t)l->in * l->out + l->out;
+		acts += (uint64_t)l->in + 2ULL * l->out;
+	}
+	mem->weights = 4 * params;
+	mem->grads = 4 * params;
+	mem->opt_state = 4 * params * wsecc_opt_state_per_param(&m->opt);
+	mem->activations = 4 * acts * m->batch;
+	mem->total = mem->weights + mem->grads + mem->opt_state + mem->activations;
+	mem->reserve_per_pe = wsecc_reserve_per_pe(w);
+	mem->usable = wse_wafer_pes(w) * (w->sram_per_pe - mem->reserve_per_pe);
+}
+
+int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,
+			 uint32_t h, uint32_t w, struct wsecc_layer_plan *lp)
+{
+	const struct wsecc_layer *l = &m->layers[i];
+	uint32_t rows = h < l->in ? h : l->in, cols = w < l->out ? w : l->out;
+	uint32_t ti = ceil_div(l->in, rows), to = ceil_div(l->out, cols);
+	double fpc = wf->fp32_flops_per_cycle;
+	double mm = 2.0 * ti * to / fpc;
+	double relu = l->act == WSECC_ACT_NONE ? 0 : to * ELEMENTWISE_CYCLES;
+	int last = i == m->num_layers - 1;
+	uint64_t params_pe = (uint64_t)ti * to + to;
+	uint64_t acts = 4ULL * m->batch * ((uint64_t)l->in + 2ULL * l->out);
+	uint64_t usable = wf->sram_per_pe - wsecc_reserve_per_pe(wf);
+	double fwd, bwd, opt, compute, sram_bw, fabric, host = 0, io;
+	struct wsep_estimate *e = &lp->est;
+
+	fwd = mm + to * ELEMENTWISE_CYCLES + relu;
+	if (i == 0 && m->input_type == WSEP_ELEM_U8)
+		fwd += ti * ELEMENTWISE_CYCLES;
+	if (last)
+		fwd += LOSS_FWD_CYCLES * to;
+	bwd = mm + (i > 0 ? mm : 0) + to * ELEMENTWISE_CYCLES + relu + (last ? to : 0);
+	opt = (double)params_pe * wsecc_opt_flops_per_param(&m->opt) / fpc / m->batch;
+	compute = fwd + bwd + opt;
+	/* Weights read forward and for dL/dx, read and written for dL/dW. */
+	sram_bw = 16.0 * ti * to / wf->sram_bytes_per_cycle;
+	/* Inputs along the rows, partial sums down the columns; both ways. */
+	fabric = 2.0 * (ti + to) * 4.0 / wf->link_bytes_per_cycle;
+	if (i == 0)
+		host = (l->in * input_elem_bytes(m) + HOST_EXTRA_BYTES) /
+		       wse_wafer_io_bytes_per_cycle(wf);
+	io = fabric > host ? fabric : host;
+
+	lp->region = (struct wsep_region){ 0, 0, w, h };
+	lp->pes = (uint64_t)w * h;
+	lp->tile_in = ti;
+	lp->tile_out = to;
+	/* Activations are spread over the layer's PEs, not replicated. */
+	lp->sram_per_pe = 4 * params_pe * (2 + wsecc_opt_state_per_param(&m->opt)) +
+			  (acts + (uint64_t)rows * cols - 1) / ((uint64_t)rows * cols);
+	lp->sram_bytes = lp->sram_per_pe * lp->pes;
+	e->flops_per_sample = wsecc_layer_flops(m, i);
+	e->fwd_cycles = fwd;
+	e->bwd_cycles = bwd + opt;
+	e->io_cycles = io;
+	e->stage_cycles = compute;
+	e->limit = WSEP_LIMIT_COMPUTE;
+	if (sram_bw > e->stage_cycles) {
+		e->stage_cycles = sram_bw;
+		e->limit = WSEP_LIMIT_SRAM_BW;
+	}
+	if (fabric > e->stage_cycles) {
+		e->stage_cycles = fabric;
+		e->limit = WSEP_LIMIT_FABRIC;
+	}
+	if (host > e->stage_cycles) {
+		e->stage_cycles = host;
+		e->limit = WSEP_LIMIT_HOST_IO;
+	}
+	return lp->sram_per_pe <= usable ? 0 : -1;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Layer-pipelined placement. Layers become column strips, left to right in
+ * layer order, each as tall as is useful (min(H, in) rows), so neighbours
+ * in the network are neighbours on the wafer. Each strip starts at the
+ * fewest columns whose SRAM holds the layer; the remaining columns go, a
+ * few at a time, to whichever stage is slowest, until the slowest stage
+ * can no longer be sped up (its time is set by host I/O, or it already
+ * has a column per output). Then every other stage gives back the columns
+ * that only made it faster than the slowest one. The even split is
+ * computed alongside for comparison.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler_internal.h"
+
+static uint32_t useful_rows(const struct wse_wafer *w, const struct wsecc_layer *l)
+{
+	return w->height < l->in ? w->height : l->in;
+}
+
+static uint32_t useful_cols(const struct wse_wafer *w, const struct wsecc_layer *l)
+{
+	return w->width < l->out ? w->width : l->out;
+}
+
+/* Smallest strip width whose SRAM holds layer @i; 0 if none does. */
+static uint32_t min_columns(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *w)
+{
+	const struct wsecc_layer *l = &m->layers[i];
+	uint32_t h = useful_rows(w, l), max = useful_cols(w, l);
+	struct wsecc_layer_plan lp;
+	uint32_t lo = 1, hi = max;
+
+	if (wsecc_cost_pipelined(m, i, w, h, max, &lp))
+		return 0;
+	/* SRAM per PE does not grow with the width: bisect. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (wsecc_cost_pipelined(m, i, w, h, mid, &lp) == 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static double throughput(const struct wse_wafer *w, const struct wsecc_layer_plan *lp,
+			 uint32_t n, uint32_t *bottleneck)
+{
+	double worst = 0;
+
+	*bottleneck = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (lp[i].est.stage_cycles > worst) {
+			worst = lp[i].est.stage_cycles;
+			*bottleneck = i;
+		}
+	}
+	return worst > 0 ? (double)w->clock_hz / worst : 0;
+}
+
+static void even_split(const struct wsecc_model *m, struct wsecc_plan *plan)
+{
+	const struct wse_wafer *w = &plan->wafer;
+	uint32_t cols = w->width / m->num_layers, b;
+
+	plan->even_columns = cols;
+	plan->summary.even_split_samples_per_s = 0;
+	if (!cols)
+		return;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		struct wsecc_layer_plan *lp = &plan->even[i];
+
+		if (wsecc_cost_pipelined(m, i, w, w->height, cols, lp))
+			return;		/* an even split does not fit: no comparison */
+		lp->region = (struct wsep_region){ i * cols, 0, cols, w->height };
+		lp->pes = (uint64_t)cols * w->height;
+	}
+	plan->summary.even_split_samples_per_s = throughput(w, plan->even, m->num_layers, &b);
+}
+
+int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
+			  struct wsecc_error *err)
+{
+	const struct wse_wafer *w = &plan->wafer;
+	uint32_t cols[WSECC_MAX_LAYERS], used = 0, x = 0, b;
+	struct wsecc_layer_plan *lp = plan->layers;
+	char need[32], have[32];
+
+	if (m->num_layers > w->width)
+		return wsecc_fail(err, m->file, 0, 0,
+				  "%u layers need at least %u columns; the %s wafer has %u",
+				  m->num_layers, m->num_layers, w->name, w->width);
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		const struct wsecc_layer *l = &m->layers[i];
+
+		cols[i] = min_columns(m, i, w);
+		if (!cols[i]) {
+			struct wsecc_layer_plan tmp;
+
+			wsecc_cost_pipelined(m, i, w, useful_rows(w, l), useful_cols(w, l), &tmp);
+			wsecc_bytes(need, sizeof(need), (double)tmp.sram_per_pe);
+			wsecc_bytes(have, sizeof(have),
+				    (double)(w->sram_per_pe - wsecc_reserve_per_pe(w)));
+			return wsecc_fail(err, m->file, l->pos.line, l->pos.col,
+					  "layer %u (%ux%u) does not fit the %s wafer pipelined: even on %ux%u PEs each needs %s, a PE has %s usable",
+					  i, l->in, l->out, w->name, useful_cols(w, l),
+					  useful_rows(w, l), need, have);
+		}
+		used += cols[i];
+	}
+	if (used > w->width)
+		return wsecc_fail(err, m->file, 0, 0,
+				  "the layers need %u columns at least (their SRAM), the %s wafer has %u",
+				  used, w->name, w->width);
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		wsecc_cost_pipelined(m, i, w, useful_rows(w, &m->layers[i]), cols[i], &lp[i]);
+
+	/* Hand spare columns to the slowest stage; at most width rounds. */
+	for (uint32_t round = 0; round < w->width && used < w->width; round++) {
+		uint32_t max_extra, d;
+		struct wsecc_layer_plan trial;
+
+		throughput(w, lp, m->num_layers, &b);
+		max_extra = useful_cols(w, &m->layers[b]) - cols[b];
+		if (max_extra > w->width - used)
+			max_extra = w->width - used;
+		for (d = 1; d <= max_extra; d++) {
+			wsecc_cost_pipelined(m, b, w, useful_rows(w, &m->layers[b]), cols[b] + d,
+					     &trial);
+			if (trial.est.stage_cycles < lp[b].est.stage_cycles * (1 - 1e-9))
+				break;
+		}
+		if (d > max_extra)
+			break;		/* the slowest stage cannot go faster */
+		cols[b] += d;
+		used += d;
+		lp[b] = trial;
+	}
+
+	/* Give back columns that only make a stage faster than the slowest. */
+	throughput(w, lp, m->num_layers, &b);
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		struct wsecc_layer_plan trial;
+
+		while (i != b && cols[i] > 1 &&
+		       wsecc_cost_pipelined(m, i, w, useful_rows(w, &m->layers[i]), cols[i] - 1,
+					    &trial) == 0 &&
+		       trial.est.stage_cycles <= lp[b].est.stage_cycles) {
+			cols[i]--;
+			lp[i] = trial;
+		}
+	}
+
+	plan->summary.active_pes = 0;
+	plan->summary.sram_bytes = 0;
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		lp[i].region.x = x;
+		lp[i].region.y = 0;
+		x += cols[i];
+		plan->summary.active_pes += lp[i].pes;
+		plan->summary.sram_bytes += lp[i].sram_bytes;
+	}
+	plan->summary.samples_per_s = throughput(w, lp, m->num_layers, &b);
+	plan->summary.bottleneck_layer = b;
+	plan->summary.limit = lp[b].est.limit;
+	even_split(m, plan);
+	return 0;
+}

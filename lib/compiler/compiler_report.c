@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The text report: the wafer, the mode and why, each layer's region and
+ * estimate, the overall estimate, and the even split for comparison.
+ */
+#include <stdio.h>
+
+#include "compiler_internal.h"
+
+static const char *act_name(enum wsecc_act a)
+{
+	static const char *const names[] = { "none", "relu", "tanh", "sigmoid", "gelu" };
+
+	return (unsigned)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
+}
+
+static void optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s lr=%g", wsep_optimizer_name(o->kind), o->lr);
+
+	if (o->kind == WSEP_OPT_MOMENTUM)
+		n += snprintf(buf + n, len - (size_t)n, " momentum=%g", o->momentum);
+	if (o->kind == WSEP_OPT_ADAM)
+		n += snprintf(buf + n, len - (size_t)n, " beta1=%g beta2=%g eps=%g", o->beta1,
+			      o->beta2, o->eps);
+	if (o->weight_decay > 0)
+		snprintf(buf + n, len - (size_t)n, " weight_decay=%g", o->weight_decay);
+}
+
+static void rate_text(char *buf, size_t len, double samples_per_s)
+{
+	if (samples_per_s >= 1e6)
+		snprintf(buf, len, "%.2f M samples/s", samples_per_s / 1e6);
+	else if (samples_per_s >= 1e3)
+		snprintf(buf, len, "%.2f k samples/s", samples_per_s / 1e3);
+	else
+		snprintf(buf, len, "%.2f samples/s", samples_per_s);
+}
+
+void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan)
+{
+	const struct wse_wafer *w = &plan->wafer;
+	const struct wsep_summary *s = &plan->summary;
+	const struct wsecc_layer_plan *b = &plan->layers[s->bottleneck_layer];
+	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
+	uint64_t params = 0;
+	char desc[256], opt[160], rate[48], even[48], bytes[32];
+
+	for (uint32_t i = 0; i < m->num_layers; i++)
+		params += (uint64_t)m->layers[i].in * m->layers[i].out + m->layers[i].out;
+	wse_wafer_describe(w, desc, sizeof(desc));
+	optimizer_text(&m->opt, opt, sizeof(opt));
+	fprintf(f, "model:  %s (%s): input %u %s%s, %u dense layers, %llu parameters,\n"
+		   "        loss softmax_xent, %s, batch %u, seed %llu\n",
+		m->name, m->file, m->input_dim, wsep_elem_name(m->input_type),
+		m->input_type == WSEP_ELEM_U8 ? " (scaled by 1/255)" : "", m->num_layers,
+		(unsigned long long)params, opt, m->batch, (unsigned long long)m->seed);
+	fprintf(f, "wafer:  %s\n", desc);
+	fprintf(f, "mode:   %s (%s)\n\n",
+		pipelined ? "layer-pipelined" : "weight streaming", plan->mode_note);
+
+	fprintf(f, "%-5s %-11s %-4s %-21s %8s %-9s %12s %10s %10s %10s %9s %10s  %s\n", "layer",
+		"dense", "act", "region x,y wxh", "PEs", "tile", "FLOPs/smp", "SRAM",
+		"fwd cyc", "bwd cyc", "I/O cyc", "stage cyc", "limit");
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		const struct wsecc_layer_plan *lp = &plan->layers[i];
+		char shape[24], region[32], tile[24];
+
+		snprintf(shape, sizeof(shape), "%ux%u", m->layers[i].in, m->layers[i].out);
+		snprintf(region, sizeof(region), "%u,%u %ux%u", lp->region.x, lp->region.y,
+			 lp->region.w, lp->region.h);
+		snprintf(tile, sizeof(tile), "%ux%u", lp->tile_in, lp->tile_out);
+		wsecc_bytes(bytes, sizeof(bytes), (double)lp->sram_bytes);
+		fprintf(f, "%5u %-11s %-4s %-21s %8llu %-9s %12.0f %10s %10.1f %10.1f %9.1f %10.1f  %s\n",
+			i, shape, act_name(m->layers[i].act), region, (unsigned long long)lp->pes,
+			tile, lp->est.flops_per_sample, bytes, lp->est.fwd_cycles,
+			lp->est.bwd_cycles, lp->est.io_cycles, lp->est.stage_cycles,
+			wsep_limit_name(lp->est.limit));
+	}
+	fprintf(f, "(cycles per %s)\n\n", pipelined ? "sample of each pipeline stage"
+						 : "batch of each layer on the whole wafer");
+
+	rate_text(rate, sizeof(rate), s->samples_per_s);
+	if (pipelined) {
+		fprintf(f, "estimate:    %s, set by the slowest stage: layer %u (%s, %.1f cycles/sample)\n",
+			rate, s->bottleneck_layer, wsep_limit_name(s->limit), b->est.stage_cycles);
+	} else {
+		double batch_cycles = plan->batch * (double)w->clock_hz / s->samples_per_s;
+
+		fprintf(f, "estimate:    %s: %.0f cycles per batch of %u; costliest layer %u (%s)\n",
+			rate, batch_cycles, plan->batch, s->bottleneck_layer,
+			wsep_limit_name(s->limit));
+		fprintf(f, "             each layer runs on the whole %ux%u wafer in turn; weights stream in\n"
+			   "             forward and backward, gradients stream out (cycles above are per batch)\n",
+			w->width, w->height);
+	}
+	wsecc_bytes(bytes, sizeof(bytes), (double)s->sram_bytes);
+	fprintf(f, "active PEs:  %llu of %llu (%.1f%%)%s; SRAM used %s\n",
+		(unsigned long long)s->active_pes, (unsigned long long)wse_wafer_pes(w),
+		100.0 * (double)s->active_pes / (double)wse_wafer_pes(w),
+		pipelined ? "" : " (the largest layer)", bytes);
+	fprintf(f, "utilization: %.1f%% of the %.3g PFLOP/s fp32 peak (%.0f FLOPs per sample)\n",
+		100.0 * s->utilization, wse_wafer_peak_fp32_flops(w) / 1e15,
+		plan->total_flops_per_sample);
+	rate_text(rate, sizeof(rate), plan->host_io_samples_per_s);
+	fprintf(f, "host I/O:    %s on its own (%.3g GB/s)\n", rate, w->io_bytes_per_s / 1e9);
+	if (!pipelined)
+		return;
+	if (s->even_split_samples_per_s > 0) {
+		uint32_t worst = 0;
+
+		for (uint32_t i = 1; i < m->num_layers; i++)
+			if (plan->even[i].est.stage_cycles > plan->even[worst].est.stage_cycles)
+				worst = i;
+		rate_text(even, sizeof(even), s->even_split_samples_per_s);
+		fprintf(f, "even split:  %s with %u columns x %u rows per layer (slowest: layer %u, %.1f cycles/sample);\n"
+			   "             the balanced placement is %.2fx faster\n",
+			even, plan->even_columns, w->height, worst, plan->even[worst].est.stage_cycles,
+			s->samples_per_s / s->even_split_samples_per_s);
+	} else {
+		fprintf(f, "even split:  does not fit (%u columns per layer are too few for some layer's SRAM)\n",
+			plan->even_columns);
+	}
+}

@@ -1,0 +1,11 @@
+# lib/compiler: the wse compiler library (wse/compiler.h): model parser,
+# op lowering and kernel check, mode choice, placement, estimates, report,
+# SVG, and .wsep emission. wsecc is its CLI; libwse and wsetrain link it.
+# The library is libwsecompiler, not libwsecc: the wsecc program and a
+# wsecc library would share the wsecc_srcs variable of the top Makefile.
+libs += wsecompiler
+wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c \
+	lib/compiler/compiler_ops.c lib/compiler/compiler_cost.c \
+	lib/compiler/compiler_place.c lib/compiler/compiler_stream.c \
+	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
+	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c

@@ -1,0 +1,5 @@
+# tools/wsecc: the compiler's command line (Documentation/wsecc.rst).
+progs += wsecc
+wsecc_srcs := tools/wsecc/wsecc.c
+wsecc_libs := wsecompiler wsep wafer
+wsecc_ldlibs := -lm
