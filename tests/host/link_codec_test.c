@@ -155,6 +155,12 @@ TEST(header_checks_each_rule)
 	EXPECT_EQ(WSE_LINK_CHECK_RESERVED, err.check);
 
 	good_hdr(&raw);
+	raw.reserved2 = htole32(0x100);
+	reseal(&raw);
+	EXPECT_EQ(WSE_LINK_E_PROTO, wse_link_hdr_decode(&raw, &rules_v1, &f, &err));
+	EXPECT_EQ(WSE_LINK_CHECK_RESERVED, err.check);
+
+	good_hdr(&raw);
 	raw.length = htole32(4097);
 	reseal(&raw);
 	EXPECT_EQ(WSE_LINK_E_PROTO, wse_link_hdr_decode(&raw, &rules_v1, &f, &err));
