@@ -37,7 +37,9 @@ static int word_is(const struct word *w, const char *s)
 	return strlen(s) == w->len && memcmp(w->s, s, w->len) == 0;
 }
 
-/* The word as a C string (truncated to 63 bytes) for messages. */
+/* The word as a C string (truncated to 63 bytes) for messages; one at a
+ * time: the buffer is reused.
+ */
 static const char *word_str(const struct word *w)
 {
 	static char buf[64];
@@ -55,7 +57,7 @@ static unsigned end_col(const struct parser *p)
 {
 	const struct word *last = &p->w[p->n - 1];
 
-	return last->col + (unsigned)last->len + 1;
+	return last->col + (unsigned)last->len;
 }
 
 static int need_words(struct parser *p, unsigned n, const char *expected)
@@ -63,8 +65,8 @@ static int need_words(struct parser *p, unsigned n, const char *expected)
 	if (p->n < n)
 		return wsecc_fail(p->err, p->file, p->line, end_col(p), "expected %s", expected);
 	if (p->n > n)
-		return FAIL_AT(p, &p->w[n], "unexpected '%s': expected the end of the line after %s",
-			       word_str(&p->w[n]), word_str(&p->w[0]));
+		return FAIL_AT(p, &p->w[n], "unexpected '%s': expected the end of the line after %.*s",
+			       word_str(&p->w[n]), (int)p->w[0].len, p->w[0].s);
 	return 0;
 }
 

@@ -9,3 +9,8 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 	lib/compiler/compiler_place.c lib/compiler/compiler_stream.c \
 	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
 	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c
+
+host_tests += compiler_parse_test
+compiler_parse_test_srcs := tests/host/compiler_parse_test.c
+compiler_parse_test_libs := wsecompiler wsep wafer
+compiler_parse_test_ldlibs := -lm
