@@ -14,3 +14,8 @@ host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c
 compiler_parse_test_libs := wsecompiler wsep wafer
 compiler_parse_test_ldlibs := -lm
+
+host_tests += compiler_place_test
+compiler_place_test_srcs := tests/host/compiler_place_test.c
+compiler_place_test_libs := wsecompiler wsep wafer
+compiler_place_test_ldlibs := -lm
