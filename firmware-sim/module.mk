@@ -20,3 +20,6 @@ $(B)/san-bin/wsefwd: $(patsubst %.c,$(B)/obj-san/%.o,$(wsefwd_srcs)) $(B)/lib-sa
 $(B)/host-tests/wsefwd_test: | $(B)/bin/wsefwd
 $(B)/host-tests-san/wsefwd_test: | $(B)/san-bin/wsefwd
 userspace: $(B)/san-bin/wsefwd
+
+host_tests += wsefwd_memory_test
+wsefwd_memory_test_srcs := tests/host/wsefwd_memory_test.c firmware-sim/fwd_memory.c

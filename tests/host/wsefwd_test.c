@@ -77,6 +77,21 @@ static void rm_dir(const char *dir)
 	}
 }
 
+/* How many lines of the daemon's log contain @needle. */
+static int count_in_log(const char *path, const char *needle)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
 /* Waits up to @ms for @pid; returns its wait status or -1. */
 static int wait_exit(pid_t pid, int ms)
 {
@@ -948,6 +963,93 @@ TEST_F(fwd, bad_options_rejected)
 		fclose(f);
 		EXPECT_NE(NULL, strstr(text, bad[i][2])) TH_LOG("%s", text);
 	}
+}
+
+/*
+ * Seeded, bounded fuzz of the daemon's receive path: hundreds of hosts send
+ * malformed, mutated and random frames (some after a good HELLO), then end
+ * their stream. The daemon must survive all of it (the sanitizer build runs
+ * under ASan/UBSan) and then serve a well-behaved host normally.
+ */
+TEST_F(fwd, fuzz_daemon_survives_hostile_hosts)
+{
+	struct wse_link_client cl;
+	struct wse_link_err err;
+	uint64_t rng = 0xf00d;
+	uint8_t out[256], in[256];
+	uint32_t status;
+	char text[200];
+	int fd;
+
+	start_fwd(self, "--wafer", "16x16", "--max-payload", "64K");
+	for (int i = 0; i < 300; i++) {
+		uint8_t buf[WSE_LINK_MALFORM_MAX + 64];
+		uint64_t r = wse_link_rand(&rng);
+		struct wse_link_hdr raw;
+		struct iovec iov;
+		bool close_after;
+		size_t n;
+
+		if (r & 1) {
+			fd = open_link(_metadata, self, &cl, NULL);
+			ASSERT_GE(fd, 0);
+			wse_link_client_free(&cl);
+		} else {
+			fd = connect_fwd(self);
+			ASSERT_GE(fd, 0);
+		}
+		if ((r >> 1) % 3 == 0) {
+			/* A valid MEM_WRITE header with one random byte mutated. */
+			struct wse_link_frame f = {
+				.version = 1, .opcode = WSE_LINK_OP_MEM_WRITE, .tag = i,
+				.length = 16 + 32,
+			};
+			struct wse_link_mem mem;
+
+			wse_link_mem_encode(&mem, (r >> 8) % 70000, 32);
+			memset(buf, 0, sizeof(buf));
+			memcpy(buf + sizeof(raw), &mem, sizeof(mem));
+			f.data_crc = wse_crc32c(0, buf + sizeof(raw), f.length);
+			wse_link_hdr_encode(&raw, &f);
+			memcpy(buf, &raw, sizeof(raw));
+			buf[(r >> 20) % (sizeof(raw) + f.length)] ^= (uint8_t)(1 + (r >> 40) % 255);
+			n = sizeof(raw) + f.length;
+		} else {
+			n = wse_link_malform_build((r >> 8) % WSE_LINK_MAL_COUNT, &rng, 1,
+						   (uint8_t)(r >> 16), (uint32_t)(r >> 24), buf,
+						   &close_after);
+			/* Half of them as requests rather than responses. */
+			if ((r >> 4) & 1 && n >= sizeof(raw)) {
+				memcpy(&raw, buf, sizeof(raw));
+				raw.flags = 0;
+				raw.hdr_crc = htole32(wse_crc32c(0, &raw, WSE_LINK_HDR_CRC_LEN));
+				memcpy(buf, &raw, sizeof(raw));
+			}
+		}
+		iov = (struct iovec){ buf, n };
+		wse_link_write_all(fd, &iov, 1, wse_link_now_ms() + IO_MS, &err);
+		shutdown(fd, SHUT_WR);
+		EXPECT_TRUE(closes_within(fd, IO_MS)) TH_LOG("iteration %d", i);
+		close(fd);
+		ASSERT_EQ(0, waitpid(self->pid, NULL, WNOHANG)) TH_LOG("daemon died at %d", i);
+	}
+	fd = open_link(_metadata, self, &cl, NULL);
+	ASSERT_GE(fd, 0);
+	fill(out, sizeof(out), 8);
+	ASSERT_EQ(0, wse_link_client_mem_write(&cl, 0, 4096, out, sizeof(out), &status, text,
+					       sizeof(text), &err));
+	ASSERT_EQ(0, wse_link_client_mem_read(&cl, 0, 4096, in, sizeof(in), &status, text,
+					      sizeof(text), &err));
+	EXPECT_EQ(0, memcmp(out, in, sizeof(in)));
+	wse_link_client_free(&cl);
+	close(fd);
+	/* Every hostile host was really served (and the daemon logged why it
+	 * dropped each).
+	 */
+	EXPECT_GE(count_in_log(self->log, "connected"), 301);
+	TH_LOG("%d links closed on ERROR, %d closed mid-frame",
+	       count_in_log(self->log, "sending ERROR"),
+	       count_in_log(self->log, "in the middle of a frame"));
 }
 
 int main(int argc, char **argv)
