@@ -19,3 +19,9 @@ host_tests += compiler_place_test
 compiler_place_test_srcs := tests/host/compiler_place_test.c
 compiler_place_test_libs := wsecompiler wsep wafer
 compiler_place_test_ldlibs := -lm
+
+# Runs build/bin/wsecc; listed here so the compiler's tests stay together.
+host_tests += compiler_cli_test
+compiler_cli_test_srcs := tests/host/compiler_cli_test.c
+compiler_cli_test_libs := wsep
+compiler_cli_test_ldlibs := -lm

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wsecc, the program: exit statuses, messages on stderr, the report and
+ * SVG, and the programs it writes. Runs build/bin/wsecc from the
+ * repository root (as make check does).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "wse/wsep.h"
+
+#define WSECC "build/bin/wsecc"
+
+/* Runs a shell command; returns its exit status, output (both streams) in @out. */
+static int run(const char *cmd, char *out, size_t len)
+{
+	char full[1024];
+	FILE *p;
+	size_t n = 0;
+	int status;
+
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	p = popen(full, "r");
+	if (!p)
+		return -1;
+	while (n + 1 < len) {
+		size_t got = fread(out + n, 1, len - 1 - n, p);
+
+		if (!got)
+			break;
+		n += got;
+	}
+	out[n] = 0;
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+FIXTURE(cli) {
+	char dir[64];
+	char out[65536];
+	char cmd[1024];
+};
+
+FIXTURE_SETUP(cli)
+{
+	ASSERT_EQ(0, access(WSECC, X_OK)) TH_LOG("%s missing: run make, from the repository root",
+						 WSECC);
+	strcpy(self->dir, "/tmp/wsecc_cli_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(cli)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+}
+
+TEST_F(cli, help_and_usage_errors)
+{
+	EXPECT_EQ(0, run(WSECC " --help", self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "usage: wsecc MODEL"));
+	EXPECT_NE(NULL, strstr(self->out, "--validate-only"));
+	EXPECT_EQ(2, run(WSECC, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "expected a MODEL file"));
+	EXPECT_NE(NULL, strstr(self->out, "Try 'wsecc --help'"));
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --mode fast", self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "unknown --mode 'fast'"));
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --wafer 12", self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "--wafer: wafer '12'"));
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --batch 0", self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run(WSECC " /nonexistent", self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "/nonexistent: error: cannot open the model file"));
+}
+
+TEST_F(cli, report_prints_placement_and_writes_svg)
+{
+	char svg[128];
+	FILE *f;
+	char head[8] = "";
+
+	snprintf(svg, sizeof(svg), "%s/fc.svg", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --report --svg %s", svg);
+	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "mode:   layer-pipelined"));
+	EXPECT_NE(NULL, strstr(self->out, "estimate:"));
+	EXPECT_NE(NULL, strstr(self->out, "even split:"));
+	EXPECT_NE(NULL, strstr(self->out, "svg:"));
+	f = fopen(svg, "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(5, fread(head, 1, 5, f));
+	fclose(f);
+	EXPECT_STREQ("<?xml", head);
+}
+
+TEST_F(cli, large_model_streams_and_refuses_pipelined)
+{
+	char path[128], err[256];
+	struct wsep_program *p;
+
+	EXPECT_EQ(1, run(WSECC " models/fc-large --wafer 64x64:48K --mode pipelined", self->out,
+			 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "models/fc-large: error: --mode pipelined refused"));
+	EXPECT_NE(NULL, strstr(self->out, "needs 608.39 MB"));
+	EXPECT_NE(NULL, strstr(self->out, "176.16 MB usable"));
+
+	snprintf(path, sizeof(path), "%s/large.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-large --compile-only -o %s", path);
+	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "weight_streaming on 64x64:48K"));
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p->mode);
+	EXPECT_EQ(4, p->num_layers);
+	EXPECT_EQ(NULL, p->weights);
+	wsep_program_free(p);
+}
+
+TEST_F(cli, compile_only_writes_a_valid_program)
+{
+	char path[128], err[256];
+	struct wsep_program *p;
+
+	snprintf(path, sizeof(path), "%s/fc.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer 32x32:48K --batch 64 --compile-only -o %s", path);
+	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, p->mode);
+	EXPECT_EQ(64, p->batch);
+	EXPECT_EQ(32, p->wafer.width);
+	EXPECT_EQ(269322, p->num_weights);
+	wsep_program_free(p);
+}
+
+TEST_F(cli, model_errors_carry_positions)
+{
+	char model[128];
+	FILE *f;
+
+	snprintf(model, sizeof(model), "%s/bad", self->dir);
+	f = fopen(model, "w");
+	ASSERT_NE(NULL, f);
+	fputs("input 784 u8\ndense 784 256 tanh\ndense 256 10 none\nloss softmax_xent\n"
+	      "optimizer sgd lr=0.1\nbatch 8\nseed 1\n", f);
+	fclose(f);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " %s --validate-only", model);
+	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "/bad:2:15: error: no kernel for op tanh_fwd"))
+		TH_LOG("%s", self->out);
+
+	f = fopen(model, "w");
+	ASSERT_NE(NULL, f);
+	fputs("input 784 u8\ndense 784 256 relu extra\n", f);
+	fclose(f);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " %s", model);
+	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "/bad:2:20: error: unexpected 'extra'")) TH_LOG("%s", self->out);
+
+	EXPECT_EQ(0, run(WSECC " models/fc-mnist --validate-only", self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "dense_bwd_weights  -> gemm_nt_bias_grad_f32"));
+}
+
+TEST_HARNESS_MAIN
