@@ -326,8 +326,16 @@ static void on_frame(struct fwd_conn *c)
 		on_response(c);
 		goto done;
 	}
-	if (c->stopping)	/* SHUTDOWN sent: nothing else is served */
+	if (c->stopping) {
+		/* Our SHUTDOWN is out: nothing is served, but a SHUTDOWN that
+		 * crossed ours is answered so that neither side waits.
+		 */
+		if (f.opcode == WSE_LINK_OP_SHUTDOWN && !f.length) {
+			fwd_conn_reply(c, &f, WSE_LINK_OK, NULL, 0);
+			c->dead = true;
+		}
 		goto done;
+	}
 	if (!c->hello_done && f.opcode != WSE_LINK_OP_HELLO) {
 		fwd_conn_fail(c, WSE_LINK_E_PROTO, "the first frame must be HELLO, not %s (0x%02x)",
 			      wse_link_op_name(f.opcode), f.opcode);

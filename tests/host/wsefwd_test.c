@@ -906,6 +906,49 @@ TEST_F(fwd, sigterm_sends_shutdown_and_exits_zero)
 	close(fd);
 }
 
+TEST_F(fwd, host_shutdown_answered_and_crossing_shutdowns)
+{
+	struct wse_link_client cl;
+	struct wse_link_frame f;
+	struct wse_link_err err;
+	uint8_t buf[64];
+	uint32_t status;
+	size_t rest;
+	int fd, wstatus;
+
+	start_fwd(self, "--wafer", "8x8");
+	fd = open_link(_metadata, self, &cl, NULL);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, wse_link_client_call(&cl, WSE_LINK_OP_SHUTDOWN, 0, NULL, 0, &status,
+					  &rest, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(WSE_LINK_OK, status);
+	EXPECT_TRUE(closes_within(fd, IO_MS));
+	wse_link_client_free(&cl);
+	close(fd);
+
+	/* The device's SHUTDOWN (on SIGTERM) and the host's cross: the
+	 * device answers the host's and both close.
+	 */
+	fd = open_link(_metadata, self, &cl, NULL);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, kill(self->pid, SIGTERM));
+	ASSERT_EQ(0, recv_frame(fd, &f, buf, sizeof(buf), IO_MS, &err)) TH_LOG("%s", err.text);
+	ASSERT_EQ(WSE_LINK_OP_SHUTDOWN, f.opcode);
+	f = (struct wse_link_frame){ .version = 1, .opcode = WSE_LINK_OP_SHUTDOWN, .tag = 77 };
+	ASSERT_EQ(0, wse_link_send(fd, &f, NULL, 0, IO_MS, &err));
+	ASSERT_EQ(0, recv_frame(fd, &f, buf, sizeof(buf), IO_MS, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(WSE_LINK_OP_SHUTDOWN, f.opcode);
+	EXPECT_EQ(WSE_LINK_F_RESPONSE, f.flags);
+	EXPECT_EQ(77U, f.tag);
+	EXPECT_TRUE(closes_within(fd, IO_MS));
+	wstatus = wait_exit(self->pid, IO_MS);
+	self->pid = 0;
+	ASSERT_TRUE(WIFEXITED(wstatus));
+	EXPECT_EQ(0, WEXITSTATUS(wstatus));
+	wse_link_client_free(&cl);
+	close(fd);
+}
+
 TEST_F(fwd, sigterm_without_host_and_once)
 {
 	struct wse_link_client cl;
