@@ -8,6 +8,7 @@
 #define SVG_SIZE	800.0	/* the longer side of the wafer, in pixels */
 #define SVG_MARGIN	20.0
 #define SVG_LEGEND	22.0	/* height of one legend line */
+#define SVG_TOP		56.0	/* the wafer's top edge, below the two-line heading */
 
 static const char *const colors[] = {
 	"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
@@ -35,13 +36,14 @@ int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_pla
 	double scale = SVG_SIZE / (double)(w->width > w->height ? w->width : w->height);
 	double ww = w->width * scale, wh = w->height * scale;
 	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
-	double legend_y = SVG_MARGIN * 2 + wh + 10;
+	double legend_y = SVG_TOP + wh + 10;
 	double height = legend_y + SVG_LEGEND * (m->num_layers + 2) + SVG_MARGIN;
 	double width = ww + 2 * SVG_MARGIN < 640 ? 640 : ww + 2 * SVG_MARGIN;
-	char title[256];
+	char title[256], what[128];
 
-	snprintf(title, sizeof(title), "%s on %s (%ux%u PEs): %s, %.4g samples/s estimated",
-		 m->name, w->name, w->width, w->height,
+	snprintf(title, sizeof(title), "%s on %s (%ux%u PEs)", m->name, w->name, w->width,
+		 w->height);
+	snprintf(what, sizeof(what), "%s, %.4g samples/s estimated",
 		 pipelined ? "layer-pipelined" : "weight streaming", plan->summary.samples_per_s);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -49,25 +51,27 @@ int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_pla
 		width, height, width, height);
 	fprintf(f, "<title>");
 	put_text(f, title);
-	fprintf(f, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"15\">", SVG_MARGIN, SVG_MARGIN + 4);
+	fprintf(f, ": %s</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", what);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"15\" font-weight=\"bold\">",
+		SVG_MARGIN, SVG_MARGIN + 2);
 	put_text(f, title);
-	fprintf(f, "</text>\n");
+	fprintf(f, "</text>\n<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", SVG_MARGIN,
+		SVG_MARGIN + 20, what);
 	/* The mesh: x grows to the right, y (rows) downwards, as in the report. */
 	fprintf(f, "<rect id=\"wafer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		   "fill=\"#eeeeee\" stroke=\"#333333\"/>\n",
-		SVG_MARGIN, SVG_MARGIN * 2, ww, wh);
+		SVG_MARGIN, SVG_TOP, ww, wh);
 	for (uint32_t i = 0; i < m->num_layers; i++) {
 		const struct wsecc_layer_plan *lp = &plan->layers[i];
 		const char *c = colors[i % NUM_COLORS];
-		double x = SVG_MARGIN + lp->region.x * scale, y = SVG_MARGIN * 2 + lp->region.y * scale;
+		double x = SVG_MARGIN + lp->region.x * scale, y = SVG_TOP + lp->region.y * scale;
 		double rw = lp->region.w * scale, rh = lp->region.h * scale;
 		double ly = legend_y + SVG_LEGEND * i;
 
 		if (!pipelined) {
 			/* Every layer uses the whole wafer in turn: show thin bands. */
 			rh = wh / m->num_layers;
-			y = SVG_MARGIN * 2 + rh * i;
+			y = SVG_TOP + rh * i;
 		}
 		fprintf(f, "<rect id=\"layer%u\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 			   "fill=\"%s\" fill-opacity=\"0.85\" stroke=\"#222222\" stroke-width=\"0.5\">"
