@@ -93,9 +93,10 @@ void fwd_conn_check_timers(struct fwd_conn *c, int64_t now);
 void fwd_conn_begin_shutdown(struct fwd_conn *c);
 
 /*
- * Sends a frame (header computed here) through the fault knobs. The first
- * payload piece must be memory of the caller's (never device memory): the
- * corrupt-frame knob flips a bit in it. Failure marks the link dead.
+ * Sends a frame (length, digests and header computed here) through the
+ * fault knobs: delay and malformed replies for responses, corruption of
+ * the Nth frame (in a copy of the first payload piece, at most 512 bytes,
+ * or in the header). Failure marks the link dead.
  */
 void fwd_conn_send(struct fwd_conn *c, struct wse_link_frame *f,
 		   const struct iovec *iov, int iovcnt);

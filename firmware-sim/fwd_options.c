@@ -30,7 +30,7 @@ static void usage(FILE *out)
 "  --listen ADDR          where to listen (required); tcp port 0 picks a free port\n"
 "  --port-file FILE       write the TCP port chosen to FILE (for scripts)\n"
 "  --wafer wse2|wse3|WxH  wafer geometry in PEs (default wse2: 750x994)\n"
-"  --sram-per-pe BYTES    SRAM per PE, K/M suffixes allowed (default 48K)\n"
+"  --sram-per-pe BYTES    SRAM per PE, K/M/G suffixes allowed (default 48K)\n"
 "  --device-id N          device id reported in HELLO (default: from pid and address)\n"
 "  --clock-mhz N          modelled clock (default %d)\n"
 "  --queues N             hardware queues, 1..%d (default %d)\n"
@@ -52,7 +52,7 @@ static void usage(FILE *out)
 		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		fprintf(out, "%s%s", wse_link_malform_name(k),
-			k + 1 < WSE_LINK_MAL_COUNT ? (k % 5 == 4 ? ",\n                             " : ", ") : "\n");
+			k + 1 < WSE_LINK_MAL_COUNT ? (k % 4 == 3 ? ",\n                             " : ", ") : "\n");
 	fprintf(out,
 "  --fault-seed N             seed for random choices in malformed frames\n"
 "\n"

@@ -106,7 +106,7 @@ static void usage(FILE *out)
 "  --verbose              one line per frame sent\n"
 "  --help\n"
 "\n"
-"Handshake mode spoils the HELLO reply: ");
+"Handshake mode spoils the HELLO reply in one of these ways:\n  ");
 	for (int k = 0; k < HB_COUNT; k++)
 		fprintf(out, "%s%s", hello_bad_names[k], k + 1 < HB_COUNT ? (k % 3 == 2 ? ",\n  " : ", ") : ".\n");
 	fprintf(out,
