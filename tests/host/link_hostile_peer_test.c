@@ -63,10 +63,18 @@ static void one_session(const struct wse_link_addr *addr, struct outcome *out)
 	close(fd);
 }
 
-static void run_peer(struct __test_metadata *_metadata, const char *mode, int frames,
-		     const char *seed)
+/*
+ * Runs the peer with @mode, @frames and @seed plus @extra arguments, drives
+ * it with @frames host sessions, and leaves the peer's output in @report.
+ */
+static void run_peer_args(struct __test_metadata *_metadata, const char *mode, int frames,
+			  const char *seed, const char *const *extra, char *report,
+			  size_t report_len)
 {
 	char dir[] = "/tmp/hostile_test.XXXXXX", spec[128], nframes[16], log[160], cmd[256];
+	const char *argv[40];
+	int argc = 0;
+	FILE *f;
 	struct wse_link_addr addr;
 	struct outcome out = { 0 };
 	char err[200];
@@ -84,10 +92,28 @@ static void run_peer(struct __test_metadata *_metadata, const char *mode, int fr
 
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
-		execl(peer_binary(), peer_binary(), "--listen", spec, "--frames", nframes,
-		      "--connections", nframes, "--mode", mode, "--seed", seed,
-		      "--close-wait-ms", "1500", "--accept-timeout-ms", "3000",
-		      "--time-limit", "100", "--expect-close", (char *)NULL);
+		static const char *const fixed[] = {
+			"--close-wait-ms", "1500", "--accept-timeout-ms", "3000",
+			"--time-limit", "100", "--expect-close",
+		};
+
+		argv[argc++] = peer_binary();
+		argv[argc++] = "--listen";
+		argv[argc++] = spec;
+		argv[argc++] = "--frames";
+		argv[argc++] = nframes;
+		argv[argc++] = "--connections";
+		argv[argc++] = nframes;
+		argv[argc++] = "--mode";
+		argv[argc++] = mode;
+		argv[argc++] = "--seed";
+		argv[argc++] = seed;
+		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+			argv[argc++] = fixed[i];
+		while (extra && *extra && argc < 38)
+			argv[argc++] = *extra++;
+		argv[argc] = NULL;
+		execv(argv[0], (char *const *)argv);
 		fprintf(stderr, "cannot run %s: %s (build it with make)\n", peer_binary(),
 			strerror(errno));
 		_exit(127);
@@ -103,6 +129,12 @@ static void run_peer(struct __test_metadata *_metadata, const char *mode, int fr
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
+	report[0] = '\0';
+	f = fopen(log, "r");
+	if (f) {
+		report[fread(report, 1, report_len - 1, f)] = '\0';
+		fclose(f);
+	}
 	snprintf(cmd, sizeof(cmd), "cat '%s' | tail -n 30 >&2; rm -rf '%s'", log, dir);
 	TH_LOG("%s: %d connections, %d detected, %d timed out, %d accepted", mode,
 	       out.connections, out.detected, out.timed_out, out.accepted);
@@ -114,6 +146,33 @@ static void run_peer(struct __test_metadata *_metadata, const char *mode, int fr
 	EXPECT_GE(out.detected, frames * 9 / 10);
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+static void run_peer(struct __test_metadata *_metadata, const char *mode, int frames,
+		     const char *seed)
+{
+	char report[8192];
+
+	run_peer_args(_metadata, mode, frames, seed, NULL, report, sizeof(report));
+}
+
+/* Only the kinds asked for are sent. */
+TEST(selected_kinds_only)
+{
+	static const char *const extra[] = {
+		"--kinds", "unknown-tag,bad-data-crc", "--hello-kinds", "hello-wrong-tag,hello-generic",
+		NULL,
+	};
+	char report[8192];
+	const char *kinds[] = { "unknown-tag", "bad-data-crc", "hello-wrong-tag", "hello-generic" };
+	const char *others[] = { "bad-magic", "random", "truncated", "hello-zero-queues" };
+
+	run_peer_args(_metadata, "mixed", 100, "21", extra, report, sizeof(report));
+	for (int i = 0; i < 4; i++) {
+		EXPECT_NE(NULL, strstr(report, kinds[i])) TH_LOG("%s", kinds[i]);
+		EXPECT_EQ(NULL, strstr(report, others[i])) TH_LOG("%s", others[i]);
+	}
+	EXPECT_NE(NULL, strstr(report, "100 bad frames over 100 connections"));
 }
 
 TEST(after_hello)

@@ -54,6 +54,7 @@ struct options {
 	long per_connection;
 	enum mode mode;
 	bool kinds[WSE_LINK_MAL_COUNT];
+	bool hello_kinds[HB_COUNT];
 	uint64_t seed;
 	int time_limit_s;
 	int accept_timeout_ms;
@@ -94,6 +95,8 @@ static void usage(FILE *out)
 		fprintf(out, "%s%s", wse_link_malform_name(k),
 			k + 1 < WSE_LINK_MAL_COUNT ? (k % 4 == 3 ? ",\n                         " : ", ") : "\n");
 	fprintf(out,
+"  --hello-kinds K1,...   HELLO-reply spoilers for handshake mode (default\n"
+"                         all; listed below)\n"
 "  --seed N               random seed (default 1); the run is reproducible\n"
 "  --time-limit SEC       stop after SEC seconds in all (default 60)\n"
 "  --accept-timeout-ms MS stop when no host connects for MS (default 10000)\n"
@@ -149,7 +152,39 @@ static int parse_kinds(const char *list, bool *kinds)
 		}
 		kinds[k] = true;
 	}
-	return 0;
+	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
+		if (kinds[k])
+			return 0;
+	fprintf(stderr, "wse-hostile-peer: --kinds names no kind (see --help)\n");
+	return -1;
+}
+
+static int parse_hello_kinds(const char *list, bool *kinds)
+{
+	char buf[512], *save, *tok;
+	int k;
+
+	if (strlen(list) >= sizeof(buf)) {
+		fprintf(stderr, "wse-hostile-peer: --hello-kinds list too long\n");
+		return -1;
+	}
+	strcpy(buf, list);
+	memset(kinds, 0, sizeof(bool) * HB_COUNT);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < HB_COUNT && strcmp(tok, hello_bad_names[k]); k++)
+			;
+		if (k == HB_COUNT) {
+			fprintf(stderr, "wse-hostile-peer: --hello-kinds: '%s' is not a kind (see --help)\n",
+				tok);
+			return -1;
+		}
+		kinds[k] = true;
+	}
+	for (k = 0; k < HB_COUNT; k++)
+		if (kinds[k])
+			return 0;
+	fprintf(stderr, "wse-hostile-peer: --hello-kinds names no kind (see --help)\n");
+	return -1;
 }
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -162,6 +197,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "per-connection", required_argument, NULL, 'p' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "kinds", required_argument, NULL, 'k' },
+		{ "hello-kinds", required_argument, NULL, 'H' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "time-limit", required_argument, NULL, 't' },
 		{ "accept-timeout-ms", required_argument, NULL, 'a' },
@@ -186,6 +222,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->request_wait_ms = 100;
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		o->kinds[k] = true;
+	for (int k = 0; k < HB_COUNT; k++)
+		o->hello_kinds[k] = true;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': o->listen = optarg; break;
@@ -206,6 +244,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'k': if (parse_kinds(optarg, o->kinds)) return -1; break;
+		case 'H': if (parse_hello_kinds(optarg, o->hello_kinds)) return -1; break;
 		case 's':
 			if (parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &v))
 				return -1;
@@ -241,6 +280,19 @@ static enum wse_link_malform pick_kind(const struct options *o, uint64_t *rng)
 		if (o->kinds[k] && choice-- == 0)
 			return (enum wse_link_malform)k;
 	return WSE_LINK_MAL_RANDOM;
+}
+
+static enum hello_bad pick_hello_kind(const struct options *o, uint64_t *rng)
+{
+	int n = 0, choice;
+
+	for (int k = 0; k < HB_COUNT; k++)
+		n += o->hello_kinds[k];
+	choice = (int)(wse_link_rand(rng) % (uint64_t)n);
+	for (int k = 0; k < HB_COUNT; k++)
+		if (o->hello_kinds[k] && choice-- == 0)
+			return (enum hello_bad)k;
+	return HB_GENERIC;
 }
 
 static void peer_device(struct wse_link_device_info *d, uint16_t version, uint32_t max_payload)
@@ -321,7 +373,7 @@ static bool await_close(int fd, int ms, struct stats *st)
 static bool bad_hello_reply(int fd, const struct options *o, const struct wse_link_frame *hello,
 			    const struct wse_link_hello_info *hi, uint64_t *rng, struct stats *st)
 {
-	enum hello_bad how = (enum hello_bad)(wse_link_rand(rng) % HB_COUNT);
+	enum hello_bad how = pick_hello_kind(o, rng);
 	struct wse_link_hello_reply raw;
 	struct wse_link_device_info d;
 	uint8_t buf[WSE_LINK_MALFORM_MAX];
