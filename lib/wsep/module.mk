@@ -15,3 +15,13 @@ host_tests += wsep_fuzz_test
 wsep_fuzz_test_srcs := tests/host/wsep_fuzz_test.c tests/host/wsep_sample.c
 wsep_fuzz_test_libs := wsep
 wsep_fuzz_test_ldlibs := -lm
+
+# Optional, not part of `make all`: a libFuzzer target for the validator
+# (needs clang). See tests/host/wsep_libfuzzer.c for how to run it.
+.PHONY: wsep-fuzz
+wsep-fuzz: $(B)/fuzz/wsep_libfuzzer
+$(B)/fuzz/wsep_libfuzzer: tests/host/wsep_libfuzzer.c tests/host/wsep_sample.c $(wsep_srcs) \
+		lib/include/wse/wsep.h
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuapi -Ilib/include -Itests/host \
+		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) -lm
