@@ -118,8 +118,12 @@ size_t wsecc_lower(const struct wsecc_model *m, struct wsecc_op *ops, size_t max
 int wsecc_validate(const struct wsecc_model *m, struct wsecc_error *err)
 {
 	struct wsecc_op ops[WSECC_MAX_OPS];
-	size_t n = wsecc_lower(m, ops, WSECC_MAX_OPS);
+	size_t n;
 
+	if (m->num_layers < 1 || m->num_layers > WSECC_MAX_LAYERS)
+		return wsecc_fail(err, m->file, 0, 0, "%u layers: expected 1..%u", m->num_layers,
+				  WSECC_MAX_LAYERS);
+	n = wsecc_lower(m, ops, WSECC_MAX_OPS);
 	if (n > WSECC_MAX_OPS)
 		return wsecc_fail(err, m->file, 0, 0, "%zu ops exceed the limit of %d", n,
 				  WSECC_MAX_OPS);
