@@ -32,6 +32,7 @@ static const struct drm_ioctl_desc wse_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WSE_GET_INFO, wse_ioctl_get_info, 0),
 	DRM_IOCTL_DEF_DRV(WSE_BO_CREATE, wse_ioctl_bo_create, 0),
 	DRM_IOCTL_DEF_DRV(WSE_BO_INFO, wse_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(WSE_MEM_XFER, wse_ioctl_mem_xfer, 0),
 };
 
 static const struct file_operations wse_fops = {

@@ -48,5 +48,6 @@ extern const struct attribute_group *wse_attr_groups[];
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
+int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* __WSE_DRV_H__ */

@@ -7,8 +7,7 @@
 #include <linux/uaccess.h>
 
 #include "wse_drv.h"
-
-#define WSE_CAPABILITIES	(DRM_WSE_CAP_BO)
+#include "wse_link.h"
 
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -20,7 +19,9 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 
 	switch (args->param) {
 	case DRM_WSE_PARAM_CAPABILITIES:
-		u64_value = WSE_CAPABILITIES;
+		u64_value = DRM_WSE_CAP_BO;
+		if (!wdev->link->is_test)
+			u64_value |= DRM_WSE_CAP_LINK | DRM_WSE_CAP_MEM_XFER;
 		value = &u64_value;
 		value_size = sizeof(u64_value);
 		break;

@@ -39,6 +39,15 @@ LAYOUT(drm_wse_bo_info, pad, 4);
 LAYOUT(drm_wse_bo_info, mmap_offset, 8);
 LAYOUT(drm_wse_bo_info, size, 16);
 
+static_assert(sizeof(struct drm_wse_mem_xfer) == 40, "drm_wse_mem_xfer size");
+LAYOUT(drm_wse_mem_xfer, handle, 0);
+LAYOUT(drm_wse_mem_xfer, flags, 4);
+LAYOUT(drm_wse_mem_xfer, bo_offset, 8);
+LAYOUT(drm_wse_mem_xfer, dev_addr, 16);
+LAYOUT(drm_wse_mem_xfer, length, 24);
+LAYOUT(drm_wse_mem_xfer, timeout_ms, 32);
+LAYOUT(drm_wse_mem_xfer, pad, 36);
+
 /* Every structure is a multiple of 8 bytes, so arrays of them and
  * structures that embed them need no hidden padding.
  */
@@ -48,6 +57,7 @@ TEST(sizes_are_multiples_of_eight)
 	EXPECT_EQ(0, sizeof(struct drm_wse_device_info) % 8);
 	EXPECT_EQ(0, sizeof(struct drm_wse_bo_create) % 8);
 	EXPECT_EQ(0, sizeof(struct drm_wse_bo_info) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_mem_xfer) % 8);
 }
 
 /* The ioctl numbers encode the structure size, so they too must agree. */
@@ -56,6 +66,7 @@ TEST(ioctl_numbers_encode_sizes)
 	EXPECT_EQ(sizeof(struct drm_wse_get_info), _IOC_SIZE(DRM_IOCTL_WSE_GET_INFO));
 	EXPECT_EQ(sizeof(struct drm_wse_bo_create), _IOC_SIZE(DRM_IOCTL_WSE_BO_CREATE));
 	EXPECT_EQ(sizeof(struct drm_wse_bo_info), _IOC_SIZE(DRM_IOCTL_WSE_BO_INFO));
+	EXPECT_EQ(sizeof(struct drm_wse_mem_xfer), _IOC_SIZE(DRM_IOCTL_WSE_MEM_XFER));
 	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(DRM_IOCTL_WSE_BO_CREATE));
 }
 

@@ -23,6 +23,7 @@ extern "C" {
 #define DRM_WSE_GET_INFO		0x00
 #define DRM_WSE_BO_CREATE		0x01
 #define DRM_WSE_BO_INFO			0x02
+#define DRM_WSE_MEM_XFER		0x03
 
 #define DRM_IOCTL_WSE_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_GET_INFO, struct drm_wse_get_info)
@@ -30,6 +31,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_BO_CREATE, struct drm_wse_bo_create)
 #define DRM_IOCTL_WSE_BO_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_BO_INFO, struct drm_wse_bo_info)
+#define DRM_IOCTL_WSE_MEM_XFER \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_WSE_MEM_XFER, struct drm_wse_mem_xfer)
 
 /**
  * enum drm_wse_param - what &struct drm_wse_get_info asks for
@@ -48,6 +51,10 @@ enum drm_wse_param {
 /* Capability bits reported by DRM_WSE_PARAM_CAPABILITIES. */
 /** DRM_WSE_CAP_BO: buffer objects can be created and mmap()ed. */
 #define DRM_WSE_CAP_BO			_BITULL(0)
+/** DRM_WSE_CAP_LINK: the device has a firmware link (not a test device). */
+#define DRM_WSE_CAP_LINK		_BITULL(1)
+/** DRM_WSE_CAP_MEM_XFER: DRM_IOCTL_WSE_MEM_XFER copies to and from device memory. */
+#define DRM_WSE_CAP_MEM_XFER		_BITULL(2)
 
 /**
  * struct drm_wse_get_info - query one parameter of the device
@@ -116,6 +123,34 @@ struct drm_wse_bo_info {
 	__u64 mmap_offset;
 	/** @size: out, the object's size in bytes (a multiple of the page size). */
 	__u64 size;
+};
+
+/* Directions of &struct drm_wse_mem_xfer; exactly one must be set. */
+#define DRM_WSE_XFER_TO_DEVICE		0x1
+#define DRM_WSE_XFER_FROM_DEVICE	0x2
+
+/**
+ * struct drm_wse_mem_xfer - copy between a buffer object and device memory
+ *
+ * A synchronous copy over the link: the call returns when the firmware has
+ * acknowledged every byte, or fails. Device memory is the wafer's SRAM,
+ * addressed 0 .. sram_total - 1.
+ */
+struct drm_wse_mem_xfer {
+	/** @handle: in, the buffer object. */
+	__u32 handle;
+	/** @flags: in, DRM_WSE_XFER_TO_DEVICE or DRM_WSE_XFER_FROM_DEVICE. */
+	__u32 flags;
+	/** @bo_offset: in, byte offset in the buffer object. */
+	__u64 bo_offset;
+	/** @dev_addr: in, byte address in device memory. */
+	__u64 dev_addr;
+	/** @length: in, bytes to copy (at least 1). */
+	__u64 length;
+	/** @timeout_ms: in, how long one piece may wait for the firmware; 0 for the default. */
+	__u32 timeout_ms;
+	/** @pad: must be 0. */
+	__u32 pad;
 };
 
 #if defined(__cplusplus)
