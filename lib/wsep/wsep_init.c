@@ -2,7 +2,9 @@
 /*
  * Deterministic initial weights from the program's seed, so that the host
  * (MemoryX) and the firmware produce the same bits without shipping them.
- * splitmix64 is small, fully specified and good enough for initialisation.
+ * splitmix64 is small, fully specified and good enough for initialisation;
+ * one stream runs through all layers in order, W then b, which is what the
+ * firmware engine's engine_params_init() draws too.
  */
 #include <math.h>
 
@@ -39,10 +41,11 @@ uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n)
 	return total;
 }
 
-void wsep_init_layer(uint64_t seed, uint32_t index, uint32_t in, uint32_t out,
-		     float *w, float *b)
+void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out, float *w,
+		     float *b)
 {
-	uint64_t state = seed ^ (0x9E3779B97F4A7C15ULL * ((uint64_t)index + 1));
+	/* splitmix64's state is a counter: skip the draws of earlier layers. */
+	uint64_t state = seed + 0x9E3779B97F4A7C15ULL * offset;
 	float bound = 1.0f / sqrtf((float)in);
 	uint64_t n = (uint64_t)in * out;
 
@@ -57,7 +60,7 @@ void wsep_init_weights(uint64_t seed, const struct wsep_layer *layers, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		float *w = out + layers[i].weight_offset;
 
-		wsep_init_layer(seed, i, layers[i].in, layers[i].out, w,
+		wsep_init_layer(seed, layers[i].weight_offset, layers[i].in, layers[i].out, w,
 				w + (uint64_t)layers[i].in * layers[i].out);
 	}
 }

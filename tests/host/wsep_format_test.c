@@ -257,23 +257,41 @@ TEST(init_weights_are_deterministic_and_bounded)
 	}
 	/* Uniform and centred: the mean of 50k draws is near 0. */
 	EXPECT_GT(0.01 * bound, fabs(sum / (IN * OUT)));
-	/* Another layer index gives another stream. */
+	/* A later layer continues the stream: offset 1 is draw 1 onwards. */
 	wsep_init_layer(42, 1, IN, OUT, w3, b3);
-	EXPECT_NE(0, memcmp(w1, w3, sizeof(w1)));
-	/* The documented recipe: the first draw of seed 0, layer 0. */
-	{
-		uint64_t s = 0x9E3779B97F4A7C15ULL + 0x9E3779B97F4A7C15ULL;
-		uint64_t z = s;
-		float u, want;
+	EXPECT_EQ(0, memcmp(w1 + 1, w3, sizeof(float) * (IN * OUT - 1)));
+}
 
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-		z ^= z >> 31;
-		u = (float)(z >> 40) / 16777216.0f;
-		want = (2.0f * u - 1.0f) / sqrtf(4.0f);
-		wsep_init_layer(0, 0, 4, 1, w1, b1);
-		EXPECT_EQ(want, w1[0]);
+/* The documented recipe, written out independently: one splitmix64 stream
+ * from the seed through every layer, W then b (as the firmware engine's
+ * engine_params_init() draws).
+ */
+TEST(init_weights_follow_the_recipe)
+{
+	static const struct wsep_layer layers[] = {
+		{ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 5, 3, 0, 0 },
+		{ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 3, 2, 0, 18 },
+	};
+	float got[26], want[26];
+	uint64_t state = 1234;
+	int k = 0;
+
+	wsep_init_weights(1234, layers, 2, got);
+	for (int l = 0; l < 2; l++) {
+		float bound = 1.0f / sqrtf((float)layers[l].in);
+		int n = (int)(layers[l].in * layers[l].out + layers[l].out);
+
+		for (int i = 0; i < n; i++, k++) {
+			uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+
+			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+			z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+			z ^= z >> 31;
+			want[k] = (2.0f * ((float)(z >> 40) * 0x1p-24f) - 1.0f) * bound;
+		}
 	}
+	ASSERT_EQ(26, k);
+	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
 }
 
 TEST_HARNESS_MAIN

@@ -274,16 +274,19 @@ uint64_t wsep_layer_params(const struct wsep_layer *l);
 uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n);
 
 /**
- * wsep_init_layer() - deterministic initial weights of layer @index
+ * wsep_init_layer() - deterministic initial weights of one layer
+ * @offset: the layer's weight_offset (how many parameters come before it)
  * @w: out * in floats, [out][in]; @b: out floats
  *
  * PyTorch nn.Linear's default distribution: W and b uniform in
- * [-1/sqrt(in), 1/sqrt(in)). The numbers come from splitmix64 seeded with
- * seed ^ (0x9E3779B97F4A7C15 * (index + 1)): each draw x gives
- * u = (x >> 40) / 2^24 and the value (2u - 1) / sqrt(in); W is drawn
- * row by row, then b. Host (MemoryX) and firmware get the same bits.
+ * [-1/sqrt(in), 1/sqrt(in)). One splitmix64 stream, seeded with @seed,
+ * runs through all layers in order, W row by row then b, one draw per
+ * parameter; this layer starts at draw @offset (state seed +
+ * 0x9E3779B97F4A7C15 * offset). Each draw x gives u = (x >> 40) / 2^24
+ * and the value (2u - 1) / sqrt(in), in float. Host (MemoryX) and
+ * firmware get the same bits, layer by layer or all at once.
  */
-void wsep_init_layer(uint64_t seed, uint32_t index, uint32_t in, uint32_t out,
+void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out,
 		     float *w, float *b);
 
 /* wsep_init_weights() - all layers into @out at each layer's weight_offset. */
