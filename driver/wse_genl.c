@@ -18,11 +18,16 @@ static struct genl_family wse_genl_family;
 /* Cleared before the family goes, so late events are dropped. */
 static bool wse_genl_registered;
 
+/* The short-form range in nla_policy is s16: too small for milliseconds. */
+static const struct netlink_range_validation wse_genl_keepalive_range = {
+	.min = WSE_KEEPALIVE_MS_MIN,
+	.max = WSE_KEEPALIVE_MS_MAX,
+};
+
 static const struct nla_policy wse_genl_policy[WSE_A_MAX + 1] = {
 	[WSE_A_SOCK_FD] = { .type = NLA_U32 },
 	[WSE_A_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, WSE_MAX_DEVICES - 1),
-	[WSE_A_KEEPALIVE_MS] = NLA_POLICY_RANGE(NLA_U32, WSE_KEEPALIVE_MS_MIN,
-						WSE_KEEPALIVE_MS_MAX),
+	[WSE_A_KEEPALIVE_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &wse_genl_keepalive_range),
 };
 
 enum wse_genl_mcgrp {

@@ -484,10 +484,10 @@ int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive
 
 		ret = wse_link_status_errno(status);
 		if (ret == -EPROTONOSUPPORT)
-			NL_SET_ERR_MSG_FMT(extack,
-					   "protocol version mismatch: driver speaks %u..%u; firmware says: %.*s",
+			/* extack keeps 80 characters: say the essential first. */
+			NL_SET_ERR_MSG_FMT(extack, "version mismatch: driver %u..%u, firmware: %.*s",
 					   WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX,
-					   min(tlen, 100), (const char *)(st + 1));
+					   min(tlen, 40), (const char *)(st + 1));
 		else
 			NL_SET_ERR_MSG_FMT(extack, "firmware refused HELLO: %.*s",
 					   min(tlen, 120), (const char *)(st + 1));
@@ -644,13 +644,15 @@ static int wse_link_rx_thread(void *data)
 			continue;
 		}
 		why = "receive failed";
+		/* Header and digest failures are counted where they are found. */
 		ret = wse_link_recv_frame(link, &hdr, link->version, link->max_payload, &why);
-		if (!ret)
+		if (!ret) {
 			ret = wse_link_rx_dispatch(link, &hdr, &why);
+			if (ret == -EPROTO)
+				atomic64_inc(&link->stats.proto_errors);
+		}
 		if (ret == -ECONNRESET)
 			why = "firmware closed the connection";
-		if (ret == -EPROTO)
-			atomic64_inc(&link->stats.proto_errors);
 		if (ret)
 			wse_link_fail(link, ret, why);
 	}
@@ -816,14 +818,16 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 	}
 
 	left = wait_for_completion_interruptible_timeout(&r.done, timeout);
-	if (left <= 0 && xa_erase(&link->pending, tag)) {
-		/* Nobody else can touch @r now. */
-		if (!left)
-			atomic64_inc(&link->stats.timeouts);
-		return left ? (int)left : -ETIMEDOUT;
+	if (left <= 0) {
+		if (xa_erase(&link->pending, tag)) {
+			/* Nobody else can touch @r now. */
+			if (!left)
+				atomic64_inc(&link->stats.timeouts);
+			return left ? (int)left : -ETIMEDOUT;
+		}
+		/* The receiver or a failure owns @r and completes it promptly. */
+		wait_for_completion(&r.done);
 	}
-	/* The receiver or a failure owns @r and completes it promptly. */
-	wait_for_completion(&r.done);
 	if (!r.status && resp_len)
 		*resp_len = r.resp_len;
 	return r.status;

@@ -252,6 +252,10 @@ int wse_ctl_open(struct wse_ctl **out)
 		goto fail;
 	}
 	ctl->events_group = genl_ctrl_resolve_grp(ctl->sk, WSE_GENL_NAME, WSE_GENL_MCGRP_EVENTS);
+	/* Acks are asked for per request: only commands without a reply
+	 * need one, and an ack left unread would be taken for the next reply.
+	 */
+	nl_socket_disable_auto_ack(ctl->sk);
 	nl_socket_modify_cb(ctl->sk, NL_CB_VALID, NL_CB_CUSTOM, on_message, ctl);
 	nl_socket_modify_err_cb(ctl->sk, NL_CB_CUSTOM, on_error, ctl);
 	*out = ctl;
@@ -295,9 +299,7 @@ static int request(struct wse_ctl *ctl, uint8_t cmd, int flags, int64_t index,
 	nlmsg_free(msg);
 	if (ret < 0)
 		return -EIO;
-	/* libnl asks for an ack, so this reads through the reply (or the
-	 * dump's end) to the ack or the error.
-	 */
+	/* Reads the reply, the dump up to its end, the ack, or the error. */
 	ret = nl_recvmsgs_default(ctl->sk);
 	if (ctl->err)
 		return ctl->err;
@@ -333,12 +335,12 @@ int wse_ctl_attach_fd(struct wse_ctl *ctl, int fd, uint32_t keepalive_ms,
 
 int wse_ctl_detach(struct wse_ctl *ctl, uint32_t index)
 {
-	return request(ctl, WSE_CMD_DETACH, 0, index, -1, 0);
+	return request(ctl, WSE_CMD_DETACH, NLM_F_ACK, index, -1, 0);
 }
 
 int wse_ctl_reset(struct wse_ctl *ctl, uint32_t index)
 {
-	return request(ctl, WSE_CMD_RESET, 0, index, -1, 0);
+	return request(ctl, WSE_CMD_RESET, NLM_F_ACK, index, -1, 0);
 }
 
 int wse_ctl_get(struct wse_ctl *ctl, uint32_t index, bool stats, struct wse_dev_status *out)

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers the guest selftests share: starting firmware simulators (and
+ * hostile peers) inside the guest on unix sockets, attaching them through
+ * libwse, and opening the accel node of a device.
+ */
+#ifndef WSE_GUEST_H
+#define WSE_GUEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "drm/wse_accel.h"
+#include "wse/ctl.h"
+#include "wse/link_codec.h"
+#include "wse_genl.h"
+
+/* Where the guest image puts the project's programs. */
+#define WSE_GUEST_BIN "/wse/bin"
+
+static inline int64_t guest_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A program of ours started in the background, listening on a unix socket. */
+struct guest_peer {
+	pid_t pid;
+	char addr[160];		/* "unix:/tmp/..." */
+};
+
+/*
+ * Starts build/bin/@prog listening on a fresh unix socket with the extra
+ * arguments (NULL-terminated) and waits, bounded, until it listens.
+ * Returns 0 or -1.
+ */
+static inline int guest_peer_start(struct guest_peer *p, const char *prog, ...)
+{
+	static unsigned int seq;
+	char path[128], bin[160];
+	const char *argv[40];
+	struct stat st;
+	va_list ap;
+	int argc = 0, i;
+
+	snprintf(path, sizeof(path), "/tmp/wse-%d-%u.sock", getpid(), seq++);
+	unlink(path);
+	snprintf(p->addr, sizeof(p->addr), "unix:%s", path);
+	snprintf(bin, sizeof(bin), "%s/%s", WSE_GUEST_BIN, prog);
+	argv[argc++] = bin;
+	argv[argc++] = "--listen";
+	argv[argc++] = p->addr;
+	va_start(ap, prog);
+	while (argc < 38) {
+		const char *a = va_arg(ap, const char *);
+
+		if (!a)
+			break;
+		argv[argc++] = a;
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		/* Quiet unless something is wrong. */
+		if (null >= 0 && !getenv("WSE_TEST_VERBOSE"))
+			dup2(null, STDOUT_FILENO);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (i = 0; i < 500; i++) {
+		if (stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+			return 0;
+		if (waitpid(p->pid, NULL, WNOHANG) == p->pid) {
+			p->pid = 0;
+			return -1;
+		}
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* Stops the peer with @sig and reaps it; returns its wait status. */
+static inline int guest_peer_stop(struct guest_peer *p, int sig)
+{
+	int status = -1, i;
+
+	if (p->pid <= 0)
+		return -1;
+	kill(p->pid, sig);
+	for (i = 0; i < 500; i++) {
+		if (waitpid(p->pid, &status, WNOHANG) == p->pid)
+			break;
+		usleep(10000);
+	}
+	if (i == 500) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, &status, 0);
+	}
+	p->pid = 0;
+	return status;
+}
+
+/* Waits (bounded) for the peer to exit on its own; returns its status. */
+static inline int guest_peer_wait(struct guest_peer *p, int timeout_ms)
+{
+	int64_t end = guest_now_ms() + timeout_ms;
+	int status;
+
+	while (guest_now_ms() < end) {
+		if (waitpid(p->pid, &status, WNOHANG) == p->pid) {
+			p->pid = 0;
+			return status;
+		}
+		usleep(10000);
+	}
+	return guest_peer_stop(p, SIGKILL) | 0x10000;
+}
+
+/* Connects to @addr and attaches it; returns 0 or a negative errno. */
+static inline int guest_attach(struct wse_ctl *ctl, const char *addr, uint32_t keepalive_ms,
+			       struct wse_dev_status *dev)
+{
+	char err[256];
+	int fd, ret;
+
+	ret = wse_ctl_connect(addr, &fd, err, sizeof(err));
+	if (ret)
+		return ret;
+	ret = wse_ctl_attach_fd(ctl, fd, keepalive_ms, dev);
+	close(fd);
+	return ret;
+}
+
+/* Polls until device @index reaches @state or @timeout_ms passes. */
+static inline int guest_wait_state(struct wse_ctl *ctl, uint32_t index, uint32_t state,
+				   int timeout_ms, struct wse_dev_status *dev)
+{
+	int64_t end = guest_now_ms() + timeout_ms;
+	int ret;
+
+	do {
+		ret = wse_ctl_get(ctl, index, true, dev);
+		if (ret)
+			return ret;
+		if (dev->link_state == state)
+			return 0;
+		usleep(20000);
+	} while (guest_now_ms() < end);
+	return -ETIMEDOUT;
+}
+
+static inline int guest_open_accel(int minor)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", minor);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/* ioctl() returning -errno. */
+static inline int guest_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+static inline int guest_bo(int fd, uint64_t size, uint32_t *handle, void **map)
+{
+	struct drm_wse_bo_create c = { .size = size };
+	struct drm_wse_bo_info i = { 0 };
+	int ret;
+
+	ret = guest_ioctl(fd, DRM_IOCTL_WSE_BO_CREATE, &c);
+	if (ret)
+		return ret;
+	i.handle = c.handle;
+	ret = guest_ioctl(fd, DRM_IOCTL_WSE_BO_INFO, &i);
+	if (ret)
+		return ret;
+	*handle = c.handle;
+	if (map) {
+		*map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+		if (*map == MAP_FAILED)
+			return -errno;
+	}
+	return 0;
+}
+
+static inline int guest_xfer(int fd, uint32_t handle, uint32_t flags, uint64_t bo_offset,
+			     uint64_t dev_addr, uint64_t length)
+{
+	struct drm_wse_mem_xfer x = {
+		.handle = handle, .flags = flags, .bo_offset = bo_offset,
+		.dev_addr = dev_addr, .length = length,
+	};
+
+	return guest_ioctl(fd, DRM_IOCTL_WSE_MEM_XFER, &x);
+}
+
+#endif /* WSE_GUEST_H */
