@@ -485,7 +485,8 @@ int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive
 		ret = wse_link_status_errno(status);
 		if (ret == -EPROTONOSUPPORT)
 			/* extack keeps 80 characters: say the essential first. */
-			NL_SET_ERR_MSG_FMT(extack, "version mismatch: driver %u..%u, firmware: %.*s",
+			NL_SET_ERR_MSG_FMT(extack,
+					   "version mismatch: driver %u..%u, firmware: %.*s",
 					   WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX,
 					   min(tlen, 40), (const char *)(st + 1));
 		else
