@@ -124,6 +124,26 @@ TEST_F(accel, query_capabilities)
 	ASSERT_EQ(0, get_info(self->fd, DRM_WSE_PARAM_CAPABILITIES, &caps, &size));
 	EXPECT_EQ(sizeof(caps), size);
 	EXPECT_TRUE(caps & DRM_WSE_CAP_BO);
+	/* accel0 is a test device: no firmware behind it. */
+	EXPECT_FALSE(caps & DRM_WSE_CAP_LINK);
+	EXPECT_FALSE(caps & DRM_WSE_CAP_MEM_XFER);
+}
+
+/* Without a firmware link there is no device memory to reach. */
+TEST_F(accel, mem_xfer_without_link)
+{
+	struct drm_wse_mem_xfer x = {
+		.flags = DRM_WSE_XFER_TO_DEVICE, .length = 64,
+	};
+	uint32_t handle;
+
+	ASSERT_EQ(0, bo_create(self->fd, 4096, &handle));
+	x.handle = handle;
+	EXPECT_EQ(-ENOTCONN, wse_ioctl(self->fd, DRM_IOCTL_WSE_MEM_XFER, &x));
+	/* Arguments are checked first, link or not. */
+	x.flags = 0;
+	EXPECT_EQ(-EINVAL, wse_ioctl(self->fd, DRM_IOCTL_WSE_MEM_XFER, &x));
+	EXPECT_EQ(0, bo_close(self->fd, handle));
 }
 
 TEST_F(accel, query_device_info)
