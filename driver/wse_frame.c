@@ -18,6 +18,14 @@ static_assert(sizeof(struct wse_link_hello) == 24);
 static_assert(sizeof(struct wse_link_hello_reply) == 88);
 static_assert(sizeof(struct wse_link_error) == 8);
 static_assert(sizeof(struct wse_link_mem) == 16);
+static_assert(sizeof(struct wse_link_program_load) == 24);
+static_assert(sizeof(struct wse_link_program_info) == 40);
+static_assert(sizeof(struct wse_link_program_ref) == 8);
+static_assert(sizeof(struct wse_link_stream) == 16);
+static_assert(sizeof(struct wse_link_run) == 24);
+static_assert(sizeof(struct wse_link_run_result) == 32);
+static_assert(sizeof(struct wse_link_params) == 24);
+static_assert(sizeof(struct wse_link_dev_stats) == 64);
 
 /* CRC32C as iSCSI and NVMe/TCP use it: seed ~0, result inverted. */
 u32 wse_crc32c(const void *buf, size_t len)

@@ -46,6 +46,32 @@
  *	(length = bytes that follow it), then the data. Empty response.
  * @WSE_LINK_OP_MEM_READ: host reads device memory: &struct wse_link_mem;
  *	the response carries the data.
+ * @WSE_LINK_OP_PROGRAM_LOAD: host sends a .wsep program image in pieces:
+ *	&struct wse_link_program_load, then the piece. The device validates
+ *	the whole image when the piece flagged WSE_LINK_PROG_LAST arrives,
+ *	places it (SRAM capacity enforced) and answers that piece with
+ *	&struct wse_link_program_info; earlier pieces get empty responses.
+ * @WSE_LINK_OP_PROGRAM_UNLOAD: &struct wse_link_program_ref; frees the
+ *	program's SRAM and streams. Empty response.
+ * @WSE_LINK_OP_STREAM_WRITE: host feeds an input stream:
+ *	&struct wse_link_stream (length = data bytes), then the data. The
+ *	response comes when the device has taken the data in; a device whose
+ *	stream buffer is full holds the response (backpressure).
+ * @WSE_LINK_OP_STREAM_READ: host takes from an output stream:
+ *	&struct wse_link_stream (length = the most it wants, a whole number
+ *	of records). The response carries the data once some is produced.
+ * @WSE_LINK_OP_RUN: &struct wse_link_run; the device runs the program for
+ *	a number of steps, taking its input streams and filling its output
+ *	streams. Answered with &struct wse_link_run_result when the run ends.
+ * @WSE_LINK_OP_PARAMS_READ: &struct wse_link_params; the response carries
+ *	the program's parameters (or optimizer state) from the offset.
+ * @WSE_LINK_OP_PARAMS_WRITE: &struct wse_link_params, then the data.
+ * @WSE_LINK_OP_DEVICE_STATS: empty; answered with &struct wse_link_dev_stats.
+ *
+ * Ordering: requests on one queue (the header's @queue) are carried out in
+ * the order they arrive; requests on different queues are independent, so
+ * a STREAM_READ waiting for data on one queue does not hold up writes on
+ * another. Responses come in completion order; the tag pairs them up.
  */
 enum wse_link_op {
 	WSE_LINK_OP_HELLO = 0x01,
@@ -54,6 +80,14 @@ enum wse_link_op {
 	WSE_LINK_OP_ERROR = 0x04,
 	WSE_LINK_OP_MEM_WRITE = 0x10,
 	WSE_LINK_OP_MEM_READ = 0x11,
+	WSE_LINK_OP_PROGRAM_LOAD = 0x20,
+	WSE_LINK_OP_PROGRAM_UNLOAD = 0x21,
+	WSE_LINK_OP_STREAM_WRITE = 0x22,
+	WSE_LINK_OP_STREAM_READ = 0x23,
+	WSE_LINK_OP_RUN = 0x24,
+	WSE_LINK_OP_PARAMS_READ = 0x25,
+	WSE_LINK_OP_PARAMS_WRITE = 0x26,
+	WSE_LINK_OP_DEVICE_STATS = 0x27,
 };
 
 /* Frame flags. Unknown flags are a protocol violation. */
@@ -127,6 +161,7 @@ struct wse_link_status {
 
 /* Capability bits exchanged in HELLO. */
 #define WSE_LINK_CAP_MEM		0x00000001	/* MEM_READ / MEM_WRITE */
+#define WSE_LINK_CAP_EXEC		0x00000002	/* programs, streams, RUN, params, stats */
 
 /**
  * struct wse_link_hello - host's opening offer
@@ -202,6 +237,151 @@ struct wse_link_error {
 struct wse_link_mem {
 	__le64 addr;
 	__le32 length;
+	__le32 reserved;
+};
+
+/* Flags of &struct wse_link_program_load. */
+#define WSE_LINK_PROG_LAST		0x00000001
+
+/**
+ * struct wse_link_program_load - one piece of a program image
+ * @program: the slot the host loads into, 1 .. 255; loading into a slot
+ *	that holds a program replaces it once the new one is valid
+ * @flags: WSE_LINK_PROG_LAST on the final piece
+ * @total: bytes in the whole image (the same in every piece)
+ * @offset: where this piece goes in the image; pieces arrive in order
+ */
+struct wse_link_program_load {
+	__le32 program;
+	__le32 flags;
+	__le64 total;
+	__le64 offset;
+};
+
+/**
+ * struct wse_link_program_info - a loaded program, as the device placed it
+ * @program: the slot
+ * @mode: 1 layer-pipelined, 2 weight streaming (the .wsep mode)
+ * @num_layers: layers
+ * @num_streams: streams (their ids are the .wsep stream ids)
+ * @batch: samples per step
+ * @reserved: must be 0
+ * @sram_bytes: SRAM the program holds on the wafer
+ * @est_cycles_per_step: the compiler's estimate, from the image
+ */
+struct wse_link_program_info {
+	__le32 program;
+	__le32 mode;
+	__le32 num_layers;
+	__le32 num_streams;
+	__le32 batch;
+	__le32 reserved;
+	__le64 sram_bytes;
+	__le64 est_cycles_per_step;
+};
+
+/**
+ * struct wse_link_program_ref - names a loaded program
+ * @program: the slot
+ * @reserved: must be 0
+ */
+struct wse_link_program_ref {
+	__le32 program;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_stream - a stream transfer
+ * @program: the slot
+ * @stream: the stream id, as in the program
+ * @length: data bytes (write) or the most wanted (read)
+ * @reserved: must be 0
+ */
+struct wse_link_stream {
+	__le32 program;
+	__le32 stream;
+	__le32 length;
+	__le32 reserved;
+};
+
+/* What RUN does. */
+#define WSE_LINK_RUN_TRAIN		1	/* forward, loss, backward, update */
+#define WSE_LINK_RUN_EVAL		2	/* forward and loss; no update */
+#define WSE_LINK_RUN_PREDICT		3	/* forward only; predictions out */
+
+/**
+ * struct wse_link_run - run a loaded program
+ * @program: the slot
+ * @kind: WSE_LINK_RUN_*
+ * @steps: batches to process (each takes one batch from every input stream)
+ * @batch: samples in each step, 1 .. the program's batch (a short last batch)
+ * @reserved: must be 0
+ */
+struct wse_link_run {
+	__le32 program;
+	__le32 kind;
+	__le32 steps;
+	__le32 batch;
+	__le64 reserved;
+};
+
+/**
+ * struct wse_link_run_result - how a run went
+ * @steps: steps completed
+ * @samples: samples processed
+ * @cycles: modelled device cycles the run took
+ * @est_cycles: the compiler's estimate for the same work
+ * @host_ns: wall time the simulator spent
+ */
+struct wse_link_run_result {
+	__le32 steps;
+	__le32 samples;
+	__le64 cycles;
+	__le64 est_cycles;
+	__le64 host_ns;
+};
+
+/* What PARAMS_READ / PARAMS_WRITE address. */
+#define WSE_LINK_PARAMS_WEIGHTS		1	/* every layer's W then b, as in the .wsep */
+#define WSE_LINK_PARAMS_OPT_STATE	2	/* optimizer state, same layout per slot */
+
+/**
+ * struct wse_link_params - a range of a program's parameters
+ * @program: the slot
+ * @which: WSE_LINK_PARAMS_*
+ * @offset: byte offset
+ * @length: bytes to read, or that follow (write)
+ * @reserved: must be 0
+ */
+struct wse_link_params {
+	__le32 program;
+	__le32 which;
+	__le64 offset;
+	__le32 length;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_dev_stats - device counters (DEVICE_STATS)
+ * @cycles: modelled cycles of every run since the link came up
+ * @est_cycles: the compiler's estimate for the same runs
+ * @steps: steps run
+ * @samples: samples processed
+ * @sram_used: SRAM held by loaded programs
+ * @stream_bytes_in: bytes taken from the host on streams
+ * @stream_bytes_out: bytes sent to the host on streams
+ * @programs: programs loaded now
+ * @reserved: must be 0
+ */
+struct wse_link_dev_stats {
+	__le64 cycles;
+	__le64 est_cycles;
+	__le64 steps;
+	__le64 samples;
+	__le64 sram_used;
+	__le64 stream_bytes_in;
+	__le64 stream_bytes_out;
+	__le32 programs;
 	__le32 reserved;
 };
 
