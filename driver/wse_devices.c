@@ -137,23 +137,23 @@ int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
 	ret = wse_link_handshake(link, sock, keepalive_ms, extack);
 	if (ret)
 		goto err_link;
+	/* From here on the link owns the socket. */
 	ret = wse_link_start(link);
-	if (ret)
-		goto err_link;
-	ret = wse_devices_publish(link);
+	if (!ret)
+		ret = wse_devices_publish(link);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "creating the accel device failed");
-		wse_link_stop(link);	/* releases the socket */
+		wse_link_stop(link);
 		wse_devices_unreserve(link);
 		goto out;
 	}
 	wse_devices_show(link);
 	wse_link_get(link);
 	*out = link;
-	mutex_unlock(&wse_devices_lock);
-
 	dev_info(&link->pdev->dev, "attached %s: %ux%u PEs, firmware %s\n", link->peer,
 		 link->info.wafer_width, link->info.wafer_height, link->info.fw_version);
+	mutex_unlock(&wse_devices_lock);
+
 	wse_genl_notify(link, WSE_EVENT_LINK_UP, 0, "attached");
 	return 0;
 

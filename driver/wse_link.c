@@ -58,6 +58,12 @@ static void wse_link_release(struct kref *ref)
 {
 	struct wse_link *link = container_of(ref, struct wse_link, ref);
 
+	/* Released only here: a caller holding a reference may still be
+	 * about to send or shut down, and finds a shut-down socket, not a
+	 * freed one.
+	 */
+	if (link->sock)
+		sockfd_put(link->sock);
 	xa_destroy(&link->pending);
 	kvfree(link->rxbuf);
 	kfree(link);
@@ -714,9 +720,10 @@ int wse_link_start(struct wse_link *link)
  * wse_link_stop() - close the link for detach
  * @link: the link
  *
- * Says goodbye if the link is up, kills it, stops the receive thread and the
- * keepalives, and releases the socket. Called with the device set lock held
- * and never concurrently for one link.
+ * Says goodbye if the link is up, kills it (the socket is shut down), and
+ * stops the receive thread and the keepalives. The socket itself goes with
+ * the last reference. Called with the device set lock held and never
+ * concurrently for one link.
  */
 void wse_link_stop(struct wse_link *link)
 {
@@ -733,8 +740,6 @@ void wse_link_stop(struct wse_link *link)
 		link->rx_thread = NULL;
 		cancel_delayed_work_sync(&link->keepalive_work);
 	}
-	sockfd_put(link->sock);
-	link->sock = NULL;
 }
 
 /**

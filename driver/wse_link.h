@@ -68,8 +68,8 @@ struct wse_link {
 	char peer[80];
 
 	/**
-	 * @sock: the socket; NULL for a test device. Set at attach, released
-	 * at detach after @rx_thread and @keepalive_work have stopped.
+	 * @sock: the socket; NULL for a test device. Set by the handshake,
+	 * shut down when the link dies, released with the last reference.
 	 */
 	struct socket *sock;
 	/** @tx_lock: serialises frames sent on @sock. */

@@ -453,6 +453,51 @@ TEST_F(link, firmware_killed_mid_transfer)
 	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state);
 }
 
+struct xfer_loop {
+	int fd;
+	uint32_t handle;
+	uint64_t size;
+	int result;
+	int count;
+};
+
+static void *xfer_until_error(void *arg)
+{
+	struct xfer_loop *x = arg;
+	int i;
+
+	x->result = 0;
+	for (i = 0; i < 1000 && !x->result; i++)
+		x->result = guest_xfer(x->fd, x->handle, DRM_WSE_XFER_TO_DEVICE, 0, 0, x->size);
+	x->count = i;
+	return NULL;
+}
+
+/* Detach while another thread is moving data: the transfer fails, the
+ * open file survives the device, and nothing is left waiting.
+ */
+TEST_F(link, detach_during_transfer)
+{
+	struct wse_dev_status dev;
+	struct xfer_loop x = { .size = 8 << 20 };
+	pthread_t t;
+
+	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", NULL));
+	ASSERT_EQ(0, attach_tracked(_metadata, self, self->fw.addr, 0, &dev));
+	x.fd = guest_open_accel(dev.accel_minor);
+	ASSERT_LE(0, x.fd);
+	ASSERT_EQ(0, guest_bo(x.fd, x.size, &x.handle, NULL));
+	ASSERT_EQ(0, pthread_create(&t, NULL, xfer_until_error, &x));
+	usleep(100000);
+	ASSERT_EQ(0, wse_ctl_detach(self->ctl, dev.index));
+	forget(self, dev.index);
+	pthread_join(t, NULL);
+	EXPECT_TRUE(x.result == -ENOTCONN || x.result == -ENODEV)
+		TH_LOG("transfer %d ended with %d", x.count, x.result);
+	EXPECT_EQ(-ENODEV, guest_xfer(x.fd, x.handle, DRM_WSE_XFER_TO_DEVICE, 0, 0, 4096));
+	close(x.fd);
+}
+
 /* SIGTERM makes wsefwd say SHUTDOWN; the driver answers and marks the
  * link down with that reason.
  */
