@@ -5,6 +5,7 @@
  * wsefwd tests and benchmarks; the kernel driver is the real host.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,16 +48,72 @@ static int answer_device(struct wse_link_client *cl, const struct wse_link_frame
 	return 0;
 }
 
-/* Receives until the response to (@opcode, @tag) arrives. */
-static int await_response(struct wse_link_client *cl, uint8_t opcode, uint32_t tag,
+static struct wse_link_client_pending *find_pending(struct wse_link_client *cl, uint32_t tag)
+{
+	for (unsigned int i = 0; i < cl->npending; i++)
+		if (cl->pending[i].tag == tag)
+			return &cl->pending[i];
+	return NULL;
+}
+
+static void drop_pending(struct wse_link_client *cl, struct wse_link_client_pending *p)
+{
+	free(p->payload);
+	*p = cl->pending[--cl->npending];
+}
+
+/* Is a whole frame's first byte there within @timeout_ms? 0, -ETIMEDOUT or -errno. */
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int64_t end = wse_link_now_ms() + timeout_ms;
+
+	for (int tries = 0; tries < 1000; tries++) {
+		int64_t left = end - wse_link_now_ms();
+		int n;
+
+		if (left < 0)
+			left = 0;
+		n = poll(&pfd, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Receives until the response to @tag arrives (its frame in @f, payload in
+ * cl->buf), keeping responses to other pending requests. With
+ * @timeout_ms >= 0, gives up with -ETIMEDOUT between frames.
+ */
+static int await_response(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
 			  struct wse_link_frame *f, struct wse_link_err *err)
 {
-	for (int frames = 0; frames < 1024; frames++) {
-		int ret = wse_link_recv(cl->fd, &cl->rules, f, cl->buf, cl->cap,
-					cl->timeout_ms, err);
+	int64_t end = wse_link_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+
+	for (int frames = 0; frames < 4096; frames++) {
+		struct wse_link_client_pending *p;
 		uint32_t code;
 		char text[160];
+		int ret;
 
+		if (timeout_ms >= 0) {
+			int64_t left = end - wse_link_now_ms();
+
+			ret = wait_readable(cl->fd, left > 0 ? (int)left : 0);
+			if (ret == -ETIMEDOUT) {
+				wse_link_err_set(err, 0, WSE_LINK_CHECK_OK,
+						 "no response to tag %u within %d ms", tag, timeout_ms);
+				return -ETIMEDOUT;
+			}
+			if (ret)
+				return ret;
+		}
+		ret = wse_link_recv(cl->fd, &cl->rules, f, cl->buf, cl->cap, cl->timeout_ms, err);
 		if (ret)
 			return ret;
 		if (f->opcode == WSE_LINK_OP_ERROR && !(f->flags & WSE_LINK_F_RESPONSE)) {
@@ -78,39 +135,98 @@ static int await_response(struct wse_link_client *cl, uint8_t opcode, uint32_t t
 				return ret;
 			continue;
 		}
-		if (f->tag != tag || f->opcode != opcode)
+		p = find_pending(cl, f->tag);
+		if (!p || p->arrived || p->opcode != f->opcode)
 			return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
-						"response %s tag %u does not answer %s tag %u",
-						wse_link_op_name(f->opcode), f->tag,
-						wse_link_op_name(opcode), tag);
-		return 0;
+						"response %s tag %u answers no pending request",
+						wse_link_op_name(f->opcode), f->tag);
+		if (f->queue != p->queue)
+			return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+						"response on queue %u to a request on queue %u",
+						f->queue, p->queue);
+		if (f->tag == tag) {
+			drop_pending(cl, p);
+			return 0;
+		}
+		/* Someone else's answer: keep a copy until it is waited for. */
+		p->payload = malloc(f->length ? f->length : 1);
+		if (!p->payload)
+			return -ENOMEM;
+		memcpy(p->payload, cl->buf, f->length);
+		p->len = f->length;
+		p->arrived = true;
 	}
 	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
-				"no response among 1024 frames");
+				"no response among 4096 frames");
+}
+
+int wse_link_client_submit(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
+			   const struct iovec *iov, int iovcnt, uint32_t *tag,
+			   struct wse_link_err *err)
+{
+	struct wse_link_frame f = {
+		.version = cl->rules.version, .opcode = opcode, .queue = queue,
+		.tag = cl->next_tag++,
+	};
+	int ret;
+
+	if (cl->npending == WSE_LINK_CLIENT_MAX_PENDING) {
+		wse_link_err_set(err, 0, WSE_LINK_CHECK_OK, "%u requests already in flight",
+				 cl->npending);
+		return -EBUSY;
+	}
+	ret = wse_link_send(cl->fd, &f, iov, iovcnt, cl->timeout_ms, err);
+	if (ret)
+		return ret;
+	cl->pending[cl->npending++] = (struct wse_link_client_pending){
+		.tag = f.tag, .opcode = opcode, .queue = queue,
+	};
+	*tag = f.tag;
+	return 0;
+}
+
+int wse_link_client_wait(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
+			 uint32_t *status, size_t *rest_len, struct wse_link_err *err)
+{
+	struct wse_link_client_pending *p = find_pending(cl, tag);
+	struct wse_link_frame r;
+	size_t len;
+	int ret;
+
+	if (!p) {
+		wse_link_err_set(err, 0, WSE_LINK_CHECK_OK, "tag %u is not a pending request", tag);
+		return -EINVAL;
+	}
+	if (p->arrived) {
+		len = p->len;
+		memcpy(cl->buf, p->payload, len);
+		drop_pending(cl, p);
+	} else {
+		ret = await_response(cl, tag, timeout_ms, &r, err);
+		if (ret)
+			return ret;
+		len = r.length;
+	}
+	return wse_link_status_decode(cl->buf, len, status, NULL, rest_len, err);
+}
+
+void wse_link_client_text(const struct wse_link_client *cl, size_t rest_len,
+			  char *text, size_t textlen)
+{
+	copy_text(text, textlen, cl->buf + sizeof(struct wse_link_status), rest_len);
 }
 
 int wse_link_client_call(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
 			 const struct iovec *iov, int iovcnt, uint32_t *status,
 			 size_t *rest_len, struct wse_link_err *err)
 {
-	struct wse_link_frame f = {
-		.version = cl->rules.version, .opcode = opcode, .queue = queue,
-		.tag = cl->next_tag++,
-	};
-	struct wse_link_frame r;
+	uint32_t tag;
 	int ret;
 
-	ret = wse_link_send(cl->fd, &f, iov, iovcnt, cl->timeout_ms, err);
+	ret = wse_link_client_submit(cl, opcode, queue, iov, iovcnt, &tag, err);
 	if (ret)
 		return ret;
-	ret = await_response(cl, opcode, f.tag, &r, err);
-	if (ret)
-		return ret;
-	if (r.queue != queue)
-		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
-					"response on queue %u to a request on queue %u",
-					r.queue, queue);
-	return wse_link_status_decode(cl->buf, r.length, status, NULL, rest_len, err);
+	return wse_link_client_wait(cl, tag, -1, status, rest_len, err);
 }
 
 int wse_link_client_hello(struct wse_link_client *cl, int fd,
@@ -167,6 +283,8 @@ int wse_link_client_hello(struct wse_link_client *cl, int fd,
 
 void wse_link_client_free(struct wse_link_client *cl)
 {
+	while (cl->npending)
+		drop_pending(cl, &cl->pending[cl->npending - 1]);
 	free(cl->buf);
 	cl->buf = NULL;
 	cl->cap = 0;

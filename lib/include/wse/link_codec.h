@@ -177,6 +177,101 @@ void wse_link_mem_encode(struct wse_link_mem *raw, uint64_t addr, uint32_t lengt
 int wse_link_mem_decode(const void *buf, size_t len, uint64_t *addr,
 			uint32_t *length, struct wse_link_err *err);
 
+/* ------------------------------------------------- execution payloads */
+
+/* The execution opcodes' structures in host byte order (uapi/wse_link.h). */
+struct wse_link_prog_load_info {
+	uint32_t program;
+	uint32_t flags;		/* WSE_LINK_PROG_LAST */
+	uint64_t total;
+	uint64_t offset;
+};
+
+struct wse_link_prog_info {
+	uint32_t program;
+	uint32_t mode;
+	uint32_t num_layers;
+	uint32_t num_streams;
+	uint32_t batch;
+	uint64_t sram_bytes;
+	uint64_t est_cycles_per_step;
+};
+
+struct wse_link_stream_info {
+	uint32_t program;
+	uint32_t stream;
+	uint32_t length;
+};
+
+struct wse_link_run_info {
+	uint32_t program;
+	uint32_t kind;		/* WSE_LINK_RUN_* */
+	uint32_t steps;
+	uint32_t batch;
+};
+
+struct wse_link_run_result_info {
+	uint32_t steps;
+	uint32_t samples;
+	uint64_t cycles;
+	uint64_t est_cycles;
+	uint64_t host_ns;
+};
+
+struct wse_link_params_info {
+	uint32_t program;
+	uint32_t which;		/* WSE_LINK_PARAMS_* */
+	uint64_t offset;
+	uint32_t length;
+};
+
+struct wse_link_dev_stats_info {
+	uint64_t cycles;
+	uint64_t est_cycles;
+	uint64_t steps;
+	uint64_t samples;
+	uint64_t sram_used;
+	uint64_t stream_bytes_in;
+	uint64_t stream_bytes_out;
+	uint32_t programs;
+};
+
+/*
+ * Encoders fill the wire structure (reserved fields zero). Decoders read
+ * the fixed part at the start of @buf (@len bytes available; requests may
+ * carry data after it), check reserved fields and known flags, and return
+ * 0 or WSE_LINK_E_PROTO with @err set. Replies (program info, run result,
+ * device stats) must have their exact size.
+ */
+void wse_link_prog_load_encode(struct wse_link_program_load *raw,
+			       const struct wse_link_prog_load_info *in);
+int wse_link_prog_load_decode(const void *buf, size_t len, struct wse_link_prog_load_info *out,
+			      struct wse_link_err *err);
+void wse_link_prog_info_encode(struct wse_link_program_info *raw,
+			       const struct wse_link_prog_info *in);
+int wse_link_prog_info_decode(const void *buf, size_t len, struct wse_link_prog_info *out,
+			      struct wse_link_err *err);
+void wse_link_prog_ref_encode(struct wse_link_program_ref *raw, uint32_t program);
+int wse_link_prog_ref_decode(const void *buf, size_t len, uint32_t *program,
+			     struct wse_link_err *err);
+void wse_link_stream_encode(struct wse_link_stream *raw, const struct wse_link_stream_info *in);
+int wse_link_stream_decode(const void *buf, size_t len, struct wse_link_stream_info *out,
+			   struct wse_link_err *err);
+void wse_link_run_encode(struct wse_link_run *raw, const struct wse_link_run_info *in);
+int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *out,
+			struct wse_link_err *err);
+void wse_link_run_result_encode(struct wse_link_run_result *raw,
+				const struct wse_link_run_result_info *in);
+int wse_link_run_result_decode(const void *buf, size_t len, struct wse_link_run_result_info *out,
+			       struct wse_link_err *err);
+void wse_link_params_encode(struct wse_link_params *raw, const struct wse_link_params_info *in);
+int wse_link_params_decode(const void *buf, size_t len, struct wse_link_params_info *out,
+			   struct wse_link_err *err);
+void wse_link_dev_stats_encode(struct wse_link_dev_stats *raw,
+			       const struct wse_link_dev_stats_info *in);
+int wse_link_dev_stats_decode(const void *buf, size_t len, struct wse_link_dev_stats_info *out,
+			      struct wse_link_err *err);
+
 /* ----------------------------------------------------------- frame I/O */
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -242,9 +337,24 @@ void wse_link_peer_name(int fd, char *buf, size_t len);
 
 /* ---------------------------------------------------------- host client */
 
+/* Requests a client may have in flight at once (wse_link_client_submit). */
+#define WSE_LINK_CLIENT_MAX_PENDING	32
+
+/* A submitted request, and its response once it arrived out of turn. */
+struct wse_link_client_pending {
+	uint32_t tag;
+	uint8_t opcode;
+	uint16_t queue;
+	bool arrived;
+	uint8_t *payload;	/* the whole response payload (malloc) */
+	size_t len;
+};
+
 /*
- * A minimal host side of the link, for tools, tests and benchmarks: one
- * request in flight at a time. (The kernel driver is the real host.)
+ * A minimal host side of the link, for tools, tests and benchmarks.
+ * wse_link_client_call() has one request in flight; submit/wait have up
+ * to WSE_LINK_CLIENT_MAX_PENDING, answered in any order (the device
+ * answers in completion order). (The kernel driver is the real host.)
  */
 struct wse_link_client {
 	int fd;
@@ -256,6 +366,8 @@ struct wse_link_client {
 	bool peer_shutdown;		/* the device sent SHUTDOWN (answered) */
 	uint8_t *buf;			/* response payloads */
 	size_t cap;
+	struct wse_link_client_pending pending[WSE_LINK_CLIENT_MAX_PENDING];
+	unsigned int npending;
 };
 
 /*
@@ -281,6 +393,28 @@ void wse_link_client_free(struct wse_link_client *cl);
 int wse_link_client_call(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
 			 const struct iovec *iov, int iovcnt, uint32_t *status,
 			 size_t *rest_len, struct wse_link_err *err);
+
+/*
+ * Sends request @opcode on @queue without waiting for its response;
+ * *@tag identifies it for wse_link_client_wait(). -EBUSY when
+ * WSE_LINK_CLIENT_MAX_PENDING requests are already in flight.
+ */
+int wse_link_client_submit(struct wse_link_client *cl, uint8_t opcode, uint16_t queue,
+			   const struct iovec *iov, int iovcnt, uint32_t *tag,
+			   struct wse_link_err *err);
+/*
+ * Waits up to @timeout_ms (< 0: cl->timeout_ms per frame, for ever in
+ * total) for the response to @tag, keeping responses to other submitted
+ * requests that arrive meanwhile. Returns as wse_link_client_call() (the
+ * payload after the status at cl->buf + 8), or -ETIMEDOUT, with the
+ * request still pending, when nothing came in time.
+ */
+int wse_link_client_wait(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
+			 uint32_t *status, size_t *rest_len, struct wse_link_err *err);
+
+/* The text of a failure response, as left in cl->buf by call or wait. */
+void wse_link_client_text(const struct wse_link_client *cl, size_t rest_len,
+			  char *text, size_t textlen);
 
 /* MEM_WRITE / MEM_READ of @len bytes at @addr via wse_link_client_call();
  * a failure status leaves its text in @text.
