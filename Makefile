@@ -12,6 +12,9 @@
 
 include config.mk
 
+# module.mk fragments may define rules; `make` alone still means `all`.
+.DEFAULT_GOAL := all
+
 KDIR ?= $(WSE_DEPS)/root/usr/src/linux-headers-$(KVER)
 KSRC ?= /usr/src/linux-source-6.12
 B := build

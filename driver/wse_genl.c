@@ -55,7 +55,27 @@ static const struct {
 	{ WSE_STAT_LINK_DOWNS, offsetof(struct wse_link_stats, link_downs) },
 };
 
-static int wse_genl_put_stats(struct sk_buff *skb, struct wse_link *link)
+/* The firmware's own counters: its modelled cycles beside the estimate. */
+static int wse_genl_put_dev_stats(struct sk_buff *skb, const struct wse_link_dev_stats *d)
+{
+	if (nla_put_u64_64bit(skb, WSE_STAT_DEV_CYCLES, le64_to_cpu(d->cycles), WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_EST_CYCLES, le64_to_cpu(d->est_cycles),
+			      WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_STEPS, le64_to_cpu(d->steps), WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_SAMPLES, le64_to_cpu(d->samples), WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_SRAM_USED, le64_to_cpu(d->sram_used),
+			      WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_STREAM_BYTES_IN,
+			      le64_to_cpu(d->stream_bytes_in), WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_STREAM_BYTES_OUT,
+			      le64_to_cpu(d->stream_bytes_out), WSE_STAT_PAD) ||
+	    nla_put_u64_64bit(skb, WSE_STAT_DEV_PROGRAMS, le32_to_cpu(d->programs), WSE_STAT_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int wse_genl_put_stats(struct sk_buff *skb, struct wse_link *link,
+			      const struct wse_link_dev_stats *dev)
 {
 	const void *stats = &link->stats;
 	struct nlattr *nest;
@@ -72,6 +92,8 @@ static int wse_genl_put_stats(struct sk_buff *skb, struct wse_link *link)
 	}
 	if (nla_put_u64_64bit(skb, WSE_STAT_INFLIGHT, wse_link_inflight(link), WSE_STAT_PAD))
 		goto cancel;
+	if (dev && wse_genl_put_dev_stats(skb, dev))
+		goto cancel;
 	nla_nest_end(skb, nest);
 	return 0;
 cancel:
@@ -81,7 +103,8 @@ cancel:
 
 /* One device, as GET, LIST, STATS and ATTACH answer it. */
 static int wse_genl_fill_device(struct sk_buff *skb, struct wse_link *link, u32 portid,
-				u32 seq, int flags, u8 cmd, bool stats)
+				u32 seq, int flags, u8 cmd, bool stats,
+				const struct wse_link_dev_stats *dev)
 {
 	const struct drm_wse_device_info *info = &link->info;
 	enum wse_link_state state;
@@ -109,7 +132,7 @@ static int wse_genl_fill_device(struct sk_buff *skb, struct wse_link *link, u32 
 	    nla_put_u32(skb, WSE_A_PROTO_VERSION, link->version) ||
 	    (link->keepalive_ms && nla_put_u32(skb, WSE_A_KEEPALIVE_MS, link->keepalive_ms)))
 		goto cancel;
-	if (stats && wse_genl_put_stats(skb, link))
+	if (stats && wse_genl_put_stats(skb, link, dev))
 		goto cancel;
 
 	genlmsg_end(skb, hdr);
@@ -122,14 +145,22 @@ cancel:
 
 static int wse_genl_reply_device(struct genl_info *info, struct wse_link *link, bool stats)
 {
+	struct wse_link_dev_stats dev;
+	bool have_dev = false;
 	struct sk_buff *msg;
 	int ret;
+
+	/* Only STATS asks the firmware; a firmware that cannot answer
+	 * leaves its counters out rather than failing the command.
+	 */
+	if (stats && wse_link_state(link, NULL) == WSE_LINK_STATE_UP)
+		have_dev = !wse_link_device_stats(link, &dev);
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	ret = wse_genl_fill_device(msg, link, info->snd_portid, info->snd_seq, 0,
-				   info->genlhdr->cmd, stats);
+				   info->genlhdr->cmd, stats, have_dev ? &dev : NULL);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -222,7 +253,7 @@ static int wse_genl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	while ((link = wse_devices_next(&index))) {
 		ret = wse_genl_fill_device(skb, link, NETLINK_CB(cb->skb).portid,
 					   cb->nlh->nlmsg_seq, NLM_F_MULTI, WSE_CMD_GET,
-					   false);
+					   false, NULL);
 		wse_link_put(link);
 		if (ret)
 			break;

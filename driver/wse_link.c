@@ -396,6 +396,7 @@ static int wse_link_check_hello_reply(struct wse_link *link,
 
 	link->version = version;
 	link->max_payload = min_t(u32, max_payload, WSE_LINK_PAYLOAD_LIMIT);
+	link->fw_caps = le32_to_cpu(r->caps);
 	return 0;
 }
 
@@ -415,7 +416,7 @@ int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive
 	struct wse_link_hello hello = {
 		.version_min = cpu_to_le16(WSE_LINK_VERSION_MIN),
 		.version_max = cpu_to_le16(WSE_LINK_VERSION_MAX),
-		.caps = cpu_to_le32(WSE_LINK_CAP_MEM),
+		.caps = cpu_to_le32(WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC),
 		.max_payload = cpu_to_le32(WSE_LINK_PAYLOAD_LIMIT),
 		.keepalive_ms = cpu_to_le32(keepalive_ms),
 	};
@@ -837,4 +838,26 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 	if (!r.status && resp_len)
 		*resp_len = r.resp_len;
 	return r.status;
+}
+
+/**
+ * wse_link_device_stats() - ask the firmware for its counters
+ * @link: the link
+ * @st: where the answer goes
+ *
+ * Return: 0, -EOPNOTSUPP if the firmware does not run programs, -EPROTO
+ * for a short answer, or what wse_link_call() returns.
+ */
+int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st)
+{
+	size_t len = 0;
+	int ret;
+
+	if (!(link->fw_caps & WSE_LINK_CAP_EXEC))
+		return -EOPNOTSUPP;
+	ret = wse_link_call(link, WSE_LINK_OP_DEVICE_STATS, 0, NULL, 0, st, sizeof(*st), &len,
+			    2 * HZ);
+	if (!ret && len != sizeof(*st))
+		ret = -EPROTO;
+	return ret;
 }

@@ -44,7 +44,7 @@ struct wse_link_stats {
  * device set. Test devices have one too, with no socket.
  *
  * Immutable once the device is published (@published set, with release
- * ordering): @index, @is_test, @info, @version, @max_payload,
+ * ordering): @index, @is_test, @info, @version, @max_payload, @fw_caps,
  * @keepalive_ms, @peer.
  */
 struct wse_link {
@@ -62,6 +62,8 @@ struct wse_link {
 	u8 version;
 	/** @max_payload: largest payload either side may send. */
 	u32 max_payload;
+	/** @fw_caps: WSE_LINK_CAP_* the firmware offered. */
+	u32 fw_caps;
 	/** @keepalive_ms: interval of keepalive requests. */
 	u32 keepalive_ms;
 	/** @peer: the firmware's address, for people. */
@@ -116,6 +118,7 @@ void wse_link_reset(struct wse_link *link);
 enum wse_link_state wse_link_state(struct wse_link *link, const char **reason);
 u32 wse_link_inflight(struct wse_link *link);
 
+int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st);
 int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 		  const struct kvec *req, unsigned int nreq,
 		  void *resp, size_t resp_cap, size_t *resp_len, long timeout);

@@ -109,6 +109,15 @@ enum wse_genl_attr {
  * @WSE_STAT_STALE_RESPONSES: answers to requests that had already timed out
  * @WSE_STAT_INFLIGHT: requests waiting for an answer now
  * @WSE_STAT_LINK_DOWNS: times the link died
+ * @WSE_STAT_DEV_CYCLES: modelled device cycles of every run (from the
+ *	firmware; absent when it cannot be asked)
+ * @WSE_STAT_DEV_EST_CYCLES: the compiler's estimate for the same runs
+ * @WSE_STAT_DEV_STEPS: steps the device ran
+ * @WSE_STAT_DEV_SAMPLES: samples the device processed
+ * @WSE_STAT_DEV_SRAM_USED: SRAM bytes held by loaded programs
+ * @WSE_STAT_DEV_STREAM_BYTES_IN: bytes the device took from streams
+ * @WSE_STAT_DEV_STREAM_BYTES_OUT: bytes the device gave on streams
+ * @WSE_STAT_DEV_PROGRAMS: programs loaded
  */
 enum wse_genl_stat {
 	WSE_STAT_UNSPEC,
@@ -124,6 +133,14 @@ enum wse_genl_stat {
 	WSE_STAT_STALE_RESPONSES,
 	WSE_STAT_INFLIGHT,
 	WSE_STAT_LINK_DOWNS,
+	WSE_STAT_DEV_CYCLES,
+	WSE_STAT_DEV_EST_CYCLES,
+	WSE_STAT_DEV_STEPS,
+	WSE_STAT_DEV_SAMPLES,
+	WSE_STAT_DEV_SRAM_USED,
+	WSE_STAT_DEV_STREAM_BYTES_IN,
+	WSE_STAT_DEV_STREAM_BYTES_OUT,
+	WSE_STAT_DEV_PROGRAMS,
 
 	__WSE_STAT_MAX,
 	WSE_STAT_MAX = __WSE_STAT_MAX - 1

@@ -49,6 +49,14 @@ static const struct nla_policy stats_policy[WSE_STAT_MAX + 1] = {
 	[WSE_STAT_STALE_RESPONSES] = { .type = NLA_U64 },
 	[WSE_STAT_INFLIGHT] = { .type = NLA_U64 },
 	[WSE_STAT_LINK_DOWNS] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_CYCLES] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_EST_CYCLES] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_STEPS] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_SAMPLES] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_SRAM_USED] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_STREAM_BYTES_IN] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_STREAM_BYTES_OUT] = { .type = NLA_U64 },
+	[WSE_STAT_DEV_PROGRAMS] = { .type = NLA_U64 },
 };
 
 const char *wse_link_state_name(uint32_t state)
@@ -176,7 +184,16 @@ static int parse_device(struct nlattr **tb, struct wse_dev_status *d)
 		GET(WSE_STAT_STALE_RESPONSES, stale_responses);
 		GET(WSE_STAT_INFLIGHT, inflight);
 		GET(WSE_STAT_LINK_DOWNS, link_downs);
+		GET(WSE_STAT_DEV_CYCLES, dev_cycles);
+		GET(WSE_STAT_DEV_EST_CYCLES, dev_est_cycles);
+		GET(WSE_STAT_DEV_STEPS, dev_steps);
+		GET(WSE_STAT_DEV_SAMPLES, dev_samples);
+		GET(WSE_STAT_DEV_SRAM_USED, dev_sram_used);
+		GET(WSE_STAT_DEV_STREAM_BYTES_IN, dev_stream_in);
+		GET(WSE_STAT_DEV_STREAM_BYTES_OUT, dev_stream_out);
+		GET(WSE_STAT_DEV_PROGRAMS, dev_programs);
 #undef GET
+		c->has_device = st[WSE_STAT_DEV_CYCLES] != NULL;
 		d->has_stats = true;
 	}
 	return 0;

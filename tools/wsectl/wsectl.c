@@ -164,6 +164,14 @@ static void print_device_json(const struct wse_dev_status *d)
 		       c->frames_tx, c->frames_rx, c->bytes_tx, c->bytes_rx, c->crc_errors,
 		       c->proto_errors, c->timeouts, c->keepalives, c->stale_responses,
 		       c->inflight, c->link_downs);
+		if (c->has_device)
+			printf(",\"device\":{\"cycles\":%" PRIu64 ",\"estimated_cycles\":%" PRIu64
+			       ",\"steps\":%" PRIu64 ",\"samples\":%" PRIu64
+			       ",\"sram_used\":%" PRIu64 ",\"stream_bytes_in\":%" PRIu64
+			       ",\"stream_bytes_out\":%" PRIu64 ",\"programs\":%" PRIu64 "}",
+			       c->dev_cycles, c->dev_est_cycles, c->dev_steps, c->dev_samples,
+			       c->dev_sram_used, c->dev_stream_in, c->dev_stream_out,
+			       c->dev_programs);
 	}
 	putchar('}');
 }
@@ -279,6 +287,23 @@ static int cmd_get(const char *dev, bool stats)
 	printf("  %-18s %" PRIu64 "\n", "stale responses", d.stats.stale_responses);
 	printf("  %-18s %" PRIu64 "\n", "in flight", d.stats.inflight);
 	printf("  %-18s %" PRIu64 "\n", "link downs", d.stats.link_downs);
+	if (d.stats.has_device) {
+		const struct wse_link_counters *c = &d.stats;
+
+		printf("device (from the firmware):\n");
+		printf("  %-18s %" PRIu64 "\n", "programs loaded", c->dev_programs);
+		printf("  %-18s %" PRIu64 " bytes\n", "SRAM used", c->dev_sram_used);
+		printf("  %-18s %" PRIu64 " (%" PRIu64 " samples)\n", "steps run", c->dev_steps,
+		       c->dev_samples);
+		printf("  %-18s %" PRIu64 " in, %" PRIu64 " out\n", "stream bytes",
+		       c->dev_stream_in, c->dev_stream_out);
+		printf("  %-18s %" PRIu64 "\n", "modelled cycles", c->dev_cycles);
+		printf("  %-18s %" PRIu64, "compiler estimate", c->dev_est_cycles);
+		if (c->dev_est_cycles)
+			printf(" (model / estimate = %.3f)",
+			       (double)c->dev_cycles / (double)c->dev_est_cycles);
+		printf("\n");
+	}
 	return 0;
 }
 

@@ -19,6 +19,10 @@ struct wse_link_counters {
 	uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;
 	uint64_t crc_errors, proto_errors, timeouts, keepalives;
 	uint64_t stale_responses, inflight, link_downs;
+	/* The firmware's own counters, when it answered (has_device). */
+	bool has_device;
+	uint64_t dev_cycles, dev_est_cycles, dev_steps, dev_samples;
+	uint64_t dev_sram_used, dev_stream_in, dev_stream_out, dev_programs;
 };
 
 /** What the kernel says about one device. */
