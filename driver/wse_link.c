@@ -409,6 +409,9 @@ static int wse_link_check_hello_reply(struct wse_link *link,
  *
  * Runs in the ATTACH caller's context, before the receive thread exists,
  * with a receive timeout so a silent peer cannot hang the caller.
+ *
+ * Return: 0, or a negative errno with @extack saying why; on failure the
+ * caller keeps its socket reference.
  */
 int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
 		       struct netlink_ext_ack *extack)

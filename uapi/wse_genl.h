@@ -28,6 +28,8 @@
  * @WSE_CMD_RESET: abort what is in flight on a device's link and zero its
  *	counters
  * @WSE_CMD_EVENT: a notification in the "events" group (never a request)
+ * @__WSE_CMD_MAX: one past the last command
+ * @WSE_CMD_MAX: the last command
  */
 enum wse_genl_cmd {
 	WSE_CMD_UNSPEC,
@@ -65,6 +67,8 @@ enum wse_genl_cmd {
  * @WSE_A_REASON: string, why an event happened
  * @WSE_A_ERRNO: u32, the positive errno an event reports (0 if none)
  * @WSE_A_KEEPALIVE_MS: u32, ATTACH: keepalive interval (optional)
+ * @__WSE_A_MAX: one past the last attribute
+ * @WSE_A_MAX: the last attribute
  */
 enum wse_genl_attr {
 	WSE_A_UNSPEC,
@@ -118,6 +122,8 @@ enum wse_genl_attr {
  * @WSE_STAT_DEV_STREAM_BYTES_IN: bytes the device took from streams
  * @WSE_STAT_DEV_STREAM_BYTES_OUT: bytes the device gave on streams
  * @WSE_STAT_DEV_PROGRAMS: programs loaded
+ * @__WSE_STAT_MAX: one past the last counter
+ * @WSE_STAT_MAX: the last counter
  */
 enum wse_genl_stat {
 	WSE_STAT_UNSPEC,
