@@ -33,26 +33,15 @@
 /* A send that makes no progress for this long kills the link. */
 #define WSE_SEND_TIMEOUT	(10 * HZ)
 
-/**
- * struct wse_link_req - a request waiting for its response
- * @done: completed by the receiver, or by wse_link_fail()
- * @opcode: what was asked; the response must carry the same
- * @status: 0 or a negative errno, valid once @done completes
- * @resp: where the reply data (after &struct wse_link_status) goes
- * @resp_cap: room at @resp
- * @resp_len: reply data bytes written
- *
- * Ownership: whoever erases the request from &wse_link.pending owns it
- * from then on, and only that party touches it or completes it.
- */
-struct wse_link_req {
-	struct completion done;
-	u8 opcode;
-	int status;
-	void *resp;
-	size_t resp_cap;
-	size_t resp_len;
-};
+/* Hands a finished request back to whoever made it; called once. */
+static void wse_link_req_finish(struct wse_link_req *req, int status)
+{
+	req->status = status;
+	if (req->done)
+		req->done(req);
+	else
+		complete(&req->wait);
+}
 
 static void wse_link_release(struct kref *ref)
 {
@@ -131,8 +120,7 @@ static void wse_link_fail_pending(struct wse_link *link, int err)
 		req = xa_erase(&link->pending, tag);
 		if (!req)
 			continue;
-		req->status = err;
-		complete(&req->done);
+		wse_link_req_finish(req, err);
 	}
 }
 
@@ -546,6 +534,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	const struct wse_link_status *st = link->rxbuf;
 	struct wse_link_req *req;
 	u32 issued;
+	int status;
 
 	if (len < sizeof(*st) || st->reserved) {
 		*why = "response without a valid status";
@@ -570,18 +559,16 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		return -EPROTO;
 	}
 	if (req->opcode != hdr->opcode) {
-		req->status = -EPROTO;
-		complete(&req->done);
+		wse_link_req_finish(req, -EPROTO);
 		*why = "response opcode differs from the request's";
 		return -EPROTO;
 	}
 
-	req->status = wse_link_status_errno(le32_to_cpu(st->status));
-	if (!req->status) {
+	status = wse_link_status_errno(le32_to_cpu(st->status));
+	if (!status) {
 		req->resp_len = len - sizeof(*st);
 		if (req->resp_len > req->resp_cap) {
-			req->status = -EPROTO;
-			complete(&req->done);
+			wse_link_req_finish(req, -EPROTO);
 			*why = "response longer than the request allows";
 			return -EPROTO;
 		}
@@ -592,7 +579,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 				    link->index, hdr->opcode,
 				    (int)min_t(u32, len - sizeof(*st), 120), st + 1);
 	}
-	complete(&req->done);
+	wse_link_req_finish(req, status);
 	return 0;
 }
 
@@ -768,6 +755,76 @@ void wse_link_reset(struct wse_link *link)
 }
 
 /**
+ * wse_link_submit() - send a request whose answer comes later
+ * @link: the link
+ * @req: the request: @opcode, @queue, @resp, @resp_cap and @done (or
+ *	NULL, to wait on @wait) set by the caller
+ * @vec: the request payload
+ * @nvec: entries in @vec (at most 3)
+ *
+ * On success the request is finished exactly once - answered, refused,
+ * failed with the link, or failed with -ECANCELED by a reset - unless
+ * wse_link_cancel() takes it back first. @done runs in process context
+ * with none of the link's locks held, and must not sleep for long: it runs
+ * on the receive thread.
+ *
+ * Return: 0, or -ENOTCONN (the link is down) or another negative errno,
+ * in which case nothing was sent and @done will not run.
+ */
+int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
+		    const struct kvec *vec, unsigned int nvec)
+{
+	int ret;
+
+	init_completion(&req->wait);
+	req->resp_len = 0;
+
+	spin_lock(&link->lock);
+	if (link->state != WSE_LINK_STATE_UP) {
+		spin_unlock(&link->lock);
+		return -ENOTCONN;
+	}
+	req->tag = link->next_tag++;
+	if (!link->next_tag)
+		link->next_tag = 1;
+	spin_unlock(&link->lock);
+
+	ret = xa_insert(&link->pending, req->tag, req, GFP_KERNEL);
+	if (ret)
+		return ret == -EBUSY ? -EAGAIN : ret;
+	/* Failing the link empties the table; a request added after that
+	 * must not wait for nothing.
+	 */
+	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP) {
+		if (xa_erase(&link->pending, req->tag))
+			return -ENOTCONN;
+		return 0;	/* the failure finishes it */
+	}
+
+	ret = wse_link_send(link, req->opcode, 0, req->queue, req->tag, vec, nvec);
+	if (ret) {
+		wse_link_fail(link, ret, "sending a request failed");
+		if (xa_erase(&link->pending, req->tag))
+			return -ENOTCONN;
+	}
+	return 0;
+}
+
+/**
+ * wse_link_cancel() - take back a request that has not been answered
+ * @link: the link
+ * @req: a request wse_link_submit() accepted
+ *
+ * Return: true if the request was taken back: it will not be finished and
+ * belongs to the caller again. False if it is being or has been finished.
+ * A late answer to a cancelled request is counted and dropped.
+ */
+bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req)
+{
+	return xa_erase(&link->pending, req->tag) == req;
+}
+
+/**
  * wse_link_call() - send a request and wait for its response
  * @link: the link
  * @opcode: the request
@@ -787,56 +844,24 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 		  void *resp, size_t resp_cap, size_t *resp_len, long timeout)
 {
 	struct wse_link_req r = {
-		.opcode = opcode, .resp = resp, .resp_cap = resp_cap,
+		.opcode = opcode, .queue = queue, .resp = resp, .resp_cap = resp_cap,
 	};
 	long left;
-	u32 tag;
 	int ret;
 
-	init_completion(&r.done);
-
-	spin_lock(&link->lock);
-	if (link->state != WSE_LINK_STATE_UP) {
-		spin_unlock(&link->lock);
-		return -ENOTCONN;
-	}
-	tag = link->next_tag++;
-	if (!link->next_tag)
-		link->next_tag = 1;
-	spin_unlock(&link->lock);
-
-	ret = xa_insert(&link->pending, tag, &r, GFP_KERNEL);
+	ret = wse_link_submit(link, &r, req, nreq);
 	if (ret)
-		return ret == -EBUSY ? -EAGAIN : ret;
-	/* Failing the link empties the table; a request added after that
-	 * must not wait for nothing.
-	 */
-	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP) {
-		if (xa_erase(&link->pending, tag))
-			return -ENOTCONN;
-		wait_for_completion(&r.done);
-		return r.status;
-	}
+		return ret;
 
-	ret = wse_link_send(link, opcode, 0, queue, tag, req, nreq);
-	if (ret) {
-		wse_link_fail(link, ret, "sending a request failed");
-		if (xa_erase(&link->pending, tag))
-			return -ENOTCONN;
-		wait_for_completion(&r.done);
-		return r.status;
-	}
-
-	left = wait_for_completion_interruptible_timeout(&r.done, timeout);
+	left = wait_for_completion_interruptible_timeout(&r.wait, timeout);
 	if (left <= 0) {
-		if (xa_erase(&link->pending, tag)) {
-			/* Nobody else can touch @r now. */
+		if (wse_link_cancel(link, &r)) {
 			if (!left)
 				atomic64_inc(&link->stats.timeouts);
 			return left ? (int)left : -ETIMEDOUT;
 		}
-		/* The receiver or a failure owns @r and completes it promptly. */
-		wait_for_completion(&r.done);
+		/* The receiver or a failure owns @r and finishes it promptly. */
+		wait_for_completion(&r.wait);
 	}
 	if (!r.status && resp_len)
 		*resp_len = r.resp_len;

@@ -6,6 +6,7 @@
 #define __WSE_LINK_H__
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
@@ -105,6 +106,33 @@ struct wse_link {
 	struct wse_link_stats stats;
 };
 
+/**
+ * struct wse_link_req - a request to the firmware and its answer
+ * @opcode: what is asked; the response must carry the same
+ * @queue: the device queue it goes to
+ * @tag: set by wse_link_submit()
+ * @status: 0 or a negative errno, once finished
+ * @resp: where the reply data (after &struct wse_link_status) goes
+ * @resp_cap: room at @resp; a longer reply is a protocol violation
+ * @resp_len: reply bytes written
+ * @done: called when the request is finished, or NULL to complete @wait
+ * @wait: completed when finished, if @done is NULL
+ *
+ * Ownership: whoever erases the request from &wse_link.pending (the
+ * receiver, a link failure, wse_link_cancel()) owns it from then on.
+ */
+struct wse_link_req {
+	u8 opcode;
+	u16 queue;
+	u32 tag;
+	int status;
+	void *resp;
+	size_t resp_cap;
+	size_t resp_len;
+	void (*done)(struct wse_link_req *req);
+	struct completion wait;
+};
+
 struct wse_link *wse_link_alloc(void);
 void wse_link_get(struct wse_link *link);
 void wse_link_put(struct wse_link *link);
@@ -118,6 +146,9 @@ void wse_link_reset(struct wse_link *link);
 enum wse_link_state wse_link_state(struct wse_link *link, const char **reason);
 u32 wse_link_inflight(struct wse_link *link);
 
+int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
+		    const struct kvec *vec, unsigned int nvec);
+bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req);
 int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st);
 int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 		  const struct kvec *req, unsigned int nreq,
