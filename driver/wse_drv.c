@@ -17,6 +17,7 @@
 #include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_genl.h"
+#include "wse_job.h"
 #include "wse_link.h"
 
 /* Devices created at load time without a firmware link, for tests of the
@@ -33,6 +34,10 @@ static const struct drm_ioctl_desc wse_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WSE_BO_CREATE, wse_ioctl_bo_create, 0),
 	DRM_IOCTL_DEF_DRV(WSE_BO_INFO, wse_ioctl_bo_info, 0),
 	DRM_IOCTL_DEF_DRV(WSE_MEM_XFER, wse_ioctl_mem_xfer, 0),
+	DRM_IOCTL_DEF_DRV(WSE_QUEUE_CREATE, wse_ioctl_queue_create, 0),
+	DRM_IOCTL_DEF_DRV(WSE_QUEUE_DESTROY, wse_ioctl_queue_destroy, 0),
+	DRM_IOCTL_DEF_DRV(WSE_SUBMIT, wse_ioctl_submit, 0),
+	DRM_IOCTL_DEF_DRV(WSE_WAIT, wse_ioctl_wait, 0),
 };
 
 static const struct file_operations wse_fops = {
@@ -42,6 +47,8 @@ static const struct file_operations wse_fops = {
 
 static const struct drm_driver wse_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
+	.open = wse_file_open,
+	.postclose = wse_file_close,
 	.fops = &wse_fops,
 	.ioctls = wse_ioctls,
 	.num_ioctls = ARRAY_SIZE(wse_ioctls),

@@ -7,6 +7,7 @@
 #include <linux/uaccess.h>
 
 #include "wse_drv.h"
+#include "wse_job.h"
 #include "wse_link.h"
 
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file)
@@ -21,7 +22,7 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 	case DRM_WSE_PARAM_CAPABILITIES:
 		u64_value = DRM_WSE_CAP_BO;
 		if (!wdev->link->is_test)
-			u64_value |= DRM_WSE_CAP_LINK | DRM_WSE_CAP_MEM_XFER;
+			u64_value |= DRM_WSE_CAP_LINK | DRM_WSE_CAP_MEM_XFER | DRM_WSE_CAP_JOBS;
 		value = &u64_value;
 		value_size = sizeof(u64_value);
 		break;
@@ -31,6 +32,11 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 		break;
 	case DRM_WSE_PARAM_MAX_BO_SIZE:
 		u64_value = WSE_MAX_BO_SIZE;
+		value = &u64_value;
+		value_size = sizeof(u64_value);
+		break;
+	case DRM_WSE_PARAM_MAX_JOB_BYTES:
+		u64_value = wse_job_max_bytes(wdev->link->max_payload);
 		value = &u64_value;
 		value_size = sizeof(u64_value);
 		break;

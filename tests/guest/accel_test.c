@@ -129,6 +129,18 @@ TEST_F(accel, query_capabilities)
 	EXPECT_FALSE(caps & DRM_WSE_CAP_MEM_XFER);
 }
 
+/* Without a firmware link there are no queues. */
+TEST_F(accel, queue_without_link)
+{
+	struct drm_wse_queue_create q = { .hw_queue = 0, .depth = 4 };
+	uint64_t max = 1;
+	uint32_t size = sizeof(max);
+
+	EXPECT_EQ(-ENOTCONN, wse_ioctl(self->fd, DRM_IOCTL_WSE_QUEUE_CREATE, &q));
+	ASSERT_EQ(0, get_info(self->fd, DRM_WSE_PARAM_MAX_JOB_BYTES, &max, &size));
+	EXPECT_EQ(0, max);
+}
+
 /* Without a firmware link there is no device memory to reach. */
 TEST_F(accel, mem_xfer_without_link)
 {
@@ -220,7 +232,7 @@ TEST_F(accel, query_unknown_param)
 	uint64_t v;
 	uint32_t size = sizeof(v);
 
-	EXPECT_EQ(-EINVAL, get_info(self->fd, 3, &v, &size));
+	EXPECT_EQ(-EINVAL, get_info(self->fd, 4, &v, &size));
 	size = sizeof(v);
 	EXPECT_EQ(-EINVAL, get_info(self->fd, UINT32_MAX, &v, &size));
 }

@@ -48,6 +48,32 @@ LAYOUT(drm_wse_mem_xfer, length, 24);
 LAYOUT(drm_wse_mem_xfer, timeout_ms, 32);
 LAYOUT(drm_wse_mem_xfer, pad, 36);
 
+static_assert(sizeof(struct drm_wse_queue_create) == 16, "drm_wse_queue_create size");
+LAYOUT(drm_wse_queue_create, hw_queue, 0);
+LAYOUT(drm_wse_queue_create, depth, 4);
+LAYOUT(drm_wse_queue_create, timeout_ms, 8);
+LAYOUT(drm_wse_queue_create, queue_id, 12);
+
+static_assert(sizeof(struct drm_wse_queue_destroy) == 8, "drm_wse_queue_destroy size");
+
+static_assert(sizeof(struct drm_wse_submit) == 72, "drm_wse_submit size");
+LAYOUT(drm_wse_submit, queue_id, 0);
+LAYOUT(drm_wse_submit, op, 4);
+LAYOUT(drm_wse_submit, handle, 8);
+LAYOUT(drm_wse_submit, timeout_ms, 12);
+LAYOUT(drm_wse_submit, bo_offset, 16);
+LAYOUT(drm_wse_submit, length, 24);
+LAYOUT(drm_wse_submit, args, 32);
+LAYOUT(drm_wse_submit, job_id, 64);
+
+static_assert(sizeof(struct drm_wse_wait) == 32, "drm_wse_wait size");
+LAYOUT(drm_wse_wait, queue_id, 0);
+LAYOUT(drm_wse_wait, flags, 4);
+LAYOUT(drm_wse_wait, job_id, 8);
+LAYOUT(drm_wse_wait, timeout_ns, 16);
+LAYOUT(drm_wse_wait, status, 24);
+LAYOUT(drm_wse_wait, result_len, 28);
+
 /* Every structure is a multiple of 8 bytes, so arrays of them and
  * structures that embed them need no hidden padding.
  */
@@ -58,6 +84,10 @@ TEST(sizes_are_multiples_of_eight)
 	EXPECT_EQ(0, sizeof(struct drm_wse_bo_create) % 8);
 	EXPECT_EQ(0, sizeof(struct drm_wse_bo_info) % 8);
 	EXPECT_EQ(0, sizeof(struct drm_wse_mem_xfer) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_queue_create) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_queue_destroy) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_submit) % 8);
+	EXPECT_EQ(0, sizeof(struct drm_wse_wait) % 8);
 }
 
 /* The ioctl numbers encode the structure size, so they too must agree. */
@@ -67,6 +97,8 @@ TEST(ioctl_numbers_encode_sizes)
 	EXPECT_EQ(sizeof(struct drm_wse_bo_create), _IOC_SIZE(DRM_IOCTL_WSE_BO_CREATE));
 	EXPECT_EQ(sizeof(struct drm_wse_bo_info), _IOC_SIZE(DRM_IOCTL_WSE_BO_INFO));
 	EXPECT_EQ(sizeof(struct drm_wse_mem_xfer), _IOC_SIZE(DRM_IOCTL_WSE_MEM_XFER));
+	EXPECT_EQ(sizeof(struct drm_wse_submit), _IOC_SIZE(DRM_IOCTL_WSE_SUBMIT));
+	EXPECT_EQ(sizeof(struct drm_wse_wait), _IOC_SIZE(DRM_IOCTL_WSE_WAIT));
 	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(DRM_IOCTL_WSE_BO_CREATE));
 }
 

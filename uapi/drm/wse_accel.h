@@ -24,6 +24,10 @@ extern "C" {
 #define DRM_WSE_BO_CREATE		0x01
 #define DRM_WSE_BO_INFO			0x02
 #define DRM_WSE_MEM_XFER		0x03
+#define DRM_WSE_QUEUE_CREATE		0x04
+#define DRM_WSE_QUEUE_DESTROY		0x05
+#define DRM_WSE_SUBMIT			0x06
+#define DRM_WSE_WAIT			0x07
 
 #define DRM_IOCTL_WSE_GET_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_GET_INFO, struct drm_wse_get_info)
@@ -33,6 +37,14 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_BO_INFO, struct drm_wse_bo_info)
 #define DRM_IOCTL_WSE_MEM_XFER \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_WSE_MEM_XFER, struct drm_wse_mem_xfer)
+#define DRM_IOCTL_WSE_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_QUEUE_CREATE, struct drm_wse_queue_create)
+#define DRM_IOCTL_WSE_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_WSE_QUEUE_DESTROY, struct drm_wse_queue_destroy)
+#define DRM_IOCTL_WSE_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_SUBMIT, struct drm_wse_submit)
+#define DRM_IOCTL_WSE_WAIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_WSE_WAIT, struct drm_wse_wait)
 
 /**
  * enum drm_wse_param - what &struct drm_wse_get_info asks for
@@ -46,6 +58,8 @@ enum drm_wse_param {
 	DRM_WSE_PARAM_DEVICE_INFO = 1,
 	/** @DRM_WSE_PARAM_MAX_BO_SIZE: __u64, the largest size BO_CREATE accepts. */
 	DRM_WSE_PARAM_MAX_BO_SIZE = 2,
+	/** @DRM_WSE_PARAM_MAX_JOB_BYTES: __u64, the most data one job may carry. */
+	DRM_WSE_PARAM_MAX_JOB_BYTES = 3,
 };
 
 /* Capability bits reported by DRM_WSE_PARAM_CAPABILITIES. */
@@ -55,6 +69,8 @@ enum drm_wse_param {
 #define DRM_WSE_CAP_LINK		_BITULL(1)
 /** DRM_WSE_CAP_MEM_XFER: DRM_IOCTL_WSE_MEM_XFER copies to and from device memory. */
 #define DRM_WSE_CAP_MEM_XFER		_BITULL(2)
+/** DRM_WSE_CAP_JOBS: queues, SUBMIT and WAIT. */
+#define DRM_WSE_CAP_JOBS		_BITULL(3)
 
 /**
  * struct drm_wse_get_info - query one parameter of the device
@@ -151,6 +167,121 @@ struct drm_wse_mem_xfer {
 	__u32 timeout_ms;
 	/** @pad: must be 0. */
 	__u32 pad;
+};
+
+/* Most jobs a queue holds before WAIT collects them. */
+#define DRM_WSE_MAX_QUEUE_DEPTH		256
+
+/**
+ * struct drm_wse_queue_create - open a queue on one of the device's
+ * hardware queues (its DMA channels)
+ *
+ * Queues belong to the file that created them. Jobs on one queue are
+ * carried out in the order they were submitted; queues are independent.
+ */
+struct drm_wse_queue_create {
+	/** @hw_queue: in, the hardware queue, 0 .. num_queues - 1. */
+	__u32 hw_queue;
+	/** @depth: in, jobs the queue may hold uncollected, 1 .. DRM_WSE_MAX_QUEUE_DEPTH. */
+	__u32 depth;
+	/** @timeout_ms: in, how long a job may take before it is aborted; 0 for 10 s. */
+	__u32 timeout_ms;
+	/** @queue_id: out, the queue's id in this file. */
+	__u32 queue_id;
+};
+
+/**
+ * struct drm_wse_queue_destroy - close a queue; its unfinished jobs are aborted
+ */
+struct drm_wse_queue_destroy {
+	/** @queue_id: in, a queue of this file. */
+	__u32 queue_id;
+	/** @pad: must be 0. */
+	__u32 pad;
+};
+
+/**
+ * enum drm_wse_op - what a job asks of the device
+ *
+ * "Sends" means the job's buffer-object range is the request's data;
+ * "receives" means the reply lands in that range. The arguments go in
+ * &drm_wse_submit.args, in the order given; unused ones must be 0.
+ */
+enum drm_wse_op {
+	/** @DRM_WSE_OP_MEM_WRITE: sends; args: device address. */
+	DRM_WSE_OP_MEM_WRITE = 1,
+	/** @DRM_WSE_OP_MEM_READ: receives; args: device address. */
+	DRM_WSE_OP_MEM_READ = 2,
+	/**
+	 * @DRM_WSE_OP_PROGRAM_LOAD: sends a piece of a .wsep image and, on the
+	 * last piece, receives the program's placement; args: slot, flags
+	 * (1 = last piece), image size, offset of the piece.
+	 */
+	DRM_WSE_OP_PROGRAM_LOAD = 3,
+	/** @DRM_WSE_OP_PROGRAM_UNLOAD: args: slot. */
+	DRM_WSE_OP_PROGRAM_UNLOAD = 4,
+	/** @DRM_WSE_OP_STREAM_WRITE: sends; args: slot, stream id. */
+	DRM_WSE_OP_STREAM_WRITE = 5,
+	/** @DRM_WSE_OP_STREAM_READ: receives up to the length; args: slot, stream id. */
+	DRM_WSE_OP_STREAM_READ = 6,
+	/** @DRM_WSE_OP_RUN: receives the run's result; args: slot, kind, steps, batch. */
+	DRM_WSE_OP_RUN = 7,
+	/** @DRM_WSE_OP_PARAMS_READ: receives; args: slot, which, byte offset. */
+	DRM_WSE_OP_PARAMS_READ = 8,
+	/** @DRM_WSE_OP_PARAMS_WRITE: sends; args: slot, which, byte offset. */
+	DRM_WSE_OP_PARAMS_WRITE = 9,
+	/** @DRM_WSE_OP_DEVICE_STATS: receives the device's counters. */
+	DRM_WSE_OP_DEVICE_STATS = 10,
+};
+
+/**
+ * struct drm_wse_submit - queue a job
+ *
+ * The job's data is the range [@bo_offset, @bo_offset + @length) of the
+ * buffer object @handle: what is sent, or where the reply goes. The
+ * buffer object must stay alive; the job holds a reference to it.
+ */
+struct drm_wse_submit {
+	/** @queue_id: in, a queue of this file. */
+	__u32 queue_id;
+	/** @op: in, an &enum drm_wse_op. */
+	__u32 op;
+	/** @handle: in, the buffer object, or 0 for a job without data. */
+	__u32 handle;
+	/** @timeout_ms: in, this job's timeout; 0 for the queue's. */
+	__u32 timeout_ms;
+	/** @bo_offset: in, where the data starts in the buffer object. */
+	__u64 bo_offset;
+	/** @length: in, bytes sent, or room for the reply. */
+	__u64 length;
+	/** @args: in, the operation's arguments (see &enum drm_wse_op). */
+	__u64 args[4];
+	/** @job_id: out, the job's number in its queue, from 1. */
+	__u64 job_id;
+};
+
+/**
+ * struct drm_wse_wait - wait for a job to finish, and collect it
+ *
+ * A finished job is collected: its slot in the queue is freed and its id
+ * is not valid afterwards. A wait that times out leaves the job queued.
+ */
+struct drm_wse_wait {
+	/** @queue_id: in, a queue of this file. */
+	__u32 queue_id;
+	/** @flags: in, must be 0. */
+	__u32 flags;
+	/** @job_id: in, a job of that queue not yet collected. */
+	__u64 job_id;
+	/**
+	 * @timeout_ns: in, absolute CLOCK_MONOTONIC time to give up at; 0
+	 * only looks. Absolute, so an interrupted wait restarts unchanged.
+	 */
+	__s64 timeout_ns;
+	/** @status: out, 0 or the job's negative errno. */
+	__s32 status;
+	/** @result_len: out, bytes of reply written to the buffer object. */
+	__u32 result_len;
 };
 
 #if defined(__cplusplus)

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * wse: per-file queues and the jobs on them.
+ */
+#ifndef __WSE_JOB_H__
+#define __WSE_JOB_H__
+
+#include <linux/dma-fence.h>
+#include <linux/iosys-map.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+
+#include "wse_link.h"
+
+struct drm_device;
+struct drm_file;
+struct drm_gem_object;
+struct wse_device;
+
+/**
+ * struct wse_file - what one open file of the accel device owns
+ * @wdev: the device
+ * @queues: queue id -> &struct wse_queue; the xarray's lock guards
+ *	membership, a reference is taken before the lock is dropped
+ */
+struct wse_file {
+	struct wse_device *wdev;
+	struct xarray queues;
+};
+
+/**
+ * struct wse_queue - a file's queue on one hardware queue
+ * @ref: the file's queue table, each job, and callers hold references
+ * @link: the device's link (referenced)
+ * @id: the queue's id in its file
+ * @hw_queue: the hardware queue its requests go to
+ * @depth: most jobs held before they are collected
+ * @timeout: default job timeout, jiffies
+ * @fence_context: the dma_fence context of its jobs
+ * @timeline: the fences' timeline name
+ * @jobs: job id -> &struct wse_job, from submission until collected; the
+ *	xarray's own lock guards it, and whoever erases a job drops the
+ *	table's reference and counts it out of @held
+ * @held: jobs in @jobs, bounded by @depth
+ * @next_seqno: the id the next job gets
+ * @closed: destroyed; no more submissions
+ */
+struct wse_queue {
+	struct kref ref;
+	struct wse_link *link;
+	u32 id;
+	u32 hw_queue;
+	u32 depth;
+	unsigned long timeout;
+	u64 fence_context;
+	char timeline[32];
+	/** @submit_lock: orders submissions: job N is on the wire before N + 1. */
+	struct mutex submit_lock;
+	/** @lock: protects @held, @next_seqno and @closed. */
+	spinlock_t lock;
+	/** @fence_lock: the lock of its jobs' fences. */
+	spinlock_t fence_lock;
+	struct xarray jobs;
+	u32 held;
+	u64 next_seqno;
+	bool closed;
+};
+
+/**
+ * struct wse_job - one request to the firmware, with a fence
+ * @fence: signalled when the job finishes; its refcount is the job's
+ *	lifetime (the queue's table, the link while in flight, the timeout
+ *	work while scheduled, and waiters hold references)
+ * @req: the link request
+ * @queue: the queue (referenced)
+ * @obj: the buffer object, until the job is retired
+ * @map: @obj's kernel mapping, until the job is retired
+ * @timeout_work: aborts the job when its time is up
+ * @finished: set once, by whoever finishes the job
+ * @status: 0 or a negative errno, once finished
+ * @result_len: reply bytes written, once finished
+ */
+struct wse_job {
+	struct dma_fence fence;
+	struct wse_link_req req;
+	struct wse_queue *queue;
+	struct drm_gem_object *obj;
+	struct iosys_map map;
+	struct delayed_work timeout_work;
+	atomic_t finished;
+	int status;
+	u32 result_len;
+};
+
+int wse_file_open(struct drm_device *drm, struct drm_file *file);
+void wse_file_close(struct drm_device *drm, struct drm_file *file);
+struct wse_queue *wse_queue_lookup(struct drm_file *file, u32 id);
+void wse_queue_put(struct wse_queue *queue);
+void wse_queue_abort_jobs(struct wse_queue *queue);
+struct wse_job *wse_queue_next_job(struct wse_queue *queue, unsigned long *id);
+void wse_job_put(struct wse_job *job);
+u64 wse_job_max_bytes(u32 max_payload);
+
+int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *file);
+int wse_ioctl_queue_destroy(struct drm_device *drm, void *data, struct drm_file *file);
+int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
+int wse_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file);
+
+#endif /* __WSE_JOB_H__ */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wse: per-file contexts and their queues. A queue is a file's window onto
+ * one of the device's hardware queues; its jobs are carried out in order
+ * and it holds at most @depth of them until they are collected.
+ */
+
+#include <drm/drm_file.h>
+#include <linux/dma-fence.h>
+#include <linux/slab.h>
+
+#include "wse_drv.h"
+#include "wse_job.h"
+
+#define WSE_JOB_TIMEOUT_MS_DEFAULT	10000
+#define WSE_JOB_TIMEOUT_MS_MAX		600000
+
+int wse_file_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct wse_file *wfile;
+
+	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL);
+	if (!wfile)
+		return -ENOMEM;
+	wfile->wdev = to_wse_device(drm);
+	xa_init_flags(&wfile->queues, XA_FLAGS_ALLOC1);
+	file->driver_priv = wfile;
+	return 0;
+}
+
+static void wse_queue_release(struct kref *ref)
+{
+	struct wse_queue *queue = container_of(ref, struct wse_queue, ref);
+
+	xa_destroy(&queue->jobs);
+	wse_link_put(queue->link);
+	kfree(queue);
+}
+
+void wse_queue_put(struct wse_queue *queue)
+{
+	kref_put(&queue->ref, wse_queue_release);
+}
+
+/* A referenced queue of this file, or NULL. */
+struct wse_queue *wse_queue_lookup(struct drm_file *file, u32 id)
+{
+	struct wse_file *wfile = file->driver_priv;
+	struct wse_queue *queue;
+
+	xa_lock(&wfile->queues);
+	queue = xa_load(&wfile->queues, id);
+	if (queue)
+		kref_get(&queue->ref);
+	xa_unlock(&wfile->queues);
+	return queue;
+}
+
+/* Closes a queue removed from its file: nothing new gets in, and every
+ * job still held is aborted (or finishes as it is being answered) and
+ * released.
+ */
+static void wse_queue_close(struct wse_queue *queue)
+{
+	struct wse_job *job;
+	unsigned long id = 0;
+
+	mutex_lock(&queue->submit_lock);
+	spin_lock(&queue->lock);
+	queue->closed = true;
+	spin_unlock(&queue->lock);
+	mutex_unlock(&queue->submit_lock);
+
+	wse_queue_abort_jobs(queue);
+
+	while ((job = wse_queue_next_job(queue, &id))) {
+		/* Unless a WAIT collected it meanwhile, drop the table's reference. */
+		if (xa_cmpxchg(&queue->jobs, id, job, NULL, GFP_KERNEL) == job) {
+			spin_lock(&queue->lock);
+			queue->held--;
+			spin_unlock(&queue->lock);
+			wse_job_put(job);
+		}
+		wse_job_put(job);
+		id++;
+	}
+	wse_queue_put(queue);
+}
+
+void wse_file_close(struct drm_device *drm, struct drm_file *file)
+{
+	struct wse_file *wfile = file->driver_priv;
+	struct wse_queue *queue;
+	unsigned long id;
+
+	xa_for_each(&wfile->queues, id, queue) {
+		xa_erase(&wfile->queues, id);
+		wse_queue_close(queue);
+	}
+	xa_destroy(&wfile->queues);
+	kfree(wfile);
+}
+
+int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct wse_device *wdev = to_wse_device(drm);
+	struct wse_file *wfile = file->driver_priv;
+	struct drm_wse_queue_create *args = data;
+	struct wse_queue *queue;
+	u32 id;
+	int ret;
+
+	if (args->hw_queue >= wdev->info.num_queues || !args->depth ||
+	    args->depth > DRM_WSE_MAX_QUEUE_DEPTH || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
+		return -EINVAL;
+	if (wdev->link->is_test)
+		return -ENOTCONN;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+	kref_init(&queue->ref);
+	wse_link_get(wdev->link);
+	queue->link = wdev->link;
+	queue->hw_queue = args->hw_queue;
+	queue->depth = args->depth;
+	queue->timeout = msecs_to_jiffies(args->timeout_ms ?: WSE_JOB_TIMEOUT_MS_DEFAULT);
+	queue->fence_context = dma_fence_context_alloc(1);
+	queue->next_seqno = 1;
+	mutex_init(&queue->submit_lock);
+	spin_lock_init(&queue->lock);
+	spin_lock_init(&queue->fence_lock);
+	xa_init(&queue->jobs);
+
+	/* A file may have at most 64 queues. */
+	ret = xa_alloc(&wfile->queues, &id, queue, XA_LIMIT(1, 64), GFP_KERNEL);
+	if (ret) {
+		wse_queue_put(queue);
+		return ret == -EBUSY ? -ENOSPC : ret;
+	}
+	queue->id = id;
+	snprintf(queue->timeline, sizeof(queue->timeline), "wse%u-q%u", wdev->link->index, id);
+	args->queue_id = id;
+	return 0;
+}
+
+int wse_ioctl_queue_destroy(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct wse_file *wfile = file->driver_priv;
+	struct drm_wse_queue_destroy *args = data;
+	struct wse_queue *queue;
+
+	if (args->pad)
+		return -EINVAL;
+	queue = xa_erase(&wfile->queues, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	wse_queue_close(queue);
+	return 0;
+}
