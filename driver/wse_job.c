@@ -21,14 +21,7 @@
 #include "wse_drv.h"
 #include "wse_job.h"
 
-/* What each operation is on the wire, and which way its data goes. */
-struct wse_op_desc {
-	u8 opcode;
-	bool sends;		/* the range is the request's data */
-	bool receives;		/* the reply lands in the range */
-	u8 nargs;		/* arguments used; the rest must be 0 */
-	u8 hdr_len;		/* the request header built from the arguments */
-};
+#define WSE_JOB_TIMEOUT_MS_MAX		600000
 
 static const struct wse_op_desc wse_ops[] = {
 	[DRM_WSE_OP_MEM_WRITE] = { WSE_LINK_OP_MEM_WRITE, true, false, 1,
@@ -49,16 +42,6 @@ static const struct wse_op_desc wse_ops[] = {
 	[DRM_WSE_OP_PARAMS_WRITE] = { WSE_LINK_OP_PARAMS_WRITE, true, false, 3,
 				      sizeof(struct wse_link_params) },
 	[DRM_WSE_OP_DEVICE_STATS] = { WSE_LINK_OP_DEVICE_STATS, false, true, 0, 0 },
-};
-
-/* The request headers, one of which a job sends before its data. */
-union wse_job_hdr {
-	struct wse_link_mem mem;
-	struct wse_link_program_load load;
-	struct wse_link_program_ref ref;
-	struct wse_link_stream stream;
-	struct wse_link_run run;
-	struct wse_link_params params;
 };
 
 /* Arguments become the wire header; each is range-checked, so userspace
@@ -160,7 +143,7 @@ static void wse_job_retire(struct wse_job *job)
  * request held. Process context; whoever calls it owns the request (the
  * link finished it, or wse_link_cancel() took it back).
  */
-static void wse_job_finish(struct wse_job *job, int status, u32 result_len)
+void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 {
 	if (atomic_xchg(&job->finished, 1))
 		return;
@@ -173,7 +156,11 @@ static void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 	/* The timeout work holds a reference while it is pending. */
 	if (cancel_delayed_work(&job->timeout_work))
 		wse_job_put(job);
-	wse_job_put(job);
+	/* The request's reference: to the hook, if there is one. */
+	if (job->on_finish)
+		job->on_finish(job);
+	else
+		wse_job_put(job);
 }
 
 /* The link finished the request. */
@@ -232,154 +219,229 @@ u64 wse_job_max_bytes(u32 max_payload)
 	       max_payload - sizeof(union wse_job_hdr) : 0;
 }
 
-/* Checks a submission against the operation and the link's frame size. */
-static int wse_job_check(const struct drm_wse_submit *args, const struct wse_op_desc *d,
-			 u32 max_payload)
+/* Checks a job's arguments against its operation and the frame size. */
+int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_op_desc *d,
+		  u32 max_payload)
 {
 	unsigned int i;
 
-	for (i = d->nargs; i < ARRAY_SIZE(args->args); i++)
-		if (args->args[i])
+	for (i = d->nargs; i < 4; i++)
+		if (args[i])
 			return -EINVAL;
-	if ((d->sends || d->receives) != !!args->handle)
+	if ((d->sends || d->receives) != has_data)
 		return -EINVAL;
-	if (!args->handle)
-		return args->length || args->bo_offset ? -EINVAL : 0;
-	if (!args->length)
+	if (!has_data)
+		return length ? -EINVAL : 0;
+	if (!length)
 		return -EINVAL;
 	/* One job is one frame each way: DRM_WSE_PARAM_MAX_JOB_BYTES. */
-	if (args->length > wse_job_max_bytes(max_payload))
+	if (length > wse_job_max_bytes(max_payload))
 		return -E2BIG;
 	return 0;
 }
 
-int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+/* Frees a job that never got its fence. */
+static void wse_job_discard(struct wse_job *job)
 {
-	struct drm_wse_submit *args = data;
-	const struct wse_op_desc *d;
-	union wse_job_hdr hdr;
-	struct wse_queue *queue;
-	struct wse_job *job;
-	struct kvec vec[2];
-	unsigned int nvec = 0;
-	u64 end;
-	int ret;
+	wse_job_retire(job);
+	kvfree(job->kbuf);
+	wse_queue_put(job->queue);
+	kfree(job);
+}
 
-	if (!args->op || args->op >= ARRAY_SIZE(wse_ops) || !wse_ops[args->op].opcode)
-		return -EINVAL;
-	d = &wse_ops[args->op];
-	if (args->timeout_ms > 600000)
-		return -EINVAL;
+/**
+ * wse_job_new() - a job for one operation on a queue
+ * @queue: the queue; the job takes over the caller's reference
+ * @op: an &enum drm_wse_op, already checked
+ *
+ * Return: the job, or NULL (and the queue reference dropped) without memory.
+ */
+struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
+{
+	struct wse_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
 
-	queue = wse_queue_lookup(file, args->queue_id);
-	if (!queue)
-		return -ENOENT;
-	ret = wse_job_check(args, d, queue->link->max_payload);
-	if (!ret)
-		ret = wse_job_build_hdr(args->op, args->args, args->length, &hdr);
-	if (ret)
-		goto put_queue;
-
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job) {
-		ret = -ENOMEM;
-		goto put_queue;
+		wse_queue_put(queue);
+		return NULL;
 	}
-	job->queue = queue;	/* the job takes over the lookup's reference */
-	job->req.opcode = d->opcode;
+	job->queue = queue;
+	job->req.opcode = wse_ops[op].opcode;
 	job->req.queue = queue->hw_queue;
 	job->req.done = wse_job_done;
 	INIT_DELAYED_WORK(&job->timeout_work, wse_job_timeout);
+	return job;
+}
 
-	if (args->handle) {
-		job->obj = drm_gem_object_lookup(file, args->handle);
-		if (!job->obj) {
-			ret = -ENOENT;
-			goto free_job;
-		}
-		if (check_add_overflow(args->bo_offset, args->length, &end) ||
-		    end > job->obj->size) {
-			ret = -EINVAL;
-			goto put_obj;
-		}
-		ret = drm_gem_vmap_unlocked(job->obj, &job->map);
-		if (ret)
-			goto put_obj;
-		if (d->receives) {
-			job->req.resp = job->map.vaddr + args->bo_offset;
-			job->req.resp_cap = args->length;
-		}
-	}
-	if (d->hdr_len) {
-		vec[nvec].iov_base = &hdr;
-		vec[nvec++].iov_len = d->hdr_len;
-	}
-	if (d->sends) {
-		vec[nvec].iov_base = job->map.vaddr + args->bo_offset;
-		vec[nvec++].iov_len = args->length;
-	}
+/**
+ * wse_job_start() - queue a job and send its request
+ * @job: from wse_job_new(), with its data and reply buffer set up
+ * @timeout_ms: the job's timeout, 0 for the queue's
+ * @vec: the request payload
+ * @nvec: entries in @vec
+ * @job_id: set to the job's id
+ *
+ * Return: 0, the job queued and sent (it finishes later, exactly once);
+ * or a negative errno, the job gone.
+ */
+int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
+		  unsigned int nvec, u64 *job_id)
+{
+	struct wse_queue *queue = job->queue;
+	int ret = 0;
 
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
 	if (queue->closed) {
 		ret = -ENOENT;
 	} else if (queue->held >= queue->depth) {
-		ret = -EBUSY;	/* collect finished jobs with WAIT first */
+		ret = -EBUSY;	/* collect finished jobs first */
 	} else {
 		dma_fence_init(&job->fence, &wse_job_fence_ops, &queue->fence_lock,
 			       queue->fence_context, queue->next_seqno);
-		args->job_id = queue->next_seqno++;
+		job->id = queue->next_seqno++;
 		queue->held++;
 	}
 	spin_unlock(&queue->lock);
 	if (ret) {
 		mutex_unlock(&queue->submit_lock);
-		goto unmap;
+		wse_job_discard(job);
+		return ret;
 	}
 
-	/* From here the fence counts references: one for the queue's table,
-	 * one for the request, one for the timeout work.
+	/* From here the fence counts references: one for the request (taken
+	 * by dma_fence_init), one for the queue's table, one for the
+	 * timeout work.
 	 */
 	dma_fence_get(&job->fence);
-	ret = xa_insert(&queue->jobs, args->job_id, job, GFP_KERNEL);
+	ret = xa_insert(&queue->jobs, job->id, job, GFP_KERNEL);
 	if (ret) {
 		spin_lock(&queue->lock);
 		queue->held--;
 		spin_unlock(&queue->lock);
 		mutex_unlock(&queue->submit_lock);
+		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
 		wse_job_put(job);	/* the table's */
 		return ret;
 	}
 	dma_fence_get(&job->fence);
 	schedule_delayed_work(&job->timeout_work,
-			      args->timeout_ms ? msecs_to_jiffies(args->timeout_ms) :
-			      queue->timeout);
+			      timeout_ms ? msecs_to_jiffies(timeout_ms) : queue->timeout);
+	*job_id = job->id;
 	ret = wse_link_submit(queue->link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);
 	if (ret) {
-		/* Never sent: the job is not queued, SUBMIT fails. */
+		/* Never sent: the job is not queued; the caller hears why. */
+		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
-		if (xa_cmpxchg(&queue->jobs, args->job_id, job, NULL, GFP_KERNEL) == job) {
-			spin_lock(&queue->lock);
-			queue->held--;
-			spin_unlock(&queue->lock);
-			wse_job_put(job);
-		}
+		wse_job_collect(job);
+	}
+	return ret;
+}
+
+/* Takes a job out of its queue's table, if nobody else did. */
+void wse_job_collect(struct wse_job *job)
+{
+	struct wse_queue *queue = job->queue;
+
+	if (xa_cmpxchg(&queue->jobs, job->id, job, NULL, GFP_KERNEL) == job) {
+		spin_lock(&queue->lock);
+		queue->held--;
+		spin_unlock(&queue->lock);
+		wse_job_put(job);
+	}
+}
+
+/* Where a job's data is, and which way it goes, for submit and io_uring. */
+const struct wse_op_desc *wse_job_op(u32 op)
+{
+	if (!op || op >= ARRAY_SIZE(wse_ops) || !wse_ops[op].opcode)
+		return NULL;
+	return &wse_ops[op];
+}
+
+/* Builds the request: the header from the arguments, then the data. */
+int wse_job_request(const struct wse_op_desc *d, u32 op, const u64 *args, u64 length,
+		    union wse_job_hdr *hdr, void *data, struct kvec *vec, unsigned int *nvec)
+{
+	int ret = wse_job_build_hdr(op, args, length, hdr);
+
+	if (ret)
 		return ret;
+	*nvec = 0;
+	if (d->hdr_len) {
+		vec[*nvec].iov_base = hdr;
+		vec[(*nvec)++].iov_len = d->hdr_len;
+	}
+	if (d->sends) {
+		vec[*nvec].iov_base = data;
+		vec[(*nvec)++].iov_len = length;
 	}
 	return 0;
+}
 
-unmap:
-	if (job->obj)
-		drm_gem_vunmap_unlocked(job->obj, &job->map);
-put_obj:
-	if (job->obj)
-		drm_gem_object_put(job->obj);
-free_job:
-	kfree(job);
-put_queue:
-	wse_queue_put(queue);
+int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_wse_submit *args = data;
+	const struct wse_op_desc *d = wse_job_op(args->op);
+	union wse_job_hdr hdr;
+	struct wse_queue *queue;
+	struct wse_job *job;
+	struct kvec vec[2];
+	unsigned int nvec;
+	void *bo_data = NULL;
+	u64 end;
+	int ret;
+
+	if (!d || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
+		return -EINVAL;
+	queue = wse_queue_lookup(file, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	ret = wse_job_check(args->args, args->handle, args->length, d,
+			    queue->link->max_payload);
+	if (!ret && !args->handle && args->bo_offset)
+		ret = -EINVAL;
+	if (ret) {
+		wse_queue_put(queue);
+		return ret;
+	}
+	job = wse_job_new(queue, args->op);
+	if (!job)
+		return -ENOMEM;
+
+	if (args->handle) {
+		job->obj = drm_gem_object_lookup(file, args->handle);
+		if (!job->obj) {
+			ret = -ENOENT;
+			goto discard;
+		}
+		if (check_add_overflow(args->bo_offset, args->length, &end) ||
+		    end > job->obj->size) {
+			drm_gem_object_put(job->obj);
+			job->obj = NULL;
+			ret = -EINVAL;
+			goto discard;
+		}
+		ret = drm_gem_vmap_unlocked(job->obj, &job->map);
+		if (ret) {
+			drm_gem_object_put(job->obj);
+			job->obj = NULL;
+			goto discard;
+		}
+		bo_data = job->map.vaddr + args->bo_offset;
+		if (d->receives) {
+			job->req.resp = bo_data;
+			job->req.resp_cap = args->length;
+		}
+	}
+	ret = wse_job_request(d, args->op, args->args, args->length, &hdr, bo_data, vec, &nvec);
+	if (ret)
+		goto discard;
+	return wse_job_start(job, args->timeout_ms, vec, nvec, &args->job_id);
+
+discard:
+	wse_job_discard(job);
 	return ret;
 }
 

@@ -69,6 +69,27 @@ struct wse_queue {
 	bool closed;
 };
 
+/* What an operation is on the wire, and which way its data goes. */
+struct wse_op_desc {
+	u8 opcode;
+	bool sends;		/* the data is the request's payload */
+	bool receives;		/* the reply is the data */
+	u8 nargs;		/* arguments used; the rest must be 0 */
+	u8 hdr_len;		/* the request header built from the arguments */
+};
+
+/* The request headers, one of which a job sends before its data. */
+union wse_job_hdr {
+	struct wse_link_mem mem;
+	struct wse_link_program_load load;
+	struct wse_link_program_ref ref;
+	struct wse_link_stream stream;
+	struct wse_link_run run;
+	struct wse_link_params params;
+};
+
+struct io_uring_cmd;
+
 /**
  * struct wse_job - one request to the firmware, with a fence
  * @fence: signalled when the job finishes; its refcount is the job's
@@ -79,6 +100,11 @@ struct wse_queue {
  * @obj: the buffer object, until the job is retired
  * @map: @obj's kernel mapping, until the job is retired
  * @timeout_work: aborts the job when its time is up
+ * @id: the job's number in its queue
+ * @kbuf: a kernel copy of the data, for jobs that do not use a buffer object
+ * @ucmd: the io_uring command the job answers, if it came that way
+ * @on_finish: if set, called when the job finishes, with the request's
+ *	reference to pass on or drop
  * @finished: set once, by whoever finishes the job
  * @status: 0 or a negative errno, once finished
  * @result_len: reply bytes written, once finished
@@ -90,6 +116,10 @@ struct wse_job {
 	struct drm_gem_object *obj;
 	struct iosys_map map;
 	struct delayed_work timeout_work;
+	u64 id;
+	void *kbuf;
+	struct io_uring_cmd *ucmd;
+	void (*on_finish)(struct wse_job *job);
 	atomic_t finished;
 	int status;
 	u32 result_len;
@@ -103,6 +133,16 @@ void wse_queue_abort_jobs(struct wse_queue *queue);
 struct wse_job *wse_queue_next_job(struct wse_queue *queue, unsigned long *id);
 void wse_job_put(struct wse_job *job);
 u64 wse_job_max_bytes(u32 max_payload);
+const struct wse_op_desc *wse_job_op(u32 op);
+int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_op_desc *d,
+		  u32 max_payload);
+int wse_job_request(const struct wse_op_desc *d, u32 op, const u64 *args, u64 length,
+		    union wse_job_hdr *hdr, void *data, struct kvec *vec, unsigned int *nvec);
+struct wse_job *wse_job_new(struct wse_queue *queue, u32 op);
+int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
+		  unsigned int nvec, u64 *job_id);
+void wse_job_finish(struct wse_job *job, int status, u32 result_len);
+void wse_job_collect(struct wse_job *job);
 
 int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_queue_destroy(struct drm_device *drm, void *data, struct drm_file *file);
