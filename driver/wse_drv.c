@@ -43,6 +43,7 @@ static const struct drm_ioctl_desc wse_ioctls[] = {
 static const struct file_operations wse_fops = {
 	.owner = THIS_MODULE,
 	DRM_ACCEL_FOPS,
+	.uring_cmd = wse_uring_cmd,
 };
 
 static const struct drm_driver wse_drm_driver = {

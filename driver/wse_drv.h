@@ -50,4 +50,7 @@ int wse_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fil
 int wse_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file);
 
+struct io_uring_cmd;
+int wse_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags);
+
 #endif /* __WSE_DRV_H__ */

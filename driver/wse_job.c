@@ -113,6 +113,8 @@ static void wse_job_release(struct dma_fence *fence)
 {
 	struct wse_job *job = container_of(fence, struct wse_job, fence);
 
+	/* Normally freed once the reply is copied out; not if it never ran. */
+	kvfree(job->kbuf);
 	wse_queue_put(job->queue);
 	dma_fence_free(fence);
 }

@@ -2,7 +2,7 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += accel_test job_test link_test module_test
+guest_tests += accel_test job_test link_test module_test uring_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 link_test_srcs := tests/guest/link_test.c
@@ -11,6 +11,9 @@ link_test_ldlibs := $(WSE_LDLIBS) -lpthread
 job_test_srcs := tests/guest/job_test.c
 job_test_libs := wse wselink
 job_test_ldlibs := $(WSE_LDLIBS) -lpthread
+uring_test_srcs := tests/guest/uring_test.c
+uring_test_libs := wse wselink
+uring_test_ldlibs := $(WSE_LDLIBS) -luring
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c

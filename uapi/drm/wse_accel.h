@@ -284,6 +284,40 @@ struct drm_wse_wait {
 	__u32 result_len;
 };
 
+/*
+ * io_uring: IORING_OP_URING_CMD on the accel file, with cmd_op
+ * DRM_WSE_URING_CMD_JOB and a &struct drm_wse_uring_job in the SQE's
+ * command area, which needs a ring set up with IORING_SETUP_SQE128. With
+ * IORING_URING_CMD_FIXED in uring_cmd_flags, @addr lies in the registered
+ * buffer sqe->buf_index. The CQE's res is the reply length for operations
+ * that receive, 0 for the others, or a negative errno.
+ */
+#define DRM_WSE_URING_CMD_JOB		0x57530001
+
+/**
+ * struct drm_wse_uring_job - a job submitted through io_uring
+ *
+ * The same operations as &struct drm_wse_submit, on ordinary user memory
+ * instead of a buffer object. The job counts against its queue's depth
+ * until its completion is posted; it is never collected with WAIT.
+ */
+struct drm_wse_uring_job {
+	/** @queue_id: a queue of this file. */
+	__u32 queue_id;
+	/** @op: an &enum drm_wse_op. */
+	__u32 op;
+	/** @addr: user address of the data sent, or of room for the reply. */
+	__u64 addr;
+	/** @length: bytes sent, or room for the reply. */
+	__u32 length;
+	/** @timeout_ms: this job's timeout; 0 for the queue's. */
+	__u32 timeout_ms;
+	/** @args: the operation's arguments (see &enum drm_wse_op). */
+	__u64 args[4];
+	/** @reserved: must be 0. */
+	__u64 reserved;
+};
+
 #if defined(__cplusplus)
 }
 #endif

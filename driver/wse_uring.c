@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wse: io_uring commands on the accel file. A DRM_WSE_URING_CMD_JOB is a
+ * job on ordinary user memory or a registered buffer: issued in the
+ * submitter's context (the SQE payload is copied once, the data sent),
+ * answered on the receive thread, and completed in the submitter's task,
+ * where the reply is copied out and the CQE posted. A ring that goes away
+ * cancels what it still has in flight.
+ */
+
+#include <drm/drm_file.h>
+#include <linux/io_uring/cmd.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+
+#include "wse_drv.h"
+#include "wse_job.h"
+
+/* What the command keeps between issue and completion. */
+struct wse_uring_pdu {
+	struct wse_job *job;
+	u64 addr;
+	u32 length;
+	bool receives;
+};
+
+static struct wse_uring_pdu *wse_uring_pdu(struct io_uring_cmd *cmd)
+{
+	return io_uring_cmd_to_pdu(cmd, struct wse_uring_pdu);
+}
+
+/* Copies @len bytes of reply to the user's buffer, plain or registered. */
+static int wse_uring_copy_out(struct io_uring_cmd *cmd, const void *buf, u32 len)
+{
+	struct wse_uring_pdu *pdu = wse_uring_pdu(cmd);
+	struct iov_iter iter;
+	int ret;
+
+	if (cmd->flags & IORING_URING_CMD_FIXED) {
+		ret = io_uring_cmd_import_fixed(pdu->addr, pdu->length, ITER_DEST, &iter, cmd);
+		if (ret)
+			return ret;
+		return copy_to_iter(buf, len, &iter) == len ? 0 : -EFAULT;
+	}
+	return copy_to_user(u64_to_user_ptr(pdu->addr), buf, len) ? -EFAULT : 0;
+}
+
+/* In the submitter's task: copy the reply out, post the CQE. */
+static void wse_uring_complete(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct wse_uring_pdu *pdu = wse_uring_pdu(cmd);
+	struct wse_job *job = pdu->job;
+	ssize_t res = job->status;
+
+	if (!res && pdu->receives) {
+		res = job->result_len;
+		/* A task on its way out cannot take data any more. */
+		if (issue_flags & IO_URING_F_TASK_DEAD)
+			res = -ECANCELED;
+		else if (res && wse_uring_copy_out(cmd, job->kbuf, job->result_len))
+			res = -EFAULT;
+	}
+	kvfree(job->kbuf);
+	job->kbuf = NULL;
+	wse_job_collect(job);
+	wse_job_put(job);	/* the request's, handed over by wse_uring_finished() */
+	io_uring_cmd_done(cmd, res, 0, issue_flags);
+}
+
+/* The job finished (any context the link finishes in): hand it to the task. */
+static void wse_uring_finished(struct wse_job *job)
+{
+	io_uring_cmd_complete_in_task(job->ucmd, wse_uring_complete);
+}
+
+/* Copies the data to send into the job's kernel buffer. */
+static int wse_uring_copy_in(struct io_uring_cmd *cmd, void *buf, u64 addr, u32 len)
+{
+	struct iov_iter iter;
+	int ret;
+
+	if (cmd->flags & IORING_URING_CMD_FIXED) {
+		ret = io_uring_cmd_import_fixed(addr, len, ITER_SOURCE, &iter, cmd);
+		if (ret)
+			return ret;
+		return copy_from_iter(buf, len, &iter) == len ? 0 : -EFAULT;
+	}
+	return copy_from_user(buf, u64_to_user_ptr(addr), len) ? -EFAULT : 0;
+}
+
+static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct drm_file *file = cmd->file->private_data;
+	struct wse_uring_pdu *pdu = wse_uring_pdu(cmd);
+	const struct drm_wse_uring_job *sqe_job;
+	struct drm_wse_uring_job args;
+	const struct wse_op_desc *d;
+	union wse_job_hdr hdr;
+	struct wse_queue *queue;
+	struct wse_job *job;
+	struct kvec vec[2];
+	unsigned int nvec;
+	u64 job_id;
+	int ret;
+
+	if (!(issue_flags & IO_URING_F_SQE128))
+		return -EINVAL;	/* the payload does not fit a 64-byte SQE */
+	if (cmd->flags & ~IORING_URING_CMD_FIXED)
+		return -EINVAL;
+	/* Everything below may sleep: copying user memory, the socket. */
+	if (issue_flags & IO_URING_F_NONBLOCK)
+		return -EAGAIN;
+
+	/* The SQE is valid only now: one copy, then only the copy is used. */
+	sqe_job = io_uring_sqe_cmd(cmd->sqe);
+	memcpy(&args, sqe_job, sizeof(args));
+
+	d = wse_job_op(args.op);
+	if (!d || args.reserved || args.timeout_ms > 600000)
+		return -EINVAL;
+	queue = wse_queue_lookup(file, args.queue_id);
+	if (!queue)
+		return -ENOENT;
+	ret = wse_job_check(args.args, args.length, args.length, d, queue->link->max_payload);
+	if (!ret && !!args.length != !!args.addr)
+		ret = -EINVAL;
+	if (ret) {
+		wse_queue_put(queue);
+		return ret;
+	}
+	job = wse_job_new(queue, args.op);
+	if (!job)
+		return -ENOMEM;
+	if (args.length) {
+		job->kbuf = kvmalloc(args.length, GFP_KERNEL);
+		if (!job->kbuf) {
+			ret = -ENOMEM;
+			goto discard;
+		}
+	}
+	if (d->sends) {
+		ret = wse_uring_copy_in(cmd, job->kbuf, args.addr, args.length);
+		if (ret)
+			goto discard;
+	}
+	if (d->receives) {
+		job->req.resp = job->kbuf;
+		job->req.resp_cap = args.length;
+	}
+	ret = wse_job_request(d, args.op, args.args, args.length, &hdr, job->kbuf, vec, &nvec);
+	if (ret)
+		goto discard;
+
+	pdu->job = job;
+	pdu->addr = args.addr;
+	pdu->length = args.length;
+	pdu->receives = d->receives;
+	job->ucmd = cmd;
+	job->on_finish = wse_uring_finished;
+	/* Before the request is out: the answer may come at once. */
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+	ret = wse_job_start(job, args.timeout_ms, vec, nvec, &job_id);
+	/* A failed start posts no completion of its own: post it here, which
+	 * also takes the command off the cancelable list.
+	 */
+	if (ret)
+		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+	return -EIOCBQUEUED;
+
+discard:
+	kvfree(job->kbuf);
+	job->kbuf = NULL;
+	wse_queue_put(job->queue);
+	kfree(job);
+	return ret;
+}
+
+/* The ring is going away: take the job back if it has not been answered. */
+static int wse_uring_cancel(struct io_uring_cmd *cmd)
+{
+	struct wse_job *job = wse_uring_pdu(cmd)->job;
+
+	if (wse_link_cancel(job->queue->link, &job->req))
+		wse_job_finish(job, -ECANCELED, 0);
+	return 0;
+}
+
+int wse_uring_cmd(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	if (issue_flags & IO_URING_F_CANCEL)
+		return wse_uring_cancel(cmd);
+	switch (cmd->cmd_op) {
+	case DRM_WSE_URING_CMD_JOB:
+		return wse_uring_issue(cmd, issue_flags);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
