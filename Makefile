@@ -42,6 +42,7 @@ help:
 	@echo "make            build wse.ko and all userspace into build/"
 	@echo "make check      build, run host and guest tests, checkpatch, sparse"
 	@echo "make demo       the main job, in the QEMU guest"
+	@echo "make bench      benchmarks (wsebench in the guest)"
 	@echo "make deps       install the Debian packages and kernel the project needs"
 	@echo "make clean      remove build outputs"
 
@@ -108,6 +109,11 @@ check:
 
 demo:
 	tools/demo
+
+# Benchmarks print ratios against baselines measured in the same run.
+bench: all
+	@test -x tools/bench || { echo "tools/bench is not there yet" >&2; exit 1; }
+	tools/bench
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
