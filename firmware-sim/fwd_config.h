@@ -23,17 +23,22 @@ struct fwd_config {
 	const char *listen_spec;
 	struct wse_link_addr listen;
 	const char *port_file;
+	const char *wafer_spec;	/* as given to --wafer */
 	uint32_t wafer_width;
 	uint32_t wafer_height;
 	uint64_t sram_per_pe;
 	uint64_t sram_total;
 	uint64_t device_id;
 	uint32_t clock_khz;
+	bool clock_given;	/* --clock-mhz; else the timing file's clock */
 	uint32_t num_queues;
 	uint32_t max_payload;
 	uint32_t hello_timeout_ms;
 	uint32_t send_timeout_ms;
 	int log_level;
+	int threads;		/* OpenBLAS threads */
+	uint64_t max_program;	/* largest program image accepted */
+	const char *timing_path; /* NULL: the default file */
 	bool once;
 	struct fwd_fault_config fault;
 };

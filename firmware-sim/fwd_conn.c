@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fwd_conn.h"
+#include "fwd_device.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
 
@@ -46,6 +47,7 @@ static void rx_reset(struct fwd_conn *c)
 int fwd_conn_init(struct fwd_conn *c, struct fwd_device *dev, int fd)
 {
 	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->send_lock, NULL);
 	c->fd = fd;
 	c->dev = dev;
 	wse_link_peer_name(fd, c->peer, sizeof(c->peer));
@@ -65,12 +67,24 @@ int fwd_conn_init(struct fwd_conn *c, struct fwd_device *dev, int fd)
 
 void fwd_conn_release(struct fwd_conn *c)
 {
+	pthread_mutex_destroy(&c->send_lock);
 	free(c->scratch);
 	c->scratch = NULL;
 }
 
+static void send_locked(struct fwd_conn *c, struct wse_link_frame *f,
+			const struct iovec *iov, int iovcnt);
+
 void fwd_conn_send(struct fwd_conn *c, struct wse_link_frame *f,
 		   const struct iovec *iov, int iovcnt)
+{
+	pthread_mutex_lock(&c->send_lock);
+	send_locked(c, f, iov, iovcnt);
+	pthread_mutex_unlock(&c->send_lock);
+}
+
+static void send_locked(struct fwd_conn *c, struct wse_link_frame *f,
+			const struct iovec *iov, int iovcnt)
 {
 	const struct fwd_config *cfg = c->dev->cfg;
 	struct iovec vec[2 + FWD_MEM_MAX_IOV];
@@ -399,6 +413,10 @@ void fwd_conn_on_readable(struct fwd_conn *c)
 {
 	for (int i = 0; i < RX_BURST * 4 && !c->dead; i++) {
 		ssize_t n;
+
+		/* Too much read ahead of the queue workers: let TCP push back. */
+		if (c->phase == FWD_RX_HEADER && !c->got && fwd_exec_throttled(&c->dev->exec))
+			return;
 
 		switch (c->phase) {
 		case FWD_RX_HEADER:

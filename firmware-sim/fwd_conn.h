@@ -6,6 +6,7 @@
 #ifndef FWD_CONN_H
 #define FWD_CONN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -43,7 +44,7 @@ struct fwd_conn {
 	uint32_t max_payload;	/* negotiated: what either side may send */
 	uint32_t keepalive_ms;	/* the host's interval, 0: none */
 	struct wse_link_rx_rules rules;
-	bool dead;		/* close now */
+	_Atomic bool dead;	/* close now (workers set it when a reply fails) */
 	bool abrupt;		/* close without the usual drain (fault knob) */
 	bool stopping;		/* SHUTDOWN sent, waiting for its response */
 	uint32_t shutdown_tag;
@@ -68,6 +69,11 @@ struct fwd_conn {
 	struct fwd_rx_ctx ctx;
 	uint8_t *scratch;	/* payloads that have no better home */
 	size_t scratch_cap;
+
+	/* Every frame sent goes through fwd_conn_send under this lock:
+	 * queue workers answer from their own threads.
+	 */
+	pthread_mutex_t send_lock;
 
 	/* Counters and fault injection. */
 	uint64_t frames_rx;

@@ -49,5 +49,13 @@ extern const struct fwd_op fwd_op_shutdown;
 extern const struct fwd_op fwd_op_error;
 extern const struct fwd_op fwd_op_mem_write;
 extern const struct fwd_op fwd_op_mem_read;
+extern const struct fwd_op fwd_op_program_load;
+extern const struct fwd_op fwd_op_program_unload;
+extern const struct fwd_op fwd_op_stream_write;
+extern const struct fwd_op fwd_op_stream_read;
+extern const struct fwd_op fwd_op_run;
+extern const struct fwd_op fwd_op_params_read;
+extern const struct fwd_op fwd_op_params_write;
+extern const struct fwd_op fwd_op_device_stats;
 
 #endif /* FWD_OPS_H */

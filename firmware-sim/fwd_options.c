@@ -11,6 +11,7 @@
 #include "fwd_log.h"
 #include "fwd_version.h"
 #include "fwd_wafer.h"
+#include "wse/wsep.h"
 
 #define DEFAULT_CLOCK_MHZ	850	/* Cerebras SDK scripts */
 #define DEFAULT_QUEUES		4
@@ -18,6 +19,8 @@
 #define DEFAULT_HELLO_MS	10000
 #define DEFAULT_SEND_MS		30000
 #define MAX_QUEUES		64
+#define DEFAULT_MAX_PROGRAM	(256ULL << 20)
+#define MAX_THREADS		256
 
 static void usage(FILE *out)
 {
@@ -32,10 +35,15 @@ static void usage(FILE *out)
 "  --wafer wse2|wse3|WxH  wafer geometry in PEs (default wse2: 750x994)\n"
 "  --sram-per-pe BYTES    SRAM per PE, K/M/G suffixes allowed (default 48K)\n"
 "  --device-id N          device id reported in HELLO (default: from pid and address)\n"
-"  --clock-mhz N          modelled clock (default %d)\n"
+"  --clock-mhz N          modelled clock (default: the timing file's, %d)\n"
 "  --queues N             hardware queues, 1..%d (default %d)\n"
 "  --max-payload BYTES    largest frame payload accepted, %u..%u (default 4M)\n"
 "  --hello-timeout-ms MS  drop a host that sends no HELLO in time (default %d)\n"
+"  --threads N            OpenBLAS threads for the arithmetic (default 1: results\n"
+"                         are bit-identical run after run at a given count)\n"
+"  --max-program BYTES    largest program image accepted (default 256M)\n"
+"  --timing FILE          timing-model parameters (default: firmware-sim/timing/\n"
+"                         wse2.params beside the build tree)\n"
 "  --log-level LEVEL      error, warn, info or debug (default info)\n"
 "  --once                 exit after the first host disconnects\n"
 "  --help, --version\n"
@@ -114,7 +122,7 @@ enum {
 	OPT_LISTEN = 256, OPT_PORT_FILE, OPT_WAFER, OPT_SRAM, OPT_DEVICE_ID, OPT_CLOCK,
 	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
 	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
-	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED,
+	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED, OPT_THREADS, OPT_MAX_PROGRAM, OPT_TIMING,
 };
 
 static const struct option long_options[] = {
@@ -138,6 +146,9 @@ static const struct option long_options[] = {
 	{ "fault-malformed-after", required_argument, NULL, OPT_MALFORMED },
 	{ "fault-malformed-kind", required_argument, NULL, OPT_MALFORMED_KIND },
 	{ "fault-seed", required_argument, NULL, OPT_SEED },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "max-program", required_argument, NULL, OPT_MAX_PROGRAM },
+	{ "timing", required_argument, NULL, OPT_TIMING },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,6 +176,7 @@ static int finish(struct fwd_config *cfg, const char *wafer_spec, uint64_t sram_
 		fprintf(stderr, "wsefwd: --wafer: %s\n", err);
 		return -1;
 	}
+	cfg->wafer_spec = wafer_spec;
 	cfg->wafer_width = w.width;
 	cfg->wafer_height = w.height;
 	cfg->sram_per_pe = sram_given ? sram_per_pe : w.sram_per_pe;
@@ -200,6 +212,8 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 	cfg->hello_timeout_ms = DEFAULT_HELLO_MS;
 	cfg->send_timeout_ms = DEFAULT_SEND_MS;
 	cfg->log_level = FWD_LOG_INFO;
+	cfg->threads = 1;
+	cfg->max_program = DEFAULT_MAX_PROGRAM;
 	cfg->fault.drop_after = -1;
 	cfg->fault.silent_after = -1;
 	cfg->fault.malformed_after = -1;
@@ -243,6 +257,7 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 				return -1;
 			}
 			cfg->clock_khz = (uint32_t)v * 1000;
+			cfg->clock_given = true;
 			break;
 		case OPT_QUEUES:
 			if (parse_num("--queues", optarg, MAX_QUEUES, &v))
@@ -322,6 +337,27 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 					optarg);
 				return -1;
 			}
+			break;
+		case OPT_THREADS:
+			if (parse_num("--threads", optarg, MAX_THREADS, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --threads must be 1..%d\n", MAX_THREADS);
+				return -1;
+			}
+			cfg->threads = (int)v;
+			break;
+		case OPT_MAX_PROGRAM:
+			if (parse_size("--max-program", optarg, 1ULL << 40, &cfg->max_program))
+				return -1;
+			if (cfg->max_program < WSEP_HEADER_SIZE) {
+				fprintf(stderr, "wsefwd: --max-program must be at least %u bytes (a .wsep header)\n",
+					WSEP_HEADER_SIZE);
+				return -1;
+			}
+			break;
+		case OPT_TIMING:
+			cfg->timing_path = optarg;
 			break;
 		case OPT_SEED:
 			if (parse_num("--fault-seed", optarg, UINT64_MAX, &cfg->fault.seed))

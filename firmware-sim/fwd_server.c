@@ -29,10 +29,19 @@
 #define EXIT_DRAIN_MS		1000
 
 static volatile sig_atomic_t stop_signal;
+static int signal_wake_fd = -1;
 
 static void on_stop_signal(int sig)
 {
+	uint64_t one = 1;
+
 	stop_signal = sig;
+	/* OpenBLAS' threads, started before main(), do not block the signal:
+	 * it may land there, so ring the poll loop's doorbell too.
+	 */
+	if (signal_wake_fd >= 0 && write(signal_wake_fd, &one, sizeof(one)) < 0) {
+		/* Saturated: the loop wakes anyway. */
+	}
 }
 
 struct lingering {
@@ -180,6 +189,7 @@ static void on_accept(struct server *s)
 			continue;
 		}
 		s->have_conn = true;
+		fwd_exec_attach(&s->dev->exec, &s->conn);
 		fwd_info("host %s connected", peer);
 	}
 }
@@ -191,6 +201,8 @@ static void end_conn(struct server *s)
 	fwd_info("link to %s closed: %llu frames in (%llu bytes), %llu frames out (%llu bytes)",
 		 c->peer, (unsigned long long)c->frames_rx, (unsigned long long)c->bytes_rx,
 		 (unsigned long long)c->frames_tx, (unsigned long long)c->bytes_tx);
+	/* The queue workers answer on this link: they stop before it goes. */
+	fwd_exec_detach(&s->dev->exec);
 	if (c->abrupt)
 		close(c->fd);
 	else
@@ -257,6 +269,7 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 	sigset_t block, waitmask;
 	bool stop_seen = false;
 
+	signal_wake_fd = dev->exec.wake_fd;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
@@ -268,8 +281,8 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 	signal(SIGPIPE, SIG_IGN);
 
 	while (!finished(&s)) {
-		struct pollfd pfds[2 + LINGER_MAX];
-		int nfds = 0, conn_idx = -1, linger_base, timeout, n;
+		struct pollfd pfds[3 + LINGER_MAX];
+		int nfds = 0, conn_idx = -1, wake_idx, linger_base, timeout, n;
 		struct timespec ts, *tsp = NULL;
 		int64_t now = wse_link_now_ms();
 
@@ -286,8 +299,14 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 			pfds[nfds++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
 		if (s.have_conn) {
 			conn_idx = nfds;
-			pfds[nfds++] = (struct pollfd){ .fd = s.conn.fd, .events = POLLIN };
+			/* Not read while the queues hold too much read-ahead. */
+			pfds[nfds++] = (struct pollfd){
+				.fd = s.conn.fd,
+				.events = fwd_exec_throttled(&dev->exec) ? 0 : POLLIN,
+			};
 		}
+		wake_idx = nfds;
+		pfds[nfds++] = (struct pollfd){ .fd = dev->exec.wake_fd, .events = POLLIN };
 		linger_base = nfds;
 		for (int i = 0; i < s.nlinger; i++)
 			pfds[nfds++] = (struct pollfd){ .fd = s.linger[i].fd, .events = POLLIN };
@@ -309,6 +328,8 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 		for (int i = s.nlinger - 1; i >= 0; i--)
 			if (pfds[linger_base + i].revents || now >= s.linger[i].deadline_ms)
 				linger_service(&s, i, now);
+		if (pfds[wake_idx].revents)
+			fwd_exec_ack_wake(&dev->exec);
 		if (conn_idx >= 0 && pfds[conn_idx].revents)
 			fwd_conn_on_readable(&s.conn);
 		if (s.have_conn)

@@ -5,21 +5,36 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_wafer.c firmware-sim/fwd_log.c firmware-sim/fwd_memory.c \
 	firmware-sim/fwd_server.c firmware-sim/fwd_conn.c firmware-sim/fwd_dispatch.c \
 	firmware-sim/fwd_handshake.c firmware-sim/fwd_link_ops.c \
-	firmware-sim/fwd_mem_ops.c firmware-sim/fwd_fault.c
-wsefwd_libs := wselink
+	firmware-sim/fwd_mem_ops.c firmware-sim/fwd_fault.c \
+	firmware-sim/fwd_exec_ops.c firmware-sim/fwd_exec_queue.c firmware-sim/fwd_program.c \
+	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_params.c \
+	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
+	firmware-sim/timing/timing_model.c
+wsefwd_libs := wseengine wsep wafer wselink
+wsefwd_ldlibs := -lopenblas -lm -lpthread
 
-# The daemon test runs the real wsefwd; its sanitizer build runs a
+# The daemon tests run the real wsefwd; their sanitizer builds run a
 # sanitizer build of the daemon (kept out of build/host-tests-san, whose
 # every program is run as a test).
 host_tests += wsefwd_test
 wsefwd_test_srcs := tests/host/wsefwd_test.c
 wsefwd_test_libs := wselink
-$(B)/san-bin/wsefwd: $(patsubst %.c,$(B)/obj-san/%.o,$(wsefwd_srcs)) $(B)/lib-san/libwselink.a
+$(B)/san-bin/wsefwd: $(patsubst %.c,$(B)/obj-san/%.o,$(wsefwd_srcs)) \
+		$(foreach l,$(wsefwd_libs),$(B)/lib-san/lib$(l).a)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) -o $@ $^
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(wsefwd_ldlibs)
 $(B)/host-tests/wsefwd_test: | $(B)/bin/wsefwd
 $(B)/host-tests-san/wsefwd_test: | $(B)/san-bin/wsefwd
 userspace: $(B)/san-bin/wsefwd
 
 host_tests += wsefwd_memory_test
 wsefwd_memory_test_srcs := tests/host/wsefwd_memory_test.c firmware-sim/fwd_memory.c
+
+# The execution opcodes against the real daemon, with programs from the
+# real compiler.
+host_tests += wsefwd_exec_test
+wsefwd_exec_test_srcs := tests/host/wsefwd_exec_test.c
+wsefwd_exec_test_libs := wsecompiler wsep wafer wseengine wselink
+wsefwd_exec_test_ldlibs := -lopenblas -lm
+$(B)/host-tests/wsefwd_exec_test: | $(B)/bin/wsefwd
+$(B)/host-tests-san/wsefwd_exec_test: | $(B)/san-bin/wsefwd

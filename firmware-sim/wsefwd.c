@@ -11,25 +11,40 @@
 #include "fwd_device.h"
 #include "fwd_log.h"
 #include "fwd_server.h"
+#include "fwd_timing_setup.h"
 
 int main(int argc, char **argv)
 {
 	struct fwd_config cfg;
-	struct fwd_device dev = { .cfg = &cfg, .caps = WSE_LINK_CAP_MEM };
+	static struct fwd_device dev;
 	int ret, fd;
 
+	/* Before anything else: OpenBLAS picks its kernels when it loads. */
+	engine_blas_reexec("/proc/self/exe", argv);
 	ret = fwd_options_parse(argc, argv, &cfg);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	fwd_log_set_level(cfg.log_level);
+	dev.cfg = &cfg;
+	dev.caps = WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC;
+	if (fwd_exec_init(&dev.exec, &dev) || fwd_timing_setup(&cfg, &dev.exec.timing)) {
+		fwd_err("cannot set up the executor");
+		return 1;
+	}
+	dev.exec.max_program = cfg.max_program;
+	engine_set_threads(cfg.threads);
+	fwd_info("engine: OpenBLAS %s, kernels %s, %d thread(s)", engine_blas_threading(),
+		 engine_blas_core(), engine_threads());
 	if (fwd_memory_init(&dev.mem, cfg.sram_total)) {
 		fwd_err("cannot allocate the device memory table for %llu bytes",
 			(unsigned long long)cfg.sram_total);
+		fwd_exec_destroy(&dev.exec);
 		return 1;
 	}
 	fd = fwd_server_listen(&cfg);
 	if (fd < 0) {
 		fwd_memory_free(&dev.mem);
+		fwd_exec_destroy(&dev.exec);
 		return 1;
 	}
 	fwd_info("device 0x%llx: wafer %ux%u PEs, %llu bytes SRAM per PE, %llu bytes total, %u kHz, %u queues, max payload %u",
@@ -40,6 +55,7 @@ int main(int argc, char **argv)
 	close(fd);
 	if (cfg.listen.is_unix)
 		unlink(cfg.listen.path);
+	fwd_exec_destroy(&dev.exec);
 	fwd_memory_free(&dev.mem);
 	return ret;
 }

@@ -118,6 +118,14 @@ const char *wse_link_op_name(unsigned int opcode)
 	case WSE_LINK_OP_ERROR: return "ERROR";
 	case WSE_LINK_OP_MEM_WRITE: return "MEM_WRITE";
 	case WSE_LINK_OP_MEM_READ: return "MEM_READ";
+	case WSE_LINK_OP_PROGRAM_LOAD: return "PROGRAM_LOAD";
+	case WSE_LINK_OP_PROGRAM_UNLOAD: return "PROGRAM_UNLOAD";
+	case WSE_LINK_OP_STREAM_WRITE: return "STREAM_WRITE";
+	case WSE_LINK_OP_STREAM_READ: return "STREAM_READ";
+	case WSE_LINK_OP_RUN: return "RUN";
+	case WSE_LINK_OP_PARAMS_READ: return "PARAMS_READ";
+	case WSE_LINK_OP_PARAMS_WRITE: return "PARAMS_WRITE";
+	case WSE_LINK_OP_DEVICE_STATS: return "DEVICE_STATS";
 	}
 	return "unknown";
 }

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Execution: loaded programs, their streams, and the per-queue workers
+ * that carry out the execution opcodes (Documentation/link-protocol.rst,
+ * "Execution").
+ *
+ * Threads. The connection thread receives every frame; an execution
+ * request is copied into a struct fwd_req and appended to its queue's
+ * FIFO. Each queue has a worker thread that takes its requests in order
+ * and runs them to completion, blocking where the protocol says a request
+ * waits (a full input stream, an empty output stream, a RUN waiting for
+ * input); so a wait on one queue never holds up another. Workers answer
+ * through fwd_conn_reply(), whose send path is locked.
+ *
+ * One mutex (exec->lock) guards the programs, streams, assemblies,
+ * counters and FIFOs; one condition variable (exec->changed) is broadcast
+ * whenever any of them changes. The arithmetic of a RUN runs unlocked, on
+ * a program marked busy (unload, replace and params access refuse it).
+ */
+#ifndef FWD_EXEC_H
+#define FWD_EXEC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "timing/timing.h"
+#include "wse/link_codec.h"
+#include "wse/wsep.h"
+
+struct fwd_conn;
+struct fwd_device;
+
+#define FWD_PROGRAM_SLOTS	256	/* slots 1..255 */
+#define FWD_MAX_QUEUES		64
+/* Requests read ahead of their execution, in count and payload bytes:
+ * beyond either, the connection thread stops reading the socket.
+ */
+#define FWD_PENDING_MAX_REQS	256
+#define FWD_PENDING_MAX_BYTES	(64ULL << 20)
+/* Stream buffers: per-sample streams hold this many batches, per-transfer
+ * streams this many transfers.
+ */
+#define FWD_STREAM_BATCHES	4
+#define FWD_STREAM_TRANSFERS	2
+
+/* A bounded byte ring: one stream's buffer on the device. */
+struct fwd_stream {
+	const struct wsep_stream *decl;
+	uint32_t unit;		/* bytes a transfer must be a multiple of */
+	uint64_t record;	/* bytes of one sample's record, or of one transfer */
+	uint8_t *buf;
+	uint64_t cap, head, len;
+};
+
+struct fwd_program {
+	uint32_t slot;
+	struct wsep_program *prog;
+	uint64_t sram_bytes;
+	uint64_t est_cycles_per_step;
+	struct engine_shape shape;
+	struct engine_optim opt;
+	struct engine_workspace *ws;
+	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
+	uint64_t step;			/* optimizer steps taken (Adam's t) */
+	struct fwd_stream *streams;	/* prog->num_streams */
+	int samples, labels, losses, predictions;	/* stream indexes, -1 if none */
+	int weights[ENGINE_MAX_LAYERS], grads[ENGINE_MAX_LAYERS];
+	/* Staging, allocated once: a batch's inputs and outputs, and (weight
+	 * streaming) one layer's weights and gradients.
+	 */
+	uint8_t *in_bytes;
+	float *in_f32;
+	uint8_t *labels_u8;
+	int32_t *labels_i32;
+	int32_t *preds_i32;
+	uint8_t *preds_u8;
+	float *losses_f32;
+	float *layer_w, *layer_g;
+	bool busy;
+};
+
+/* A program image arriving in pieces. */
+struct fwd_assembly {
+	uint64_t total, got;
+	uint8_t *buf;
+};
+
+/* An execution request, read off the link and waiting for its worker. */
+struct fwd_req {
+	struct fwd_req *next;
+	struct wse_link_frame f;
+	uint32_t len;
+	uint8_t data[];
+};
+
+struct fwd_queue {
+	struct fwd_req *head, *tail;
+	pthread_t thread;
+	bool started;
+};
+
+struct fwd_exec_stats {
+	uint64_t cycles, est_cycles, steps, samples;
+	uint64_t bytes_in, bytes_out;
+};
+
+struct fwd_exec {
+	struct fwd_device *dev;
+	struct fwd_conn *conn;		/* the link being served, NULL between hosts */
+	struct fwd_timing timing;
+	uint64_t max_program;
+
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool stopping;			/* the link is going: workers finish */
+	struct fwd_program *slots[FWD_PROGRAM_SLOTS];
+	struct fwd_assembly *assembling[FWD_PROGRAM_SLOTS];
+	uint64_t assembling_bytes;
+	uint64_t sram_used;
+	uint32_t programs;
+	struct fwd_queue queues[FWD_MAX_QUEUES];
+	uint32_t pending_reqs;
+	uint64_t pending_bytes;
+	int wake_fd;			/* eventfd: the poll loop's doorbell */
+	struct fwd_exec_stats stats;
+};
+
+/* fwd_exec_queue.c: life cycle, FIFOs and workers. */
+int fwd_exec_init(struct fwd_exec *x, struct fwd_device *dev);
+void fwd_exec_destroy(struct fwd_exec *x);
+/* A host's link begins / ends: workers stop, programs and counters go. */
+void fwd_exec_attach(struct fwd_exec *x, struct fwd_conn *c);
+void fwd_exec_detach(struct fwd_exec *x);
+/* Appends request @f (payload @payload) to its queue; starts the worker. */
+int fwd_exec_submit(struct fwd_exec *x, const struct wse_link_frame *f, const uint8_t *payload);
+/* Should the connection thread stop reading (too much read ahead)? */
+bool fwd_exec_throttled(struct fwd_exec *x);
+/* Clears the doorbell after poll() saw it. */
+void fwd_exec_ack_wake(struct fwd_exec *x);
+/*
+ * Waits on exec->changed (lock held) for at most a second; returns false
+ * when the link is going and the caller must give up.
+ */
+bool fwd_exec_wait(struct fwd_exec *x);
+
+/* fwd_program.c: PROGRAM_LOAD pieces, placement, PROGRAM_UNLOAD. */
+void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const uint8_t *payload, uint32_t len);
+void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
+			const uint8_t *payload, uint32_t len);
+void fwd_program_free(struct fwd_program *p);
+/* The program in @slot, or NULL with a refusal text in @text. Lock held. */
+struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
+
+/* fwd_stream.c: the rings and STREAM_WRITE / STREAM_READ. */
+int fwd_stream_setup(struct fwd_program *p);
+void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
+void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
+void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const uint8_t *payload, uint32_t len);
+void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
+		     const uint8_t *payload, uint32_t len);
+
+/* fwd_run.c: RUN. */
+void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
+	     const uint8_t *payload, uint32_t len);
+
+/* fwd_params.c: PARAMS_READ, PARAMS_WRITE, DEVICE_STATS. */
+void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
+		     const uint8_t *payload, uint32_t len);
+void fwd_params_write(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const uint8_t *payload, uint32_t len);
+void fwd_device_stats(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const uint8_t *payload, uint32_t len);
+
+#endif /* FWD_EXEC_H */

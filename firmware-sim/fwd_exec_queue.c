@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The execution queues: one FIFO and one worker thread per device queue.
+ * Requests on a queue run in arrival order; a request that must wait (for
+ * stream room, stream data, a RUN's input) blocks only its own queue.
+ * What was read ahead but not yet run is bounded (FWD_PENDING_MAX_*): past
+ * that the connection thread stops reading, and TCP pushes back.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fwd_conn.h"
+#include "fwd_exec.h"
+#include "fwd_log.h"
+
+struct worker_arg {
+	struct fwd_exec *x;
+	uint16_t queue;
+};
+
+static struct worker_arg worker_args[FWD_MAX_QUEUES];
+
+int fwd_exec_init(struct fwd_exec *x, struct fwd_device *dev)
+{
+	pthread_condattr_t attr;
+
+	memset(x, 0, sizeof(*x));
+	x->dev = dev;
+	x->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (x->wake_fd < 0)
+		return -errno;
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&x->changed, &attr);
+	pthread_condattr_destroy(&attr);
+	return 0;
+}
+
+void fwd_exec_destroy(struct fwd_exec *x)
+{
+	fwd_exec_detach(x);
+	pthread_cond_destroy(&x->changed);
+	pthread_mutex_destroy(&x->lock);
+	if (x->wake_fd >= 0)
+		close(x->wake_fd);
+	x->wake_fd = -1;
+}
+
+static void ring_doorbell(struct fwd_exec *x)
+{
+	uint64_t one = 1;
+
+	if (write(x->wake_fd, &one, sizeof(one)) < 0) {
+		/* The counter is saturated: poll() sees it anyway. */
+	}
+}
+
+void fwd_exec_ack_wake(struct fwd_exec *x)
+{
+	uint64_t v;
+
+	if (read(x->wake_fd, &v, sizeof(v)) < 0) {
+		/* Nothing was pending. */
+	}
+}
+
+bool fwd_exec_wait(struct fwd_exec *x)
+{
+	struct timespec ts;
+
+	if (x->stopping)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += 1;
+	pthread_cond_timedwait(&x->changed, &x->lock, &ts);
+	return !x->stopping;
+}
+
+bool fwd_exec_throttled(struct fwd_exec *x)
+{
+	bool full;
+
+	pthread_mutex_lock(&x->lock);
+	full = x->pending_reqs >= FWD_PENDING_MAX_REQS || x->pending_bytes >= FWD_PENDING_MAX_BYTES;
+	pthread_mutex_unlock(&x->lock);
+	return full;
+}
+
+static void execute(struct fwd_exec *x, struct fwd_req *r)
+{
+	switch (r->f.opcode) {
+	case WSE_LINK_OP_PROGRAM_LOAD:
+		fwd_program_load(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+		fwd_program_unload(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_STREAM_WRITE:
+		fwd_stream_write(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_STREAM_READ:
+		fwd_stream_read(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_RUN:
+		fwd_run(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_PARAMS_READ:
+		fwd_params_read(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_PARAMS_WRITE:
+		fwd_params_write(x, &r->f, r->data, r->len);
+		break;
+	case WSE_LINK_OP_DEVICE_STATS:
+		fwd_device_stats(x, &r->f, r->data, r->len);
+		break;
+	default:
+		fwd_conn_reply_text(x->conn, &r->f, WSE_LINK_E_INTERNAL,
+				    "internal: opcode 0x%02x reached a queue", r->f.opcode);
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct worker_arg *a = arg;
+	struct fwd_exec *x = a->x;
+	struct fwd_queue *q = &x->queues[a->queue];
+
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		struct fwd_req *r;
+
+		while (!q->head && !x->stopping)
+			pthread_cond_wait(&x->changed, &x->lock);
+		if (x->stopping)
+			break;
+		r = q->head;
+		q->head = r->next;
+		if (!q->head)
+			q->tail = NULL;
+		pthread_mutex_unlock(&x->lock);
+
+		execute(x, r);
+
+		pthread_mutex_lock(&x->lock);
+		x->pending_reqs--;
+		x->pending_bytes -= r->len;
+		pthread_cond_broadcast(&x->changed);
+		free(r);
+		/* The connection thread may be waiting to read again, or to see
+		 * that a reply failed and the link is dead.
+		 */
+		ring_doorbell(x);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+int fwd_exec_submit(struct fwd_exec *x, const struct wse_link_frame *f, const uint8_t *payload)
+{
+	struct fwd_queue *q = &x->queues[f->queue];
+	struct fwd_req *r = malloc(sizeof(*r) + f->length);
+	int ret = 0;
+
+	if (!r)
+		return -ENOMEM;
+	r->next = NULL;
+	r->f = *f;
+	r->len = f->length;
+	memcpy(r->data, payload, f->length);
+	pthread_mutex_lock(&x->lock);
+	if (!q->started) {
+		worker_args[f->queue] = (struct worker_arg){ x, f->queue };
+		ret = -pthread_create(&q->thread, NULL, worker, &worker_args[f->queue]);
+		if (ret) {
+			pthread_mutex_unlock(&x->lock);
+			free(r);
+			return ret;
+		}
+		q->started = true;
+	}
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+	x->pending_reqs++;
+	x->pending_bytes += r->len;
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
+	return 0;
+}
+
+void fwd_exec_attach(struct fwd_exec *x, struct fwd_conn *c)
+{
+	pthread_mutex_lock(&x->lock);
+	x->conn = c;
+	x->stopping = false;
+	pthread_mutex_unlock(&x->lock);
+}
+
+void fwd_exec_detach(struct fwd_exec *x)
+{
+	pthread_mutex_lock(&x->lock);
+	x->stopping = true;
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
+	for (int i = 0; i < FWD_MAX_QUEUES; i++) {
+		struct fwd_queue *q = &x->queues[i];
+
+		if (q->started)
+			pthread_join(q->thread, NULL);
+		while (q->head) {
+			struct fwd_req *r = q->head;
+
+			q->head = r->next;
+			free(r);
+		}
+		*q = (struct fwd_queue){ 0 };
+	}
+	/* Workers are gone: nothing else touches the state now. */
+	for (int i = 0; i < FWD_PROGRAM_SLOTS; i++) {
+		if (x->slots[i])
+			fwd_program_free(x->slots[i]);
+		x->slots[i] = NULL;
+		if (x->assembling[i])
+			free(x->assembling[i]->buf);
+		free(x->assembling[i]);
+		x->assembling[i] = NULL;
+	}
+	if (x->programs)
+		fwd_info("link gone: %u program(s) unloaded", x->programs);
+	x->assembling_bytes = 0;
+	x->sram_used = 0;
+	x->programs = 0;
+	x->pending_reqs = 0;
+	x->pending_bytes = 0;
+	x->stats = (struct fwd_exec_stats){ 0 };
+	x->conn = NULL;
+}

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * RUN: steps of a loaded program. Each step takes a batch from the input
+ * streams, runs the engine's per-layer entry points and fills the output
+ * streams. Layer pipelined, the weights are the program's resident
+ * parameters and each layer is updated right after its backward pass;
+ * weight streaming, layer k's weights are taken from weights.k for the
+ * forward pass and again (in reverse layer order) for the backward pass,
+ * its gradients go out on grads.k, and nothing of them stays on the
+ * device. The step is the same sequence of engine calls either way, which
+ * is what makes the two modes agree bit for bit.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fwd_conn.h"
+#include "fwd_exec.h"
+#include "fwd_log.h"
+
+/* Internal: the link went away in the middle of a wait. */
+#define RUN_STOPPED	0xffffffffU
+
+struct step_ctx {
+	struct fwd_exec *x;
+	struct fwd_program *p;
+	uint32_t kind;		/* WSE_LINK_RUN_* */
+	uint32_t batch;
+	uint32_t step;		/* 1-based, within this RUN */
+	char *text;
+	size_t len;
+};
+
+/* Takes @n bytes of input stream @idx, waiting for them. */
+static bool take(struct step_ctx *c, int idx, void *dst, uint64_t n)
+{
+	struct fwd_exec *x = c->x;
+	struct fwd_stream *s = &c->p->streams[idx];
+	bool ok = true;
+
+	pthread_mutex_lock(&x->lock);
+	while (s->len < n && (ok = fwd_exec_wait(x)))
+		;
+	if (ok) {
+		fwd_stream_get(s, dst, n);
+		pthread_cond_broadcast(&x->changed);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return ok;
+}
+
+/* Puts @n bytes on output stream @idx, waiting for room. */
+static bool put(struct step_ctx *c, int idx, const void *src, uint64_t n)
+{
+	struct fwd_exec *x = c->x;
+	struct fwd_stream *s = &c->p->streams[idx];
+	bool ok = true;
+
+	pthread_mutex_lock(&x->lock);
+	while (s->cap - s->len < n && (ok = fwd_exec_wait(x)))
+		;
+	if (ok) {
+		fwd_stream_put(s, src, n);
+		pthread_cond_broadcast(&x->changed);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return ok;
+}
+
+static uint32_t engine_failed(struct step_ctx *c, const char *what, int err)
+{
+	snprintf(c->text, c->len, "step %u: %s failed: %s", c->step, what, engine_strerror(err));
+	return WSE_LINK_E_INTERNAL;
+}
+
+/* Samples (and labels) of one batch, checked and loaded into the workspace. */
+static uint32_t load_batch(struct step_ctx *c)
+{
+	struct fwd_program *p = c->p;
+	const struct wsep_program *prog = p->prog;
+	uint32_t b = c->batch, classes = prog->layers[prog->num_layers - 1].out;
+	size_t n = (size_t)b * prog->input_dim;
+	int err;
+
+	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
+		return RUN_STOPPED;
+	if (c->kind != WSE_LINK_RUN_PREDICT) {
+		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * 4))
+			return RUN_STOPPED;
+		for (uint32_t i = 0; i < b; i++) {
+			int32_t l = p->labels_i32[i];
+
+			if (l < 0 || (uint32_t)l >= classes) {
+				snprintf(c->text, c->len,
+					 "step %u: the label of sample %u is %d; the program has %u classes (0..%u)",
+					 c->step, i, l, classes, classes - 1);
+				return WSE_LINK_E_INVAL;
+			}
+			p->labels_u8[i] = (uint8_t)l;
+		}
+	}
+	if (prog->input_type == WSEP_ELEM_U8 && prog->input_scale == 1.0f / 255.0f) {
+		err = engine_load_pixels(p->ws, p->in_bytes, b);
+	} else {
+		const float *f32 = (const float *)p->in_bytes;
+
+		for (size_t i = 0; i < n; i++)
+			p->in_f32[i] = (prog->input_type == WSEP_ELEM_U8 ? (float)p->in_bytes[i]
+									 : f32[i]) * prog->input_scale;
+		err = engine_load_input(p->ws, p->in_f32, b);
+	}
+	return err ? engine_failed(c, "loading the input", err) : WSE_LINK_OK;
+}
+
+/* Layer k's weights: resident, or the next transfer of weights.k. */
+static uint32_t layer_weights(struct step_ctx *c, uint32_t k, const float **w, const float **bias)
+{
+	struct fwd_program *p = c->p;
+	const struct wsep_layer *l = &p->prog->layers[k];
+
+	if (p->params) {
+		*w = p->params->layer[k].w;
+		*bias = p->params->layer[k].b;
+		return WSE_LINK_OK;
+	}
+	if (!take(c, p->weights[k], p->layer_w, wsep_layer_params(l) * 4))
+		return RUN_STOPPED;
+	*w = p->layer_w;
+	*bias = p->layer_w + (size_t)l->in * l->out;
+	return WSE_LINK_OK;
+}
+
+/* Per-sample losses and predictions of the logits now in the workspace. */
+static uint32_t results(struct step_ctx *c)
+{
+	struct fwd_program *p = c->p;
+	uint32_t L = p->prog->num_layers, classes = p->prog->layers[L - 1].out;
+	const float *logits = engine_activation(p->ws, L);
+	int err;
+
+	if (c->kind != WSE_LINK_RUN_PREDICT) {
+		for (uint32_t i = 0; i < c->batch; i++) {
+			size_t correct;
+
+			err = engine_xent_forward(logits + (size_t)i * classes, &p->labels_u8[i], 1,
+						  classes, &p->losses_f32[i], &correct);
+			if (err)
+				return engine_failed(c, "the loss", err);
+		}
+	}
+	err = engine_argmax(logits, c->batch, classes, p->preds_u8);
+	if (err)
+		return engine_failed(c, "the predictions", err);
+	for (uint32_t i = 0; i < c->batch; i++)
+		p->preds_i32[i] = p->preds_u8[i];
+	return WSE_LINK_OK;
+}
+
+static uint32_t backward(struct step_ctx *c)
+{
+	struct fwd_program *p = c->p;
+	uint64_t t = ++p->step;
+	int err;
+
+	for (uint32_t k = p->prog->num_layers; k-- > 0;) {
+		const struct wsep_layer *l = &p->prog->layers[k];
+		const float *w, *bias;
+		uint32_t st;
+
+		if (p->params) {
+			struct engine_layer *el = &p->params->layer[k];
+
+			err = engine_backward_layer(p->ws, k, el->w, 0.0f, el->dw, el->db);
+			if (!err)
+				err = engine_params_update_layer(p->params, &p->opt, t, k);
+			if (err)
+				return engine_failed(c, "the backward pass", err);
+			continue;
+		}
+		st = layer_weights(c, k, &w, &bias);
+		if (st)
+			return st;
+		err = engine_backward_layer(p->ws, k, w, 0.0f, p->layer_g,
+					    p->layer_g + (size_t)l->in * l->out);
+		if (err)
+			return engine_failed(c, "the backward pass", err);
+		/* Nothing of the layer stays: its gradients leave, its weights are dropped. */
+		if (!put(c, p->grads[k], p->layer_g, wsep_layer_params(l) * 4))
+			return RUN_STOPPED;
+	}
+	return WSE_LINK_OK;
+}
+
+static uint32_t one_step(struct step_ctx *c)
+{
+	struct fwd_program *p = c->p;
+	struct engine_loss_result res;
+	uint32_t st = load_batch(c);
+	int err;
+
+	for (uint32_t k = 0; !st && k < p->prog->num_layers; k++) {
+		const float *w, *bias;
+
+		st = layer_weights(c, k, &w, &bias);
+		if (!st && (err = engine_forward_layer(p->ws, k, w, bias)))
+			st = engine_failed(c, "the forward pass", err);
+	}
+	if (!st && c->kind != WSE_LINK_RUN_PREDICT &&
+	    (err = engine_loss(p->ws, p->labels_u8, c->batch, &res)))
+		st = engine_failed(c, "the loss", err);
+	if (!st)
+		st = results(c);
+	if (!st && c->kind == WSE_LINK_RUN_TRAIN)
+		st = backward(c);
+	if (st)
+		return st;
+	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
+		return RUN_STOPPED;
+	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
+		return RUN_STOPPED;
+	return WSE_LINK_OK;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
+	     const uint8_t *payload, uint32_t len)
+{
+	struct wse_link_run_result_info r = { 0 };
+	struct wse_link_run_result raw;
+	struct wse_link_run_info in;
+	struct wse_link_err err;
+	struct fwd_program *p;
+	enum fwd_timing_kind tk;
+	char text[256] = "";
+	uint32_t st = WSE_LINK_OK;
+	uint64_t t0 = now_ns();
+	struct step_ctx c;
+	struct iovec iov;
+
+	if (wse_link_run_decode(payload, len, &in, &err)) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
+		return;
+	}
+	pthread_mutex_lock(&x->lock);
+	p = fwd_program_get(x, in.program, text, sizeof(text));
+	if (p && (in.kind < WSE_LINK_RUN_TRAIN || in.kind > WSE_LINK_RUN_PREDICT)) {
+		snprintf(text, sizeof(text), "RUN kind %u is not train (1), eval (2) or predict (3)",
+			 in.kind);
+		p = NULL;
+	} else if (p && !in.steps) {
+		snprintf(text, sizeof(text), "RUN of 0 steps: steps must be at least 1");
+		p = NULL;
+	} else if (p && (!in.batch || in.batch > p->prog->batch)) {
+		snprintf(text, sizeof(text), "RUN batch %u is outside 1..%u (the program's batch)",
+			 in.batch, p->prog->batch);
+		p = NULL;
+	} else if (p && p->busy) {
+		snprintf(text, sizeof(text), "program %u is already running a RUN on another queue",
+			 in.program);
+		p = NULL;
+	}
+	if (p)
+		p->busy = true;
+	pthread_mutex_unlock(&x->lock);
+	if (!p) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+		return;
+	}
+
+	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind, .batch = in.batch,
+			       .text = text, .len = sizeof(text) };
+	for (uint32_t s = 0; s < in.steps; s++) {
+		c.step = s + 1;
+		st = one_step(&c);
+		if (st)
+			break;
+		r.steps++;
+	}
+	tk = in.kind == WSE_LINK_RUN_TRAIN ? FWD_TIMING_TRAIN : FWD_TIMING_FORWARD;
+	r.samples = r.steps * in.batch;
+	r.cycles = fwd_timing_run_cycles(&x->timing, p->prog, tk, r.steps, in.batch);
+	r.est_cycles = fwd_timing_est_cycles(p->prog, tk, r.steps, in.batch);
+	r.host_ns = now_ns() - t0;
+
+	pthread_mutex_lock(&x->lock);
+	p->busy = false;
+	x->stats.cycles += r.cycles;
+	x->stats.est_cycles += r.est_cycles;
+	x->stats.steps += r.steps;
+	x->stats.samples += r.samples;
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
+
+	if (st == RUN_STOPPED)
+		return;
+	if (st) {
+		fwd_conn_reply_text(x->conn, f, st, "%s (%u of %u steps completed)", text, r.steps,
+				    in.steps);
+		return;
+	}
+	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns",
+		in.program, r.steps, (unsigned long long)r.cycles,
+		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns);
+	wse_link_run_result_encode(&raw, &r);
+	iov.iov_base = &raw;
+	iov.iov_len = sizeof(raw);
+	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Streams: each declared stream has a bounded ring on the device.
+ * STREAM_WRITE is answered once its data is in the ring (a full ring holds
+ * the answer: backpressure); STREAM_READ once at least one record is
+ * there. Per-sample streams move whole records (one sample's elements);
+ * per-transfer streams (weights.K, grads.K) any whole number of f32
+ * elements, the consumer taking whole transfers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fwd_conn.h"
+#include "fwd_exec.h"
+#include "fwd_log.h"
+
+static uint32_t elem_bytes(enum wsep_elem e)
+{
+	return e == WSEP_ELEM_U8 ? 1 : 4;
+}
+
+int fwd_stream_setup(struct fwd_program *p)
+{
+	const struct wsep_program *prog = p->prog;
+
+	p->streams = calloc(prog->num_streams, sizeof(*p->streams));
+	if (!p->streams)
+		return -1;
+	for (uint32_t i = 0; i < prog->num_streams; i++) {
+		struct fwd_stream *s = &p->streams[i];
+		const struct wsep_stream *d = &prog->streams[i];
+
+		s->decl = d;
+		s->record = d->elems * elem_bytes(d->elem);
+		if (d->unit == WSEP_UNIT_PER_SAMPLE) {
+			s->unit = (uint32_t)s->record;
+			s->cap = (uint64_t)FWD_STREAM_BATCHES * prog->batch * s->record;
+		} else {
+			s->unit = elem_bytes(d->elem);
+			s->cap = FWD_STREAM_TRANSFERS * s->record;
+		}
+		/* A pipelined program's weights are read with PARAMS_READ. */
+		if (prog->mode == WSEP_MODE_PIPELINED && d->layer >= 0)
+			s->cap = 0;
+		if (s->cap) {
+			s->buf = malloc(s->cap);
+			if (!s->buf)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n)
+{
+	uint64_t tail = (s->head + s->len) % s->cap;
+	uint64_t first = n < s->cap - tail ? n : s->cap - tail;
+
+	memcpy(s->buf + tail, data, first);
+	memcpy(s->buf, (const uint8_t *)data + first, n - first);
+	s->len += n;
+}
+
+void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n)
+{
+	uint64_t first = n < s->cap - s->head ? n : s->cap - s->head;
+
+	memcpy(data, s->buf + s->head, first);
+	memcpy((uint8_t *)data + first, s->buf, n - first);
+	s->head = (s->head + n) % s->cap;
+	s->len -= n;
+}
+
+/*
+ * The stream a request names, checked for direction and size (lock held).
+ * Returns NULL with a text when it is refused.
+ */
+static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_stream_info *in,
+				 enum wsep_direction dir, char *text, size_t len)
+{
+	struct fwd_program *p = fwd_program_get(x, in->program, text, len);
+	struct fwd_stream *s;
+	const char *verb = dir == WSEP_DIR_HOST_TO_DEVICE ? "write" : "read";
+
+	if (!p)
+		return NULL;
+	if (in->stream >= p->prog->num_streams) {
+		snprintf(text, len, "program %u has no stream %u (its streams are 0..%u)",
+			 in->program, in->stream, p->prog->num_streams - 1);
+		return NULL;
+	}
+	s = &p->streams[in->stream];
+	if (s->decl->dir != dir) {
+		snprintf(text, len, "stream %u '%s' flows %s: the host cannot %s it", in->stream,
+			 s->decl->name, wsep_direction_name(s->decl->dir), verb);
+		return NULL;
+	}
+	if (!s->cap) {
+		snprintf(text, len,
+			 "stream %u '%s' of a pipelined program is not streamed: read the weights with PARAMS_READ",
+			 in->stream, s->decl->name);
+		return NULL;
+	}
+	if (in->length % s->unit || (dir == WSEP_DIR_DEVICE_TO_HOST && !in->length)) {
+		snprintf(text, len, "%s of %u bytes on stream '%s' is not a whole number of %u-byte %s",
+			 verb, in->length, s->decl->name, s->unit,
+			 s->decl->unit == WSEP_UNIT_PER_SAMPLE ? "records" : "elements");
+		return NULL;
+	}
+	if (in->length > s->cap) {
+		snprintf(text, len,
+			 "%s of %u bytes on stream '%s' exceeds its buffer of %llu bytes; send it in pieces",
+			 verb, in->length, s->decl->name, (unsigned long long)s->cap);
+		return NULL;
+	}
+	return s;
+}
+
+void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const uint8_t *payload, uint32_t len)
+{
+	struct wse_link_stream_info in;
+	struct wse_link_err err;
+	struct fwd_stream *s;
+	char text[256];
+
+	if (wse_link_stream_decode(payload, len, &in, &err)) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
+		return;
+	}
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		/* Looked up again after every wait: the program may have gone. */
+		s = lookup(x, &in, WSEP_DIR_HOST_TO_DEVICE, text, sizeof(text));
+		if (!s)
+			break;
+		if (s->cap - s->len >= in.length) {
+			fwd_stream_put(s, payload + sizeof(struct wse_link_stream), in.length);
+			x->stats.bytes_in += in.length;
+			pthread_cond_broadcast(&x->changed);
+			break;
+		}
+		if (!fwd_exec_wait(x)) {
+			pthread_mutex_unlock(&x->lock);
+			return;		/* the link is going; nobody to answer */
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (!s)
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+	else
+		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
+}
+
+void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
+		     const uint8_t *payload, uint32_t len)
+{
+	uint32_t room = x->conn->max_payload - (uint32_t)sizeof(struct wse_link_status);
+	struct wse_link_stream_info in;
+	struct wse_link_err err;
+	struct fwd_stream *s;
+	uint8_t *data = NULL;
+	uint64_t n = 0;
+	char text[256];
+	struct iovec iov;
+
+	if (wse_link_stream_decode(payload, len, &in, &err)) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
+		return;
+	}
+	if (in.length > room) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
+				    "read of %u bytes does not fit one response (at most %u)",
+				    in.length, room);
+		return;
+	}
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		s = lookup(x, &in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
+		if (!s)
+			break;
+		if (s->len >= s->unit) {
+			n = s->len < in.length ? s->len : in.length;
+			n -= n % s->unit;
+			data = malloc(n);
+			if (!data) {
+				snprintf(text, sizeof(text), "the simulator is out of memory");
+				s = NULL;
+				break;
+			}
+			fwd_stream_get(s, data, n);
+			x->stats.bytes_out += n;
+			pthread_cond_broadcast(&x->changed);
+			break;
+		}
+		if (!fwd_exec_wait(x)) {
+			pthread_mutex_unlock(&x->lock);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (!s) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+		return;
+	}
+	iov.iov_base = data;
+	iov.iov_len = n;
+	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
+	free(data);
+}

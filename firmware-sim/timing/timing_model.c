@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Modelled cycles of a RUN. A dense layer on a region of rows x cols PEs
+ * splits W (out x in) into tiles of ceil(in/rows) x ceil(out/cols); each
+ * PE retires fp32_flops_per_cycle, moves sram_bytes_per_cycle to and from
+ * its SRAM, and sends one wavelet per fabric link per cycle. A stage costs
+ * the largest of its compute, SRAM, fabric and host I/O times.
+ *
+ * Layer pipelined: every layer is a stage; the slowest sets the rate, and
+ * each step fills and drains the pipeline once (its weights change between
+ * steps). Weight streaming: the layers run one after another on the whole
+ * wafer, each forward and backward no faster than its weights arrive, and
+ * its gradients leave after it.
+ */
+#include <math.h>
+#include <stdbool.h>
+
+#include "timing.h"
+
+static uint32_t ceil_div(uint32_t a, uint32_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static double max2(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+static double opt_flops_per_param(const struct fwd_timing_params *p,
+				  const struct wsep_optimizer *o)
+{
+	double decay = o->weight_decay > 0 ? p->weight_decay_flops_per_param : 0;
+
+	switch (o->kind) {
+	case WSEP_OPT_SGD:
+		return p->sgd_flops_per_param + decay;
+	case WSEP_OPT_MOMENTUM:
+		return p->momentum_flops_per_param + decay;
+	case WSEP_OPT_ADAM:
+		return p->adam_flops_per_param + decay;
+	}
+	return 0;
+}
+
+static double io_bytes_per_cycle(const struct fwd_timing *t)
+{
+	return t->wafer.io_bytes_per_s / (double)t->wafer.clock_hz;
+}
+
+/* Bytes of one sample in from the host and its results out. */
+static double sample_host_bytes(const struct fwd_timing *t, const struct wsep_program *prog)
+{
+	double elem = prog->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0;
+
+	return prog->input_dim * elem + t->p.host_extra_bytes_per_sample;
+}
+
+void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *prog,
+		      uint32_t k, enum fwd_timing_kind kind, uint32_t batch,
+		      struct fwd_timing_layer *out)
+{
+	const struct fwd_timing_params *p = &t->p;
+	const struct wsep_layer *l = &prog->layers[k];
+	const struct wsep_region *r = &prog->regions[k];
+	uint32_t rows = r->h < l->in ? r->h : l->in;
+	uint32_t cols = r->w < l->out ? r->w : l->out;
+	double ti = ceil_div(l->in, rows), to = ceil_div(l->out, cols);
+	double fpc = t->wafer.fp32_flops_per_cycle, e = p->elementwise_cycles;
+	double mm = 2.0 * ti * to / fpc;
+	double relu = l->act == WSEP_ACT_RELU ? to * e : 0;
+	bool last = k + 1 == prog->num_layers;
+	double fwd, bwd, opt;
+	bool train = kind == FWD_TIMING_TRAIN;
+
+	fwd = mm + to * e + relu;
+	if (k == 0 && prog->input_type == WSEP_ELEM_U8)
+		fwd += ti * e;
+	if (last)
+		fwd += p->loss_fwd_cycles_per_logit * to;
+	bwd = mm + (k > 0 ? mm : 0) + to * e + relu + (last ? p->loss_bwd_cycles_per_logit * to : 0);
+	*out = (struct fwd_timing_layer){ 0 };
+
+	if (prog->mode == WSEP_MODE_PIPELINED) {
+		double dirs = train ? p->fabric_directions : p->fabric_directions / 2;
+		double sram_bytes = train ? p->sram_bytes_per_weight : p->sram_bytes_per_weight / 4;
+
+		opt = (ti * to + to) * opt_flops_per_param(p, &prog->opt) / fpc / batch;
+		out->compute = train ? fwd + bwd + opt : fwd;
+		out->sram = sram_bytes * ti * to / t->wafer.sram_bytes_per_cycle;
+		out->fabric = dirs * (ti + to) * 4.0 / t->wafer.link_bytes_per_cycle;
+		if (k == 0)
+			out->host = sample_host_bytes(t, prog) / io_bytes_per_cycle(t);
+		out->stage = max2(max2(out->compute, out->sram), max2(out->fabric, out->host));
+		return;
+	}
+	/* Weight streaming: a whole batch on the whole wafer. */
+	out->weights = (double)wsep_layer_params(l) * 4.0 / io_bytes_per_cycle(t);
+	out->compute = batch * (train ? fwd + bwd : fwd);
+	if (train)
+		out->stage = max2(batch * fwd, out->weights) + max2(batch * bwd, out->weights) +
+			     out->weights;
+	else
+		out->stage = max2(batch * fwd, out->weights);
+}
+
+static double pipelined_step(const struct fwd_timing *t, const struct wsep_program *prog,
+			     enum fwd_timing_kind kind, uint32_t batch)
+{
+	double worst = 0, sum = 0, hops = 0, maxh = 0;
+
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		struct fwd_timing_layer c;
+
+		fwd_timing_layer(t, prog, k, kind, batch, &c);
+		worst = max2(worst, c.stage);
+		sum += c.stage;
+		hops += prog->regions[k].w;
+		maxh = max2(maxh, prog->regions[k].h);
+	}
+	/* Steady state at the slowest stage; the first sample crosses every
+	 * other stage (and the mesh) once to fill, the last to drain.
+	 */
+	hops = (hops + maxh) * t->p.hop_cycles * (kind == FWD_TIMING_TRAIN ? 2 : 1);
+	return batch * worst + (sum - worst) + hops;
+}
+
+static double streaming_step(const struct fwd_timing *t, const struct wsep_program *prog,
+			     enum fwd_timing_kind kind, uint32_t batch)
+{
+	double total = batch * sample_host_bytes(t, prog) / io_bytes_per_cycle(t);
+
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		struct fwd_timing_layer c;
+
+		fwd_timing_layer(t, prog, k, kind, batch, &c);
+		total += c.stage;
+	}
+	return total;
+}
+
+uint64_t fwd_timing_run_cycles(const struct fwd_timing *t, const struct wsep_program *prog,
+			       enum fwd_timing_kind kind, uint32_t steps, uint32_t batch)
+{
+	double step;
+
+	if (!steps || !batch)
+		return 0;
+	step = prog->mode == WSEP_MODE_PIPELINED ? pipelined_step(t, prog, kind, batch)
+						 : streaming_step(t, prog, kind, batch);
+	return (uint64_t)llround(ceil(step) * steps);
+}
+
+uint64_t fwd_timing_est_cycles(const struct wsep_program *prog, enum fwd_timing_kind kind,
+			       uint32_t steps, uint32_t batch)
+{
+	double clock = (double)prog->wafer.clock_hz, per_batch, sum_stage = 0, sum_fwd = 0;
+	double worst_fwd = 0;
+
+	if (!steps || !batch || !(prog->summary.samples_per_s > 0))
+		return 0;
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		const struct wsep_estimate *e = &prog->estimates[k];
+
+		sum_stage += e->stage_cycles;
+		sum_fwd += e->fwd_cycles;
+		worst_fwd = max2(worst_fwd, max2(e->fwd_cycles, e->io_cycles));
+	}
+	if (prog->mode == WSEP_MODE_PIPELINED) {
+		double per_sample = kind == FWD_TIMING_TRAIN ? clock / prog->summary.samples_per_s
+							     : worst_fwd;
+
+		return (uint64_t)llround(per_sample * batch * steps);
+	}
+	/* The compiler's figure is per batch of the program's size; the part
+	 * that is not the layers is the samples' host transfer.
+	 */
+	per_batch = prog->batch * clock / prog->summary.samples_per_s;
+	if (kind != FWD_TIMING_TRAIN)
+		per_batch = sum_fwd + (per_batch - sum_stage);
+	return (uint64_t)llround(per_batch * batch / prog->batch * steps);
+}

@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host tests of wsefwd's execution opcodes: the real daemon on a unix
+ * socket, programs compiled by the real compiler library, driven with
+ * libwselink's client (several requests in flight on several queues, as
+ * the kernel driver will). The test plays MemoryX for weight streaming,
+ * with the engine's own update function.
+ *
+ * The binary is $WSE_FWD, else build/bin/wsefwd (build/san-bin/wsefwd for
+ * the sanitizer build of this test), relative to the repository root.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "wse/compiler.h"
+#include "wse/link_codec.h"
+#include "../../firmware-sim/engine/engine.h"
+
+#define IO_MS		20000
+#define START_MS	5000
+#define PROG		1
+/* Queues: RUN on 0, inputs on 1, outputs on 2, control on 3. */
+#define Q_RUN		0
+#define Q_IN		1
+#define Q_OUT		2
+#define Q_CTL		3
+
+/* Stream ids as the compiler emits them. */
+#define S_SAMPLES	0
+#define S_LABELS	1
+#define S_LOSSES	2
+#define S_PREDS		3
+#define S_WEIGHTS(k, ws) (4 + (k) * ((ws) ? 2 : 1))
+#define S_GRADS(k)	(5 + (k) * 2)
+
+static const char *self_path;
+
+static const char *fwd_binary(void)
+{
+	const char *env = getenv("WSE_FWD");
+
+	if (env && *env)
+		return env;
+	if (self_path && strstr(self_path, "host-tests-san"))
+		return "build/san-bin/wsefwd";
+	return "build/bin/wsefwd";
+}
+
+/* A small MLP the tests train: 16 u8 inputs, 4 classes, batch 8. */
+static const char tiny_model[] =
+	"model tiny\n"
+	"input 16 u8\n"
+	"dense 16 12 relu\n"
+	"dense 12 4 none\n"
+	"loss softmax_xent\n"
+	"optimizer adam lr=1e-2\n"
+	"batch 8\n"
+	"seed 3\n";
+#define TINY_IN		16
+#define TINY_CLASSES	4
+#define TINY_BATCH	8
+
+/* Compiles @text for @wafer in @mode into a .wsep image (free()). */
+static int compile(const char *text, const char *wafer, enum wsecc_mode mode, void **buf,
+		   size_t *len)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan plan;
+	struct wsecc_error err;
+	struct wse_wafer w;
+	char msg[256];
+
+	if (wsecc_parse_string(text, "test.model", &m, &err) ||
+	    wse_wafer_parse(wafer, &w, msg, sizeof(msg)) ||
+	    wsecc_compile(&m, &w, mode, &plan, &err))
+		return -1;
+	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
+}
+
+FIXTURE(exec) {
+	char dir[64];
+	char spec[160];
+	char log[160];
+	pid_t pid;
+	struct wse_link_client cl;
+	int fd;
+};
+
+FIXTURE_SETUP(exec)
+{
+	strcpy(self->dir, "/tmp/wsefwd_exec.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	snprintf(self->spec, sizeof(self->spec), "unix:%s/fwd.sock", self->dir);
+	snprintf(self->log, sizeof(self->log), "%s/fwd.log", self->dir);
+	self->pid = 0;
+	self->fd = -1;
+}
+
+FIXTURE_TEARDOWN(exec)
+{
+	char line[512], cmd[128];
+	FILE *f;
+	int n = 0;
+
+	if (self->fd >= 0) {
+		wse_link_client_free(&self->cl);
+		close(self->fd);
+	}
+	if (self->pid > 0) {
+		kill(self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
+	f = __test_passed(_metadata) ? NULL : fopen(self->log, "r");
+	while (f && n++ < 200 && fgets(line, sizeof(line), f))
+		fprintf(stderr, "#   fwd: %s", line);
+	if (f)
+		fclose(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd)) {
+		/* A leftover temp dir is not worth failing a test for. */
+	}
+}
+
+/* Starts wsefwd with the given NULL-terminated extra arguments and connects. */
+static int start_argv(FIXTURE_DATA(exec) *self, const char *const *extra)
+{
+	static const struct wse_link_hello_info hello = {
+		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC,
+		.max_payload = 1 << 20,
+	};
+	struct wse_link_addr addr;
+	struct wse_link_err err;
+	const char *argv[40];
+	char text[256];
+	uint32_t status;
+	int n = 0, fd = -1;
+
+	argv[n++] = fwd_binary();
+	argv[n++] = "--listen";
+	argv[n++] = self->spec;
+	while (*extra && n < 38)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	self->pid = fork();
+	if (self->pid == 0) {
+		int lfd = open(self->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (lfd >= 0) {
+			dup2(lfd, STDERR_FILENO);
+			close(lfd);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (wse_link_addr_parse(self->spec, &addr, text, sizeof(text)))
+		return -1;
+	for (int i = 0; i < START_MS / 20 && fd < 0; i++) {
+		fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+		if (fd < 0)
+			usleep(20000);
+	}
+	if (fd < 0)
+		return -1;
+	if (wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text, sizeof(text),
+				  &err) || status) {
+		close(fd);
+		return -1;
+	}
+	self->fd = fd;
+	return 0;
+}
+
+#define start(self, ...) start_argv(self, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* One request and its response; the failure text (if any) in @text. */
+static uint32_t call(FIXTURE_DATA(exec) *self, uint8_t op, uint16_t q, const void *hdr,
+		     size_t hlen, const void *data, size_t dlen, void *out, size_t *outlen,
+		     char *text, size_t textlen)
+{
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)data, dlen } };
+	struct wse_link_err err;
+	uint32_t status;
+	size_t rest;
+
+	if (wse_link_client_call(&self->cl, op, q, iov, dlen ? 2 : (hlen ? 1 : 0), &status,
+				 &rest, &err))
+		return 0xdead;
+	if (status && text)
+		wse_link_client_text(&self->cl, rest, text, textlen);
+	if (!status && out) {
+		memcpy(out, self->cl.buf + sizeof(struct wse_link_status), rest);
+		if (outlen)
+			*outlen = rest;
+	}
+	return status;
+}
+
+/* Loads @image into @slot in pieces of @piece bytes; info on success. */
+static uint32_t load(FIXTURE_DATA(exec) *self, uint32_t slot, const void *image, size_t len,
+		     size_t piece, struct wse_link_prog_info *info, char *text, size_t textlen)
+{
+	uint32_t status = 0;
+
+	for (size_t off = 0; off < len; off += piece) {
+		struct wse_link_prog_load_info in = {
+			.program = slot, .total = len, .offset = off,
+			.flags = off + piece >= len ? WSE_LINK_PROG_LAST : 0,
+		};
+		struct wse_link_program_load raw;
+		uint8_t reply[64];
+		size_t n = len - off < piece ? len - off : piece, rlen = 0;
+		struct wse_link_err err;
+
+		wse_link_prog_load_encode(&raw, &in);
+		status = call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw, sizeof(raw),
+			      (const uint8_t *)image + off, n, reply, &rlen, text, textlen);
+		if (status)
+			return status;
+		if (in.flags && info && wse_link_prog_info_decode(reply, rlen, info, &err))
+			return 0xbad;
+	}
+	return status;
+}
+
+static uint32_t stream_write(FIXTURE_DATA(exec) *self, uint16_t q, uint32_t stream,
+			     const void *data, uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_stream_info in = { PROG, stream, len };
+	struct wse_link_stream raw;
+
+	wse_link_stream_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_STREAM_WRITE, q, &raw, sizeof(raw), data, len, NULL, NULL,
+		    text, textlen);
+}
+
+/* Reads exactly @len bytes of an output stream, in as many reads as it takes. */
+static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void *out,
+				uint32_t len, char *text, size_t textlen)
+{
+	for (uint32_t got = 0, tries = 0; got < len && tries < 10000; tries++) {
+		struct wse_link_stream_info in = { PROG, stream, len - got };
+		struct wse_link_stream raw;
+		size_t n = 0;
+		uint32_t st;
+
+		wse_link_stream_encode(&raw, &in);
+		st = call(self, WSE_LINK_OP_STREAM_READ, Q_OUT, &raw, sizeof(raw), NULL, 0,
+			  (uint8_t *)out + got, &n, text, textlen);
+		if (st)
+			return st;
+		got += (uint32_t)n;
+		if (got == len)
+			return 0;
+	}
+	return 0;
+}
+
+static int submit_run(FIXTURE_DATA(exec) *self, uint32_t kind, uint32_t steps, uint32_t batch,
+		      uint32_t *tag)
+{
+	struct wse_link_run_info in = { PROG, kind, steps, batch };
+	struct wse_link_run raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	struct wse_link_err err;
+
+	wse_link_run_encode(&raw, &in);
+	return wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, tag, &err);
+}
+
+static uint32_t wait_run(FIXTURE_DATA(exec) *self, uint32_t tag,
+			 struct wse_link_run_result_info *res, char *text, size_t textlen)
+{
+	struct wse_link_err err;
+	uint32_t status;
+	size_t rest;
+
+	if (wse_link_client_wait(&self->cl, tag, -1, &status, &rest, &err))
+		return 0xdead;
+	if (status) {
+		wse_link_client_text(&self->cl, rest, text, textlen);
+		return status;
+	}
+	if (res && wse_link_run_result_decode(self->cl.buf + sizeof(struct wse_link_status), rest,
+					      res, &err))
+		return 0xbad;
+	return 0;
+}
+
+/*
+ * A seeded, learnable problem: 16 random bytes per sample, the label the
+ * argmax of a fixed random linear teacher.
+ */
+static void make_batch(struct engine_rng *rng, uint8_t *px, int32_t *labels, uint32_t batch)
+{
+	static float teacher[TINY_CLASSES][TINY_IN];
+	static bool init;
+
+	if (!init) {
+		struct engine_rng t;
+
+		engine_rng_seed(&t, 99);
+		for (int c = 0; c < TINY_CLASSES; c++)
+			for (int i = 0; i < TINY_IN; i++)
+				teacher[c][i] = engine_rng_uniform(&t) - 0.5f;
+		init = true;
+	}
+	for (uint32_t s = 0; s < batch; s++) {
+		float best = -1e30f;
+
+		for (int i = 0; i < TINY_IN; i++)
+			px[s * TINY_IN + i] = (uint8_t)(engine_rng_next(rng) >> 56);
+		for (int c = 0; c < TINY_CLASSES; c++) {
+			float v = 0;
+
+			for (int i = 0; i < TINY_IN; i++)
+				v += teacher[c][i] * (px[s * TINY_IN + i] / 255.0f - 0.5f);
+			if (v > best) {
+				best = v;
+				labels[s] = c;
+			}
+		}
+	}
+}
+
+/* One pipelined training step: the batch in, RUN, the losses and predictions out. */
+static uint32_t train_step(FIXTURE_DATA(exec) *self, struct engine_rng *rng, float *loss,
+			   struct wse_link_run_result_info *res, char *text, size_t textlen)
+{
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH], preds[TINY_BATCH];
+	float losses[TINY_BATCH];
+	uint32_t tag, st;
+
+	make_batch(rng, px, labels, TINY_BATCH);
+	if (submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag))
+		return 0xdead;
+	st = stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, textlen);
+	if (!st)
+		st = stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, textlen);
+	if (!st)
+		st = stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, textlen);
+	if (!st)
+		st = stream_read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+	if (!st)
+		st = wait_run(self, tag, res, text, textlen);
+	*loss = 0;
+	for (int i = 0; i < TINY_BATCH; i++)
+		*loss += losses[i] / TINY_BATCH;
+	return st;
+}
+
+static uint32_t params_read(FIXTURE_DATA(exec) *self, uint32_t which, uint64_t off, void *out,
+			    uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { PROG, which, off, len };
+	struct wse_link_params raw;
+
+	wse_link_params_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw, sizeof(raw), NULL, 0, out, NULL,
+		    text, textlen);
+}
+
+static uint32_t params_write(FIXTURE_DATA(exec) *self, uint32_t which, uint64_t off,
+			     const void *data, uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { PROG, which, off, len };
+	struct wse_link_params raw;
+
+	wse_link_params_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), data, len, NULL,
+		    NULL, text, textlen);
+}
+
+TEST_F(exec, hello_offers_exec_and_load_unload)
+{
+	struct wse_link_prog_info info;
+	struct wse_link_program_ref ref;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_EXEC);
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	/* In small pieces: the device assembles them in order. */
+	ASSERT_EQ(0, load(self, PROG, img, len, 100, &info, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(PROG, info.program);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, info.mode);
+	EXPECT_EQ(2U, info.num_layers);
+	EXPECT_EQ(6U, info.num_streams);
+	EXPECT_EQ(TINY_BATCH, info.batch);
+	EXPECT_GT(info.sram_bytes, 0U);
+	EXPECT_GT(info.est_cycles_per_step, 0U);
+	/* Replacing the slot keeps one program. */
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_prog_ref_encode(&ref, PROG);
+	EXPECT_EQ(0, call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref, sizeof(ref), NULL, 0,
+			  NULL, NULL, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref,
+					 sizeof(ref), NULL, 0, NULL, NULL, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "no program is loaded in slot 1")) TH_LOG("%s", text);
+	free(img);
+}
+
+TEST_F(exec, malformed_programs_refused_daemon_still_serving)
+{
+	struct wse_link_prog_info info;
+	char text[256] = "";
+	uint8_t *bad;
+	size_t len, len64;
+	void *img, *img64;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--max-program", "64K"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	bad = malloc(len);
+	ASSERT_NE(NULL, bad);
+
+	/* Truncated: the header's file size is not what arrived. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, img, len - 8, 4096, NULL, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "invalid program")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "truncated")) TH_LOG("%s", text);
+	/* A flipped byte inside a section: its CRC catches it. */
+	memcpy(bad, img, len);
+	bad[len - 5] ^= 0x40;
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, bad, len, 4096, NULL, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "checksum mismatch")) TH_LOG("%s", text);
+	/* Garbage. */
+	memset(bad, 0x5a, len);
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, bad, len, 4096, NULL, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "magic")) TH_LOG("%s", text);
+	/* Compiled for a larger wafer whose regions lie outside this one. */
+	ASSERT_EQ(0, compile(tiny_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img64, &len64));
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, img64, len64, 4096, NULL, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "compiled for wafer 64x64")) TH_LOG("%s", text);
+	/* Larger than --max-program. */
+	{
+		struct wse_link_prog_load_info in = { .program = PROG, .total = 1 << 20 };
+		struct wse_link_program_load raw;
+
+		wse_link_prog_load_encode(&raw, &in);
+		EXPECT_EQ(WSE_LINK_E_NOSPC, call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw,
+						 sizeof(raw), img, 64, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "--max-program")) TH_LOG("%s", text);
+		/* A piece out of order. */
+		in = (struct wse_link_prog_load_info){ .program = PROG, .total = len, .offset = 64 };
+		wse_link_prog_load_encode(&raw, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw,
+						 sizeof(raw), img, 64, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "no load is in progress")) TH_LOG("%s", text);
+		/* Slot 0 does not exist. */
+		in = (struct wse_link_prog_load_info){ .program = 0, .total = len };
+		wse_link_prog_load_encode(&raw, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw,
+						 sizeof(raw), img, 64, NULL, NULL, text, sizeof(text)));
+	}
+	/* Still serving: the good image loads. */
+	ASSERT_EQ(0, load(self, PROG, img, len, 4096, &info, text, sizeof(text))) TH_LOG("%s", text);
+	free(bad);
+	free(img);
+	free(img64);
+}
+
+TEST_F(exec, sram_capacity_enforced_with_numbers)
+{
+	struct wse_link_prog_info info;
+	char text[256] = "";
+	uint32_t slot, st = 0;
+	size_t len;
+	void *img;
+
+	/* The program's regions fit a 16x8 mesh of 1 KiB PEs; a few copies do not. */
+	ASSERT_EQ(0, compile("model m\ninput 64 u8\ndense 64 64 relu\ndense 64 4 none\n"
+			     "loss softmax_xent\noptimizer sgd lr=0.1\nbatch 4\nseed 1\n",
+			     "16x8:1K", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, start(self, "--wafer", "16x8", "--sram-per-pe", "1K"));
+	for (slot = 1; slot < 64; slot++) {
+		st = load(self, slot, img, len, len, &info, text, sizeof(text));
+		if (st)
+			break;
+	}
+	EXPECT_EQ(WSE_LINK_E_NOSPC, st) TH_LOG("%s", text);
+	EXPECT_GT(slot, 1U);
+	EXPECT_NE(NULL, strstr(text, "bytes of SRAM; the device has 131072")) TH_LOG("%s", text);
+	free(img);
+}
+
+TEST_F(exec, pipelined_training_loss_falls)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct wse_link_dev_stats_info ds;
+	struct wse_link_err err;
+	struct engine_rng rng;
+	double first = 0, last = 0;
+	uint64_t cycles = 0, est = 0;
+	char text[256] = "";
+	uint8_t raw[64];
+	size_t len, n = 0;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int step = 0; step < 300; step++) {
+		float loss;
+
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(1U, res.steps);
+		ASSERT_EQ(TINY_BATCH, res.samples);
+		ASSERT_GT(res.cycles, 0U);
+		ASSERT_GT(res.est_cycles, 0U);
+		cycles += res.cycles;
+		est += res.est_cycles;
+		if (step < 20)
+			first += loss / 20;
+		if (step >= 280)
+			last += loss / 20;
+	}
+	TH_LOG("loss %.4f over the first 20 steps, %.4f over the last 20", first, last);
+	EXPECT_LT(last, first * 0.6);
+	/* The device's counters add up the runs, model and estimate side by side. */
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, raw, &n, text,
+			  sizeof(text)));
+	ASSERT_EQ(0, wse_link_dev_stats_decode(raw, n, &ds, &err));
+	EXPECT_EQ(cycles, ds.cycles);
+	EXPECT_EQ(est, ds.est_cycles);
+	EXPECT_EQ(300U, ds.steps);
+	EXPECT_EQ(300U * TINY_BATCH, ds.samples);
+	EXPECT_EQ(1U, ds.programs);
+	EXPECT_EQ(info.sram_bytes, ds.sram_used);
+	EXPECT_EQ(300U * TINY_BATCH * (TINY_IN + 4), ds.stream_bytes_in);
+	EXPECT_EQ(300U * TINY_BATCH * 8, ds.stream_bytes_out);
+	TH_LOG("modelled %llu cycles, compiler's estimate %llu (ratio %.3f)",
+	       (unsigned long long)cycles, (unsigned long long)est, (double)cycles / (double)est);
+	free(img);
+}
+
+/* The test as MemoryX: it holds the weights, streams them, applies the update. */
+TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
+{
+	const size_t widths[] = { TINY_IN, 12, TINY_CLASSES };
+	struct engine_params *mx;
+	struct engine_shape shape;
+	struct engine_optim opt;
+	struct wse_link_prog_info info;
+	struct wse_link_run_result_info res;
+	struct wsep_program *prog;
+	char text[256] = "", msg[256];
+	float *pipe_w;
+	size_t len, wlen, total;
+	void *img, *wimg;
+	uint64_t off[2] = { 0, 0 };
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &wimg, &wlen));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, wsep_read(wimg, wlen, &prog, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, engine_shape_mlp(&shape, widths, 2));
+	ASSERT_EQ(0, engine_params_create(&shape, ENGINE_ADAM, &mx));
+	engine_optim_defaults(&opt, ENGINE_ADAM, prog->opt.lr);
+	opt.beta1 = prog->opt.beta1;
+	opt.beta2 = prog->opt.beta2;
+	opt.eps = prog->opt.eps;
+	opt.weight_decay = prog->opt.weight_decay;
+	for (int k = 0; k < 2; k++) {
+		off[k] = prog->layers[k].weight_offset;
+		wsep_init_layer(prog->seed, off[k], prog->layers[k].in, prog->layers[k].out,
+				mx->layer[k].w, mx->layer[k].b);
+	}
+	total = wsep_total_params(prog->layers, 2);
+
+	/* Pipelined: 6 steps on the device, weights read back. */
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct engine_rng rng;
+		float loss;
+
+		engine_rng_seed(&rng, 11);
+		for (int s = 0; s < 6; s++)
+			ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)))
+				TH_LOG("%s", text);
+	}
+	pipe_w = malloc(total * 4);
+	ASSERT_NE(NULL, pipe_w);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, pipe_w, (uint32_t)total * 4, text,
+				 sizeof(text))) TH_LOG("%s", text);
+
+	/* Weight streaming, same data, in the same daemon's other slot... the
+	 * same slot after reloading, so the stream ids stay.
+	 */
+	ASSERT_EQ(0, load(self, PROG, wimg, wlen, wlen, &info, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, info.mode);
+	{
+		struct engine_rng rng;
+
+		engine_rng_seed(&rng, 11);
+		for (uint64_t t = 1; t <= 6; t++) {
+			uint8_t px[TINY_BATCH * TINY_IN];
+			int32_t labels[TINY_BATCH], preds[TINY_BATCH];
+			float losses[TINY_BATCH], wbuf[16 * 12 + 12], gbuf[2][16 * 12 + 12];
+			uint32_t tag;
+
+			make_batch(&rng, px, labels, TINY_BATCH);
+			ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text,
+						  sizeof(text))) TH_LOG("%s", text);
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text,
+						  sizeof(text)));
+			/* Forward 0..L-1, then backward L-1..0. */
+			for (int pass = 0; pass < 2; pass++) {
+				for (int i = 0; i < 2; i++) {
+					int k = pass ? 1 - i : i;
+					size_t in = widths[k], out = widths[k + 1];
+
+					memcpy(wbuf, mx->layer[k].w, in * out * 4);
+					memcpy(wbuf + in * out, mx->layer[k].b, out * 4);
+					ASSERT_EQ(0, stream_write(self, Q_IN, S_WEIGHTS(k, 1), wbuf,
+								  (uint32_t)((in * out + out) * 4),
+								  text, sizeof(text))) TH_LOG("%s", text);
+				}
+			}
+			for (int k = 1; k >= 0; k--) {
+				size_t in = widths[k], out = widths[k + 1];
+
+				ASSERT_EQ(0, stream_read_all(self, S_GRADS(k), gbuf[k],
+							     (uint32_t)((in * out + out) * 4), text,
+							     sizeof(text))) TH_LOG("%s", text);
+			}
+			ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, sizeof(losses), text,
+						     sizeof(text)));
+			ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, sizeof(preds), text,
+						     sizeof(text)));
+			ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+			EXPECT_GT(res.cycles, 0U);
+			/* MemoryX applies the optimizer to its own copy. */
+			for (int k = 1; k >= 0; k--) {
+				size_t in = widths[k], out = widths[k + 1];
+
+				memcpy(mx->layer[k].dw, gbuf[k], in * out * 4);
+				memcpy(mx->layer[k].db, gbuf[k] + in * out, out * 4);
+				ASSERT_EQ(0, engine_params_update_layer(mx, &opt, t, (size_t)k));
+			}
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		size_t in = widths[k], out = widths[k + 1];
+
+		EXPECT_EQ(0, memcmp(pipe_w + off[k], mx->layer[k].w, in * out * 4)) TH_LOG("W%d", k);
+		EXPECT_EQ(0, memcmp(pipe_w + off[k] + in * out, mx->layer[k].b, out * 4))
+			TH_LOG("b%d", k);
+	}
+	/* The weights were not left on the device: its params are refused. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, pipe_w, 4, text,
+						sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "weight streaming")) TH_LOG("%s", text);
+	free(pipe_w);
+	engine_params_destroy(mx);
+	wsep_program_free(prog);
+	free(img);
+	free(wimg);
+}
+
+TEST_F(exec, eval_and_predict)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH], p_eval[TINY_BATCH], p_pred[TINY_BATCH];
+	float losses[TINY_BATCH], loss;
+	char text[256] = "";
+	uint32_t tag;
+	size_t len;
+	void *img;
+	int correct = 0;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 7);
+	for (int s = 0; s < 150; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	make_batch(&rng, px, labels, TINY_BATCH);
+	/* Eval: labels in, losses and predictions out; a short batch of 5. */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_EVAL, 1, 5, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, 5 * TINY_IN, text, sizeof(text)));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, 5 * 4, text, sizeof(text)));
+	ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, 5 * 4, text, sizeof(text)));
+	ASSERT_EQ(0, stream_read_all(self, S_PREDS, p_eval, 5 * 4, text, sizeof(text)));
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(5U, res.samples);
+	/* Predict: samples only, predictions out; the same answers. */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_PREDICT, 1, 5, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, 5 * TINY_IN, text, sizeof(text)));
+	ASSERT_EQ(0, stream_read_all(self, S_PREDS, p_pred, 5 * 4, text, sizeof(text)));
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(p_eval, p_pred, 5 * 4));
+	for (int i = 0; i < 5; i++) {
+		EXPECT_GE(losses[i], 0.0f);
+		EXPECT_TRUE(p_pred[i] >= 0 && p_pred[i] < TINY_CLASSES);
+		correct += p_pred[i] == labels[i];
+	}
+	TH_LOG("%d of 5 held-out samples right after 150 steps", correct);
+	free(img);
+}
+
+TEST_F(exec, malformed_stream_data_refused)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	uint8_t px[TINY_BATCH * TINY_IN] = { 0 };
+	int32_t labels[TINY_BATCH] = { 0 };
+	char text[256] = "";
+	uint32_t tag;
+	size_t len;
+	void *img;
+	float loss;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	/* Not a whole record. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_SAMPLES, px, TINY_IN + 3, text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "whole number of 16-byte records")) TH_LOG("%s", text);
+	/* A stream the program lacks. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, 42, px, TINY_IN, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "no stream 42")) TH_LOG("%s", text);
+	/* The wrong direction, both ways. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_LOSSES, px, 4, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "device->host")) TH_LOG("%s", text);
+	{
+		struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+		struct wse_link_stream raw;
+
+		wse_link_stream_encode(&raw, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_STREAM_READ, Q_OUT, &raw,
+						 sizeof(raw), NULL, 0, NULL, NULL, text,
+						 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "host->device")) TH_LOG("%s", text);
+	}
+	/* More than the stream's buffer holds at once. */
+	{
+		uint8_t *big = calloc(1, 8 * TINY_BATCH * TINY_IN);
+
+		ASSERT_NE(NULL, big);
+		EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_SAMPLES, big,
+							 8 * TINY_BATCH * TINY_IN, text,
+							 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "exceeds its buffer")) TH_LOG("%s", text);
+		free(big);
+	}
+	/* A label outside 0..classes-1 fails the RUN, not the daemon. */
+	labels[3] = TINY_CLASSES;
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, &res, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "label of sample 3 is 4")) TH_LOG("%s", text);
+	labels[3] = -1;
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, &res, text, sizeof(text)));
+	/* Bad RUN arguments. */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH + 1, &tag));
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, &res, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "outside 1..8")) TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, 9, 1, TINY_BATCH, &tag));
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, &res, text, sizeof(text)));
+	/* Still training. */
+	engine_rng_seed(&rng, 1);
+	EXPECT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	free(img);
+}
+
+TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, sizeof(uint8_t) * TINY_BATCH * TINY_IN };
+	struct wse_link_stream raw;
+	struct wse_link_err err;
+	uint8_t px[TINY_BATCH * TINY_IN] = { 0 };
+	int32_t labels[TINY_BATCH] = { 0 };
+	float losses[TINY_BATCH];
+	int32_t preds[TINY_BATCH];
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { px, sizeof(px) } };
+	char text[256] = "";
+	uint32_t tag, wtag, status;
+	size_t len, rest;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	/* The samples buffer holds four batches. */
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+	wse_link_stream_encode(&raw, &in);
+	ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_STREAM_WRITE, Q_IN, iov, 2,
+					    &wtag, &err));
+	EXPECT_EQ(-ETIMEDOUT, wse_link_client_wait(&self->cl, wtag, 300, &status, &rest, &err));
+	/* A step takes one batch out: the held write completes. */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_OUT, S_LABELS, labels, sizeof(labels), text,
+				  sizeof(text)));
+	ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, sizeof(text)));
+	ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wse_link_client_wait(&self->cl, wtag, IO_MS, &status, &rest, &err))
+		TH_LOG("%s", err.text);
+	EXPECT_EQ(0U, status);
+	free(img);
+}
+
+TEST_F(exec, read_waits_on_one_queue_while_another_writes)
+{
+	struct wse_link_prog_info info;
+	struct wse_link_stream_info in = { PROG, S_LOSSES, TINY_BATCH * 4 };
+	struct wse_link_stream raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	struct wse_link_err err;
+	uint8_t px[TINY_BATCH * TINY_IN] = { 0 };
+	int32_t labels[TINY_BATCH] = { 0 };
+	char text[256] = "";
+	uint32_t rtag, tag, status;
+	size_t len, rest;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_stream_encode(&raw, &in);
+	ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_STREAM_READ, Q_OUT, &iov, 1,
+					    &rtag, &err));
+	/* Writes on another queue are answered while the read waits. */
+	EXPECT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+	EXPECT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	EXPECT_EQ(-ETIMEDOUT, wse_link_client_wait(&self->cl, rtag, 200, &status, &rest, &err));
+	/* A step produces losses: the read is answered with them. */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
+	ASSERT_EQ(0, wse_link_client_wait(&self->cl, rtag, IO_MS, &status, &rest, &err))
+		TH_LOG("%s", err.text);
+	EXPECT_EQ(0U, status);
+	EXPECT_EQ(TINY_BATCH * 4U, rest);
+	{
+		int32_t preds[TINY_BATCH];
+
+		ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, sizeof(preds), text,
+					     sizeof(text)));
+	}
+	ASSERT_EQ(0, wait_run(self, tag, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	free(img);
+}
+
+TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng, saved_rng;
+	float a[4], b[4], c[4], loss;
+	char text[256] = "";
+	uint8_t *wts, *state, *w2;
+	uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4, sbytes = 2 * wbytes + 8;
+	size_t len;
+	void *img;
+
+	wts = malloc(wbytes);
+	w2 = malloc(wbytes);
+	state = malloc(sbytes);
+	ASSERT_TRUE(wts && w2 && state);
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 21);
+	for (int s = 0; s < 3; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	/* Checkpoint: weights and Adam's moments and step count. */
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, wts, wbytes, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_OPT_STATE, 0, state, sbytes, text,
+				 sizeof(text))) TH_LOG("%s", text);
+	{
+		uint64_t t;
+
+		memcpy(&t, state + 2 * wbytes, 8);
+		EXPECT_EQ(3U, t);
+	}
+	saved_rng = rng;
+	for (int s = 0; s < 4; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &a[s], &res, text, sizeof(text)));
+	/* Restore and continue: the same losses, bit for bit. */
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_WEIGHTS, 0, wts, wbytes, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_OPT_STATE, 0, state, sbytes, text,
+				  sizeof(text))) TH_LOG("%s", text);
+	rng = saved_rng;
+	for (int s = 0; s < 4; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &b[s], &res, text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(a, b, sizeof(a)));
+	/* A fresh load of the same image with the same data: the same run again. */
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 21);
+	for (int s = 0; s < 3; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, w2, wbytes, text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(wts, w2, wbytes));
+	for (int s = 0; s < 4; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &c[s], &res, text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(a, c, sizeof(a)));
+	/* Refusals: out of range, misaligned, not finite. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_WEIGHTS, wbytes, wts, 4, text,
+						sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "inside the")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 2, wts, 4, text,
+						sizeof(text)));
+	{
+		float nan = NAN;
+
+		EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_WEIGHTS, 0, &nan, 4,
+							 text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "not finite")) TH_LOG("%s", text);
+	}
+	free(wts);
+	free(w2);
+	free(state);
+	free(img);
+}
+
+int main(int argc, char **argv)
+{
+	self_path = argv[0];
+	return test_harness_run(argc, argv);
+}
