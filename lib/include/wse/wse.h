@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libwse: the runtime API of the wse accelerator. Devices, buffer objects,
+ * queues, jobs (SUBMIT/WAIT), program loading, and memory and stream
+ * transfers through io_uring. The control plane (attach, list, events) is
+ * wse/ctl.h, which this header includes.
+ *
+ * Every function that can fail returns 0 (or a count) or a negative errno;
+ * wse_strerror() turns such a code into a message. Documentation/libwse.rst
+ * is the reference.
+ */
+#ifndef WSE_WSE_H
+#define WSE_WSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "drm/wse_accel.h"
+#include "wse/ctl.h"
+
+struct wse_dev;
+struct wse_ring;
+
+/* ------------------------------------------------------------ devices */
+
+/*
+ * Opens a device. @spec is a control-plane index ("0": the device wsectl
+ * lists as 0), a path ("/dev/accel/accel1"), or "any" (the first device
+ * whose link is up). Errors: -EINVAL a malformed spec, -ENODEV no such
+ * device (or none with a live link for "any"), -ENOTTY the path is not a
+ * wse accel node, and open()'s own errors.
+ */
+int wse_open(const char *spec, struct wse_dev **out);
+void wse_close(struct wse_dev *dev);
+
+/* The accel file descriptor (owned by @dev) and the control-plane index
+ * (-1 when the control plane does not know the node).
+ */
+int wse_dev_fd(const struct wse_dev *dev);
+int wse_dev_index(const struct wse_dev *dev);
+
+/* What DRM_IOCTL_WSE_GET_INFO reports. */
+struct wse_info {
+	uint64_t caps;			/* DRM_WSE_CAP_* */
+	struct drm_wse_device_info dev;
+	uint64_t max_bo_size;
+	uint64_t max_job_bytes;		/* 0 on a device without a link */
+};
+
+int wse_info(struct wse_dev *dev, struct wse_info *info);
+
+/* ------------------------------------------------------ buffer objects */
+
+struct wse_bo {
+	uint32_t handle;
+	uint64_t size;			/* rounded up to pages by the kernel */
+	void *map;			/* NULL until wse_bo_map() */
+};
+
+/* Creates a zero-filled object of at least @size bytes (not mapped). */
+int wse_bo_alloc(struct wse_dev *dev, uint64_t size, struct wse_bo *bo);
+/* Maps the whole object read-write (shared); sets bo->map. */
+int wse_bo_map(struct wse_dev *dev, struct wse_bo *bo);
+/* Unmaps it if mapped and closes the handle. */
+int wse_bo_free(struct wse_dev *dev, struct wse_bo *bo);
+
+/* ------------------------------------------------------- queues, jobs */
+
+/* @depth 1..DRM_WSE_MAX_QUEUE_DEPTH; @timeout_ms 0 for the kernel's 10 s. */
+int wse_queue_create(struct wse_dev *dev, uint32_t hw_queue, uint32_t depth,
+		     uint32_t timeout_ms, uint32_t *queue_id);
+int wse_queue_destroy(struct wse_dev *dev, uint32_t queue_id);
+
+/* One job: an enum drm_wse_op on a buffer-object range (handle 0: none). */
+struct wse_job {
+	uint32_t op;
+	uint32_t handle;
+	uint64_t bo_offset;
+	uint64_t length;
+	uint64_t args[4];
+	uint32_t timeout_ms;		/* 0: the queue's */
+};
+
+/* Queues @job; -EBUSY when the queue is full (collect with wse_wait). */
+int wse_submit(struct wse_dev *dev, uint32_t queue_id, const struct wse_job *job,
+	       uint64_t *job_id);
+/*
+ * Waits until absolute CLOCK_MONOTONIC @deadline_ns (0: only looks) and
+ * collects the job. Returns the ioctl's result (-ETIME: not finished, still
+ * queued); *@status gets the job's own 0 or negative errno, *@result_len
+ * the reply bytes. Either pointer may be NULL.
+ */
+int wse_wait(struct wse_dev *dev, uint32_t queue_id, uint64_t job_id, int64_t deadline_ns,
+	     int *status, uint32_t *result_len);
+/* Now plus @ms, as an absolute CLOCK_MONOTONIC deadline for wse_wait(). */
+int64_t wse_deadline_ns(int64_t ms);
+
+/* --------------------------------------------------------- programs */
+
+/* Where the device placed a program (the last piece's reply). */
+struct wse_program_info {
+	uint32_t slot, mode, num_layers, num_streams, batch;
+	uint64_t sram_bytes, est_cycles_per_step;
+};
+
+/*
+ * Loads the .wsep image @image (@len bytes) into program slot @slot
+ * (1..255) through queue @queue_id, in pieces of at most max-job-bytes
+ * (PROGRAM_LOAD: slot, flags = 1 on the last piece, total, offset). @info
+ * may be NULL. Errors: the jobs' statuses, e.g. -ENOSPC (does not fit the
+ * wafer) or -EINVAL (an image the firmware refuses).
+ */
+int wse_program_load(struct wse_dev *dev, uint32_t queue_id, uint32_t slot,
+		     const void *image, size_t len, struct wse_program_info *info);
+int wse_program_unload(struct wse_dev *dev, uint32_t queue_id, uint32_t slot);
+
+/* ------------------------------------------------ io_uring transfers */
+
+struct wse_ring_params {
+	uint32_t hw_queue;		/* the hardware queue of the ring's own queue */
+	uint32_t depth;			/* most commands in flight: 1..256 (0: 64) */
+	uint32_t batch;			/* SQEs per io_uring_submit() (0: depth / 4, >= 1) */
+	uint32_t piece;			/* most bytes per command (0: max-job-bytes) */
+	uint32_t timeout_ms;		/* per command (0: the kernel's 10 s) */
+};
+
+/* Counters of what a ring did, for tests and benchmarks. */
+struct wse_ring_stats {
+	uint64_t commands;		/* commands completed */
+	uint64_t submits;		/* io_uring_submit() calls that sent any */
+	uint32_t max_inflight;		/* most commands in flight at once */
+	uint32_t fixed;			/* commands on registered buffers */
+};
+
+/*
+ * A ring of its own (IORING_SETUP_SQE128) and a queue of its own on @dev,
+ * which must outlive it. @params may be NULL for the defaults.
+ */
+int wse_ring_open(struct wse_dev *dev, const struct wse_ring_params *params,
+		  struct wse_ring **out);
+void wse_ring_close(struct wse_ring *ring);
+void wse_ring_get_stats(const struct wse_ring *ring, struct wse_ring_stats *st);
+
+/*
+ * Registers buffers with the ring (io_uring_register_buffers). Afterwards a
+ * transfer whose whole range lies inside one of them goes as fixed-buffer
+ * commands (IORING_URING_CMD_FIXED); others stay plain.
+ */
+int wse_ring_register(struct wse_ring *ring, const struct iovec *iov, unsigned int n);
+int wse_ring_unregister(struct wse_ring *ring);
+
+/*
+ * A transfer: @op with @args over @len bytes at @buf. Memory operations
+ * (MEM_WRITE/MEM_READ) advance the device address (args[0]) piece by piece;
+ * other operations repeat their arguments on every piece.
+ */
+struct wse_xfer {
+	uint32_t op;
+	uint64_t args[4];
+	void *buf;
+	size_t len;
+};
+
+/*
+ * Carries out @x as commands of at most the ring's piece size, up to the
+ * ring's depth in flight, submitted in batches. *@done (may be NULL) gets
+ * the bytes moved: for operations that receive, the replies' lengths,
+ * packed together in order (a short stream reply is not a gap). Returns 0
+ * or the first failing command's negative errno (the rest are still
+ * reaped).
+ */
+int wse_ring_xfer(struct wse_ring *ring, const struct wse_xfer *x, size_t *done);
+
+int wse_mem_write(struct wse_ring *ring, uint64_t dev_addr, const void *buf, size_t len);
+int wse_mem_read(struct wse_ring *ring, uint64_t dev_addr, void *buf, size_t len);
+int wse_stream_write(struct wse_ring *ring, uint32_t slot, uint32_t stream,
+		     const void *buf, size_t len);
+/* Reads up to @len bytes; *@got gets how many came. */
+int wse_stream_read(struct wse_ring *ring, uint32_t slot, uint32_t stream,
+		    void *buf, size_t len, size_t *got);
+
+/*
+ * Single commands, for callers that drive their own pipeline (wsebench):
+ * wse_ring_prep() puts one command on the submission queue (-EBUSY when
+ * depth commands are already queued or in flight); wse_ring_submit() sends
+ * what is prepared; wse_ring_reap() waits until at least @min completions
+ * (or @deadline_ns, absolute CLOCK_MONOTONIC, passes: -ETIME) and returns
+ * how many it stored, at most @max.
+ */
+struct wse_cmd {
+	uint32_t op;
+	uint64_t args[4];
+	void *buf;
+	uint32_t len;
+	uint64_t user_data;
+};
+
+struct wse_completion {
+	uint64_t user_data;
+	int32_t res;			/* reply length, 0, or a negative errno */
+};
+
+int wse_ring_prep(struct wse_ring *ring, const struct wse_cmd *cmd);
+int wse_ring_submit(struct wse_ring *ring);
+int wse_ring_reap(struct wse_ring *ring, struct wse_completion *out, unsigned int max,
+		  unsigned int min, int64_t deadline_ns);
+
+/* ------------------------------------------------------------- events */
+
+/*
+ * Device events come from the control plane (wse/ctl.h): wse_ctl_open(),
+ * wse_ctl_subscribe(), then wse_dev_next_event() returns the next event of
+ * @dev's index only, waiting at most @timeout_ms (-ETIMEDOUT: none).
+ */
+int wse_dev_next_event(const struct wse_dev *dev, struct wse_ctl *ctl, int timeout_ms,
+		       struct wse_event *ev);
+
+/* ------------------------------------------------------------- errors */
+
+/* A message for 0 or a negative errno returned by libwse (or the kernel). */
+const char *wse_strerror(int code);
+
+#endif /* WSE_WSE_H */
