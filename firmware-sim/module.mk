@@ -38,3 +38,11 @@ wsefwd_exec_test_libs := wsecompiler wsep wafer wseengine wselink
 wsefwd_exec_test_ldlibs := -lopenblas -lm
 $(B)/host-tests/wsefwd_exec_test: | $(B)/bin/wsefwd
 $(B)/host-tests-san/wsefwd_exec_test: | $(B)/san-bin/wsefwd
+
+# The timing model on its own: parameter file, aggregates, fc-mnist beside
+# the compiler's estimate.
+host_tests += timing_model_test
+timing_model_test_srcs := tests/host/timing_model_test.c firmware-sim/timing/timing_params.c \
+	firmware-sim/timing/timing_model.c
+timing_model_test_libs := wsecompiler wsep wafer
+timing_model_test_ldlibs := -lm
