@@ -14,3 +14,11 @@ link_hostile_peer_test_srcs := tests/host/link_hostile_peer_test.c
 link_hostile_peer_test_libs := wselink
 $(B)/host-tests/link_hostile_peer_test $(B)/host-tests-san/link_hostile_peer_test: | \
 	$(B)/bin/wse-hostile-peer
+
+# A userspace host that trains a compiled program on wsefwd in either mode
+# (MemoryX for weight streaming), until the driver carries the execution
+# opcodes.
+progs += wse-trainhost
+wse-trainhost_srcs := tests/tools/wse_trainhost.c
+wse-trainhost_libs := wsep wseengine wselink
+wse-trainhost_ldlibs := -lopenblas -lm

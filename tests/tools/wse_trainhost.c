@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wse-trainhost: a userspace host that trains a compiled program on a
+ * device (wsefwd) over the link, in either execution mode, until the
+ * kernel driver carries the execution opcodes. For weight streaming it
+ * plays MemoryX: it holds the weights, streams them in for each layer's
+ * forward and backward pass, takes the gradients back and applies the
+ * program's optimizer with the firmware engine's own update.
+ *
+ * Data: a seeded synthetic problem (random inputs labelled by a random
+ * linear teacher), or IDX files such as Fashion-MNIST's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wse/link_codec.h"
+#include "wse/wsep.h"
+#include "../../firmware-sim/engine/engine.h"
+
+#define Q_RUN	0
+#define Q_IN	1
+#define Q_OUT	2
+#define Q_CTL	3
+#define SLOT	1
+
+struct opts {
+	const char *connect, *program, *images, *labels;
+	uint32_t steps, report;
+	uint64_t seed;
+	int timeout_ms;
+	bool expect_falling;
+};
+
+struct data {
+	uint32_t n, dim;
+	uint8_t *x;		/* IDX images, n x dim */
+	uint8_t *y;
+	float *teacher;		/* synthetic: classes x dim */
+	struct engine_rng rng;
+	uint32_t next;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: wse-trainhost --connect ADDR --program FILE.wsep [options]\n"
+"\n"
+"Loads a compiled program into a wse device (wsefwd) and trains it over the\n"
+"link: samples and labels in, losses and predictions out; for weight streaming\n"
+"this tool is MemoryX (weights in per layer, gradients back, optimizer here).\n"
+"\n"
+"  --connect ADDR      the device: tcp:HOST:PORT or unix:PATH\n"
+"  --program FILE      a .wsep program (wsecc --compile-only)\n"
+"  --steps N           training steps (default 200)\n"
+"  --report N          print the mean loss and accuracy every N steps (default 50)\n"
+"  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
+"  --labels FILE       IDX labels to go with them; default: synthetic data\n"
+"  --seed N            seed of the synthetic data (default 1)\n"
+"  --timeout-ms MS     per request (default 60000)\n"
+"  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
+"  --help\n"
+"\n"
+"Exit status: 0 trained, 1 the device refused or the loss did not fall, 2 usage.\n");
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("wse-trainhost: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* An IDX file of u8 with @dims dimensions; returns the items and their size. */
+static uint8_t *read_idx(const char *path, unsigned dims, uint32_t *count, uint32_t *item)
+{
+	size_t len = 0;
+	uint8_t *buf = read_file(path, &len);
+	uint64_t size = 1;
+
+	if (!buf || len < 4 + 4ULL * dims || be32(buf) != (0x0800U | dims)) {
+		free(buf);
+		fail("%s: not an uncompressed IDX file of %u-dimensional u8 data", path, dims);
+		return NULL;
+	}
+	*count = be32(buf + 4);
+	for (unsigned d = 1; d < dims; d++)
+		size *= be32(buf + 4 + 4 * d);
+	*item = (uint32_t)size;
+	if (size > (1U << 24) || len - 4 - 4ULL * dims < (uint64_t)*count * size) {
+		free(buf);
+		fail("%s: the header promises more data than the file holds", path);
+		return NULL;
+	}
+	memmove(buf, buf + 4 + 4 * dims, (size_t)*count * size);
+	return buf;
+}
+
+static void batch_of(struct data *d, const struct wsep_program *p, uint32_t b, void *x,
+		     int32_t *y)
+{
+	uint32_t classes = p->layers[p->num_layers - 1].out, dim = p->input_dim;
+
+	for (uint32_t s = 0; s < b; s++) {
+		float best = -1e30f, v;
+
+		if (d->x) {
+			const uint8_t *src = d->x + (size_t)d->next * dim;
+
+			if (p->input_type == WSEP_ELEM_U8)
+				memcpy((uint8_t *)x + (size_t)s * dim, src, dim);
+			else
+				for (uint32_t i = 0; i < dim; i++)
+					((float *)x)[(size_t)s * dim + i] = src[i];
+			y[s] = d->y[d->next];
+			d->next = (d->next + 1) % d->n;
+			continue;
+		}
+		for (uint32_t i = 0; i < dim; i++) {
+			uint8_t byte = (uint8_t)(engine_rng_next(&d->rng) >> 56);
+
+			if (p->input_type == WSEP_ELEM_U8)
+				((uint8_t *)x)[(size_t)s * dim + i] = byte;
+			else
+				((float *)x)[(size_t)s * dim + i] = byte / 255.0f;
+		}
+		y[s] = 0;
+		for (uint32_t c = 0; c < classes; c++) {
+			v = 0;
+			for (uint32_t i = 0; i < dim; i++) {
+				float xi = p->input_type == WSEP_ELEM_U8 ?
+					   ((uint8_t *)x)[(size_t)s * dim + i] / 255.0f :
+					   ((float *)x)[(size_t)s * dim + i];
+
+				v += d->teacher[(size_t)c * dim + i] * (xi - 0.5f);
+			}
+			if (v > best) {
+				best = v;
+				y[s] = (int32_t)c;
+			}
+		}
+	}
+}
+
+/* A request whose failure is fatal for the tool. */
+static int request(struct wse_link_client *cl, uint8_t op, uint16_t q, const void *hdr,
+		   size_t hlen, const void *data, size_t dlen, size_t *rest)
+{
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)data, dlen } };
+	struct wse_link_err err;
+	uint32_t status;
+	char text[256];
+
+	if (wse_link_client_call(cl, op, q, iov, dlen ? 2 : (hlen ? 1 : 0), &status, rest, &err))
+		return fail("%s: %s", wse_link_op_name(op), err.text);
+	if (status) {
+		wse_link_client_text(cl, *rest, text, sizeof(text));
+		return fail("%s refused (%s): %s", wse_link_op_name(op),
+			    wse_link_status_name(status), text);
+	}
+	return 0;
+}
+
+static int stream_write(struct wse_link_client *cl, uint32_t stream, const void *data,
+			uint32_t len)
+{
+	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream raw;
+	size_t rest;
+
+	wse_link_stream_encode(&raw, &in);
+	return request(cl, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len, &rest);
+}
+
+static int stream_read(struct wse_link_client *cl, uint32_t stream, void *out, uint32_t len)
+{
+	for (uint32_t got = 0, tries = 0; got < len; tries++) {
+		struct wse_link_stream_info in = { SLOT, stream, len - got };
+		struct wse_link_stream raw;
+		size_t rest;
+
+		if (tries > 100000)
+			return fail("stream %u: no progress", stream);
+		wse_link_stream_encode(&raw, &in);
+		if (request(cl, WSE_LINK_OP_STREAM_READ, Q_OUT, &raw, sizeof(raw), NULL, 0, &rest))
+			return -1;
+		memcpy((uint8_t *)out + got, cl->buf + sizeof(struct wse_link_status), rest);
+		got += (uint32_t)rest;
+	}
+	return 0;
+}
+
+static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
+		struct wse_link_prog_info *info)
+{
+	size_t piece = cl->rules.max_payload - 64, rest = 0;
+	struct wse_link_err err;
+
+	for (size_t off = 0; off < len; off += piece) {
+		struct wse_link_prog_load_info in = {
+			.program = SLOT, .total = len, .offset = off,
+			.flags = off + piece >= len ? WSE_LINK_PROG_LAST : 0,
+		};
+		struct wse_link_program_load raw;
+
+		wse_link_prog_load_encode(&raw, &in);
+		if (request(cl, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw, sizeof(raw), img + off,
+			    len - off < piece ? len - off : piece, &rest))
+			return -1;
+	}
+	if (wse_link_prog_info_decode(cl->buf + sizeof(struct wse_link_status), rest, info, &err))
+		return fail("PROGRAM_LOAD: %s", err.text);
+	return 0;
+}
+
+/* MemoryX: the weights and optimizer of a weight-streaming program. */
+static int memoryx_init(const struct wsep_program *p, struct engine_params **mx,
+			struct engine_optim *opt)
+{
+	struct engine_shape shape = { .layers = p->num_layers };
+	enum engine_optim_kind kind = p->opt.kind == WSEP_OPT_ADAM ? ENGINE_ADAM :
+				      p->opt.kind == WSEP_OPT_MOMENTUM ? ENGINE_MOMENTUM :
+									 ENGINE_SGD;
+
+	if (p->num_layers > ENGINE_MAX_LAYERS)
+		return fail("%u layers: MemoryX here holds at most %u", p->num_layers,
+			    ENGINE_MAX_LAYERS);
+	shape.width[0] = p->input_dim;
+	for (uint32_t k = 0; k < p->num_layers; k++) {
+		shape.width[k + 1] = p->layers[k].out;
+		shape.relu[k] = p->layers[k].act == WSEP_ACT_RELU;
+	}
+	if (engine_params_create(&shape, kind, mx))
+		return fail("MemoryX: out of memory");
+	for (uint32_t k = 0; k < p->num_layers; k++)
+		wsep_init_layer(p->seed, p->layers[k].weight_offset, p->layers[k].in,
+				p->layers[k].out, (*mx)->layer[k].w, (*mx)->layer[k].b);
+	engine_optim_defaults(opt, kind, p->opt.lr);
+	opt->momentum = p->opt.momentum;
+	opt->beta1 = p->opt.beta1;
+	opt->beta2 = p->opt.beta2;
+	opt->eps = p->opt.eps;
+	opt->weight_decay = p->opt.weight_decay;
+	return 0;
+}
+
+static int stream_id(const struct wsep_program *p, const char *name)
+{
+	for (uint32_t i = 0; i < p->num_streams; i++)
+		if (!strcmp(p->streams[i].name, name))
+			return (int)p->streams[i].id;
+	return -1;
+}
+
+/* Weight streaming, one step: weights forward and backward, gradients back. */
+static int memoryx_step(struct wse_link_client *cl, const struct wsep_program *p,
+			struct engine_params *mx, const struct engine_optim *opt, uint64_t t,
+			float *buf)
+{
+	uint32_t L = p->num_layers;
+	char name[32];
+
+	for (uint32_t pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < L; i++) {
+			uint32_t k = pass ? L - 1 - i : i;
+			const struct wsep_layer *l = &p->layers[k];
+			size_t wn = (size_t)l->in * l->out;
+
+			snprintf(name, sizeof(name), "weights.%u", k);
+			memcpy(buf, mx->layer[k].w, wn * 4);
+			memcpy(buf + wn, mx->layer[k].b, l->out * 4);
+			/* In pieces that fit a frame. */
+			for (size_t off = 0; off < wn + l->out;) {
+				size_t n = (cl->rules.max_payload - 64) / 4;
+
+				if (n > wn + l->out - off)
+					n = wn + l->out - off;
+				if (stream_write(cl, (uint32_t)stream_id(p, name), buf + off,
+						 (uint32_t)(n * 4)))
+					return -1;
+				off += n;
+			}
+		}
+	}
+	for (uint32_t k = L; k-- > 0;) {
+		const struct wsep_layer *l = &p->layers[k];
+		size_t wn = (size_t)l->in * l->out;
+
+		snprintf(name, sizeof(name), "grads.%u", k);
+		for (size_t off = 0; off < wn + l->out;) {
+			size_t n = (cl->rules.max_payload - 64) / 4;
+
+			if (n > wn + l->out - off)
+				n = wn + l->out - off;
+			if (stream_read(cl, (uint32_t)stream_id(p, name), buf + off,
+					(uint32_t)(n * 4)))
+				return -1;
+			off += n;
+		}
+		memcpy(mx->layer[k].dw, buf, wn * 4);
+		memcpy(mx->layer[k].db, buf + wn, l->out * 4);
+		if (engine_params_update_layer(mx, opt, t, k))
+			return fail("MemoryX: the update of layer %u failed", k);
+	}
+	return 0;
+}
+
+static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
+		 struct data *d)
+{
+	uint32_t b = p->batch, elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
+	void *x = malloc((size_t)b * p->input_dim * elem);
+	int32_t *y = malloc(b * 4), *pred = malloc(b * 4);
+	float *loss = malloc(b * 4), *wbuf = NULL, first = -1, window = 0;
+	struct engine_params *mx = NULL;
+	struct engine_optim opt;
+	uint64_t cycles = 0, est = 0, right = 0;
+	int ret = -1;
+	bool ws = p->mode == WSEP_MODE_WEIGHT_STREAMING;
+
+	if (!x || !y || !pred || !loss)
+		goto out;
+	if (ws) {
+		uint64_t max = 0;
+
+		for (uint32_t k = 0; k < p->num_layers; k++)
+			if (wsep_layer_params(&p->layers[k]) > max)
+				max = wsep_layer_params(&p->layers[k]);
+		wbuf = malloc(max * 4);
+		if (!wbuf || memoryx_init(p, &mx, &opt))
+			goto out;
+	}
+	for (uint32_t step = 1; step <= o->steps; step++) {
+		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_TRAIN, 1, b };
+		struct wse_link_run_result_info res;
+		struct wse_link_run raw;
+		struct iovec iov = { &raw, sizeof(raw) };
+		struct wse_link_err err;
+		uint32_t tag, status;
+		size_t rest;
+		char text[256];
+
+		batch_of(d, p, b, x, y);
+		wse_link_run_encode(&raw, &in);
+		if (wse_link_client_submit(cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag, &err)) {
+			fail("RUN: %s", err.text);
+			goto out;
+		}
+		if (stream_write(cl, (uint32_t)stream_id(p, "samples"), x, b * p->input_dim * elem) ||
+		    stream_write(cl, (uint32_t)stream_id(p, "labels"), y, b * 4) ||
+		    (ws && memoryx_step(cl, p, mx, &opt, step, wbuf)) ||
+		    stream_read(cl, (uint32_t)stream_id(p, "losses"), loss, b * 4) ||
+		    stream_read(cl, (uint32_t)stream_id(p, "predictions"), pred, b * 4))
+			goto out;
+		if (wse_link_client_wait(cl, tag, -1, &status, &rest, &err)) {
+			fail("RUN: %s", err.text);
+			goto out;
+		}
+		if (status) {
+			wse_link_client_text(cl, rest, text, sizeof(text));
+			fail("RUN refused (%s): %s", wse_link_status_name(status), text);
+			goto out;
+		}
+		if (wse_link_run_result_decode(cl->buf + sizeof(struct wse_link_status), rest, &res,
+					       &err)) {
+			fail("RUN: %s", err.text);
+			goto out;
+		}
+		cycles += res.cycles;
+		est += res.est_cycles;
+		for (uint32_t i = 0; i < b; i++) {
+			window += loss[i] / b;
+			right += pred[i] == y[i];
+		}
+		if (step % o->report == 0 || step == o->steps) {
+			uint32_t n = step % o->report ? step % o->report : o->report;
+
+			printf("step %5u  loss %.4f  accuracy %.3f  cycles %llu (compiler %llu)\n",
+			       step, window / n, (double)right / ((double)n * b),
+			       (unsigned long long)cycles, (unsigned long long)est);
+			fflush(stdout);
+			if (first < 0)
+				first = window / n;
+			else if (step == o->steps && o->expect_falling && !(window / n < first)) {
+				fail("the loss did not fall: %.4f at first, %.4f at the end", first,
+				     window / n);
+				goto out;
+			}
+			window = 0;
+			right = 0;
+		}
+	}
+	ret = 0;
+out:
+	engine_params_destroy(mx);
+	free(wbuf);
+	free(x);
+	free(y);
+	free(pred);
+	free(loss);
+	return ret;
+}
+
+static int setup_data(const struct opts *o, const struct wsep_program *p, struct data *d)
+{
+	uint32_t classes = p->layers[p->num_layers - 1].out, ny, item;
+
+	engine_rng_seed(&d->rng, o->seed);
+	if (o->images) {
+		d->x = read_idx(o->images, 3, &d->n, &d->dim);
+		d->y = d->x ? read_idx(o->labels, 1, &ny, &item) : NULL;
+		if (!d->y)
+			return -1;
+		if (d->dim != p->input_dim || ny != d->n || !d->n)
+			return fail("%u images of %u values and %u labels do not fit a program with %u inputs",
+				    d->n, d->dim, ny, p->input_dim);
+		for (uint32_t i = 0; i < d->n; i++)
+			if (d->y[i] >= classes)
+				return fail("label %u of %s is %u; the program has %u classes", i,
+					    o->labels, d->y[i], classes);
+		return 0;
+	}
+	d->teacher = malloc((size_t)classes * p->input_dim * sizeof(float));
+	if (!d->teacher)
+		return fail("out of memory");
+	for (size_t i = 0; i < (size_t)classes * p->input_dim; i++)
+		d->teacher[i] = engine_rng_uniform(&d->rng) - 0.5f;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "connect", required_argument, NULL, 'c' }, { "program", required_argument, NULL, 'p' },
+		{ "steps", required_argument, NULL, 's' }, { "report", required_argument, NULL, 'r' },
+		{ "images", required_argument, NULL, 'i' }, { "labels", required_argument, NULL, 'l' },
+		{ "seed", required_argument, NULL, 'S' }, { "timeout-ms", required_argument, NULL, 't' },
+		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long v;
+	char *end;
+	int c;
+
+	*o = (struct opts){ .steps = 200, .report = 50, .seed = 1, .timeout_ms = 60000 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?') {
+			fail("unknown option or missing value '%s' (see --help)", argv[optind - 1]);
+			return -1;
+		}
+		if (c == 'c' || c == 'p' || c == 'i' || c == 'l' || c == 'e') {
+			if (c == 'c')
+				o->connect = optarg;
+			else if (c == 'p')
+				o->program = optarg;
+			else if (c == 'i')
+				o->images = optarg;
+			else if (c == 'l')
+				o->labels = optarg;
+			else
+				o->expect_falling = true;
+			continue;
+		}
+		errno = 0;
+		v = strtoull(optarg, &end, 10);
+		if (errno || *end || end == optarg || *optarg == '-' || v == 0 || v > 100000000) {
+			fail("%s '%s': expected a number 1..100000000", argv[optind - 2], optarg);
+			return -1;
+		}
+		if (c == 's')
+			o->steps = (uint32_t)v;
+		else if (c == 'r')
+			o->report = (uint32_t)v;
+		else if (c == 'S')
+			o->seed = v;
+		else
+			o->timeout_ms = (int)v;
+	}
+	if (!o->connect || !o->program) {
+		fail("--connect and --program are required (see --help)");
+		return -1;
+	}
+	if (!o->images != !o->labels) {
+		fail("--images and --labels go together");
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct wse_link_hello_info hello = {
+		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+		.max_payload = 4 << 20,
+	};
+	struct wse_link_prog_info info;
+	struct wse_link_dev_stats_info ds;
+	struct wsep_program *p = NULL;
+	struct wse_link_client cl;
+	struct wse_link_addr addr;
+	struct wse_link_err err;
+	struct data d = { 0 };
+	struct opts o;
+	char text[512];
+	uint8_t *img;
+	size_t len = 0, rest;
+	uint32_t status;
+	int fd, ret;
+
+	ret = parse(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	img = read_file(o.program, &len);
+	if (!img)
+		return fail("cannot read %s", o.program), 1;
+	if (wsep_read(img, len, &p, text, sizeof(text)))
+		return fail("%s: %s", o.program, text), 1;
+	if (setup_data(&o, p, &d))
+		return 1;
+	if (wse_link_addr_parse(o.connect, &addr, text, sizeof(text)))
+		return fail("--connect %s", text), 2;
+	fd = wse_link_connect(&addr, o.timeout_ms, text, sizeof(text));
+	if (fd < 0)
+		return fail("%s", text), 1;
+	if (wse_link_client_hello(&cl, fd, &hello, o.timeout_ms, &status, text, sizeof(text), &err) ||
+	    status)
+		return fail("handshake: %s%s", err.text, text), 1;
+	if (!(cl.dev.caps & WSE_LINK_CAP_EXEC))
+		return fail("the device does not execute programs (no EXEC capability)"), 1;
+	if (load(&cl, img, len, &info))
+		return 1;
+	printf("program %s: %s, %u layers, batch %u, %llu bytes of SRAM, %llu cycles per step estimated\n",
+	       p->model_name, wsep_mode_name(info.mode), info.num_layers, info.batch,
+	       (unsigned long long)info.sram_bytes, (unsigned long long)info.est_cycles_per_step);
+	ret = train(&cl, &o, p, &d);
+	if (!ret && !request(&cl, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, &rest) &&
+	    !wse_link_dev_stats_decode(cl.buf + sizeof(struct wse_link_status), rest, &ds, &err))
+		printf("device: %llu steps, %llu samples, %llu cycles modelled, %llu estimated by the compiler (x%.3f)\n",
+		       (unsigned long long)ds.steps, (unsigned long long)ds.samples,
+		       (unsigned long long)ds.cycles, (unsigned long long)ds.est_cycles,
+		       ds.est_cycles ? (double)ds.cycles / (double)ds.est_cycles : 0.0);
+	wse_link_client_free(&cl);
+	close(fd);
+	wsep_program_free(p);
+	free(img);
+	free(d.x);
+	free(d.y);
+	free(d.teacher);
+	return ret ? 1 : 0;
+}
