@@ -5,3 +5,8 @@ wse_srcs := lib/wse/ctl.c lib/wse/device.c lib/wse/bo.c lib/wse/job.c \
 # Programs linking libwse also need libwselink after it, and these.
 WSE_LDLIBS := -lnl-genl-3 -lnl-3 -luring
 
+
+guest_tests += libwse_test
+libwse_test_srcs := tests/guest/libwse_test.c
+libwse_test_libs := wse wselink
+libwse_test_ldlibs := $(WSE_LDLIBS)
