@@ -10,3 +10,8 @@ guest_tests += libwse_test
 libwse_test_srcs := tests/guest/libwse_test.c
 libwse_test_libs := wse wselink
 libwse_test_ldlibs := $(WSE_LDLIBS)
+
+guest_tests += libwse_program_test
+libwse_program_test_srcs := tests/guest/libwse_program_test.c
+libwse_program_test_libs := wse wsep wselink
+libwse_program_test_ldlibs := $(WSE_LDLIBS) -lm

@@ -279,6 +279,11 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 		return -EINVAL;
 	if (r->queued || r->inflight)
 		return -EBUSY;		/* single commands of the caller's pending */
+	if (x->unit > 1) {
+		if (x->unit > piece)
+			return -E2BIG;	/* one record does not fit a command */
+		piece -= piece % x->unit;
+	}
 	npieces = (x->len + piece - 1) / piece;
 	if (receives) {
 		got = calloc(npieces, sizeof(*got));
@@ -376,20 +381,20 @@ int wse_mem_read(struct wse_ring *r, uint64_t dev_addr, void *buf, size_t len)
 	return !ret && done != len ? -EIO : ret;
 }
 
-int wse_stream_write(struct wse_ring *r, uint32_t slot, uint32_t stream,
+int wse_stream_write(struct wse_ring *r, uint32_t slot, uint32_t stream, uint32_t record,
 		     const void *buf, size_t len)
 {
 	struct wse_xfer x = { .op = DRM_WSE_OP_STREAM_WRITE, .args = { slot, stream },
-			      .buf = (void *)buf, .len = len };
+			      .buf = (void *)buf, .len = len, .unit = record };
 
 	return wse_ring_xfer(r, &x, NULL);
 }
 
-int wse_stream_read(struct wse_ring *r, uint32_t slot, uint32_t stream,
+int wse_stream_read(struct wse_ring *r, uint32_t slot, uint32_t stream, uint32_t record,
 		    void *buf, size_t len, size_t *got)
 {
 	struct wse_xfer x = { .op = DRM_WSE_OP_STREAM_READ, .args = { slot, stream },
-			      .buf = buf, .len = len };
+			      .buf = buf, .len = len, .unit = record };
 
 	return wse_ring_xfer(r, &x, got);
 }

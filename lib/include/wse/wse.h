@@ -153,13 +153,16 @@ int wse_ring_unregister(struct wse_ring *ring);
 /*
  * A transfer: @op with @args over @len bytes at @buf. Memory operations
  * (MEM_WRITE/MEM_READ) advance the device address (args[0]) piece by piece;
- * other operations repeat their arguments on every piece.
+ * other operations repeat their arguments on every piece. Every piece but
+ * the last is a whole number of @unit bytes (0 or 1: any size): a stream
+ * moves whole records.
  */
 struct wse_xfer {
 	uint32_t op;
 	uint64_t args[4];
 	void *buf;
 	size_t len;
+	uint32_t unit;
 };
 
 /*
@@ -174,10 +177,15 @@ int wse_ring_xfer(struct wse_ring *ring, const struct wse_xfer *x, size_t *done)
 
 int wse_mem_write(struct wse_ring *ring, uint64_t dev_addr, const void *buf, size_t len);
 int wse_mem_read(struct wse_ring *ring, uint64_t dev_addr, void *buf, size_t len);
-int wse_stream_write(struct wse_ring *ring, uint32_t slot, uint32_t stream,
+/*
+ * Streams of program @slot. @record is the stream's record size in bytes
+ * (elements per sample times element size for a per-sample stream, the
+ * element size for a per-transfer one): pieces are whole records.
+ */
+int wse_stream_write(struct wse_ring *ring, uint32_t slot, uint32_t stream, uint32_t record,
 		     const void *buf, size_t len);
 /* Reads up to @len bytes; *@got gets how many came. */
-int wse_stream_read(struct wse_ring *ring, uint32_t slot, uint32_t stream,
+int wse_stream_read(struct wse_ring *ring, uint32_t slot, uint32_t stream, uint32_t record,
 		    void *buf, size_t len, size_t *got);
 
 /*
