@@ -117,7 +117,7 @@ TEST(per_pe_figures_reproduce_aggregates_at_the_model_clock)
  * wavelet's trip across the regions (Σ widths + the tallest height, both
  * ways). On a 64x64 mesh that is a few percent; on the whole WSE-2 a
  * batch of 128 fc-mnist samples takes only ~1,400 cycles at the slowest
- * stage's rate while crossing 994 rows and 522 columns twice takes ~3,000,
+ * stage's rate while crossing 784 rows and 522 columns twice takes ~2,600,
  * so there the model says 2.85x the compiler's figure.
  */
 TEST(fc_mnist_cycles_beside_the_compiler_estimate)
