@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -935,6 +936,165 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	free(wts);
 	free(w2);
 	free(state);
+	free(img);
+}
+
+/* Reads what the device sent so far; true once it sent ERROR or closed. */
+static bool link_closed(FIXTURE_DATA(exec) *self)
+{
+	for (int i = 0; i < 64; i++) {
+		struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+		struct wse_link_frame f;
+		struct wse_link_err err;
+
+		if (poll(&pfd, 1, 20) <= 0)
+			return false;
+		if (wse_link_recv(self->fd, &self->cl.rules, &f, self->cl.buf, self->cl.cap, 2000,
+				  &err))
+			return true;
+		if (f.opcode == WSE_LINK_OP_ERROR)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Seeded hostile requests: every execution opcode with random payloads,
+ * queues and lengths, partly well-formed, sent without waiting. Whatever
+ * the daemon answers (or closes), it must survive and serve the next host.
+ */
+TEST_F(exec, fuzzed_exec_requests_do_not_hurt_the_daemon)
+{
+	struct wse_link_prog_info info;
+	uint64_t rng = 12345;
+	char text[256] = "";
+	size_t len;
+	void *img;
+	int links = 1;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--max-program", "1M"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	for (int i = 0; i < 400; i++) {
+		uint8_t payload[96];
+		struct wse_link_frame f = {
+			.version = 1,
+			.opcode = (uint8_t)(WSE_LINK_OP_PROGRAM_LOAD + wse_link_rand(&rng) % 8),
+			.queue = (uint16_t)(wse_link_rand(&rng) % 5),
+			.tag = 1000 + (uint32_t)i,
+		};
+		struct iovec iov = { payload, wse_link_rand(&rng) % sizeof(payload) };
+		struct wse_link_err err;
+
+		for (size_t b = 0; b < sizeof(payload); b++)
+			payload[b] = (uint8_t)wse_link_rand(&rng);
+		/* Half of them are well-formed: the opcode's fixed part with
+		 * reserved words zero, lengths that match, random arguments.
+		 */
+		if (i % 2) {
+			static const uint8_t fixed[8] = { 24, 8, 16, 16, 24, 24, 24, 0 };
+			uint32_t data = (uint32_t)(wse_link_rand(&rng) % 48);
+			uint8_t op = f.opcode - WSE_LINK_OP_PROGRAM_LOAD;
+
+			memset(payload, 0, 24);
+			payload[0] = (uint8_t)(wse_link_rand(&rng) % 3);	/* slot 0..2 */
+			payload[4] = (uint8_t)(wse_link_rand(&rng) % 4);
+			payload[8] = (uint8_t)(wse_link_rand(&rng) % 64);
+			payload[12] = (uint8_t)(wse_link_rand(&rng) % 16);
+			iov.iov_len = fixed[op];
+			if (f.opcode == WSE_LINK_OP_PROGRAM_LOAD) {
+				payload[4] &= 1;
+				iov.iov_len += data;
+			} else if (f.opcode == WSE_LINK_OP_PROGRAM_UNLOAD) {
+				payload[4] = 0;
+			} else if (f.opcode == WSE_LINK_OP_STREAM_READ) {
+				payload[12] = 0;
+			} else if (f.opcode == WSE_LINK_OP_STREAM_WRITE) {
+				payload[8] = (uint8_t)data;
+				payload[12] = 0;
+				iov.iov_len += data;
+			} else if (f.opcode == WSE_LINK_OP_PARAMS_WRITE) {
+				payload[16] = (uint8_t)data;
+				iov.iov_len += data;
+			}
+		}
+		if (wse_link_send(self->fd, &f, &iov, iov.iov_len ? 1 : 0, 2000, &err) ||
+		    link_closed(self)) {
+			/* The device closed the link on a protocol violation: next host. */
+			wse_link_client_free(&self->cl);
+			close(self->fd);
+			self->fd = -1;
+			{
+				struct wse_link_addr addr;
+				static const struct wse_link_hello_info hello = {
+					.version_min = 1, .version_max = 1,
+					.caps = WSE_LINK_CAP_EXEC, .max_payload = 1 << 20,
+				};
+				uint32_t status;
+				int fd = -1;
+
+				ASSERT_EQ(0, wse_link_addr_parse(self->spec, &addr, text, sizeof(text)));
+				for (int t = 0; t < 100 && fd < 0; t++) {
+					fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+					if (fd < 0)
+						usleep(20000);
+				}
+				ASSERT_GE(fd, 0);
+				if (wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text,
+							  sizeof(text), &err) || status) {
+					/* Still busy with the old link: retry later. */
+					close(fd);
+					usleep(50000);
+					i--;
+					continue;
+				}
+				self->fd = fd;
+			}
+			links++;
+			ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text)))
+				TH_LOG("%s", text);
+		}
+	}
+	TH_LOG("400 hostile requests over %d links", links);
+	/* A fresh host is served normally. */
+	wse_link_client_free(&self->cl);
+	close(self->fd);
+	self->fd = -1;
+	{
+		struct wse_link_addr addr;
+		struct wse_link_err err;
+		static const struct wse_link_hello_info hello = {
+			.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+			.max_payload = 1 << 20,
+		};
+		uint32_t status = 1;
+		int fd = -1;
+
+		ASSERT_EQ(0, wse_link_addr_parse(self->spec, &addr, text, sizeof(text)));
+		for (int t = 0; t < 100 && status; t++) {
+			fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+			if (fd >= 0 && !wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status,
+							      text, sizeof(text), &err) && !status)
+				break;
+			if (fd >= 0) {
+				wse_link_client_free(&self->cl);
+				close(fd);
+			}
+			status = 1;
+			usleep(50000);
+		}
+		ASSERT_EQ(0U, status);
+		self->fd = fd;
+	}
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct engine_rng rng2;
+		struct wse_link_run_result_info res;
+		float loss;
+
+		engine_rng_seed(&rng2, 3);
+		EXPECT_EQ(0, train_step(self, &rng2, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	}
 	free(img);
 }
 
