@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * fc-mnist (models/fc-mnist, compiled by wsecc) trained on the real wsefwd
+ * by wse-trainhost in both execution modes: the loss must fall, and the
+ * two modes must print the same losses (they compute the same bits).
+ * Run from the repository root; the daemon is build/bin/wsefwd (or the
+ * sanitizer build for the -san test), the tools build/bin/.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+static const char *self_path;
+
+static const char *fwd_binary(void)
+{
+	if (self_path && strstr(self_path, "host-tests-san"))
+		return "build/san-bin/wsefwd";
+	return "build/bin/wsefwd";
+}
+
+/* Runs @cmd, keeps its output in @out; returns its exit status or -1. */
+static int run(const char *cmd, char *out, size_t cap)
+{
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	int st;
+
+	if (!p)
+		return -1;
+	while (n + 1 < cap && fgets(out + n, (int)(cap - n), p))
+		n += strlen(out + n);
+	out[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The loss lines only ("step N  loss L  accuracy A"), without the cycles. */
+static void losses_of(const char *out, char *dst, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *l = strstr(out, "step "); l && n + 64 < cap; l = strstr(l + 1, "\nstep ")) {
+		const char *c = strstr(l, "  cycles");
+
+		if (*l == '\n')
+			l++;
+		if (!c)
+			break;
+		n += (size_t)snprintf(dst + n, cap - n, "%.*s\n", (int)(c - l), l);
+	}
+	dst[n] = '\0';
+}
+
+TEST(fc_mnist_trains_in_both_modes)
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	char dir[] = "/tmp/wse_trainhost.XXXXXX", cmd[1024], out[2][8192], loss[2][4096];
+	pid_t pid;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	pid = fork();
+	if (pid == 0) {
+		char spec[128], log[128];
+
+		snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", dir);
+		snprintf(log, sizeof(log), "%s/fwd.log", dir);
+		if (!freopen(log, "w", stderr))
+			_exit(127);
+		execl(fwd_binary(), fwd_binary(), "--listen", spec, "--wafer", "64x64", NULL);
+		_exit(127);
+	}
+	for (int m = 0; m < 2; m++) {
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc models/fc-mnist --wafer 64x64 --mode %s --compile-only -q -o %s/%s.wsep 2>&1",
+			 modes[m], dir, modes[m]);
+		ASSERT_EQ(0, run(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
+		/* The daemon serves one host at a time: retry while the last one leaves. */
+		snprintf(cmd, sizeof(cmd),
+			 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s/%s.wsep --steps 200 --report 50 --expect-falling 2>&1 && exit 0; sleep 0.3; done; exit 1",
+			 dir, dir, modes[m]);
+		EXPECT_EQ(0, run(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
+		TH_LOG("%s:\n%s", modes[m], out[m]);
+		EXPECT_NE(NULL, strstr(out[m], "device: 200 steps, 25600 samples"));
+		losses_of(out[m], loss[m], sizeof(loss[m]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		/* A leftover temp dir is not worth failing for. */
+	}
+}
+
+TEST(trainhost_usage)
+{
+	char out[4096];
+
+	EXPECT_EQ(0, run("build/bin/wse-trainhost --help", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "--program FILE"));
+	EXPECT_EQ(2, run("build/bin/wse-trainhost --steps 0 --connect unix:/x --program y 2>&1",
+			 out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "--steps '0'")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run("build/bin/wse-trainhost 2>&1", out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "required")) TH_LOG("%s", out);
+	EXPECT_EQ(1, run("build/bin/wse-trainhost --connect unix:/x --program /nonexistent 2>&1",
+			 out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "cannot read /nonexistent")) TH_LOG("%s", out);
+}
+
+int main(int argc, char **argv)
+{
+	self_path = argv[0];
+	return test_harness_run(argc, argv);
+}
