@@ -510,6 +510,8 @@ void fwd_conn_begin_shutdown(struct fwd_conn *c)
 		c->dead = true;
 		return;
 	}
+	/* After our SHUTDOWN nothing more is answered: the queue workers stop. */
+	fwd_exec_detach(&c->dev->exec);
 	c->shutdown_tag = 0x80000000U | (uint32_t)c->frames_tx;
 	f.tag = c->shutdown_tag;
 	fwd_info("sending SHUTDOWN to host %s", c->peer);

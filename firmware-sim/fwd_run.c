@@ -277,6 +277,15 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind, .batch = in.batch,
 			       .text = text, .len = sizeof(text) };
 	for (uint32_t s = 0; s < in.steps; s++) {
+		bool stopping;
+
+		pthread_mutex_lock(&x->lock);
+		stopping = x->stopping;
+		pthread_mutex_unlock(&x->lock);
+		if (stopping) {
+			st = RUN_STOPPED;	/* the link is going: no more steps */
+			break;
+		}
 		c.step = s + 1;
 		st = one_step(&c);
 		if (st)
