@@ -143,9 +143,17 @@ static inline int guest_attach(struct wse_ctl *ctl, const char *addr, uint32_t k
 			       struct wse_dev_status *dev)
 {
 	char err[256];
-	int fd, ret;
+	int fd, ret, i;
 
-	ret = wse_ctl_connect(addr, &fd, err, sizeof(err));
+	/* The socket file exists from bind(); until listen() a connect is
+	 * refused. Retry for a second at most.
+	 */
+	for (i = 0; i < 50; i++) {
+		ret = wse_ctl_connect(addr, &fd, err, sizeof(err));
+		if (ret != -ECONNREFUSED)
+			break;
+		usleep(20000);
+	}
 	if (ret)
 		return ret;
 	ret = wse_ctl_attach_fd(ctl, fd, keepalive_ms, dev);
