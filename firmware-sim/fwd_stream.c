@@ -108,7 +108,8 @@ static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_strea
 			 s->decl->unit == WSEP_UNIT_PER_SAMPLE ? "records" : "elements");
 		return NULL;
 	}
-	if (in->length > s->cap) {
+	/* A read may ask for more than the buffer holds; it gets what is there. */
+	if (dir == WSEP_DIR_HOST_TO_DEVICE && in->length > s->cap) {
 		snprintf(text, len,
 			 "%s of %u bytes on stream '%s' exceeds its buffer of %llu bytes; send it in pieces",
 			 verb, in->length, s->decl->name, (unsigned long long)s->cap);
