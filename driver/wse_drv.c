@@ -13,6 +13,7 @@
 #include <drm/drm_managed.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/workqueue.h>
 
 #include "wse_devices.h"
 #include "wse_drv.h"
@@ -28,6 +29,8 @@ module_param(test_devices, uint, 0444);
 MODULE_PARM_DESC(test_devices,
 		 "number of link-less test devices to create at load (test only, max 8)");
 #define WSE_MAX_TEST_DEVICES	8
+
+struct workqueue_struct *wse_wq;
 
 static const struct drm_ioctl_desc wse_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(WSE_GET_INFO, wse_ioctl_get_info, 0),
@@ -127,9 +130,12 @@ static int __init wse_init(void)
 		return -EINVAL;
 	}
 
+	wse_wq = alloc_workqueue("wse", 0, 0);
+	if (!wse_wq)
+		return -ENOMEM;
 	ret = platform_driver_register(&wse_platform_driver);
 	if (ret)
-		return ret;
+		goto err_wq;
 	for (i = 0; i < test_devices; i++) {
 		ret = wse_devices_add_test();
 		if (ret)
@@ -144,6 +150,8 @@ static int __init wse_init(void)
 err_devices:
 	wse_devices_remove_all();
 	platform_driver_unregister(&wse_platform_driver);
+err_wq:
+	destroy_workqueue(wse_wq);
 	return ret;
 }
 
@@ -153,6 +161,8 @@ static void __exit wse_exit(void)
 	wse_genl_unregister();
 	wse_devices_remove_all();
 	platform_driver_unregister(&wse_platform_driver);
+	/* Last: waits for any job timeout still running. */
+	destroy_workqueue(wse_wq);
 }
 
 module_init(wse_init);

@@ -44,6 +44,10 @@ static inline struct wse_device *to_wse_device(struct drm_device *drm)
 }
 
 extern const struct attribute_group *wse_attr_groups[];
+/* The driver's delayed work (keepalives, job timeouts): drained at unload,
+ * so no work item runs module code after the module is gone.
+ */
+extern struct workqueue_struct *wse_wq;
 
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file);
 int wse_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);

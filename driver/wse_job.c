@@ -327,8 +327,8 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 		return ret;
 	}
 	dma_fence_get(&job->fence);
-	schedule_delayed_work(&job->timeout_work,
-			      timeout_ms ? msecs_to_jiffies(timeout_ms) : queue->timeout);
+	queue_delayed_work(wse_wq, &job->timeout_work,
+			   timeout_ms ? msecs_to_jiffies(timeout_ms) : queue->timeout);
 	*job_id = job->id;
 	ret = wse_link_submit(queue->link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);

@@ -24,6 +24,7 @@
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
+#include "wse_drv.h"
 #include "wse_frame.h"
 #include "wse_genl.h"
 #include "wse_link.h"
@@ -681,7 +682,7 @@ static void wse_link_keepalive(struct work_struct *work)
 		return;
 	}
 	atomic64_inc(&link->stats.keepalives);
-	schedule_delayed_work(&link->keepalive_work, interval);
+	queue_delayed_work(wse_wq, &link->keepalive_work, interval);
 }
 
 /* Starts the receive thread and keepalives on a negotiated link. */
@@ -703,7 +704,7 @@ int wse_link_start(struct wse_link *link)
 	}
 	link->rx_thread = t;
 	INIT_DELAYED_WORK(&link->keepalive_work, wse_link_keepalive);
-	schedule_delayed_work(&link->keepalive_work, msecs_to_jiffies(link->keepalive_ms));
+	queue_delayed_work(wse_wq, &link->keepalive_work, msecs_to_jiffies(link->keepalive_ms));
 	return 0;
 }
 
