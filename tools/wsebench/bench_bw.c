@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wsebench bandwidth: the same transfers of device memory through
- * libwse's io_uring path, through SUBMIT/WAIT ioctls on a buffer object,
- * and through a userspace socket straight to the firmware. Each path keeps
+ * wsebench bandwidth through the driver: the same transfers of device
+ * memory through libwse's io_uring path and through SUBMIT/WAIT ioctls on
+ * a buffer object (bench_raw.c has the raw socket). Each path keeps
  * several pieces in flight; a transfer ends when its last piece is answered.
  */
 #include <errno.h>
@@ -88,83 +88,6 @@ int bw_ioctl(struct wse_dev *dev, uint32_t queue, unsigned int inflight, const s
 	t0 = bench_now();
 	for (i = 0; i < n && !ret; i++) {
 		ret = ioctl_transfer(dev, queue, inflight, bo, op, size, info.max_job_bytes);
-		if (bench_now() - t0 > max_s)
-			break;
-	}
-	t = bench_now() - t0;
-	*mbps = (double)size * (double)(i < n ? i + 1 : n) / t / 1e6;
-	return ret;
-}
-
-/* One transfer over the raw link, as MEM requests of at most a frame. */
-static int raw_transfer(struct wse_link_client *cl, unsigned int inflight, enum bench_dir dir,
-			uint8_t *buf, size_t size)
-{
-	const uint32_t piece = cl->rules.max_payload - (uint32_t)sizeof(struct wse_link_mem);
-	uint32_t tags[WSE_LINK_CLIENT_MAX_PENDING], lens[WSE_LINK_CLIENT_MAX_PENDING];
-	size_t offs[WSE_LINK_CLIENT_MAX_PENDING], off = 0, rest;
-	unsigned int head = 0, count = 0, slot;
-	struct wse_link_mem mem;
-	struct wse_link_err err;
-	struct iovec iov[2];
-	uint32_t status;
-	int first = 0, ret;
-
-	if (inflight > WSE_LINK_CLIENT_MAX_PENDING)
-		inflight = WSE_LINK_CLIENT_MAX_PENDING;
-	while ((off < size && !first) || count) {
-		if (off < size && !first && count < inflight) {
-			uint32_t len = size - off < piece ? (uint32_t)(size - off) : piece;
-
-			slot = (head + count) % WSE_LINK_CLIENT_MAX_PENDING;
-			wse_link_mem_encode(&mem, off, len);
-			iov[0].iov_base = &mem;
-			iov[0].iov_len = sizeof(mem);
-			iov[1].iov_base = buf + off;
-			iov[1].iov_len = len;
-			ret = wse_link_client_submit(cl, dir == BENCH_H2D ? WSE_LINK_OP_MEM_WRITE
-									  : WSE_LINK_OP_MEM_READ,
-						     0, iov, dir == BENCH_H2D ? 2 : 1,
-						     &tags[slot], &err);
-			if (!ret) {
-				offs[slot] = off;
-				lens[slot] = len;
-				off += len;
-				count++;
-				continue;
-			}
-			first = ret < 0 ? ret : -EPROTO;
-			if (!count)
-				break;
-		}
-		ret = wse_link_client_wait(cl, tags[head], BENCH_WAIT_MS, &status, &rest, &err);
-		if (!ret && status != WSE_LINK_OK)
-			ret = -EIO;
-		else if (!ret && dir == BENCH_D2H && rest != lens[head])
-			ret = -EPROTO;
-		else if (ret > 0)
-			ret = -EPROTO;
-		if (!ret && dir == BENCH_D2H)
-			memcpy(buf + offs[head], cl->buf + sizeof(struct wse_link_status), rest);
-		if (ret && !first)
-			first = ret;
-		if (ret == -ETIMEDOUT)
-			break;	/* the request is still pending: stop here */
-		head = (head + 1) % WSE_LINK_CLIENT_MAX_PENDING;
-		count--;
-	}
-	return first;
-}
-
-int bw_raw(struct wse_link_client *cl, unsigned int inflight, enum bench_dir dir, uint8_t *buf,
-	   size_t size, size_t total, double max_s, double *mbps)
-{
-	size_t n = transfers(size, total), i;
-	double t0 = bench_now(), t;
-	int ret = 0;
-
-	for (i = 0; i < n && !ret; i++) {
-		ret = raw_transfer(cl, inflight, dir, buf, size);
 		if (bench_now() - t0 > max_s)
 			break;
 	}
