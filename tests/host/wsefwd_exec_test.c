@@ -941,6 +941,79 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	free(img);
 }
 
+/*
+ * The device reads at most 256 requests ahead of their execution: 300
+ * writes into a full stream leave a later DEVICE_STATS unread (and so
+ * unanswered). Closing the link releases everything, and the next host is
+ * served.
+ */
+TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
+{
+	struct wse_link_prog_info info;
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+	struct wse_link_stream raw;
+	struct wse_link_err err;
+	uint8_t frame[sizeof(raw) + TINY_IN] = { 0 };
+	char text[256] = "";
+	uint32_t tag, status;
+	size_t len, rest;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_stream_encode(&raw, &in);
+	memcpy(frame, &raw, sizeof(raw));
+	/* 32 records fit the buffer; the rest wait on queue 1, unanswered. */
+	for (uint32_t i = 0; i < 300; i++) {
+		struct wse_link_frame f = { .version = 1, .opcode = WSE_LINK_OP_STREAM_WRITE,
+					    .queue = Q_IN, .tag = 5000 + i };
+		struct iovec iov = { frame, sizeof(frame) };
+
+		ASSERT_EQ(0, wse_link_send(self->fd, &f, &iov, 1, IO_MS, &err)) TH_LOG("%s", err.text);
+	}
+	ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0,
+					    &tag, &err));
+	/* Answers to the 32 writes that fit come first; they answer no pending tag. */
+	EXPECT_NE(0, wse_link_client_wait(&self->cl, tag, 1000, &status, &rest, &err));
+	wse_link_client_free(&self->cl);
+	close(self->fd);
+	self->fd = -1;
+	/* The daemon lets go of the blocked workers and serves again. */
+	for (int t = 0; t < 100 && self->fd < 0; t++) {
+		struct wse_link_addr addr;
+		static const struct wse_link_hello_info hello = {
+			.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+			.max_payload = 1 << 20,
+		};
+		int fd;
+
+		ASSERT_EQ(0, wse_link_addr_parse(self->spec, &addr, text, sizeof(text)));
+		fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+		if (fd >= 0 && !wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text,
+						      sizeof(text), &err) && !status) {
+			self->fd = fd;
+			break;
+		}
+		if (fd >= 0) {
+			wse_link_client_free(&self->cl);
+			close(fd);
+		}
+		usleep(50000);
+	}
+	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct engine_rng rng;
+		struct wse_link_run_result_info res;
+		float loss;
+
+		engine_rng_seed(&rng, 3);
+		EXPECT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	free(img);
+}
+
 /* Reads what the device sent so far; true once it sent ERROR or closed. */
 static bool link_closed(FIXTURE_DATA(exec) *self)
 {
