@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wsebench raw socket: the firmware spoken to directly with libwselink's
- * codec, the link's own limit. It is built like the kernel's side so the
- * comparison is of the paths, not of the threads: RAW_SENDERS threads each
- * frame a piece (the CRC32C over its data is computed outside the lock) and
- * send it whole under a lock, and one receiver checks each response and
- * puts a read's data in place. HELLO offers what the kernel offers, so both
+ * codec, the link's own limit, so nothing but the socket is serial:
+ * RAW_SENDERS threads each frame a piece (the CRC32C over its data is
+ * computed outside the lock) and send it whole under a lock; one thread
+ * reads responses off the socket and RAW_CHECKERS threads check their CRC
+ * and status and put a read's data in place. HELLO offers what the kernel offers, so both
  * negotiate the same frame size. The firmware serves one host at a time and
  * may still be closing the kernel's connection: a refusal is retried.
  */
@@ -21,6 +21,9 @@
 #define RAW_TRIES	50
 #define RAW_IO_MS	10000
 #define RAW_SENDERS	2	/* the guest's CPUs */
+#define RAW_CHECKERS	2
+#define RAW_SLOTS	4	/* replies read and waiting for a checker, at most */
+#define RAW_TEXT_ROOM	256	/* a refusal's text after its status */
 
 int raw_open(const char *addr, struct wse_link_client *cl, char *err, size_t errlen)
 {
@@ -72,6 +75,13 @@ void raw_close(struct wse_link_client *cl)
 	close(fd);
 }
 
+/* A received frame waiting for its check. */
+struct raw_slot {
+	uint8_t *buf;
+	size_t cap;
+	struct wse_link_frame f;
+};
+
 /* One transfer, shared by its threads. */
 struct raw_xfer {
 	struct wse_link_client *cl;
@@ -80,11 +90,14 @@ struct raw_xfer {
 	size_t size, npieces;
 	uint32_t piece, tag0;
 	unsigned int inflight;
-	pthread_mutex_t lock;		/* the counters below */
+	pthread_mutex_t lock;		/* everything below but @tx */
 	pthread_cond_t changed;
-	size_t next, answered;
+	size_t next, received, answered;
 	unsigned int outstanding;
 	int err;
+	struct raw_slot slots[RAW_SLOTS];
+	unsigned int free_slots[RAW_SLOTS], nfree;
+	unsigned int ready[RAW_SLOTS], ready_head, nready;
 	pthread_mutex_t tx;		/* one frame at a time on the socket */
 };
 
@@ -147,55 +160,115 @@ static void *sender(void *arg)
 	}
 }
 
-/* Receives every response in the calling thread. */
-static int receive(struct raw_xfer *x)
+/* Reads one frame into @s, checking only its header. */
+static int read_frame(struct raw_xfer *x, struct raw_slot *s)
 {
 	const struct wse_link_rx_rules *rules = &x->cl->rules;
-	uint8_t *rbuf = malloc(rules->max_payload);
-	struct wse_link_frame f;
+	int64_t deadline = wse_link_now_ms() + BENCH_WAIT_MS;
+	struct wse_link_hdr raw;
+	struct wse_link_err err;
+	int ret;
+
+	ret = wse_link_read_all(x->cl->fd, &raw, sizeof(raw), deadline, &err);
+	if (!ret)
+		ret = wse_link_hdr_decode(&raw, rules, &s->f, &err) ? -EPROTO : 0;
+	/* No device request is expected: HELLO asked for no keepalives. */
+	if (!ret && (!(s->f.flags & WSE_LINK_F_RESPONSE) || s->f.length > s->cap))
+		ret = -EPROTO;
+	if (!ret)
+		ret = wse_link_read_all(x->cl->fd, s->buf, s->f.length, deadline, &err);
+	return ret;
+}
+
+/* The payload's CRC, status and tag; a read's data put in place. */
+static int check_frame(struct raw_xfer *x, const struct raw_slot *s)
+{
 	struct wse_link_err err;
 	const uint8_t *rest;
-	size_t rest_len, i;
+	size_t rest_len, i = s->f.tag - x->tag0, len;
 	uint32_t status;
-	int ret = rbuf ? 0 : -ENOMEM;
+	uint64_t off;
 
-	while (!ret && x->answered < x->npieces) {
-		ret = wse_link_recv(x->cl->fd, rules, &f, rbuf, rules->max_payload, BENCH_WAIT_MS,
-				    &err);
-		if (ret > 0 || (!ret && !(f.flags & WSE_LINK_F_RESPONSE)))
-			ret = -EPROTO;	/* no device request is expected (no keepalive) */
-		if (ret)
-			break;
-		i = f.tag - x->tag0;
-		if (i >= x->npieces ||
-		    wse_link_status_decode(rbuf, f.length, &status, &rest, &rest_len, &err)) {
-			ret = -EPROTO;
-			break;
-		}
-		if (status != WSE_LINK_OK) {
-			ret = -EIO;
-			break;
-		}
-		if (x->dir == BENCH_D2H) {
-			uint64_t off = (uint64_t)i * x->piece;
-			size_t len = x->size - off < x->piece ? x->size - off : x->piece;
+	if (wse_link_check_data_crc(&s->f, wse_crc32c(0, s->buf, s->f.length), &err) ||
+	    i >= x->npieces ||
+	    wse_link_status_decode(s->buf, s->f.length, &status, &rest, &rest_len, &err))
+		return -EPROTO;
+	if (status != WSE_LINK_OK)
+		return -EIO;
+	if (x->dir == BENCH_D2H) {
+		off = (uint64_t)i * x->piece;
+		len = x->size - off < x->piece ? x->size - off : x->piece;
+		if (rest_len != len)
+			return -EPROTO;
+		memcpy(x->buf + off, rest, len);
+	}
+	return 0;
+}
 
-			if (rest_len != len) {
-				ret = -EPROTO;
-				break;
-			}
-			memcpy(x->buf + off, rest, len);
-		}
+/*
+ * Checkers: the CRC over a reply and the copy of its data are most of the
+ * receiving work, so they run beside the thread that reads the socket.
+ */
+static void *checker(void *arg)
+{
+	struct raw_xfer *x = arg;
+	unsigned int k;
+	int ret;
+
+	for (;;) {
 		pthread_mutex_lock(&x->lock);
+		while (!x->err && !x->nready && x->answered < x->npieces)
+			pthread_cond_wait(&x->changed, &x->lock);
+		if (x->err || x->answered >= x->npieces) {
+			pthread_mutex_unlock(&x->lock);
+			return NULL;
+		}
+		k = x->ready[x->ready_head];
+		x->ready_head = (x->ready_head + 1) % RAW_SLOTS;
+		x->nready--;
+		pthread_mutex_unlock(&x->lock);
+
+		ret = check_frame(x, &x->slots[k]);
+		pthread_mutex_lock(&x->lock);
+		if (ret && !x->err)
+			x->err = ret;
+		x->free_slots[x->nfree++] = k;
 		x->answered++;
 		x->outstanding--;
 		pthread_cond_broadcast(&x->changed);
 		pthread_mutex_unlock(&x->lock);
 	}
-	free(rbuf);
-	if (ret)
-		fail(x, ret);
-	return ret;
+}
+
+/* Reads every response in the calling thread and hands it to a checker. */
+static void reader(struct raw_xfer *x)
+{
+	unsigned int k;
+	int ret;
+
+	while (x->received < x->npieces) {
+		pthread_mutex_lock(&x->lock);
+		while (!x->err && !x->nfree)
+			pthread_cond_wait(&x->changed, &x->lock);
+		if (x->err) {
+			pthread_mutex_unlock(&x->lock);
+			return;
+		}
+		k = x->free_slots[--x->nfree];
+		pthread_mutex_unlock(&x->lock);
+
+		ret = read_frame(x, &x->slots[k]);
+		if (ret) {
+			fail(x, ret);
+			return;
+		}
+		pthread_mutex_lock(&x->lock);
+		x->ready[(x->ready_head + x->nready) % RAW_SLOTS] = k;
+		x->nready++;
+		x->received++;
+		pthread_cond_broadcast(&x->changed);
+		pthread_mutex_unlock(&x->lock);
+	}
 }
 
 static int raw_transfer(struct wse_link_client *cl, unsigned int inflight, enum bench_dir dir,
@@ -207,29 +280,50 @@ static int raw_transfer(struct wse_link_client *cl, unsigned int inflight, enum 
 		.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER,
 		.tx = PTHREAD_MUTEX_INITIALIZER,
 	};
-	pthread_t th[RAW_SENDERS];
-	int n = 0, ret;
+	pthread_t th[RAW_SENDERS + RAW_CHECKERS];
+	int n = 0, ret = 0;
+	unsigned int k;
+	size_t cap;
 
 	x.npieces = (size - 1) / x.piece + 1;
 	x.tag0 = cl->next_tag;
 	cl->next_tag += (uint32_t)x.npieces;
-	if (x.npieces == 1) {
+	/* Room for the largest reply (a read's piece after its status), no more:
+	 * small transfers should not pay for buffers they do not use.
+	 */
+	cap = sizeof(struct wse_link_status) + RAW_TEXT_ROOM +
+	      (dir == BENCH_D2H ? (x.npieces > 1 ? x.piece : size) : 0);
+	for (k = 0; k < RAW_SLOTS && k < x.npieces && !ret; k++) {
+		x.slots[k].cap = cap;
+		x.slots[k].buf = malloc(cap);
+		if (!x.slots[k].buf)
+			ret = -ENOMEM;
+		x.free_slots[x.nfree++] = k;
+	}
+	if (!ret && x.npieces == 1) {
 		/* One piece: no threads to start (that would cost more than it). */
 		sender(&x);
-		ret = x.err ? x.err : receive(&x);
-		return ret;
-	}
-	for (n = 0; n < RAW_SENDERS; n++) {
-		if (pthread_create(&th[n], NULL, sender, &x)) {
-			fail(&x, -EAGAIN);
-			break;
+		ret = x.err;
+		if (!ret)
+			ret = read_frame(&x, &x.slots[0]);
+		if (!ret)
+			ret = check_frame(&x, &x.slots[0]);
+	} else if (!ret) {
+		for (n = 0; n < RAW_SENDERS + RAW_CHECKERS; n++) {
+			if (pthread_create(&th[n], NULL, n < RAW_SENDERS ? sender : checker, &x)) {
+				fail(&x, -EAGAIN);
+				break;
+			}
 		}
+		reader(&x);
+		while (n--)
+			pthread_join(th[n], NULL);
+		/* After a failure the stream is out of step: the caller stops. */
+		ret = x.err;
 	}
-	ret = n ? receive(&x) : -EAGAIN;
-	while (n--)
-		pthread_join(th[n], NULL);
-	/* After a failure the stream is out of step: the caller stops. */
-	return ret ? ret : x.err;
+	for (k = 0; k < RAW_SLOTS; k++)
+		free(x.slots[k].buf);
+	return ret;
 }
 
 int bw_raw(struct wse_link_client *cl, unsigned int inflight, enum bench_dir dir, uint8_t *buf,
