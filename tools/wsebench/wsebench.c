@@ -363,6 +363,18 @@ static int driver_bandwidth(const struct bench_opts *o, struct wse_dev *dev, str
 		goto out;
 	}
 	memcpy(bo.map, b->w, b->len);
+	/*
+	 * Warm up outside the timing: the firmware allocates device memory on
+	 * first touch and io_uring starts its workers on first use; whichever
+	 * path came first would pay for both.
+	 */
+	ret = wse_mem_write(plain, 0, b->w, b->len);
+	if (!ret)
+		ret = wse_mem_read(fixed, 0, b->r, b->len);
+	if (ret) {
+		fprintf(stderr, "wsebench: warming up: %s\n", wse_strerror(ret));
+		goto out;
+	}
 	for (i = 0; i < o->nsizes && !ret; i++) {
 		for (p = PATH_URING; p <= PATH_IOCTL && !ret; p++) {
 			for (d = BENCH_H2D; d <= BENCH_D2H && !ret; d++) {
