@@ -210,6 +210,18 @@ void fwd_conn_reply_text(struct fwd_conn *c, const struct wse_link_frame *req,
 	fwd_conn_reply(c, req, status, &iov, 1);
 }
 
+bool fwd_conn_reply_fits(struct fwd_conn *c, const struct wse_link_frame *req, uint32_t len)
+{
+	uint32_t room = c->max_payload - (uint32_t)sizeof(struct wse_link_status);
+
+	if (len <= room)
+		return true;
+	fwd_conn_reply_text(c, req, WSE_LINK_E_INVAL,
+			    "read of %u bytes does not fit one response (at most %u with a max payload of %u)",
+			    len, room, c->max_payload);
+	return false;
+}
+
 void fwd_conn_fail(struct fwd_conn *c, uint32_t code, const char *fmt, ...)
 {
 	struct wse_link_frame f = {

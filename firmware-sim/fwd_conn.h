@@ -114,6 +114,11 @@ void fwd_conn_reply(struct fwd_conn *c, const struct wse_link_frame *req,
 void fwd_conn_reply_text(struct fwd_conn *c, const struct wse_link_frame *req,
 			 uint32_t status, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/*
+ * Whether a reply of @len data bytes fits one response to @req; if not,
+ * refuses @req with E_INVAL and says why.
+ */
+bool fwd_conn_reply_fits(struct fwd_conn *c, const struct wse_link_frame *req, uint32_t len);
 /* Sends an ERROR frame and closes the link (a protocol violation). */
 void fwd_conn_fail(struct fwd_conn *c, uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

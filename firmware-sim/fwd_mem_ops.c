@@ -91,7 +91,7 @@ static void mem_read_handle(struct fwd_conn *c, const struct wse_link_frame *f,
 {
 	struct iovec iov[FWD_MEM_MAX_IOV];
 	struct wse_link_err err;
-	uint32_t status, room;
+	uint32_t status;
 	uint64_t addr;
 	uint32_t len;
 	int cnt = 0;
@@ -105,13 +105,8 @@ static void mem_read_handle(struct fwd_conn *c, const struct wse_link_frame *f,
 		fwd_conn_reply_text(c, f, status, "%s", ctx->text);
 		return;
 	}
-	room = c->max_payload - (uint32_t)sizeof(struct wse_link_status);
-	if (len > room) {
-		fwd_conn_reply_text(c, f, WSE_LINK_E_INVAL,
-				    "read of %u bytes does not fit one response (at most %u with a max payload of %u)",
-				    len, room, c->max_payload);
+	if (!fwd_conn_reply_fits(c, f, len))
 		return;
-	}
 	if (len && fwd_memory_map(&c->dev->mem, addr, len, false, iov, &cnt)) {
 		fwd_conn_reply_text(c, f, WSE_LINK_E_INTERNAL, "cannot map device memory");
 		return;

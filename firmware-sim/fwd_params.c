@@ -147,7 +147,6 @@ static void transfer(struct fwd_program *p, const struct wse_link_params_info *i
 void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
 		     const uint8_t *payload, uint32_t len)
 {
-	uint32_t room = x->conn->max_payload - (uint32_t)sizeof(struct wse_link_status);
 	struct wse_link_params_info in;
 	struct wse_link_err err;
 	struct fwd_program *p;
@@ -160,12 +159,8 @@ void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
 		return;
 	}
-	if (in.length > room) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
-				    "read of %u bytes does not fit one response (at most %u)",
-				    in.length, room);
+	if (!fwd_conn_reply_fits(x->conn, f, in.length))
 		return;
-	}
 	buf = malloc(in.length ? in.length : 1);
 	if (!buf) {
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INTERNAL, "the simulator is out of memory");

@@ -157,7 +157,6 @@ void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
 void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
 		     const uint8_t *payload, uint32_t len)
 {
-	uint32_t room = x->conn->max_payload - (uint32_t)sizeof(struct wse_link_status);
 	struct wse_link_stream_info in;
 	struct wse_link_err err;
 	struct fwd_stream *s;
@@ -170,12 +169,8 @@ void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
 		return;
 	}
-	if (in.length > room) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
-				    "read of %u bytes does not fit one response (at most %u)",
-				    in.length, room);
+	if (!fwd_conn_reply_fits(x->conn, f, in.length))
 		return;
-	}
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		s = lookup(x, &in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
