@@ -25,26 +25,6 @@ static int stream_id(const struct wsep_program *p, const char *name)
 	return -1;
 }
 
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
-		buf = malloc((size_t)n);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
-
 FIXTURE(prog) {
 	struct wse_ctl *ctl;
 	struct guest_peer fw;
@@ -66,7 +46,7 @@ FIXTURE_SETUP(prog)
 	self->wsep = NULL;
 	self->fw.pid = 0;
 	ASSERT_EQ(0, system("wsecc models/fc-mnist --wafer 64x64 --compile-only -q -o " IMAGE));
-	self->image = read_all(IMAGE, &self->len);
+	self->image = guest_read_file(IMAGE, &self->len);
 	ASSERT_NE(NULL, self->image);
 	ASSERT_EQ(0, wsep_read(self->image, self->len, &self->wsep, err, sizeof(err))) {
 		TH_LOG("%s", err);

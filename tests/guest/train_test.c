@@ -239,21 +239,13 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	uint32_t q, i, b, step, right = 0, first_right = 0;
 	uint64_t job;
 	int status, samples, labels, losses, preds;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/tmp/train-%s.wsep", mode);
 	snprintf(cmd, sizeof(cmd),
 		 "wsecc models/fc-mnist --wafer 64x64 --mode %s --compile-only -q -o %s", mode, path);
 	ASSERT_EQ(0, system(cmd));
-	f = fopen(path, "rb");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(0, fseek(f, 0, SEEK_END));
-	len = (size_t)ftell(f);
-	rewind(f);
-	image = malloc(len);
+	image = guest_read_file(path, &len);
 	ASSERT_NE(NULL, image);
-	ASSERT_EQ(len, fread(image, 1, len, f));
-	fclose(f);
 	unlink(path);
 	ASSERT_EQ(0, wsep_read(image, len, &p, err, sizeof(err))) TH_LOG("%s", err);
 	b = p->batch;

@@ -179,6 +179,27 @@ static inline int guest_wait_state(struct wse_ctl *ctl, uint32_t index, uint32_t
 	return -ETIMEDOUT;
 }
 
+/* The whole file at @path in a malloc()ed buffer, or NULL. */
+static inline void *guest_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
 static inline int guest_open_accel(int minor)
 {
 	char path[64];
