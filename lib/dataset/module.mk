@@ -1,0 +1,9 @@
+# lib/dataset: libwsedata, IDX image datasets (MNIST, Fashion-MNIST), plain
+# or gzipped (wse/dataset.h). Programs linking it also need -lz.
+libs += wsedata
+wsedata_srcs := lib/dataset/idx.c lib/dataset/dataset.c
+
+host_tests += dataset_test
+dataset_test_srcs := tests/host/dataset_test.c
+dataset_test_libs := wsedata
+dataset_test_ldlibs := -lz
