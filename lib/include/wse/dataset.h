@@ -38,6 +38,7 @@ struct wse_dataset {
  * Returns 0, or a negative errno with @ds zeroed and a message naming the
  * file and what is wrong written into @err (may be NULL):
  *   -errno from open(2)	the file cannot be opened
+ *   -EISDIR	the path is a directory
  *   -EINVAL	not an IDX file, wrong element type or number of dimensions,
  *		a zero dimension, a header or data shorter or longer than the
  *		header promises, labels and images that do not match
