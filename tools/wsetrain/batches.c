@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The order samples are taken in: a fresh shuffle every epoch, derived
+ * from the shuffle seed and the epoch number alone. A resumed run
+ * therefore needs only (seed, epoch, position) to take the very samples
+ * the interrupted run would have taken next.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+
+/* splitmix64: small, fast and well mixed; the engine's generator too. */
+static uint64_t mix_next(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
+{
+	o->n = n;
+	o->seed = seed;
+	o->epoch = UINT32_MAX;
+	o->perm = malloc((size_t)n * sizeof(*o->perm));
+	return o->perm ? 0 : -ENOMEM;
+}
+
+void train_order_epoch(struct train_order *o, uint32_t epoch)
+{
+	uint64_t state = o->seed ^ (0xd1b54a32d192ed03ULL * (epoch + 1ULL));
+
+	if (o->epoch == epoch)
+		return;
+	for (uint32_t i = 0; i < o->n; i++)
+		o->perm[i] = i;
+	/* Fisher-Yates; the modulo bias of a 64-bit draw is negligible here. */
+	for (uint32_t i = o->n; i > 1; i--) {
+		uint32_t j = (uint32_t)(mix_next(&state) % i), t = o->perm[i - 1];
+
+		o->perm[i - 1] = o->perm[j];
+		o->perm[j] = t;
+	}
+	o->epoch = epoch;
+}
+
+void train_order_free(struct train_order *o)
+{
+	free(o->perm);
+	o->perm = NULL;
+}
+
+void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t first,
+		  uint32_t count, uint8_t *x, int32_t *y)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t s = perm ? perm[first + i] : first + i;
+
+		memcpy(x + (size_t)i * ds->item, wse_dataset_image(ds, s), ds->item);
+		y[i] = ds->labels[s];
+	}
+}

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Checkpoints: everything a run needs to continue as if it had never
+ * stopped. Layout (little-endian), version 1:
+ *
+ *   header, 160 bytes:
+ *     magic "WSECKPT\0", u32 version, u32 header bytes,
+ *     model name (32 bytes, NUL-padded), u64 fingerprint of the layers,
+ *     optimizer and batch, u32 mode it was written in, u32 systems,
+ *     u64 optimizer steps done, u32 epoch, u32 position in the epoch,
+ *     u64 shuffle seed, u64 floats (W and b of every layer in the .wsep
+ *     layout), u32 optimizer state arrays, u32 reserved (0),
+ *     u32 CRC32C of the payload, 48 reserved bytes (0),
+ *     u32 CRC32C of the header before this field
+ *   payload: the weights, then each optimizer state array (f32)
+ *
+ * The weights layout is the one PARAMS_READ and MemoryX both use, so a
+ * checkpoint taken in one execution mode resumes in the other. Writes go
+ * to a temporary file in the same directory, are fsync()ed and renamed
+ * over the old checkpoint, and the directory is fsync()ed: a crash
+ * leaves the old checkpoint or the new one, never a torn file.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train.h"
+#include "wse/link_codec.h"
+
+#define CKPT_MAGIC	"WSECKPT"
+#define CKPT_VERSION	1U
+#define CKPT_HEADER	160U
+#define CKPT_MAX_FLOATS	(1ULL << 32)	/* 16 GiB of weights: more is not a checkpoint of ours */
+
+struct ckpt_header {
+	char magic[8];
+	uint32_t version, header_bytes;
+	char model[WSEP_NAME_MAX];
+	uint64_t fingerprint;
+	uint32_t mode, systems;
+	uint64_t step;
+	uint32_t epoch, position;
+	uint64_t shuffle_seed;
+	uint64_t floats;
+	uint32_t state_arrays, reserved0;
+	uint32_t payload_crc;
+	uint8_t reserved[48];
+	uint32_t header_crc;
+};
+
+_Static_assert(sizeof(struct ckpt_header) == CKPT_HEADER, "checkpoint header is 160 bytes");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the layout is written as it lies");
+
+uint64_t train_fingerprint(const struct wsep_program *p)
+{
+	struct {
+		uint32_t input_dim, batch, layers, opt;
+		double lr, momentum, beta1, beta2, eps, decay;
+	} head = { p->input_dim, p->batch, p->num_layers, p->opt.kind, p->opt.lr,
+		   p->opt.momentum, p->opt.beta1, p->opt.beta2, p->opt.eps,
+		   p->opt.weight_decay };
+	uint32_t lo = wse_crc32c(0, &head, sizeof(head)), hi = ~lo;
+
+	for (uint32_t k = 0; k < p->num_layers; k++) {
+		uint32_t l[4] = { p->layers[k].in, p->layers[k].out, p->layers[k].act,
+				  p->layers[k].kind };
+
+		lo = wse_crc32c(lo, l, sizeof(l));
+		hi = wse_crc32c(hi, l, sizeof(l));
+	}
+	return (uint64_t)hi << 32 | lo;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_dir(const char *path)
+{
+	char copy[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(copy, sizeof(copy), "%s", path);
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
+{
+	size_t wbytes = c->floats * sizeof(float);
+	size_t sbytes = (size_t)c->state_arrays * wbytes;
+	struct ckpt_header h = { 0 };
+	char tmp[PATH_MAX];
+	int fd, ret;
+
+	memcpy(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC));
+	h.version = CKPT_VERSION;
+	h.header_bytes = CKPT_HEADER;
+	snprintf(h.model, sizeof(h.model), "%s", c->model);
+	h.fingerprint = c->fingerprint;
+	h.mode = c->mode;
+	h.systems = c->systems;
+	h.step = c->step;
+	h.epoch = c->epoch;
+	h.position = c->position;
+	h.shuffle_seed = c->shuffle_seed;
+	h.floats = c->floats;
+	h.state_arrays = c->state_arrays;
+	h.payload_crc = wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes);
+	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return train_fail("checkpoint path too long: %s", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return train_fail("checkpoint %s: cannot create %s: %s", path, tmp, strerror(errno));
+	ret = write_all(fd, &h, sizeof(h));
+	if (!ret)
+		ret = write_all(fd, c->weights, wbytes);
+	if (!ret && sbytes)
+		ret = write_all(fd, c->state, sbytes);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret) {
+		unlink(tmp);
+		return train_fail("checkpoint %s not written: %s (the previous one, if any, is intact)",
+				  path, strerror(-ret));
+	}
+	ret = fsync_dir(path);
+	if (ret)
+		return train_fail("checkpoint %s: syncing its directory: %s", path, strerror(-ret));
+	return 0;
+}
+
+static int bad(char *err, size_t len, const char *path, const char *what)
+{
+	snprintf(err, len, "%s: %s", path, what);
+	return -EINVAL;
+}
+
+int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *err, size_t len)
+{
+	struct ckpt_header h;
+	size_t wbytes, sbytes;
+	FILE *f;
+	long size;
+	int ret = -EINVAL;
+
+	memset(c, 0, sizeof(*c));
+	f = fopen(path, "rb");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, len, "%s: cannot open: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fread(&h, 1, sizeof(h), f) != sizeof(h)) {
+		ret = bad(err, len, path, "shorter than a checkpoint header: not a wsetrain checkpoint");
+		goto out;
+	}
+	if (memcmp(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC))) {
+		ret = bad(err, len, path, "not a wsetrain checkpoint (bad magic)");
+		goto out;
+	}
+	if (h.header_crc != wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc))) {
+		ret = bad(err, len, path, "the header's checksum does not match: the file is damaged");
+		goto out;
+	}
+	if (h.version != CKPT_VERSION || h.header_bytes != CKPT_HEADER) {
+		snprintf(err, len, "%s: checkpoint version %u; this wsetrain reads version %u",
+			 path, h.version, CKPT_VERSION);
+		goto out;
+	}
+	if (!h.floats || h.floats > CKPT_MAX_FLOATS || h.state_arrays > 2 ||
+	    !memchr(h.model, 0, sizeof(h.model))) {
+		ret = bad(err, len, path, "the header's sizes are out of range: the file is damaged");
+		goto out;
+	}
+	wbytes = h.floats * sizeof(float);
+	sbytes = (size_t)h.state_arrays * wbytes;
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
+	    (uint64_t)size != CKPT_HEADER + wbytes + sbytes) {
+		ret = bad(err, len, path, "its length does not match its header: truncated or damaged");
+		goto out;
+	}
+	fseek(f, CKPT_HEADER, SEEK_SET);
+	c->weights = malloc(wbytes);
+	c->state = malloc(sbytes ? sbytes : 1);
+	if (!c->weights || !c->state) {
+		ret = -ENOMEM;
+		snprintf(err, len, "%s: out of memory", path);
+		goto out;
+	}
+	if (fread(c->weights, 1, wbytes, f) != wbytes ||
+	    fread(c->state, 1, sbytes, f) != sbytes) {
+		ret = -EIO;
+		snprintf(err, len, "%s: read error", path);
+		goto out;
+	}
+	if (h.payload_crc != wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes)) {
+		ret = bad(err, len, path, "the weights' checksum does not match: the file is damaged");
+		goto out;
+	}
+	memcpy(c->model, h.model, sizeof(c->model));
+	c->fingerprint = h.fingerprint;
+	c->mode = h.mode;
+	c->systems = h.systems;
+	c->step = h.step;
+	c->epoch = h.epoch;
+	c->position = h.position;
+	c->shuffle_seed = h.shuffle_seed;
+	c->floats = h.floats;
+	c->state_arrays = h.state_arrays;
+	ret = 0;
+out:
+	fclose(f);
+	if (ret)
+		train_checkpoint_free(c);
+	return ret;
+}
+
+void train_checkpoint_free(struct train_checkpoint *c)
+{
+	free(c->weights);
+	free(c->state);
+	c->weights = NULL;
+	c->state = NULL;
+}
+
+int train_checkpoint_inspect(const char *path)
+{
+	struct train_checkpoint c;
+	char err[512];
+	double sum = 0;
+
+	if (train_checkpoint_load(path, &c, err, sizeof(err)))
+		return train_fail("%s", err);
+	for (uint64_t i = 0; i < c.floats; i++)
+		sum += fabs(c.weights[i]);
+	printf("checkpoint %s\n", path);
+	printf("  model         %s (fingerprint %016llx)\n", c.model,
+	       (unsigned long long)c.fingerprint);
+	printf("  written in    %s on %u system%s\n", wsep_mode_name(c.mode), c.systems,
+	       c.systems == 1 ? "" : "s");
+	printf("  steps done    %llu (epoch %u, %u samples into it)\n",
+	       (unsigned long long)c.step, c.epoch + 1, c.position);
+	printf("  shuffle seed  %llu\n", (unsigned long long)c.shuffle_seed);
+	printf("  weights       %llu floats, sum |w| %.6f, crc32c %08x\n",
+	       (unsigned long long)c.floats, sum,
+	       wse_crc32c(0, c.weights, c.floats * sizeof(float)));
+	printf("  optimizer     %u state array%s, crc32c %08x\n", c.state_arrays,
+	       c.state_arrays == 1 ? "" : "s",
+	       wse_crc32c(0, c.state, (size_t)c.state_arrays * c.floats * sizeof(float)));
+	train_checkpoint_free(&c);
+	return 0;
+}

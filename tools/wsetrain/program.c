@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The program wsetrain runs: a .wsep taken as it is, or a model compiled
+ * by wsecc for the wafer the first device reports. The compiler runs as
+ * its own program, so --compile-only and --validate-only behave exactly as
+ * wsecc's, and its messages reach the user unchanged.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "train.h"
+
+/* wsecc beside this program (the build tree, the guest's /wse/bin), else from PATH. */
+static const char *compiler(const struct train_opts *o, char *buf, size_t len)
+{
+	ssize_t n;
+	char *slash;
+
+	if (o->wsecc)
+		return o->wsecc;
+	n = readlink("/proc/self/exe", buf, len - 8);
+	if (n > 0) {
+		buf[n] = 0;
+		slash = strrchr(buf, '/');
+		if (slash) {
+			strcpy(slash + 1, "wsecc");
+			if (access(buf, X_OK) == 0)
+				return buf;
+		}
+	}
+	return "wsecc";
+}
+
+/* Runs the compiler with @args (NULL-terminated after argv[0]); returns its exit status. */
+static int run_compiler(const char *cc, const char *const *args)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return train_fail("cannot start the compiler: %s", strerror(errno)), 127;
+	if (!pid) {
+		execvp(cc, (char *const *)args);
+		fprintf(stderr, "wsetrain: cannot run the compiler '%s': %s (give --wsecc PATH)\n",
+			cc, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 127;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int train_pass_through(const struct train_opts *o, int argc, char **argv)
+{
+	char buf[PATH_MAX];
+	const char *args[16];
+	int n = 0;
+
+	(void)argc;
+	(void)argv;
+	args[n++] = compiler(o, buf, sizeof(buf));
+	args[n++] = o->model;
+	args[n++] = o->pass_through;
+	if (strcmp(o->mode, "auto")) {
+		args[n++] = "--mode";
+		args[n++] = o->mode;
+	}
+	if (o->output) {
+		args[n++] = "-o";
+		args[n++] = o->output;
+	}
+	args[n] = NULL;
+	return run_compiler(args[0], args);
+}
+
+static bool is_program(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 5 && !strcmp(path + n - 5, ".wsep");
+}
+
+static void *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	void *buf = NULL;
+
+	if (!f)
+		return NULL;
+	if (!fstat(fileno(f), &st) && st.st_size > 0 && st.st_size < (1LL << 31)) {
+		buf = malloc((size_t)st.st_size);
+		if (buf && fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+			free(buf);
+			buf = NULL;
+			errno = EIO;
+		}
+		*len = (size_t)st.st_size;
+	} else {
+		errno = EINVAL;
+	}
+	fclose(f);
+	return buf;
+}
+
+int train_program(const struct train_opts *o, const struct drm_wse_device_info *dev,
+		  void **image, size_t *len, struct wsep_program **prog)
+{
+	char buf[PATH_MAX], wafer[96], path[] = "/tmp/wsetrain-XXXXXX";
+	const char *file = o->model;
+	char err[512];
+	int fd, st;
+
+	*image = NULL;
+	*prog = NULL;
+	if (!is_program(o->model)) {
+		const char *args[] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
+				       "--mode", o->mode, "--compile-only", "-q", "-o", path, NULL };
+
+		/* The device's own geometry, so placement and capacity are its. */
+		snprintf(wafer, sizeof(wafer), "%ux%u:%llu@%llu", dev->wafer_width,
+			 dev->wafer_height, (unsigned long long)dev->sram_per_pe,
+			 (unsigned long long)dev->clock_khz * 1000);
+		fd = mkstemp(path);
+		if (fd < 0)
+			return train_fail("cannot make a temporary file for the program: %s",
+					  strerror(errno));
+		close(fd);
+		st = run_compiler(args[0], args);
+		if (st) {
+			unlink(path);
+			return train_fail("the compiler refused %s for this %s wafer (exit %d); see its message above",
+					  o->model, wafer, st);
+		}
+		file = path;
+	}
+	*image = read_whole(file, len);
+	if (file == path)
+		unlink(path);
+	if (!*image)
+		return train_fail("cannot read %s: %s", o->model, strerror(errno));
+	if (wsep_read(*image, *len, prog, err, sizeof(err))) {
+		free(*image);
+		*image = NULL;
+		return train_fail("%s: %s", o->model, err);
+	}
+	return 0;
+}
+
+int train_find_streams(const struct wsep_program *p, struct train_streams *s)
+{
+	char name[32];
+
+	memset(s, -1, sizeof(*s));
+	for (uint32_t i = 0; i < p->num_streams; i++) {
+		const char *n = p->streams[i].name;
+		int id = (int)p->streams[i].id;
+		unsigned int k;
+
+		if (!strcmp(n, "samples"))
+			s->samples = id;
+		else if (!strcmp(n, "labels"))
+			s->labels = id;
+		else if (!strcmp(n, "losses"))
+			s->losses = id;
+		else if (!strcmp(n, "predictions"))
+			s->predictions = id;
+		else if (sscanf(n, "weights.%u", &k) == 1 && k < WSEP_MAX_LAYERS)
+			s->weights[k] = id;
+		else if (sscanf(n, "grads.%u", &k) == 1 && k < WSEP_MAX_LAYERS)
+			s->grads[k] = id;
+	}
+	if (s->samples < 0 || s->labels < 0 || s->losses < 0 || s->predictions < 0)
+		return train_fail("program %s lacks a samples, labels, losses or predictions stream: not a training program",
+				  p->model_name);
+	if (p->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return 0;
+	for (uint32_t k = 0; k < p->num_layers; k++) {
+		if (s->weights[k] < 0 || s->grads[k] < 0) {
+			snprintf(name, sizeof(name), "%s.%u", s->weights[k] < 0 ? "weights" : "grads",
+				 k);
+			return train_fail("weight-streaming program %s has no stream %s",
+					  p->model_name, name);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * One system of a run: its accel device, a queue for RUN jobs (hardware
+ * queue 0), a ring for what goes in (queue 1) and one for what comes out
+ * (queue 2). A stream write and the RUN that drains it never share a
+ * queue: the RUN would wait for data queued behind itself.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train.h"
+#include "wse/link_codec.h"
+#include "wse_genl.h"
+
+#define RUN_TIMEOUT_MS		600000	/* the longest a queue allows: a chunk of steps */
+#define XFER_TIMEOUT_MS		120000
+#define RING_DEPTH		32
+
+int train_pick_devices(const struct train_opts *o, char specs[][16])
+{
+	struct wse_dev_status *st = NULL;
+	struct wse_ctl *ctl = NULL;
+	unsigned int n = 0;
+	size_t count = 0;
+	int ret;
+
+	if (o->devices) {
+		const char *p = o->devices;
+
+		while (*p && n < TRAIN_MAX_SYSTEMS) {
+			size_t len = strcspn(p, ",");
+
+			if (!len || len >= 16)
+				return train_fail("--devices '%s': expected indexes like 0,1", o->devices);
+			memcpy(specs[n], p, len);
+			specs[n++][len] = 0;
+			p += len + (p[len] == ',');
+		}
+		if (n != o->systems)
+			return train_fail("--devices names %u devices but --systems is %u", n,
+					  o->systems);
+		return 0;
+	}
+	ret = wse_ctl_open(&ctl);
+	if (!ret)
+		ret = wse_ctl_list(ctl, &st, &count);
+	wse_ctl_close(ctl);
+	if (ret)
+		return train_fail("cannot list the wse devices: %s (is the wse module loaded?)",
+				  wse_strerror(ret));
+	for (size_t i = 0; i < count && n < o->systems; i++)
+		if (st[i].link_state == WSE_LINK_STATE_UP && st[i].accel_minor >= 0)
+			snprintf(specs[n++], 16, "%u", st[i].index);
+	free(st);
+	if (n < o->systems)
+		return train_fail("%u device%s with a live link, %u needed: attach firmware with 'wsectl attach tcp:HOST:PORT' (see wsectl --help)",
+				  n, n == 1 ? "" : "s", o->systems);
+	return 0;
+}
+
+int train_system_open(struct train_system *s, unsigned int index, const char *spec)
+{
+	struct wse_ring_params in = { .hw_queue = 1, .depth = RING_DEPTH,
+				      .timeout_ms = XFER_TIMEOUT_MS };
+	struct wse_ring_params out = { .hw_queue = 2, .depth = RING_DEPTH,
+				       .timeout_ms = XFER_TIMEOUT_MS };
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->index = index;
+	snprintf(s->name, sizeof(s->name), "device %s", spec);
+	ret = wse_open(spec, &s->dev);
+	if (ret)
+		return train_fail("%s: cannot open it: %s", s->name, wse_strerror(ret));
+	ret = wse_info(s->dev, &s->info);
+	if (!ret && (!(s->info.caps & DRM_WSE_CAP_JOBS) || !s->info.max_job_bytes))
+		ret = -ENOTCONN;
+	if (ret)
+		return train_fail("%s: %s (attach a firmware to it: wsectl attach)", s->name,
+				  wse_strerror(ret));
+	if (s->info.dev.num_queues < 3)
+		return train_fail("%s has %u hardware queues; training needs 3", s->name,
+				  s->info.dev.num_queues);
+	ret = wse_queue_create(s->dev, 0, 4, RUN_TIMEOUT_MS, &s->run_queue);
+	if (!ret)
+		ret = wse_bo_alloc(s->dev, 4096, &s->result);
+	if (!ret)
+		ret = wse_bo_map(s->dev, &s->result);
+	if (!ret)
+		ret = wse_ring_open(s->dev, &in, &s->in);
+	if (!ret)
+		ret = wse_ring_open(s->dev, &out, &s->out);
+	if (ret)
+		return train_fail("%s: cannot set up its queues: %s", s->name, wse_strerror(ret));
+	return 0;
+}
+
+void train_system_close(struct train_system *s)
+{
+	if (!s->dev)
+		return;
+	if (s->run_pending)
+		wse_wait(s->dev, s->run_queue, s->run_job, wse_deadline_ns(1000), NULL, NULL);
+	wse_ring_close(s->in);
+	wse_ring_close(s->out);
+	if (s->result.handle)
+		wse_bo_free(s->dev, &s->result);
+	wse_program_unload(s->dev, s->run_queue, TRAIN_SLOT);
+	wse_close(s->dev);
+	s->dev = NULL;
+}
+
+int train_system_load(struct train_system *s, const void *image, size_t len)
+{
+	struct wse_program_info info;
+	int ret;
+
+	ret = wse_program_load(s->dev, s->run_queue, TRAIN_SLOT, image, len, &info);
+	if (ret == -EBUSY || ret == -EEXIST || ret == -EINVAL) {
+		/* Perhaps a slot left loaded by a run that died: ours to replace. */
+		if (!wse_program_unload(s->dev, s->run_queue, TRAIN_SLOT))
+			ret = wse_program_load(s->dev, s->run_queue, TRAIN_SLOT, image, len, &info);
+	}
+	if (ret)
+		return train_fail("%s refused the program: %s", s->name, wse_strerror(ret));
+	return 0;
+}
+
+int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch)
+{
+	struct wse_job run = {
+		.op = DRM_WSE_OP_RUN, .handle = s->result.handle, .length = 4096,
+		.args = { TRAIN_SLOT, kind, steps, batch },
+	};
+	int ret = wse_submit(s->dev, s->run_queue, &run, &s->run_job);
+
+	if (ret)
+		return train_fail("%s: RUN of %u steps: %s", s->name, steps, wse_strerror(ret));
+	s->run_pending = true;
+	return 0;
+}
+
+int train_run_wait(struct train_system *s)
+{
+	struct wse_link_run_result_info r;
+	struct wse_link_err err;
+	uint32_t len = 0;
+	int status = 0, ret;
+
+	s->run_pending = false;
+	ret = wse_wait(s->dev, s->run_queue, s->run_job, wse_deadline_ns(RUN_TIMEOUT_MS + 10000),
+		       &status, &len);
+	if (ret || status)
+		return train_fail("%s: the RUN failed: %s", s->name,
+				  wse_strerror(ret ? ret : status));
+	if (wse_link_run_result_decode(s->result.map, len, &r, &err))
+		return train_fail("%s: the RUN's result: %s", s->name, err.text);
+	s->cycles += r.cycles;
+	s->est_cycles += r.est_cycles;
+	return 0;
+}
+
+/* PARAMS_READ/WRITE piece by piece: each piece names its own offset. */
+static int params_xfer(struct train_system *s, uint32_t op, uint32_t which, void *buf, size_t len)
+{
+	struct wse_ring *r = op == DRM_WSE_OP_PARAMS_READ ? s->out : s->in;
+	size_t piece = s->info.max_job_bytes & ~(size_t)3, off, n, done;
+	int ret;
+
+	for (off = 0; off < len; off += n) {
+		struct wse_xfer x = { .op = op, .args = { TRAIN_SLOT, which, off },
+				      .buf = (uint8_t *)buf + off };
+
+		n = len - off < piece ? len - off : piece;
+		x.len = n;
+		done = 0;
+		ret = wse_ring_xfer(r, &x, &done);
+		if (!ret && op == DRM_WSE_OP_PARAMS_READ && done != n)
+			ret = -EIO;
+		if (ret)
+			return train_fail("%s: %s of the %s: %s", s->name,
+					  op == DRM_WSE_OP_PARAMS_READ ? "reading" : "writing",
+					  which == WSE_LINK_PARAMS_WEIGHTS ? "weights" :
+					  "optimizer state", wse_strerror(ret));
+	}
+	return 0;
+}
+
+int train_params_read(struct train_system *s, uint32_t which, void *buf, size_t len)
+{
+	return params_xfer(s, DRM_WSE_OP_PARAMS_READ, which, buf, len);
+}
+
+int train_params_write(struct train_system *s, uint32_t which, const void *buf, size_t len)
+{
+	return params_xfer(s, DRM_WSE_OP_PARAMS_WRITE, which, (void *)buf, len);
+}

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * wsetrain: train a model on an IDX dataset on wse devices, layer-pipelined
+ * or by weight streaming over N systems, with checkpoints and metrics.
+ * Documentation/wsetrain.rst.
+ */
+#include <stdio.h>
+
+#include "train.h"
+
+int main(int argc, char **argv)
+{
+	struct train_opts o;
+	int ret = train_parse(argc, argv, &o);
+
+	if (ret)
+		return ret > 0 ? 0 : EXIT_USAGE;
+	if (o.inspect)
+		return train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
+	if (o.pass_through)
+		return train_pass_through(&o, argc, argv);
+	return train_run(&o) ? EXIT_TRAIN_FAILED : 0;
+}
