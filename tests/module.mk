@@ -2,7 +2,7 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += accel_test job_test link_test module_test train_test uring_test
+guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 link_test_srcs := tests/guest/link_test.c
@@ -17,6 +17,10 @@ uring_test_ldlibs := $(WSE_LDLIBS)
 train_test_srcs := tests/guest/train_test.c
 train_test_libs := wse wselink wsep wseengine
 train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
+# Runs the wsetrain program itself.
+wsetrain_test_srcs := tests/guest/wsetrain_test.c
+wsetrain_test_libs := wse wselink
+wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c

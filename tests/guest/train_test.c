@@ -5,9 +5,9 @@
  * task, in both execution modes, with the loss falling. The RUN goes on
  * one hardware queue, inputs on a second, outputs on a third (a stream
  * write and the RUN that drains it must not share a queue). In weight
- * streaming this test is MemoryX: it holds the weights and optimizer state,
- * streams each layer's weights in, takes the gradients back and applies
- * the update. Afterwards `wsectl stats` shows the modelled cycles beside
+ * streaming libwse's MemoryX holds the weights and optimizer state: the
+ * test streams each layer's weights in, takes the gradients back and has
+ * MemoryX apply the update. Afterwards `wsectl stats` shows the modelled cycles beside
  * the compiler's estimate.
  *
  * The firmware computes, so it runs at native speed on the host when the
@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/memoryx.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 #include "wse_guest.h"
@@ -123,76 +123,39 @@ FIXTURE_TEARDOWN(train)
 	wse_ctl_close(self->ctl);
 }
 
-/* MemoryX: the host's copy of the weights and the optimizer. */
-static int memoryx_create(const struct wsep_program *p, struct engine_params **mx,
-			  struct engine_optim *opt)
-{
-	struct engine_shape shape = { .layers = p->num_layers };
-	enum engine_optim_kind kind = p->opt.kind == WSEP_OPT_ADAM ? ENGINE_ADAM :
-				      p->opt.kind == WSEP_OPT_MOMENTUM ? ENGINE_MOMENTUM :
-				      ENGINE_SGD;
-	uint32_t k;
-
-	shape.width[0] = p->input_dim;
-	for (k = 0; k < p->num_layers; k++) {
-		shape.width[k + 1] = p->layers[k].out;
-		shape.relu[k] = p->layers[k].act == WSEP_ACT_RELU;
-	}
-	if (engine_params_create(&shape, kind, mx))
-		return -ENOMEM;
-	/* The same initial weights the compiler would have put in the image. */
-	for (k = 0; k < p->num_layers; k++)
-		wsep_init_layer(p->seed, p->layers[k].weight_offset, p->layers[k].in,
-				p->layers[k].out, (*mx)->layer[k].w, (*mx)->layer[k].b);
-	engine_optim_defaults(opt, kind, p->opt.lr);
-	opt->momentum = p->opt.momentum;
-	opt->beta1 = p->opt.beta1;
-	opt->beta2 = p->opt.beta2;
-	opt->eps = p->opt.eps;
-	opt->weight_decay = p->opt.weight_decay;
-	return 0;
-}
-
-/* One step's weight traffic: layers forward, then backward, gradients back. */
+/* One step's weight traffic through libwse's MemoryX: layers forward, then backward, gradients back. */
 static int memoryx_step(struct wse_ring *in, struct wse_ring *out, const struct wsep_program *p,
-			struct engine_params *mx, const struct engine_optim *opt, uint64_t t,
-			float *buf)
+			struct wse_memoryx *mx, uint64_t t)
 {
 	uint32_t L = p->num_layers, i, k;
 	char name[32];
-	size_t got;
+	size_t got, n;
 	int ret;
 
 	for (i = 0; i < 2 * L; i++) {
-		const struct wsep_layer *l;
-		size_t wn;
+		const float *w;
 
 		k = i < L ? i : 2 * L - 1 - i;
-		l = &p->layers[k];
-		wn = (size_t)l->in * l->out;
+		w = wse_memoryx_layer(mx, k, &n);
 		snprintf(name, sizeof(name), "weights.%u", k);
-		memcpy(buf, mx->layer[k].w, wn * 4);
-		memcpy(buf + wn, mx->layer[k].b, l->out * 4);
-		ret = wse_stream_write(in, SLOT, stream_id(p, name), 4, buf, (wn + l->out) * 4);
+		ret = wse_stream_write(in, SLOT, stream_id(p, name), 4, w, n * 4);
 		if (ret)
 			return ret;
 	}
 	for (k = L; k-- > 0;) {
-		const struct wsep_layer *l = &p->layers[k];
-		size_t wn = (size_t)l->in * l->out, want = (wn + l->out) * 4;
+		uint8_t *g = (uint8_t *)wse_memoryx_grad(mx, k);
 
+		wse_memoryx_layer(mx, k, &n);
 		snprintf(name, sizeof(name), "grads.%u", k);
-		for (size_t have = 0; have < want; have += got) {
-			ret = wse_stream_read(out, SLOT, stream_id(p, name), 4, (uint8_t *)buf + have,
-					      want - have, &got);
+		for (size_t have = 0; have < n * 4; have += got) {
+			ret = wse_stream_read(out, SLOT, stream_id(p, name), 4, g + have,
+					      n * 4 - have, &got);
 			if (ret)
 				return ret;
 			if (!got)
 				return -EIO;
 		}
-		memcpy(mx->layer[k].dw, buf, wn * 4);
-		memcpy(mx->layer[k].db, buf + wn, l->out * 4);
-		ret = engine_params_update_layer(mx, opt, t, k);
+		ret = wse_memoryx_update(mx, k, t);
 		if (ret)
 			return ret;
 	}
@@ -225,15 +188,14 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	struct wse_ring *in, *out;
 	struct wsep_program *p;
 	struct wse_program_info info;
-	struct engine_params *mx = NULL;
-	struct engine_optim opt;
+	struct wse_memoryx *mx = NULL;
 	struct wse_dev_status st;
 	struct task task = { .rng = 0x9e3779b97f4a7c15ULL };
 	struct wse_bo result;
 	char cmd[256], err[256], path[64];
 	void *image = NULL;
 	size_t len = 0;
-	float *wbuf = NULL, *loss, first = 0, window = 0, last = 0;
+	float *loss, first = 0, window = 0, last = 0;
 	int32_t *y, *pred;
 	uint8_t *x;
 	uint32_t q, i, b, step, right = 0, first_right = 0;
@@ -278,16 +240,8 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	ASSERT_EQ(0, wse_bo_alloc(self->dev, 4096, &result));
 	ASSERT_EQ(0, wse_ring_open(self->dev, &rin, &in));
 	ASSERT_EQ(0, wse_ring_open(self->dev, &rout, &out));
-	if (p->mode == WSEP_MODE_WEIGHT_STREAMING) {
-		uint64_t most = 0;
-
-		for (i = 0; i < p->num_layers; i++)
-			if (wsep_layer_params(&p->layers[i]) > most)
-				most = wsep_layer_params(&p->layers[i]);
-		wbuf = malloc(most * 4);
-		ASSERT_NE(NULL, wbuf);
-		ASSERT_EQ(0, memoryx_create(p, &mx, &opt));
-	}
+	if (p->mode == WSEP_MODE_WEIGHT_STREAMING)
+		ASSERT_EQ(0, wse_memoryx_create(p, &mx));
 
 	run.handle = result.handle;
 	run.args[0] = SLOT;
@@ -300,7 +254,7 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 		ASSERT_EQ(0, wse_stream_write(in, SLOT, samples, task.dim, x, (size_t)b * task.dim));
 		ASSERT_EQ(0, wse_stream_write(in, SLOT, labels, 4, y, 4 * b));
 		if (mx)
-			ASSERT_EQ(0, memoryx_step(in, out, p, mx, &opt, step, wbuf));
+			ASSERT_EQ(0, memoryx_step(in, out, p, mx, step));
 		ASSERT_EQ(0, read_exact(out, losses, 4, loss, 4 * b));
 		ASSERT_EQ(0, read_exact(out, preds, 4, pred, 4 * b));
 		ASSERT_EQ(0, wse_wait(self->dev, q, job, wse_deadline_ns(60000), &status, NULL));
@@ -340,9 +294,8 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	wse_ring_close(out);
 	EXPECT_EQ(0, wse_program_unload(self->dev, q, SLOT));
 	wse_bo_free(self->dev, &result);
-	engine_params_destroy(mx);
+	wse_memoryx_destroy(mx);
 	wsep_program_free(p);
-	free(wbuf);
 	free(task.teacher);
 	free(x);
 	free(y);
