@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse-trainhost: a userspace host that trains a compiled program on a
- * device (wsefwd) over the link, in either execution mode, until the
- * kernel driver carries the execution opcodes. For weight streaming it
- * plays MemoryX: it holds the weights, streams them in for each layer's
- * forward and backward pass, takes the gradients back and applies the
- * program's optimizer with the firmware engine's own update.
+ * device (wsefwd) over the link itself, without the kernel driver, in
+ * either execution mode. For weight streaming it streams each layer's
+ * weights from libwse's MemoryX in for the forward and backward pass and
+ * gives the gradients back to it for the update.
  *
  * Data: a seeded synthetic problem (random inputs labelled by a random
  * linear teacher), or IDX files such as Fashion-MNIST's.
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "wse/link_codec.h"
+#include "wse/memoryx.h"
 #include "wse/wsep.h"
 #include "../../firmware-sim/engine/engine.h"
 
@@ -249,37 +249,6 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
-/* MemoryX: the weights and optimizer of a weight-streaming program. */
-static int memoryx_init(const struct wsep_program *p, struct engine_params **mx,
-			struct engine_optim *opt)
-{
-	struct engine_shape shape = { .layers = p->num_layers };
-	enum engine_optim_kind kind = p->opt.kind == WSEP_OPT_ADAM ? ENGINE_ADAM :
-				      p->opt.kind == WSEP_OPT_MOMENTUM ? ENGINE_MOMENTUM :
-									 ENGINE_SGD;
-
-	if (p->num_layers > ENGINE_MAX_LAYERS)
-		return fail("%u layers: MemoryX here holds at most %u", p->num_layers,
-			    ENGINE_MAX_LAYERS);
-	shape.width[0] = p->input_dim;
-	for (uint32_t k = 0; k < p->num_layers; k++) {
-		shape.width[k + 1] = p->layers[k].out;
-		shape.relu[k] = p->layers[k].act == WSEP_ACT_RELU;
-	}
-	if (engine_params_create(&shape, kind, mx))
-		return fail("MemoryX: out of memory");
-	for (uint32_t k = 0; k < p->num_layers; k++)
-		wsep_init_layer(p->seed, p->layers[k].weight_offset, p->layers[k].in,
-				p->layers[k].out, (*mx)->layer[k].w, (*mx)->layer[k].b);
-	engine_optim_defaults(opt, kind, p->opt.lr);
-	opt->momentum = p->opt.momentum;
-	opt->beta1 = p->opt.beta1;
-	opt->beta2 = p->opt.beta2;
-	opt->eps = p->opt.eps;
-	opt->weight_decay = p->opt.weight_decay;
-	return 0;
-}
-
 static int stream_id(const struct wsep_program *p, const char *name)
 {
 	for (uint32_t i = 0; i < p->num_streams; i++)
@@ -288,54 +257,37 @@ static int stream_id(const struct wsep_program *p, const char *name)
 	return -1;
 }
 
-/* Weight streaming, one step: weights forward and backward, gradients back. */
+/* Weight streaming, one step, with libwse's MemoryX: weights forward and backward, gradients back. */
 static int memoryx_step(struct wse_link_client *cl, const struct wsep_program *p,
-			struct engine_params *mx, const struct engine_optim *opt, uint64_t t,
-			float *buf)
+			struct wse_memoryx *mx, uint64_t t)
 {
+	size_t per = (cl->rules.max_payload - 64) / 4, n;
 	uint32_t L = p->num_layers;
 	char name[32];
 
 	for (uint32_t pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < L; i++) {
 			uint32_t k = pass ? L - 1 - i : i;
-			const struct wsep_layer *l = &p->layers[k];
-			size_t wn = (size_t)l->in * l->out;
+			const float *w = wse_memoryx_layer(mx, k, &n);
 
 			snprintf(name, sizeof(name), "weights.%u", k);
-			memcpy(buf, mx->layer[k].w, wn * 4);
-			memcpy(buf + wn, mx->layer[k].b, l->out * 4);
 			/* In pieces that fit a frame. */
-			for (size_t off = 0; off < wn + l->out;) {
-				size_t n = (cl->rules.max_payload - 64) / 4;
-
-				if (n > wn + l->out - off)
-					n = wn + l->out - off;
-				if (stream_write(cl, (uint32_t)stream_id(p, name), buf + off,
-						 (uint32_t)(n * 4)))
+			for (size_t off = 0; off < n; off += per)
+				if (stream_write(cl, (uint32_t)stream_id(p, name), w + off,
+						 (uint32_t)((n - off < per ? n - off : per) * 4)))
 					return -1;
-				off += n;
-			}
 		}
 	}
 	for (uint32_t k = L; k-- > 0;) {
-		const struct wsep_layer *l = &p->layers[k];
-		size_t wn = (size_t)l->in * l->out;
+		float *g = wse_memoryx_grad(mx, k);
 
+		wse_memoryx_layer(mx, k, &n);
 		snprintf(name, sizeof(name), "grads.%u", k);
-		for (size_t off = 0; off < wn + l->out;) {
-			size_t n = (cl->rules.max_payload - 64) / 4;
-
-			if (n > wn + l->out - off)
-				n = wn + l->out - off;
-			if (stream_read(cl, (uint32_t)stream_id(p, name), buf + off,
-					(uint32_t)(n * 4)))
+		for (size_t off = 0; off < n; off += per)
+			if (stream_read(cl, (uint32_t)stream_id(p, name), g + off,
+					(uint32_t)((n - off < per ? n - off : per) * 4)))
 				return -1;
-			off += n;
-		}
-		memcpy(mx->layer[k].dw, buf, wn * 4);
-		memcpy(mx->layer[k].db, buf + wn, l->out * 4);
-		if (engine_params_update_layer(mx, opt, t, k))
+		if (wse_memoryx_update(mx, k, t))
 			return fail("MemoryX: the update of layer %u failed", k);
 	}
 	return 0;
@@ -347,24 +299,17 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 	uint32_t b = p->batch, elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
 	void *x = malloc((size_t)b * p->input_dim * elem);
 	int32_t *y = malloc(b * 4), *pred = malloc(b * 4);
-	float *loss = malloc(b * 4), *wbuf = NULL, first = -1, window = 0;
-	struct engine_params *mx = NULL;
-	struct engine_optim opt;
+	float *loss = malloc(b * 4), first = -1, window = 0;
+	struct wse_memoryx *mx = NULL;
 	uint64_t cycles = 0, est = 0, right = 0;
 	int ret = -1;
 	bool ws = p->mode == WSEP_MODE_WEIGHT_STREAMING;
 
 	if (!x || !y || !pred || !loss)
 		goto out;
-	if (ws) {
-		uint64_t max = 0;
-
-		for (uint32_t k = 0; k < p->num_layers; k++)
-			if (wsep_layer_params(&p->layers[k]) > max)
-				max = wsep_layer_params(&p->layers[k]);
-		wbuf = malloc(max * 4);
-		if (!wbuf || memoryx_init(p, &mx, &opt))
-			goto out;
+	if (ws && wse_memoryx_create(p, &mx)) {
+		fail("MemoryX cannot hold the program");
+		goto out;
 	}
 	for (uint32_t step = 1; step <= o->steps; step++) {
 		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_TRAIN, 1, b };
@@ -384,7 +329,7 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 		}
 		if (stream_write(cl, (uint32_t)stream_id(p, "samples"), x, b * p->input_dim * elem) ||
 		    stream_write(cl, (uint32_t)stream_id(p, "labels"), y, b * 4) ||
-		    (ws && memoryx_step(cl, p, mx, &opt, step, wbuf)) ||
+		    (ws && memoryx_step(cl, p, mx, step)) ||
 		    stream_read(cl, (uint32_t)stream_id(p, "losses"), loss, b * 4) ||
 		    stream_read(cl, (uint32_t)stream_id(p, "predictions"), pred, b * 4))
 			goto out;
@@ -428,8 +373,7 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 	}
 	ret = 0;
 out:
-	engine_params_destroy(mx);
-	free(wbuf);
+	wse_memoryx_destroy(mx);
 	free(x);
 	free(y);
 	free(pred);
