@@ -15,3 +15,9 @@ guest_tests += libwse_program_test
 libwse_program_test_srcs := tests/guest/libwse_program_test.c
 libwse_program_test_libs := wse wsep wselink
 libwse_program_test_ldlibs := $(WSE_LDLIBS) -lm
+
+# MemoryX and SwarmX against the firmware engine, on the host.
+host_tests += memoryx_test
+memoryx_test_srcs := tests/host/memoryx_test.c
+memoryx_test_libs := wse wsep wseengine
+memoryx_test_ldlibs := -lopenblas -lm -lpthread
