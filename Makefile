@@ -35,7 +35,7 @@ host_tests :=
 guest_tests :=
 include $(sort $(wildcard */module.mk */*/module.mk))
 
-.PHONY: all module userspace check demo bench clean distclean help deps print-kdir
+.PHONY: all module userspace check demo bench bench-train clean distclean help deps print-kdir
 all: module userspace
 
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "make check      build, run host and guest tests, checkpatch, sparse"
 	@echo "make demo       the main job, in the QEMU guest"
 	@echo "make bench      benchmarks (wsebench in the guest)"
+	@echo "make bench-train  wsetrain against PyTorch, samples/s"
 	@echo "make deps       install the Debian packages and kernel the project needs"
 	@echo "make clean      remove build outputs"
 
@@ -114,6 +115,9 @@ demo:
 bench: all
 	@test -x tools/bench || { echo "tools/bench is not there yet" >&2; exit 1; }
 	tools/bench
+
+bench-train:
+	tools/bench-train/run
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
