@@ -270,8 +270,8 @@ int train_checkpoint_inspect(const char *path)
 	       (unsigned long long)c.fingerprint);
 	printf("  written in    %s on %u system%s\n", wsep_mode_name(c.mode), c.systems,
 	       c.systems == 1 ? "" : "s");
-	printf("  steps done    %llu (epoch %u, %u samples into it)\n",
-	       (unsigned long long)c.step, c.epoch + 1, c.position);
+	printf("  steps done    %llu (the next starts at sample %u of epoch %u)\n",
+	       (unsigned long long)c.step, c.position, c.epoch + 1);
 	printf("  shuffle seed  %llu\n", (unsigned long long)c.shuffle_seed);
 	printf("  weights       %llu floats, sum |w| %.6f, crc32c %08x\n",
 	       (unsigned long long)c.floats, sum,

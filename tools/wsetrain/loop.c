@@ -598,7 +598,7 @@ static void summary(struct trainer *t, double wall, uint64_t samples)
 		cycles += t->sys[m].cycles;
 		est += t->sys[m].est_cycles;
 	}
-	printf("summary: %s, %s on %u system%s: %llu steps, %llu samples in %.1fs, %.0f samples/s",
+	printf("summary: %s, %s on %u system%s: trained to step %llu, %llu samples in %.1fs, %.0f samples/s",
 	       t->p->model_name, wsep_mode_name(t->p->mode), t->n, t->n == 1 ? "" : "s",
 	       (unsigned long long)t->step, (unsigned long long)samples, wall,
 	       wall > 0 ? samples / wall : 0.0);

@@ -47,9 +47,10 @@ int train_pick_devices(const struct train_opts *o, char specs[][16])
 	if (!ret)
 		ret = wse_ctl_list(ctl, &st, &count);
 	wse_ctl_close(ctl);
+	if (ret == -ENOENT)
+		return train_fail("no wse devices: the wse kernel module is not loaded (insmod wse.ko; on a build machine run wsetrain in the guest: tools/wsevm --fw 1 -- wsetrain ...)");
 	if (ret)
-		return train_fail("cannot list the wse devices: %s (is the wse module loaded?)",
-				  wse_strerror(ret));
+		return train_fail("cannot list the wse devices: %s", strerror(-ret));
 	for (size_t i = 0; i < count && n < o->systems; i++)
 		if (st[i].link_state == WSE_LINK_STATE_UP && st[i].accel_minor >= 0)
 			snprintf(specs[n++], 16, "%u", st[i].index);
