@@ -331,31 +331,41 @@ static void make_batch(struct engine_rng *rng, uint8_t *px, int32_t *labels, uin
 	}
 }
 
-/* One pipelined training step: the batch in, RUN, the losses and predictions out. */
-static uint32_t train_step(FIXTURE_DATA(exec) *self, struct engine_rng *rng, float *loss,
-			   struct wse_link_run_result_info *res, char *text, size_t textlen)
+/*
+ * One pipelined training step of @batch samples: the batch in, RUN, the
+ * losses and predictions out.
+ */
+static uint32_t train_step_of(FIXTURE_DATA(exec) *self, struct engine_rng *rng, uint32_t batch,
+			      float *loss, struct wse_link_run_result_info *res, char *text,
+			      size_t textlen)
 {
 	uint8_t px[TINY_BATCH * TINY_IN];
 	int32_t labels[TINY_BATCH], preds[TINY_BATCH];
-	float losses[TINY_BATCH];
+	float losses[TINY_BATCH] = { 0 };
 	uint32_t tag, st;
 
-	make_batch(rng, px, labels, TINY_BATCH);
-	if (submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag))
+	make_batch(rng, px, labels, batch);
+	if (submit_run(self, WSE_LINK_RUN_TRAIN, 1, batch, &tag))
 		return 0xdead;
-	st = stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, textlen);
+	st = stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text, textlen);
 	if (!st)
-		st = stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, textlen);
+		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
 	if (!st)
-		st = stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, textlen);
+		st = stream_read_all(self, S_LOSSES, losses, batch * 4, text, textlen);
 	if (!st)
-		st = stream_read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+		st = stream_read_all(self, S_PREDS, preds, batch * 4, text, textlen);
 	if (!st)
 		st = wait_run(self, tag, res, text, textlen);
 	*loss = 0;
-	for (int i = 0; i < TINY_BATCH; i++)
-		*loss += losses[i] / TINY_BATCH;
+	for (uint32_t i = 0; i < batch; i++)
+		*loss += losses[i] / (float)batch;
 	return st;
+}
+
+static uint32_t train_step(FIXTURE_DATA(exec) *self, struct engine_rng *rng, float *loss,
+			   struct wse_link_run_result_info *res, char *text, size_t textlen)
+{
+	return train_step_of(self, rng, TINY_BATCH, loss, res, text, textlen);
 }
 
 static uint32_t params_read(FIXTURE_DATA(exec) *self, uint32_t which, uint64_t off, void *out,
@@ -545,8 +555,16 @@ TEST_F(exec, pipelined_training_loss_falls)
 	free(img);
 }
 
-/* The test as MemoryX: it holds the weights, streams them, applies the update. */
-TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
+/*
+ * The test as MemoryX: it holds the weights, streams them, applies the
+ * update. Weight streaming runs each step's micro-batches one after another
+ * in one thread; pipelined runs them through concurrent stages: after 6
+ * Adam steps of @batch samples, with the daemon cutting batches into
+ * @micro micro-batches (NULL: its default), the weights must be the same
+ * bits.
+ */
+static void modes_agree(struct __test_metadata *_metadata, FIXTURE_DATA(exec) *self,
+			const char *micro, uint32_t batch)
 {
 	const size_t widths[] = { TINY_IN, 12, TINY_CLASSES };
 	struct engine_params *mx;
@@ -556,7 +574,7 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	struct wse_link_run_result_info res;
 	struct wsep_program *prog;
 	char text[256] = "", msg[256];
-	float *pipe_w;
+	float *pipe_w, pipe_loss[6];
 	size_t len, wlen, total;
 	void *img, *wimg;
 	uint64_t off[2] = { 0, 0 };
@@ -579,16 +597,16 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	total = wsep_total_params(prog->layers, 2);
 
 	/* Pipelined: 6 steps on the device, weights read back. */
-	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, micro ? start(self, "--wafer", "16x16", "--micro-batches", micro)
+			   : start(self, "--wafer", "16x16"));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	{
 		struct engine_rng rng;
-		float loss;
 
 		engine_rng_seed(&rng, 11);
 		for (int s = 0; s < 6; s++)
-			ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)))
-				TH_LOG("%s", text);
+			ASSERT_EQ(0, train_step_of(self, &rng, batch, &pipe_loss[s], &res, text,
+						   sizeof(text))) TH_LOG("%s", text);
 	}
 	pipe_w = malloc(total * 4);
 	ASSERT_NE(NULL, pipe_w);
@@ -610,11 +628,11 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 			float losses[TINY_BATCH], wbuf[16 * 12 + 12], gbuf[2][16 * 12 + 12];
 			uint32_t tag;
 
-			make_batch(&rng, px, labels, TINY_BATCH);
-			ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
-			ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text,
+			make_batch(&rng, px, labels, batch);
+			ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, batch, &tag));
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text,
 						  sizeof(text))) TH_LOG("%s", text);
-			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text,
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text,
 						  sizeof(text)));
 			/* Forward 0..L-1, then backward L-1..0. */
 			for (int pass = 0; pass < 2; pass++) {
@@ -636,12 +654,20 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 							     (uint32_t)((in * out + out) * 4), text,
 							     sizeof(text))) TH_LOG("%s", text);
 			}
-			ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, sizeof(losses), text,
+			ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, batch * 4, text,
 						     sizeof(text)));
-			ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, sizeof(preds), text,
+			ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, batch * 4, text,
 						     sizeof(text)));
 			ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
 			EXPECT_GT(res.cycles, 0U);
+			{
+				/* The losses too, summed in sample order as train_step_of does. */
+				float loss = 0;
+
+				for (uint32_t i = 0; i < batch; i++)
+					loss += losses[i] / (float)batch;
+				EXPECT_EQ(0, memcmp(&loss, &pipe_loss[t - 1], 4)) TH_LOG("step %d", (int)t);
+			}
 			/* MemoryX applies the optimizer to its own copy. */
 			for (int k = 1; k >= 0; k--) {
 				size_t in = widths[k], out = widths[k + 1];
@@ -668,6 +694,34 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	wsep_program_free(prog);
 	free(img);
 	free(wimg);
+}
+
+TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
+{
+	modes_agree(_metadata, self, NULL, TINY_BATCH);
+}
+
+/* One micro-batch: the stages still hand it on, one at a time. */
+TEST_F(exec, modes_agree_with_one_micro_batch)
+{
+	modes_agree(_metadata, self, "1", TINY_BATCH);
+}
+
+TEST_F(exec, modes_agree_with_two_micro_batches)
+{
+	modes_agree(_metadata, self, "2", TINY_BATCH);
+}
+
+/* 8 in 3: micro-batches of 3, 3 and 2. */
+TEST_F(exec, modes_agree_with_three_uneven_micro_batches)
+{
+	modes_agree(_metadata, self, "3", TINY_BATCH);
+}
+
+/* A short batch of 5 with the default 4 (size 2): micro-batches 2, 2, 1. */
+TEST_F(exec, modes_agree_on_a_short_batch)
+{
+	modes_agree(_metadata, self, NULL, 5);
 }
 
 TEST_F(exec, eval_and_predict)
