@@ -42,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fwd_log.h"
 #include "fwd_pipeline.h"
 
 #define TEXT_MAX	256
@@ -269,7 +270,7 @@ uint32_t fwd_pipeline_step(struct fwd_pipeline *pl, const struct fwd_step *step,
 			   bool (*stopping)(void *arg), void *arg, char *text, size_t len,
 			   bool *updated)
 {
-	uint32_t n = fwd_micro_count(pl->p, step->batch), status;
+	uint32_t n = fwd_micro_count(pl->p, step->batch), status, through = 0;
 	bool stopped = false;
 
 	pthread_mutex_lock(&pl->lock);
@@ -297,13 +298,18 @@ uint32_t fwd_pipeline_step(struct fwd_pipeline *pl, const struct fwd_step *step,
 		pthread_mutex_unlock(&pl->lock);
 		stopped = stopping(arg);
 		pthread_mutex_lock(&pl->lock);
-		if (stopped)
+		if (stopped && !pl->abort) {
 			pl->abort = true;	/* the stages drop what they are handed */
+			through = pl->retired;
+		}
 	}
 	status = stopped ? FWD_RUN_STOPPED : pl->status;
 	if (status && !stopped)
 		snprintf(text, len, "%s", pl->text);
 	*updated = pl->updated;
 	pthread_mutex_unlock(&pl->lock);
+	if (stopped)
+		fwd_dbg("step %u stopped with %u of %u micro-batches through: the link is going",
+			step->number, through, n);
 	return status;
 }
