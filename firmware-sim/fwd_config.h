@@ -20,8 +20,14 @@ struct fwd_fault_config {
 	int64_t stage_error;	/* pipeline stage (layer) whose forward pass fails */
 };
 
-/* A batch is cut into this many micro-batches (fewer for a short batch). */
+/*
+ * A batch is cut into --micro-batches micro-batches (fewer for a short
+ * batch). By default into up to FWD_MICRO_BATCHES_DEFAULT, but none smaller
+ * than FWD_MICRO_MIN_SAMPLES: sgemm on fewer rows loses more to packing
+ * than the stages gain on two cores (Documentation/engine.rst).
+ */
 #define FWD_MICRO_BATCHES_DEFAULT	4
+#define FWD_MICRO_MIN_SAMPLES		64
 #define FWD_MICRO_BATCHES_MAX		32
 
 struct fwd_config {
@@ -42,7 +48,7 @@ struct fwd_config {
 	uint32_t send_timeout_ms;
 	int log_level;
 	int threads;		/* OpenBLAS threads */
-	uint32_t micro_batches;	/* per batch, FWD_MICRO_BATCHES_* */
+	uint32_t micro_batches;	/* per batch; 0: the default rule above */
 	uint64_t max_program;	/* largest program image accepted */
 	const char *timing_path; /* NULL: the default file */
 	bool once;

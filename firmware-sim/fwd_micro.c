@@ -11,8 +11,14 @@
 
 void fwd_micro_setup(struct fwd_program *p, uint32_t wanted)
 {
-	uint32_t b = p->prog->batch, n = wanted < b ? wanted : b;
+	uint32_t b = p->prog->batch, n;
 
+	if (!wanted) {
+		wanted = b / FWD_MICRO_MIN_SAMPLES;
+		if (wanted > FWD_MICRO_BATCHES_DEFAULT)
+			wanted = FWD_MICRO_BATCHES_DEFAULT;
+	}
+	n = wanted < b ? wanted : b;
 	if (!n)
 		n = 1;
 	/* Equal sizes rounded up; the count follows (10 in 4 is 3, 3, 3, 1). */

@@ -42,9 +42,9 @@ static void usage(FILE *out)
 "  --hello-timeout-ms MS  drop a host that sends no HELLO in time (default %d)\n"
 "  --threads N            OpenBLAS threads for the arithmetic (default 1: results\n"
 "                         are bit-identical run after run at a given count)\n"
-"  --micro-batches N      cut each batch into N micro-batches, 1..%d (default %d):\n"
-"                         the pipeline stages of a layer pipelined program\n"
-"                         overlap on them\n"
+"  --micro-batches N      cut each batch into N micro-batches, 1..%d, which the\n"
+"                         pipeline stages of a layer pipelined program overlap\n"
+"                         on (default: up to %d, of at least %d samples each)\n"
 "  --max-program BYTES    largest program image accepted (default 256M)\n"
 "  --timing FILE          timing-model parameters (default: firmware-sim/timing/\n"
 "                         wse2.params beside the build tree)\n"
@@ -62,7 +62,7 @@ static void usage(FILE *out)
 "                             ",
 		DEFAULT_CLOCK_MHZ, MAX_QUEUES, DEFAULT_QUEUES, WSE_LINK_PAYLOAD_MIN,
 		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS, FWD_MICRO_BATCHES_MAX,
-		FWD_MICRO_BATCHES_DEFAULT);
+		FWD_MICRO_BATCHES_DEFAULT, FWD_MICRO_MIN_SAMPLES);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		fprintf(out, "%s%s", wse_link_malform_name(k),
 			k + 1 < WSE_LINK_MAL_COUNT ? (k % 4 == 3 ? ",\n                             " : ", ") : "\n");
@@ -223,7 +223,6 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 	cfg->send_timeout_ms = DEFAULT_SEND_MS;
 	cfg->log_level = FWD_LOG_INFO;
 	cfg->threads = 1;
-	cfg->micro_batches = FWD_MICRO_BATCHES_DEFAULT;
 	cfg->max_program = DEFAULT_MAX_PROGRAM;
 	cfg->fault.drop_after = -1;
 	cfg->fault.silent_after = -1;

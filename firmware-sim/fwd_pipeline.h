@@ -28,7 +28,7 @@ struct fwd_micro {
 	uint32_t first, count;	/* samples first .. first + count - 1 of the batch */
 };
 
-/* Sizes a program's micro-batches for @wanted per full batch. */
+/* Sizes a program's micro-batches for @wanted per full batch (0: the default rule). */
 void fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
 /* Micro-batches in a batch of @batch samples (fewer for a short batch). */
 uint32_t fwd_micro_count(const struct fwd_program *p, uint32_t batch);

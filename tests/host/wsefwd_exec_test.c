@@ -563,8 +563,8 @@ TEST_F(exec, pipelined_training_loss_falls)
  * update. Weight streaming runs each step's micro-batches one after another
  * in one thread; pipelined runs them through concurrent stages: after 6
  * Adam steps of @batch samples, with the daemon cutting batches into
- * @micro micro-batches (NULL: its default), the weights must be the same
- * bits.
+ * @micro micro-batches (NULL: its default), the weights and losses must
+ * be the same bits.
  */
 static void modes_agree(struct __test_metadata *_metadata, FIXTURE_DATA(exec) *self,
 			const char *micro, uint32_t batch)
@@ -704,7 +704,7 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	modes_agree(_metadata, self, NULL, TINY_BATCH);
 }
 
-/* One micro-batch: the stages still hand it on, one at a time. */
+/* One micro-batch (also the default for a batch of 8): the stages still hand it on. */
 TEST_F(exec, modes_agree_with_one_micro_batch)
 {
 	modes_agree(_metadata, self, "1", TINY_BATCH);
@@ -721,10 +721,10 @@ TEST_F(exec, modes_agree_with_three_uneven_micro_batches)
 	modes_agree(_metadata, self, "3", TINY_BATCH);
 }
 
-/* A short batch of 5 with the default 4 (size 2): micro-batches 2, 2, 1. */
+/* A short batch of 5 where a full one has 4 micro-batches of 2: 2, 2, 1. */
 TEST_F(exec, modes_agree_on_a_short_batch)
 {
-	modes_agree(_metadata, self, NULL, 5);
+	modes_agree(_metadata, self, "4", 5);
 }
 
 TEST_F(exec, eval_and_predict)
@@ -1143,7 +1143,7 @@ TEST_F(exec, link_stop_ends_busy_stages_promptly)
 		px[i] = (uint8_t)(i * 2654435761u >> 24);
 	for (int i = 0; i < BIG_BATCH; i++)
 		labels[i] = i % 10;
-	ASSERT_EQ(0, start(self, "--wafer", "64x64", "--log-level", "debug"));
+	ASSERT_EQ(0, start(self, "--wafer", "64x64", "--micro-batches", "4", "--log-level", "debug"));
 	ASSERT_EQ(0, compile(big_model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, 512 << 10, &info, text, sizeof(text)))
 		TH_LOG("%s", text);
