@@ -1143,7 +1143,8 @@ TEST_F(exec, link_stop_ends_busy_stages_promptly)
 		px[i] = (uint8_t)(i * 2654435761u >> 24);
 	for (int i = 0; i < BIG_BATCH; i++)
 		labels[i] = i % 10;
-	ASSERT_EQ(0, start(self, "--wafer", "64x64", "--micro-batches", "4", "--log-level", "debug"));
+	ASSERT_EQ(0, start(self, "--wafer", "64x64", "--micro-batches", "4", "--log-level",
+			   "debug"));
 	ASSERT_EQ(0, compile(big_model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, 512 << 10, &info, text, sizeof(text)))
 		TH_LOG("%s", text);
