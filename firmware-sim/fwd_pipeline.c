@@ -113,9 +113,9 @@ static int backward(struct stage *st, const struct fwd_step *step, uint32_t m, u
 }
 
 /*
- * Carries token @t through stage @st. Returns 0 and what comes next in
- * *next (*done when the token is finished), or an engine error with
- * *what naming the part that failed.
+ * Carries token @t through stage @st: returns 0 with @t turned backward if
+ * the loss was taken here and *done set when the token is finished, or an
+ * engine error with *what naming the part that failed.
  */
 static int run_token(struct stage *st, const struct fwd_step *step, struct token *t,
 		     bool *done, bool *updated, const char **what)
