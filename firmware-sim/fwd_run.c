@@ -31,8 +31,6 @@
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
 
-#define RUN_STOPPED	FWD_RUN_STOPPED
-
 struct step_ctx {
 	struct fwd_exec *x;
 	struct fwd_program *p;
@@ -93,10 +91,10 @@ static uint32_t take_batch(struct step_ctx *c)
 	size_t n = (size_t)b * prog->input_dim;
 
 	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
 		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * 4))
-			return RUN_STOPPED;
+			return FWD_RUN_STOPPED;
 		for (uint32_t i = 0; i < b; i++) {
 			int32_t l = p->labels_i32[i];
 
@@ -126,7 +124,7 @@ static uint32_t layer_weights(struct step_ctx *c, uint32_t k, const float **w, c
 	const struct wsep_layer *l = &p->prog->layers[k];
 
 	if (!take(c, p->weights[k], p->layer_w, wsep_layer_params(l) * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	*w = p->layer_w;
 	*bias = p->layer_w + (size_t)l->in * l->out;
 	return WSE_LINK_OK;
@@ -189,7 +187,7 @@ static uint32_t streamed_backward(struct step_ctx *c, uint32_t n)
 		}
 		/* Nothing of the layer stays: its gradients leave, its weights are dropped. */
 		if (!put(c, p->grads[k], p->layer_g, wsep_layer_params(l) * 4))
-			return RUN_STOPPED;
+			return FWD_RUN_STOPPED;
 	}
 	return WSE_LINK_OK;
 }
@@ -229,9 +227,9 @@ static uint32_t one_step(struct step_ctx *c)
 	if (st)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	return WSE_LINK_OK;
 }
 
@@ -297,7 +295,7 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 		stopping = x->stopping;
 		pthread_mutex_unlock(&x->lock);
 		if (stopping) {
-			st = RUN_STOPPED;	/* the link is going: no more steps */
+			st = FWD_RUN_STOPPED;	/* the link is going: no more steps */
 			break;
 		}
 		c.step = s + 1;
@@ -321,7 +319,7 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 	pthread_cond_broadcast(&x->changed);
 	pthread_mutex_unlock(&x->lock);
 
-	if (st == RUN_STOPPED)
+	if (st == FWD_RUN_STOPPED)
 		return;
 	if (st) {
 		fwd_conn_reply_text(x->conn, f, st, "%s (%u of %u steps completed)", text, r.steps,
