@@ -4,8 +4,9 @@
  * into a buffer bounded by --max-program; on the last piece it is
  * validated by wsep_read() (the image is untrusted), checked against this
  * device (wafer, SRAM capacity, what the engine can run), and set up:
- * resident parameters (pipelined), the workspace for a batch, the stream
- * buffers. Only then does it replace what the slot held.
+ * resident parameters and the pipeline stage threads (pipelined), a
+ * workspace per micro-batch, the stream buffers. Only then does it replace
+ * what the slot held.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,12 +39,12 @@ void fwd_program_free(struct fwd_program *p)
 {
 	if (!p)
 		return;
+	/* The stages first: they use the workspaces, parameters and staging. */
+	fwd_pipeline_destroy(p->pipeline);
 	if (p->streams)
 		for (uint32_t i = 0; i < p->prog->num_streams; i++)
 			free(p->streams[i].buf);
 	free(p->streams);
-	/* The stages first: they use everything else. */
-	fwd_pipeline_destroy(p->pipeline);
 	for (uint32_t m = 0; m < p->micro_max; m++)
 		engine_workspace_destroy(p->micro_ws[m]);
 	engine_params_destroy(p->params);
