@@ -17,7 +17,18 @@ struct fwd_fault_config {
 	uint32_t delay_ms;	/* delay every reply */
 	int malformed_kind;	/* enum wse_link_malform, or -1: cycle through all */
 	uint64_t seed;		/* for random choices in malformed frames */
+	int64_t stage_error;	/* pipeline stage (layer) whose forward pass fails */
 };
+
+/*
+ * A batch is cut into --micro-batches micro-batches (fewer for a short
+ * batch). By default into up to FWD_MICRO_BATCHES_DEFAULT, but none smaller
+ * than FWD_MICRO_MIN_SAMPLES: sgemm on fewer rows loses more to packing
+ * than the stages gain on two cores (Documentation/engine.rst).
+ */
+#define FWD_MICRO_BATCHES_DEFAULT	4
+#define FWD_MICRO_MIN_SAMPLES		64
+#define FWD_MICRO_BATCHES_MAX		32
 
 struct fwd_config {
 	const char *listen_spec;
@@ -37,6 +48,7 @@ struct fwd_config {
 	uint32_t send_timeout_ms;
 	int log_level;
 	int threads;		/* OpenBLAS threads */
+	uint32_t micro_batches;	/* per batch; 0: the default rule above */
 	uint64_t max_program;	/* largest program image accepted */
 	const char *timing_path; /* NULL: the default file */
 	bool once;

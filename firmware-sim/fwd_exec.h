@@ -25,12 +25,14 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
+#include "fwd_config.h"
 #include "timing/timing.h"
 #include "wse/link_codec.h"
 #include "wse/wsep.h"
 
 struct fwd_conn;
 struct fwd_device;
+struct fwd_pipeline;
 
 #define FWD_PROGRAM_SLOTS	256	/* slots 1..255 */
 #define FWD_MAX_QUEUES		64
@@ -61,8 +63,14 @@ struct fwd_program {
 	uint64_t est_cycles_per_step;
 	struct engine_shape shape;
 	struct engine_optim opt;
-	struct engine_workspace *ws;
+	/* A step's batch is cut into micro-batches of micro_size samples (the
+	 * last may be shorter), at most micro_max of them, each with its own
+	 * workspace so that pipeline stages can hold different ones at once.
+	 */
+	uint32_t micro_size, micro_max;
+	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
 	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
+	struct fwd_pipeline *pipeline;	/* pipelined: the stage threads; else NULL */
 	uint64_t step;			/* optimizer steps taken (Adam's t) */
 	struct fwd_stream *streams;	/* prog->num_streams */
 	int samples, labels, losses, predictions;	/* stream indexes, -1 if none */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "fwd_config.h"
 #include "fwd_log.h"
 #include "fwd_version.h"
@@ -41,6 +42,9 @@ static void usage(FILE *out)
 "  --hello-timeout-ms MS  drop a host that sends no HELLO in time (default %d)\n"
 "  --threads N            OpenBLAS threads for the arithmetic (default 1: results\n"
 "                         are bit-identical run after run at a given count)\n"
+"  --micro-batches N      cut each batch into N micro-batches, 1..%d, which the\n"
+"                         pipeline stages of a layer pipelined program overlap\n"
+"                         on (default: up to %d, of at least %d samples each)\n"
 "  --max-program BYTES    largest program image accepted (default 256M)\n"
 "  --timing FILE          timing-model parameters (default: firmware-sim/timing/\n"
 "                         wse2.params beside the build tree)\n"
@@ -57,12 +61,15 @@ static void usage(FILE *out)
 "  --fault-malformed-kind K   which kind (default: cycle through all):\n"
 "                             ",
 		DEFAULT_CLOCK_MHZ, MAX_QUEUES, DEFAULT_QUEUES, WSE_LINK_PAYLOAD_MIN,
-		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS);
+		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS, FWD_MICRO_BATCHES_MAX,
+		FWD_MICRO_BATCHES_DEFAULT, FWD_MICRO_MIN_SAMPLES);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		fprintf(out, "%s%s", wse_link_malform_name(k),
 			k + 1 < WSE_LINK_MAL_COUNT ? (k % 4 == 3 ? ",\n                             " : ", ") : "\n");
 	fprintf(out,
 "  --fault-seed N             seed for random choices in malformed frames\n"
+"  --fault-stage-error K      pipeline stage K's forward pass fails on the last\n"
+"                             micro-batch of every step\n"
 "\n"
 "SIGTERM or SIGINT: send SHUTDOWN to the host, close, exit 0.\n"
 "See Documentation/wsefwd.rst and Documentation/link-protocol.rst.\n");
@@ -123,6 +130,7 @@ enum {
 	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
 	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
 	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED, OPT_THREADS, OPT_MAX_PROGRAM, OPT_TIMING,
+	OPT_MICRO_BATCHES, OPT_STAGE_ERROR,
 };
 
 static const struct option long_options[] = {
@@ -146,7 +154,9 @@ static const struct option long_options[] = {
 	{ "fault-malformed-after", required_argument, NULL, OPT_MALFORMED },
 	{ "fault-malformed-kind", required_argument, NULL, OPT_MALFORMED_KIND },
 	{ "fault-seed", required_argument, NULL, OPT_SEED },
+	{ "fault-stage-error", required_argument, NULL, OPT_STAGE_ERROR },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
 	{ "max-program", required_argument, NULL, OPT_MAX_PROGRAM },
 	{ "timing", required_argument, NULL, OPT_TIMING },
 	{ NULL, 0, NULL, 0 },
@@ -218,6 +228,7 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 	cfg->fault.silent_after = -1;
 	cfg->fault.malformed_after = -1;
 	cfg->fault.corrupt_frame = -1;
+	cfg->fault.stage_error = -1;
 	cfg->fault.malformed_kind = -1;
 	cfg->fault.seed = 1;
 
@@ -346,6 +357,21 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 				return -1;
 			}
 			cfg->threads = (int)v;
+			break;
+		case OPT_STAGE_ERROR:
+			if (parse_num("--fault-stage-error", optarg, ENGINE_MAX_LAYERS - 1, &v))
+				return -1;
+			cfg->fault.stage_error = (int64_t)v;
+			break;
+		case OPT_MICRO_BATCHES:
+			if (parse_num("--micro-batches", optarg, FWD_MICRO_BATCHES_MAX, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --micro-batches must be 1..%d\n",
+					FWD_MICRO_BATCHES_MAX);
+				return -1;
+			}
+			cfg->micro_batches = (uint32_t)v;
 			break;
 		case OPT_MAX_PROGRAM:
 			if (parse_size("--max-program", optarg, 1ULL << 40, &cfg->max_program))

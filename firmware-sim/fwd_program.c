@@ -4,8 +4,9 @@
  * into a buffer bounded by --max-program; on the last piece it is
  * validated by wsep_read() (the image is untrusted), checked against this
  * device (wafer, SRAM capacity, what the engine can run), and set up:
- * resident parameters (pipelined), the workspace for a batch, the stream
- * buffers. Only then does it replace what the slot held.
+ * resident parameters and the pipeline stage threads (pipelined), a
+ * workspace per micro-batch, the stream buffers. Only then does it replace
+ * what the slot held.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "fwd_device.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_pipeline.h"
 
 #define TEXT_MAX 256
 
@@ -37,11 +39,14 @@ void fwd_program_free(struct fwd_program *p)
 {
 	if (!p)
 		return;
+	/* The stages first: they use the workspaces, parameters and staging. */
+	fwd_pipeline_destroy(p->pipeline);
 	if (p->streams)
 		for (uint32_t i = 0; i < p->prog->num_streams; i++)
 			free(p->streams[i].buf);
 	free(p->streams);
-	engine_workspace_destroy(p->ws);
+	for (uint32_t m = 0; m < p->micro_max; m++)
+		engine_workspace_destroy(p->micro_ws[m]);
 	engine_params_destroy(p->params);
 	free(p->in_bytes);
 	free(p->in_f32);
@@ -136,8 +141,9 @@ static void *alloc_zero(size_t n, size_t size, bool *failed)
 }
 
 /* Engine objects, parameters and staging for a validated program. */
-static uint32_t build(struct fwd_program *p, char *text, size_t len)
+static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
 {
+	const struct fwd_config *cfg = x->dev->cfg;
 	const struct wsep_program *prog = p->prog;
 	uint32_t b = prog->batch, L = prog->num_layers;
 	uint64_t max_layer = 0;
@@ -161,7 +167,9 @@ static uint32_t build(struct fwd_program *p, char *text, size_t len)
 		snprintf(text, len, "the engine refuses the program: %s", engine_strerror(err));
 		return WSE_LINK_E_INVAL;
 	}
-	err = engine_workspace_create(&p->shape, b, &p->ws);
+	fwd_micro_setup(p, cfg->micro_batches);
+	for (uint32_t m = 0; !err && m < p->micro_max; m++)
+		err = engine_workspace_create(&p->shape, p->micro_size, &p->micro_ws[m]);
 	if (!err && prog->mode == WSEP_MODE_PIPELINED)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);
 	if (err) {
@@ -198,6 +206,13 @@ static uint32_t build(struct fwd_program *p, char *text, size_t len)
 	}
 	if (failed || fwd_stream_setup(p)) {
 		snprintf(text, len, "the simulator has no host memory left for the program's buffers");
+		return WSE_LINK_E_NOSPC;
+	}
+	/* Once per load, not per RUN: hosts often RUN one step at a time. */
+	err = p->params ? fwd_pipeline_create(p, (int)cfg->fault.stage_error, &p->pipeline) : 0;
+	if (err) {
+		snprintf(text, len, "the simulator cannot start the program's pipeline stages: %s",
+			 strerror(-err));
 		return WSE_LINK_E_NOSPC;
 	}
 	return WSE_LINK_OK;
@@ -309,7 +324,7 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 	if (!status)
 		status = bind_streams(p, text, sizeof(text));
 	if (!status)
-		status = build(p, text, sizeof(text));
+		status = build(x, p, text, sizeof(text));
 	if (status) {
 		fwd_program_free(p);
 		fwd_conn_reply_text(x->conn, f, status, "%s", text);

@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * RUN: steps of a loaded program. Each step takes a batch from the input
- * streams, runs the engine's per-layer entry points and fills the output
- * streams. Layer pipelined, the weights are the program's resident
- * parameters and each layer is updated right after its backward pass;
- * weight streaming, layer k's weights are taken from weights.k for the
- * forward pass and again (in reverse layer order) for the backward pass,
- * its gradients go out on grads.k, and nothing of them stays on the
- * device. The step is the same sequence of engine calls either way, which
- * is what makes the two modes agree bit for bit.
+ * streams, cuts it into micro-batches (fwd_pipeline.h), runs the engine's
+ * per-layer entry points on them and fills the output streams in sample
+ * order.
+ *
+ * Layer pipelined, the weights are the program's resident parameters and
+ * the layers run as concurrent pipeline stages, one thread each
+ * (fwd_pipeline.c): stage k forwards micro-batch m while stage k + 1
+ * forwards m - 1, the last stage takes the loss, backward passes flow
+ * back through the stages, and each stage applies its layer's update once
+ * the step's last micro-batch has passed back. This thread only feeds the
+ * stages and moves the streams.
+ *
+ * Weight streaming, everything runs here, one call after another: layer
+ * k's weights are taken from weights.k once for its forward pass over all
+ * micro-batches and again (in reverse layer order) for its backward pass,
+ * its gradients, accumulated over the micro-batches, go out on grads.k,
+ * and nothing of them stays on the device.
+ *
+ * Each layer makes the same engine calls on the same shapes in the same
+ * order in both modes, which is what makes them agree bit for bit.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +29,7 @@
 #include "fwd_conn.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
-
-/* Internal: the link went away in the middle of a wait. */
-#define RUN_STOPPED	0xffffffffU
+#include "fwd_pipeline.h"
 
 struct step_ctx {
 	struct fwd_exec *x;
@@ -69,24 +79,22 @@ static bool put(struct step_ctx *c, int idx, const void *src, uint64_t n)
 
 static uint32_t engine_failed(struct step_ctx *c, const char *what, int err)
 {
-	snprintf(c->text, c->len, "step %u: %s failed: %s", c->step, what, engine_strerror(err));
-	return WSE_LINK_E_INTERNAL;
+	return fwd_micro_failed(c->text, c->len, c->step, what, err);
 }
 
-/* Samples (and labels) of one batch, checked and loaded into the workspace. */
-static uint32_t load_batch(struct step_ctx *c)
+/* Samples (and labels) of one batch, checked and staged for the micro-batches. */
+static uint32_t take_batch(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
 	const struct wsep_program *prog = p->prog;
 	uint32_t b = c->batch, classes = prog->layers[prog->num_layers - 1].out;
 	size_t n = (size_t)b * prog->input_dim;
-	int err;
 
 	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
 		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * 4))
-			return RUN_STOPPED;
+			return FWD_RUN_STOPPED;
 		for (uint32_t i = 0; i < b; i++) {
 			int32_t l = p->labels_i32[i];
 
@@ -99,125 +107,129 @@ static uint32_t load_batch(struct step_ctx *c)
 			p->labels_u8[i] = (uint8_t)l;
 		}
 	}
-	if (prog->input_type == WSEP_ELEM_U8 && prog->input_scale == 1.0f / 255.0f) {
-		err = engine_load_pixels(p->ws, p->in_bytes, b);
-	} else {
+	if (!fwd_micro_input_is_pixels(prog)) {
 		const float *f32 = (const float *)p->in_bytes;
 
 		for (size_t i = 0; i < n; i++)
 			p->in_f32[i] = (prog->input_type == WSEP_ELEM_U8 ? (float)p->in_bytes[i]
 									 : f32[i]) * prog->input_scale;
-		err = engine_load_input(p->ws, p->in_f32, b);
 	}
-	return err ? engine_failed(c, "loading the input", err) : WSE_LINK_OK;
+	return WSE_LINK_OK;
 }
 
-/* Layer k's weights: resident, or the next transfer of weights.k. */
+/* Layer k's weights: the next transfer of weights.k. */
 static uint32_t layer_weights(struct step_ctx *c, uint32_t k, const float **w, const float **bias)
 {
 	struct fwd_program *p = c->p;
 	const struct wsep_layer *l = &p->prog->layers[k];
 
-	if (p->params) {
-		*w = p->params->layer[k].w;
-		*bias = p->params->layer[k].b;
-		return WSE_LINK_OK;
-	}
 	if (!take(c, p->weights[k], p->layer_w, wsep_layer_params(l) * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	*w = p->layer_w;
 	*bias = p->layer_w + (size_t)l->in * l->out;
 	return WSE_LINK_OK;
 }
 
-/* Per-sample losses and predictions of the logits now in the workspace. */
-static uint32_t results(struct step_ctx *c)
+/* Weight streaming: forward, loss and results of every micro-batch. */
+static uint32_t streamed_forward(struct step_ctx *c, uint32_t n)
 {
 	struct fwd_program *p = c->p;
-	uint32_t L = p->prog->num_layers, classes = p->prog->layers[L - 1].out;
-	const float *logits = engine_activation(p->ws, L);
+	struct engine_loss_result res;
+	const char *what;
 	int err;
 
-	if (c->kind != WSE_LINK_RUN_PREDICT) {
-		for (uint32_t i = 0; i < c->batch; i++) {
-			size_t correct;
+	for (uint32_t k = 0; k < p->prog->num_layers; k++) {
+		const float *w, *bias;
+		uint32_t st = layer_weights(c, k, &w, &bias);
 
-			err = engine_xent_forward(logits + (size_t)i * classes, &p->labels_u8[i], 1,
-						  classes, &p->losses_f32[i], &correct);
+		if (st)
+			return st;
+		for (uint32_t m = 0; m < n; m++) {
+			if (!k && (err = fwd_micro_load(p, m, fwd_micro_at(p, c->batch, m))))
+				return engine_failed(c, "loading the input", err);
+			err = engine_forward_layer(p->micro_ws[m], k, w, bias);
 			if (err)
-				return engine_failed(c, "the loss", err);
+				return engine_failed(c, "the forward pass", err);
 		}
 	}
-	err = engine_argmax(logits, c->batch, classes, p->preds_u8);
-	if (err)
-		return engine_failed(c, "the predictions", err);
-	for (uint32_t i = 0; i < c->batch; i++)
-		p->preds_i32[i] = p->preds_u8[i];
+	for (uint32_t m = 0; m < n; m++) {
+		struct fwd_micro s = fwd_micro_at(p, c->batch, m);
+
+		err = fwd_micro_results(p, c->kind, m, s, &what);
+		if (err)
+			return engine_failed(c, what, err);
+		if (c->kind == WSE_LINK_RUN_TRAIN &&
+		    (err = engine_loss(p->micro_ws[m], p->labels_u8 + s.first, c->batch, &res)))
+			return engine_failed(c, "the loss", err);
+	}
 	return WSE_LINK_OK;
 }
 
-static uint32_t backward(struct step_ctx *c)
+/* Weight streaming: each layer's gradient, accumulated over the micro-batches, goes out. */
+static uint32_t streamed_backward(struct step_ctx *c, uint32_t n)
 {
 	struct fwd_program *p = c->p;
-	uint64_t t = ++p->step;
 	int err;
 
+	p->step++;
 	for (uint32_t k = p->prog->num_layers; k-- > 0;) {
 		const struct wsep_layer *l = &p->prog->layers[k];
 		const float *w, *bias;
-		uint32_t st;
+		uint32_t st = layer_weights(c, k, &w, &bias);
 
-		if (p->params) {
-			struct engine_layer *el = &p->params->layer[k];
-
-			err = engine_backward_layer(p->ws, k, el->w, 0.0f, el->dw, el->db);
-			if (!err)
-				err = engine_params_update_layer(p->params, &p->opt, t, k);
-			if (err)
-				return engine_failed(c, "the backward pass", err);
-			continue;
-		}
-		st = layer_weights(c, k, &w, &bias);
 		if (st)
 			return st;
-		err = engine_backward_layer(p->ws, k, w, 0.0f, p->layer_g,
-					    p->layer_g + (size_t)l->in * l->out);
-		if (err)
-			return engine_failed(c, "the backward pass", err);
+		for (uint32_t m = 0; m < n; m++) {
+			err = engine_backward_layer(p->micro_ws[m], k, w, m ? 1.0f : 0.0f,
+						    p->layer_g, p->layer_g + (size_t)l->in * l->out);
+			if (err)
+				return engine_failed(c, "the backward pass", err);
+		}
 		/* Nothing of the layer stays: its gradients leave, its weights are dropped. */
 		if (!put(c, p->grads[k], p->layer_g, wsep_layer_params(l) * 4))
-			return RUN_STOPPED;
+			return FWD_RUN_STOPPED;
 	}
 	return WSE_LINK_OK;
+}
+
+/* For the stages: is the link going? */
+static bool link_stopping(void *arg)
+{
+	struct fwd_exec *x = arg;
+	bool stopping;
+
+	pthread_mutex_lock(&x->lock);
+	stopping = x->stopping;
+	pthread_mutex_unlock(&x->lock);
+	return stopping;
 }
 
 static uint32_t one_step(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
-	struct engine_loss_result res;
-	uint32_t st = load_batch(c);
-	int err;
+	uint32_t n = fwd_micro_count(p, c->batch), st = take_batch(c);
 
-	for (uint32_t k = 0; !st && k < p->prog->num_layers; k++) {
-		const float *w, *bias;
+	if (!st && p->pipeline) {
+		struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
+					 .t = p->step + 1 };
+		bool updated;
 
-		st = layer_weights(c, k, &w, &bias);
-		if (!st && (err = engine_forward_layer(p->ws, k, w, bias)))
-			st = engine_failed(c, "the forward pass", err);
+		st = fwd_pipeline_step(p->pipeline, &step, link_stopping, c->x, c->text, c->len,
+				       &updated);
+		/* Adam's t counts the steps any layer was updated in. */
+		if (updated)
+			p->step = step.t;
+	} else if (!st) {
+		st = streamed_forward(c, n);
+		if (!st && c->kind == WSE_LINK_RUN_TRAIN)
+			st = streamed_backward(c, n);
 	}
-	if (!st && c->kind != WSE_LINK_RUN_PREDICT &&
-	    (err = engine_loss(p->ws, p->labels_u8, c->batch, &res)))
-		st = engine_failed(c, "the loss", err);
-	if (!st)
-		st = results(c);
-	if (!st && c->kind == WSE_LINK_RUN_TRAIN)
-		st = backward(c);
 	if (st)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
-		return RUN_STOPPED;
+		return FWD_RUN_STOPPED;
 	return WSE_LINK_OK;
 }
 
@@ -283,7 +295,7 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 		stopping = x->stopping;
 		pthread_mutex_unlock(&x->lock);
 		if (stopping) {
-			st = RUN_STOPPED;	/* the link is going: no more steps */
+			st = FWD_RUN_STOPPED;	/* the link is going: no more steps */
 			break;
 		}
 		c.step = s + 1;
@@ -307,7 +319,7 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 	pthread_cond_broadcast(&x->changed);
 	pthread_mutex_unlock(&x->lock);
 
-	if (st == RUN_STOPPED)
+	if (st == FWD_RUN_STOPPED)
 		return;
 	if (st) {
 		fwd_conn_reply_text(x->conn, f, st, "%s (%u of %u steps completed)", text, r.steps,

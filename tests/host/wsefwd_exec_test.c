@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
@@ -27,6 +28,7 @@
 
 #define IO_MS		20000
 #define START_MS	5000
+#define RUN_MS		60000
 #define PROG		1
 /* Queues: RUN on 0, inputs on 1, outputs on 2, control on 3. */
 #define Q_RUN		0
@@ -283,7 +285,8 @@ static uint32_t wait_run(FIXTURE_DATA(exec) *self, uint32_t tag,
 	uint32_t status;
 	size_t rest;
 
-	if (wse_link_client_wait(&self->cl, tag, -1, &status, &rest, &err))
+	/* Bounded: a hung RUN fails the test instead of stalling it. */
+	if (wse_link_client_wait(&self->cl, tag, RUN_MS, &status, &rest, &err))
 		return 0xdead;
 	if (status) {
 		wse_link_client_text(&self->cl, rest, text, textlen);
@@ -331,31 +334,41 @@ static void make_batch(struct engine_rng *rng, uint8_t *px, int32_t *labels, uin
 	}
 }
 
-/* One pipelined training step: the batch in, RUN, the losses and predictions out. */
-static uint32_t train_step(FIXTURE_DATA(exec) *self, struct engine_rng *rng, float *loss,
-			   struct wse_link_run_result_info *res, char *text, size_t textlen)
+/*
+ * One pipelined training step of @batch samples: the batch in, RUN, the
+ * losses and predictions out.
+ */
+static uint32_t train_step_of(FIXTURE_DATA(exec) *self, struct engine_rng *rng, uint32_t batch,
+			      float *loss, struct wse_link_run_result_info *res, char *text,
+			      size_t textlen)
 {
 	uint8_t px[TINY_BATCH * TINY_IN];
 	int32_t labels[TINY_BATCH], preds[TINY_BATCH];
-	float losses[TINY_BATCH];
+	float losses[TINY_BATCH] = { 0 };
 	uint32_t tag, st;
 
-	make_batch(rng, px, labels, TINY_BATCH);
-	if (submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag))
+	make_batch(rng, px, labels, batch);
+	if (submit_run(self, WSE_LINK_RUN_TRAIN, 1, batch, &tag))
 		return 0xdead;
-	st = stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, textlen);
+	st = stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text, textlen);
 	if (!st)
-		st = stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, textlen);
+		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
 	if (!st)
-		st = stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, textlen);
+		st = stream_read_all(self, S_LOSSES, losses, batch * 4, text, textlen);
 	if (!st)
-		st = stream_read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+		st = stream_read_all(self, S_PREDS, preds, batch * 4, text, textlen);
 	if (!st)
 		st = wait_run(self, tag, res, text, textlen);
 	*loss = 0;
-	for (int i = 0; i < TINY_BATCH; i++)
-		*loss += losses[i] / TINY_BATCH;
+	for (uint32_t i = 0; i < batch; i++)
+		*loss += losses[i] / (float)batch;
 	return st;
+}
+
+static uint32_t train_step(FIXTURE_DATA(exec) *self, struct engine_rng *rng, float *loss,
+			   struct wse_link_run_result_info *res, char *text, size_t textlen)
+{
+	return train_step_of(self, rng, TINY_BATCH, loss, res, text, textlen);
 }
 
 static uint32_t params_read(FIXTURE_DATA(exec) *self, uint32_t which, uint64_t off, void *out,
@@ -545,8 +558,16 @@ TEST_F(exec, pipelined_training_loss_falls)
 	free(img);
 }
 
-/* The test as MemoryX: it holds the weights, streams them, applies the update. */
-TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
+/*
+ * The test as MemoryX: it holds the weights, streams them, applies the
+ * update. Weight streaming runs each step's micro-batches one after another
+ * in one thread; pipelined runs them through concurrent stages: after 6
+ * Adam steps of @batch samples, with the daemon cutting batches into
+ * @micro micro-batches (NULL: its default), the weights and losses must
+ * be the same bits.
+ */
+static void modes_agree(struct __test_metadata *_metadata, FIXTURE_DATA(exec) *self,
+			const char *micro, uint32_t batch)
 {
 	const size_t widths[] = { TINY_IN, 12, TINY_CLASSES };
 	struct engine_params *mx;
@@ -556,7 +577,7 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	struct wse_link_run_result_info res;
 	struct wsep_program *prog;
 	char text[256] = "", msg[256];
-	float *pipe_w;
+	float *pipe_w, pipe_loss[6];
 	size_t len, wlen, total;
 	void *img, *wimg;
 	uint64_t off[2] = { 0, 0 };
@@ -579,16 +600,16 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	total = wsep_total_params(prog->layers, 2);
 
 	/* Pipelined: 6 steps on the device, weights read back. */
-	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, micro ? start(self, "--wafer", "16x16", "--micro-batches", micro)
+			   : start(self, "--wafer", "16x16"));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	{
 		struct engine_rng rng;
-		float loss;
 
 		engine_rng_seed(&rng, 11);
 		for (int s = 0; s < 6; s++)
-			ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)))
-				TH_LOG("%s", text);
+			ASSERT_EQ(0, train_step_of(self, &rng, batch, &pipe_loss[s], &res, text,
+						   sizeof(text))) TH_LOG("%s", text);
 	}
 	pipe_w = malloc(total * 4);
 	ASSERT_NE(NULL, pipe_w);
@@ -610,11 +631,11 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 			float losses[TINY_BATCH], wbuf[16 * 12 + 12], gbuf[2][16 * 12 + 12];
 			uint32_t tag;
 
-			make_batch(&rng, px, labels, TINY_BATCH);
-			ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, TINY_BATCH, &tag));
-			ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text,
+			make_batch(&rng, px, labels, batch);
+			ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, batch, &tag));
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text,
 						  sizeof(text))) TH_LOG("%s", text);
-			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text,
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text,
 						  sizeof(text)));
 			/* Forward 0..L-1, then backward L-1..0. */
 			for (int pass = 0; pass < 2; pass++) {
@@ -636,12 +657,20 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 							     (uint32_t)((in * out + out) * 4), text,
 							     sizeof(text))) TH_LOG("%s", text);
 			}
-			ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, sizeof(losses), text,
+			ASSERT_EQ(0, stream_read_all(self, S_LOSSES, losses, batch * 4, text,
 						     sizeof(text)));
-			ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, sizeof(preds), text,
+			ASSERT_EQ(0, stream_read_all(self, S_PREDS, preds, batch * 4, text,
 						     sizeof(text)));
 			ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
 			EXPECT_GT(res.cycles, 0U);
+			{
+				/* The losses too, summed in sample order as train_step_of does. */
+				float loss = 0;
+
+				for (uint32_t i = 0; i < batch; i++)
+					loss += losses[i] / (float)batch;
+				EXPECT_EQ(0, memcmp(&loss, &pipe_loss[t - 1], 4)) TH_LOG("step %d", (int)t);
+			}
 			/* MemoryX applies the optimizer to its own copy. */
 			for (int k = 1; k >= 0; k--) {
 				size_t in = widths[k], out = widths[k + 1];
@@ -668,6 +697,34 @@ TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
 	wsep_program_free(prog);
 	free(img);
 	free(wimg);
+}
+
+TEST_F(exec, weight_streaming_matches_pipelined_bit_for_bit)
+{
+	modes_agree(_metadata, self, NULL, TINY_BATCH);
+}
+
+/* One micro-batch (also the default for a batch of 8): the stages still hand it on. */
+TEST_F(exec, modes_agree_with_one_micro_batch)
+{
+	modes_agree(_metadata, self, "1", TINY_BATCH);
+}
+
+TEST_F(exec, modes_agree_with_two_micro_batches)
+{
+	modes_agree(_metadata, self, "2", TINY_BATCH);
+}
+
+/* 8 in 3: micro-batches of 3, 3 and 2. */
+TEST_F(exec, modes_agree_with_three_uneven_micro_batches)
+{
+	modes_agree(_metadata, self, "3", TINY_BATCH);
+}
+
+/* A short batch of 5 where a full one has 4 micro-batches of 2: 2, 2, 1. */
+TEST_F(exec, modes_agree_on_a_short_batch)
+{
+	modes_agree(_metadata, self, "4", 5);
 }
 
 TEST_F(exec, eval_and_predict)
@@ -941,6 +998,36 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	free(img);
 }
 
+/* After a close: connects and says HELLO again, up to @tries times 50 ms apart. */
+static void reconnect(FIXTURE_DATA(exec) *self, int tries)
+{
+	static const struct wse_link_hello_info hello = {
+		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+		.max_payload = 1 << 20,
+	};
+	struct wse_link_addr addr;
+	struct wse_link_err err;
+	char text[256];
+	uint32_t status;
+
+	if (wse_link_addr_parse(self->spec, &addr, text, sizeof(text)))
+		return;
+	for (int t = 0; t < tries && self->fd < 0; t++) {
+		int fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+
+		if (fd >= 0 && !wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text,
+						      sizeof(text), &err) && !status) {
+			self->fd = fd;
+			break;
+		}
+		if (fd >= 0) {
+			wse_link_client_free(&self->cl);
+			close(fd);
+		}
+		usleep(50000);
+	}
+}
+
 /*
  * The device reads at most 256 requests ahead of their execution: 300
  * writes into a full stream leave a later DEVICE_STATS unread (and so
@@ -980,27 +1067,7 @@ TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
 	close(self->fd);
 	self->fd = -1;
 	/* The daemon lets go of the blocked workers and serves again. */
-	for (int t = 0; t < 100 && self->fd < 0; t++) {
-		struct wse_link_addr addr;
-		static const struct wse_link_hello_info hello = {
-			.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
-			.max_payload = 1 << 20,
-		};
-		int fd;
-
-		ASSERT_EQ(0, wse_link_addr_parse(self->spec, &addr, text, sizeof(text)));
-		fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
-		if (fd >= 0 && !wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text,
-						      sizeof(text), &err) && !status) {
-			self->fd = fd;
-			break;
-		}
-		if (fd >= 0) {
-			wse_link_client_free(&self->cl);
-			close(fd);
-		}
-		usleep(50000);
-	}
+	reconnect(self, 100);
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	{
@@ -1011,6 +1078,177 @@ TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
 		engine_rng_seed(&rng, 3);
 		EXPECT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
 	}
+	free(img);
+}
+
+/* Four big layers: a step takes long enough to stop it in the middle. */
+static const char big_model[] =
+	"model big\n"
+	"input 1024 u8\n"
+	"dense 1024 1024 relu\n"
+	"dense 1024 1024 relu\n"
+	"dense 1024 1024 relu\n"
+	"dense 1024 10 none\n"
+	"loss softmax_xent\n"
+	"optimizer adam lr=1e-3\n"
+	"batch 256\n"
+	"seed 5\n";
+#define BIG_IN		1024
+#define BIG_BATCH	256
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Does the daemon's log hold @what? */
+static bool log_has(FIXTURE_DATA(exec) *self, const char *what)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen(self->log, "r");
+
+	for (int n = 0; f && !found && n < 100000 && fgets(line, sizeof(line), f); n++)
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The link goes while a RUN's step is in all four stages: the stages drop
+ * their micro-batches, the RUN ends, the program and its stage threads go,
+ * and the daemon serves the next host at once. Then SIGTERM with a
+ * pipelined program loaded: a clean exit (the sanitizer build would fail
+ * it on a leak).
+ */
+TEST_F(exec, link_stop_ends_busy_stages_promptly)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	uint8_t *px = malloc((size_t)BIG_BATCH * BIG_IN);
+	int32_t labels[BIG_BATCH];
+	char text[256] = "";
+	double t0, step_s, stop_s;
+	uint32_t tag;
+	size_t len;
+	int status = -1;
+	void *img;
+
+	ASSERT_NE(NULL, px);
+	for (size_t i = 0; i < (size_t)BIG_BATCH * BIG_IN; i++)
+		px[i] = (uint8_t)(i * 2654435761u >> 24);
+	for (int i = 0; i < BIG_BATCH; i++)
+		labels[i] = i % 10;
+	ASSERT_EQ(0, start(self, "--wafer", "64x64", "--micro-batches", "4", "--log-level",
+			   "debug"));
+	ASSERT_EQ(0, compile(big_model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, 512 << 10, &info, text, sizeof(text)))
+		TH_LOG("%s", text);
+	/* One whole step, to know how long one takes here. */
+	t0 = now_s();
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, BIG_BATCH, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, BIG_BATCH * BIG_IN, text,
+				  sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	step_s = now_s() - t0;
+	/* Its outputs stay unread: the stream buffers hold four batches. */
+	/* Three batches queued for a long RUN, steps back to back; the link goes
+	 * half a step in.
+	 */
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1000, BIG_BATCH, &tag));
+	for (int b = 0; b < 3; b++) {
+		ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, BIG_BATCH * BIG_IN, text,
+					  sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text,
+					  sizeof(text)));
+	}
+	usleep((useconds_t)(0.5 * step_s * 1e6));
+	t0 = now_s();
+	wse_link_client_free(&self->cl);
+	close(self->fd);
+	self->fd = -1;
+	reconnect(self, 100);
+	stop_s = now_s() - t0;
+	ASSERT_GE(self->fd, 0);
+	TH_LOG("a step takes %.3f s; the next host was served %.3f s after the close", step_s,
+	       stop_s);
+	/* Within a micro-batch's layer call, not after the rest of the step. */
+	EXPECT_LT(stop_s, 0.5 * step_s + 1.0);
+	EXPECT_TRUE(log_has(self, "micro-batches through: the link is going"));
+	/* The daemon works: a program loads and trains again. */
+	ASSERT_EQ(0, load(self, PROG, img, len, 512 << 10, &info, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 1, BIG_BATCH, &tag));
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, BIG_BATCH * BIG_IN, text,
+				  sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(1U, res.steps);
+	/* SIGTERM with the program and its stages still there: exit 0, in time. */
+	kill(self->pid, SIGTERM);
+	for (int i = 0; i < 500 && status < 0; i++) {
+		int ws;
+
+		if (waitpid(self->pid, &ws, WNOHANG) == self->pid)
+			status = ws;
+		else
+			usleep(20000);
+	}
+	ASSERT_GE(status, 0) TH_LOG("wsefwd did not exit within 10 s of SIGTERM");
+	self->pid = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status 0x%x", status);
+	free(px);
+	free(img);
+}
+
+/*
+ * One stage's engine call fails (--fault-stage-error) on the last
+ * micro-batch while the others are still in the pipeline: the RUN fails
+ * with the stage's text, nothing hangs, and the daemon goes on serving.
+ */
+TEST_F(exec, a_failing_stage_fails_the_run_and_nothing_hangs)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	uint8_t px[TINY_BATCH * TINY_IN] = { 0 }, w[4];
+	int32_t labels[TINY_BATCH] = { 0 };
+	char text[256] = "";
+	uint32_t tag;
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--fault-stage-error", "1"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	for (uint32_t kind = WSE_LINK_RUN_TRAIN; kind <= WSE_LINK_RUN_PREDICT; kind++) {
+		ASSERT_EQ(0, submit_run(self, kind, 3, TINY_BATCH, &tag));
+		ASSERT_EQ(0, stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text,
+					  sizeof(text))) TH_LOG("%s", text);
+		if (kind != WSE_LINK_RUN_PREDICT)
+			ASSERT_EQ(0, stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text,
+						  sizeof(text)));
+		EXPECT_EQ(WSE_LINK_E_INTERNAL, wait_run(self, tag, &res, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "step 1: the forward pass failed: ")) TH_LOG("%s", text);
+		EXPECT_NE(NULL, strstr(text, "(0 of 3 steps completed)")) TH_LOG("%s", text);
+	}
+	/* No layer took the failed step: Adam's step count is still 0. */
+	{
+		uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4;
+		uint8_t state[8];
+		uint64_t t;
+
+		ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_OPT_STATE, 2 * wbytes, state, 8, text,
+					 sizeof(text))) TH_LOG("%s", text);
+		memcpy(&t, state, 8);
+		EXPECT_EQ(0U, t);
+	}
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, w, 4, text, sizeof(text)))
+		TH_LOG("%s", text);
 	free(img);
 }
 
