@@ -114,6 +114,11 @@ unsigned int wse_memoryx_state_arrays(const struct wse_memoryx *mx)
 	return mx->arrays;
 }
 
+const float *wse_memoryx_weights(const struct wse_memoryx *mx)
+{
+	return mx->w;
+}
+
 const float *wse_memoryx_layer(const struct wse_memoryx *mx, uint32_t k, size_t *n)
 {
 	if (k >= mx->layers)

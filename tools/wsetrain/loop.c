@@ -478,6 +478,36 @@ static int train_epoch(struct trainer *t, uint32_t steps_per_epoch)
 	return 0;
 }
 
+/*
+ * Registers what a system's rings move with them, so the commands go as
+ * fixed-buffer commands: the kernel pins the pages once instead of on every
+ * step. Without it (e.g. no locked memory to spare) they go plain.
+ */
+static void register_buffers(struct trainer *t, unsigned int m)
+{
+	struct member_buf *mb = &t->mb[m];
+	uint32_t share = t->B / t->n + 1;
+	struct iovec in[5], out[2 + WSEP_MAX_LAYERS];
+	unsigned int nin = 0, nout = 0;
+
+	for (int i = 0; i < 2; i++) {
+		in[nin++] = (struct iovec){ mb->x[i], (size_t)share * t->record };
+		in[nin++] = (struct iovec){ mb->y[i], (size_t)share * 4 };
+	}
+	if (t->ws)
+		in[nin++] = (struct iovec){ (void *)wse_memoryx_weights(t->mx),
+					    wse_memoryx_floats(t->mx) * 4 };
+	out[nout++] = (struct iovec){ mb->loss, (size_t)share * 4 };
+	out[nout++] = (struct iovec){ mb->pred, (size_t)share * 4 };
+	for (uint32_t k = 0; t->ws && k < t->p->num_layers; k++)
+		out[nout++] = (struct iovec){ mb->grad[k],
+					      wsep_layer_params(&t->p->layers[k]) * 4 };
+	if (wse_ring_register(t->sys[m].in, in, nin) ||
+	    wse_ring_register(t->sys[m].out, out, nout))
+		fprintf(stderr, "wsetrain: note: %s: buffers not registered with io_uring; transfers go through plain buffers\n",
+			t->sys[m].name);
+}
+
 static int setup(struct trainer *t)
 {
 	const struct train_opts *o = t->o;
@@ -550,6 +580,8 @@ static int setup(struct trainer *t)
 				return train_fail("out of memory");
 		}
 	}
+	for (unsigned int m = 0; m < t->n; m++)
+		register_buffers(t, m);
 	ret = train_order_init(&t->order, o->train_limit && o->train_limit < t->train.count ?
 				       o->train_limit : t->train.count,
 			       o->seed_set ? o->seed : t->p->seed);

@@ -32,6 +32,9 @@ void wse_memoryx_destroy(struct wse_memoryx *mx);
 uint64_t wse_memoryx_floats(const struct wse_memoryx *mx);
 unsigned int wse_memoryx_state_arrays(const struct wse_memoryx *mx);
 
+/* All layers' weights, wse_memoryx_floats() of them (to register with a ring). */
+const float *wse_memoryx_weights(const struct wse_memoryx *mx);
+
 /* Layer @k's parameters as they are streamed: W then b, *@n floats. */
 const float *wse_memoryx_layer(const struct wse_memoryx *mx, uint32_t k, size_t *n);
 /* Where layer @k's gradient (W then b, same size) is gathered before an update. */
