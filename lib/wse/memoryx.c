@@ -132,25 +132,47 @@ float *wse_memoryx_grad(struct wse_memoryx *mx, uint32_t k)
 	return k < mx->layers ? mx->g + mx->offset[k] : NULL;
 }
 
-int wse_memoryx_update(struct wse_memoryx *mx, uint32_t k, uint64_t t)
+/* engine_optim_step() on floats [at, at + n) of every array. */
+static int step_range(struct wse_memoryx *mx, uint64_t t, size_t at, size_t n)
 {
-	size_t wn, at;
 	float *s[2] = { NULL, NULL };
+
+	if (!n)
+		return 0;
+	for (unsigned int i = 0; i < mx->arrays; i++)
+		s[i] = mx->state[i] + at;
+	return engine_optim_step(&mx->opt, t, mx->w + at, mx->g + at, s[0], s[1], n);
+}
+
+int wse_memoryx_update_slice(struct wse_memoryx *mx, uint32_t k, uint64_t t, size_t first,
+			     size_t count)
+{
+	size_t wn, end, w_end;
 	int err;
 
 	if (k >= mx->layers || !t)
 		return -EINVAL;
 	wn = (size_t)mx->in[k] * mx->out[k];
-	at = mx->offset[k];
-	for (unsigned int i = 0; i < mx->arrays; i++)
-		s[i] = mx->state[i] + at;
-	err = engine_optim_step(&mx->opt, t, mx->w + at, mx->g + at, s[0], s[1], wn);
-	if (err)
-		return err;
-	for (unsigned int i = 0; i < mx->arrays; i++)
-		s[i] += wn;
-	return engine_optim_step(&mx->opt, t, mx->w + at + wn, mx->g + at + wn, s[0], s[1],
-				 mx->out[k]);
+	end = first + count;
+	if (end < first || end > wn + mx->out[k])
+		return -EINVAL;
+	/* W and b separately, as the device updates a resident layer. */
+	w_end = end < wn ? end : wn;
+	err = first < w_end ? step_range(mx, t, mx->offset[k] + first, w_end - first) : 0;
+	if (!err && end > wn) {
+		size_t b0 = first > wn ? first : wn;
+
+		err = step_range(mx, t, mx->offset[k] + b0, end - b0);
+	}
+	return err;
+}
+
+int wse_memoryx_update(struct wse_memoryx *mx, uint32_t k, uint64_t t)
+{
+	if (k >= mx->layers)
+		return -EINVAL;
+	return wse_memoryx_update_slice(mx, k, t, 0,
+					(size_t)mx->in[k] * mx->out[k] + mx->out[k]);
 }
 
 void wse_memoryx_get(const struct wse_memoryx *mx, float *weights, float *state)

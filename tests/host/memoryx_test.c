@@ -83,6 +83,47 @@ TEST(memoryx_updates_as_the_engine)
 	wse_memoryx_destroy(mx);
 }
 
+TEST(memoryx_slices_update_as_the_whole)
+{
+	struct wse_memoryx *whole, *sliced;
+	struct wsep_program p;
+	struct wsep_layer l[2];
+	struct engine_rng rng;
+
+	small_program(&p, l);
+	ASSERT_EQ(0, wse_memoryx_create(&p, &whole));
+	ASSERT_EQ(0, wse_memoryx_create(&p, &sliced));
+	engine_rng_seed(&rng, 5);
+	for (uint64_t t = 1; t <= 4; t++) {
+		for (uint32_t k = 0; k < 2; k++) {
+			size_t n, cut[] = { 0, 7, 7, 33, 60, 62, 65 };
+			float *g1 = wse_memoryx_grad(whole, k), *g2 = wse_memoryx_grad(sliced, k);
+
+			wse_memoryx_layer(whole, k, &n);
+			for (size_t i = 0; i < n; i++)
+				g1[i] = g2[i] = engine_rng_uniform(&rng) - 0.5f;
+			ASSERT_EQ(0, wse_memoryx_update(whole, k, t));
+			/* Slices across the W/b boundary, one empty, out of order. */
+			for (int c = 5; c >= 0; c--) {
+				size_t a = cut[c] < n ? cut[c] : n, b = cut[c + 1] < n ? cut[c + 1] : n;
+
+				if (c == 5)
+					b = n;
+				ASSERT_EQ(0, wse_memoryx_update_slice(sliced, k, t, a, b - a));
+			}
+		}
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		size_t n;
+		const float *a = wse_memoryx_layer(whole, k, &n), *b = wse_memoryx_layer(sliced, k, &n);
+
+		EXPECT_EQ(0, memcmp(a, b, n * 4));
+	}
+	EXPECT_EQ(-EINVAL, wse_memoryx_update_slice(sliced, 0, 1, 60, 6));
+	wse_memoryx_destroy(whole);
+	wse_memoryx_destroy(sliced);
+}
+
 TEST(memoryx_get_set_round_trip)
 {
 	struct wse_memoryx *mx, *other;

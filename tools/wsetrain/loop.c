@@ -56,6 +56,7 @@ struct trainer {
 	struct train_metrics *metrics;
 	uint32_t B, classes, record;
 	struct step_plan plan;
+	double scale[TRAIN_MAX_SYSTEMS];	/* each system's share of the batch */
 	/* Progress. */
 	uint64_t step;			/* optimizer steps done */
 	uint32_t epoch, position;
@@ -148,31 +149,39 @@ static void gather(struct trainer *t, const struct wse_dataset *ds, const uint32
 	}
 }
 
-/* SwarmX's reduction and MemoryX's update, layer by layer. */
-static int update(struct trainer *t, uint32_t b)
+/*
+ * SwarmX's reduction and MemoryX's update. Both work element by element,
+ * so every system's thread takes a slice of every layer: the same bits as
+ * one thread doing it all, in a fraction of the time.
+ */
+static int member_update(unsigned int m, void *arg)
 {
-	double scale[TRAIN_MAX_SYSTEMS];
+	struct trainer *t = arg;
 	float *part[TRAIN_MAX_SYSTEMS];
 
+	for (uint32_t k = 0; k < t->p->num_layers; k++) {
+		size_t floats, first, count;
+
+		wse_memoryx_layer(t->mx, k, &floats);
+		first = floats * m / t->n;
+		count = floats * (m + 1) / t->n - first;
+		for (unsigned int i = 0; i < t->n; i++)
+			part[i] = t->mb[i].grad[k] + first;
+		wse_swarmx_reduce(t->sx, wse_memoryx_grad(t->mx, k) + first, part, t->scale, count);
+		if (wse_memoryx_update_slice(t->mx, k, t->step + 1, first, count))
+			return train_fail("MemoryX: the update of layer %u failed", k);
+	}
+	return 0;
+}
+
+static int update(struct trainer *t, uint32_t b)
+{
 	for (unsigned int m = 0; m < t->n; m++) {
 		uint32_t at;
 
-		scale[m] = (double)shard(t, b, m, &at) / b;
+		t->scale[m] = (double)shard(t, b, m, &at) / b;
 	}
-	for (uint32_t k = t->p->num_layers; k-- > 0;) {
-		size_t floats;
-		int ret;
-
-		wse_memoryx_layer(t->mx, k, &floats);
-		for (unsigned int m = 0; m < t->n; m++)
-			part[m] = t->mb[m].grad[k];
-		wse_swarmx_reduce(t->sx, wse_memoryx_grad(t->mx, k), part, scale, floats);
-		ret = wse_memoryx_update(t->mx, k, t->step + 1);
-		if (ret)
-			return train_fail("MemoryX: the update of layer %u failed: %s", k,
-					  strerror(-ret));
-	}
-	return 0;
+	return wse_swarmx_each(t->sx, member_update, t) ? -1 : 0;
 }
 
 /* Losses and correct predictions of the step just collected. */

@@ -45,6 +45,14 @@ float *wse_memoryx_grad(struct wse_memoryx *mx, uint32_t k);
  * of a step with the same t.
  */
 int wse_memoryx_update(struct wse_memoryx *mx, uint32_t k, uint64_t t);
+/*
+ * The same update for floats [@first, @first + @count) of layer @k (W then
+ * b) only. The optimizer works element by element, so updating a layer in
+ * slices, in any order or at once on several threads, gives the same bits
+ * as wse_memoryx_update().
+ */
+int wse_memoryx_update_slice(struct wse_memoryx *mx, uint32_t k, uint64_t t, size_t first,
+			     size_t count);
 
 /*
  * The whole state, for checkpoints: weights (wse_memoryx_floats() floats)
