@@ -21,7 +21,7 @@
 struct netlink_ext_ack;
 struct platform_device;
 
-#define WSE_KEEPALIVE_MS_DEFAULT	1000
+#define WSE_KEEPALIVE_MS_DEFAULT	5000
 #define WSE_KEEPALIVE_MS_MIN		100
 #define WSE_KEEPALIVE_MS_MAX		60000
 /* Missed keepalive intervals before the link is declared dead. */
