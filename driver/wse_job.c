@@ -298,8 +298,7 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
  * @timeout_ms: the job's timeout, 0 for the queue's
  * @vec: the request payload, in @job (its header, its data)
  * @nvec: entries in @vec
- * @nonblock: do not wait for the link: what cannot be sent at once is
- *	sent by the link's transmit work
+ * @nonblock: do not send here: the link's transmit work sends it
  * @job_id: set to the job's id
  *
  * Requests go on the link in the order their jobs get their ids: the

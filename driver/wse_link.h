@@ -11,7 +11,6 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
-#include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -83,13 +82,9 @@ struct wse_link {
 	 * order they were queued. Never taken under @lock.
 	 */
 	struct mutex tx_lock;
-	/** @tx_cur: the request whose frame is partly sent; @tx_lock. */
-	struct wse_link_req *tx_cur;
-	/** @tx_msg: how far @tx_cur's frame is sent; @tx_lock. */
-	struct msghdr tx_msg;
 	/** @tx_err: a send failed: queued frames are dropped; @tx_lock. */
 	int tx_err;
-	/** @tx_work: sends what submitters that may not block left queued. */
+	/** @tx_work: sends what submitters that may not block queued. */
 	struct work_struct tx_work;
 	/** @rx_thread: reads and dispatches every frame after the handshake. */
 	struct task_struct *rx_thread;

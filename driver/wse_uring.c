@@ -4,9 +4,9 @@
  * job on ordinary user memory or a registered buffer: issued inline, in
  * the submitter's task, even when io_uring asks for a non-blocking issue
  * (the SQE payload is copied once, the data copied into the job, the
- * request queued on the link and sent as far as the socket takes it
- * without waiting; the link's transmit work sends the rest). Commands are
- * therefore queued in the order they are issued. Answered on the receive
+ * request queued on the link, which the link's transmit work sends: a
+ * batch goes out together). Commands are therefore queued in the order
+ * they are issued. Answered on the receive
  * thread, completed in the submitter's task, where the reply is copied out
  * and the CQE posted. A ring that goes away cancels what it still has in
  * flight.
