@@ -20,5 +20,5 @@ $(B)/host-tests/link_hostile_peer_test $(B)/host-tests-san/link_hostile_peer_tes
 # opcodes.
 progs += wse-trainhost
 wse-trainhost_srcs := tests/tools/wse_trainhost.c
-wse-trainhost_libs := wse wsep wseengine wselink
-wse-trainhost_ldlibs := -lopenblas -lm
+wse-trainhost_libs := wse wsedata wsep wseengine wselink
+wse-trainhost_ldlibs := -lz -lopenblas -lm

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "wse/dataset.h"
 #include "wse/link_codec.h"
 #include "wse/memoryx.h"
 #include "wse/wsep.h"
@@ -37,9 +38,10 @@ struct opts {
 };
 
 struct data {
+	struct wse_dataset ds;	/* IDX images and labels, if given */
 	uint32_t n, dim;
-	uint8_t *x;		/* IDX images, n x dim */
-	uint8_t *y;
+	uint8_t *x;		/* ds.images: n x dim */
+	uint8_t *y;		/* ds.labels */
 	float *teacher;		/* synthetic: classes x dim */
 	struct engine_rng rng;
 	uint32_t next;
@@ -99,36 +101,6 @@ static uint8_t *read_file(const char *path, size_t *len)
 		*len = (size_t)n;
 	}
 	fclose(f);
-	return buf;
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-/* An IDX file of u8 with @dims dimensions; returns the items and their size. */
-static uint8_t *read_idx(const char *path, unsigned dims, uint32_t *count, uint32_t *item)
-{
-	size_t len = 0;
-	uint8_t *buf = read_file(path, &len);
-	uint64_t size = 1;
-
-	if (!buf || len < 4 + 4ULL * dims || be32(buf) != (0x0800U | dims)) {
-		free(buf);
-		fail("%s: not an uncompressed IDX file of %u-dimensional u8 data", path, dims);
-		return NULL;
-	}
-	*count = be32(buf + 4);
-	for (unsigned d = 1; d < dims; d++)
-		size *= be32(buf + 4 + 4 * d);
-	*item = (uint32_t)size;
-	if (size > (1U << 24) || len - 4 - 4ULL * dims < (uint64_t)*count * size) {
-		free(buf);
-		fail("%s: the header promises more data than the file holds", path);
-		return NULL;
-	}
-	memmove(buf, buf + 4 + 4 * dims, (size_t)*count * size);
 	return buf;
 }
 
@@ -383,17 +355,20 @@ out:
 
 static int setup_data(const struct opts *o, const struct wsep_program *p, struct data *d)
 {
-	uint32_t classes = p->layers[p->num_layers - 1].out, ny, item;
+	uint32_t classes = p->layers[p->num_layers - 1].out;
+	char err[512];
 
 	engine_rng_seed(&d->rng, o->seed);
 	if (o->images) {
-		d->x = read_idx(o->images, 3, &d->n, &d->dim);
-		d->y = d->x ? read_idx(o->labels, 1, &ny, &item) : NULL;
-		if (!d->y)
-			return -1;
-		if (d->dim != p->input_dim || ny != d->n || !d->n)
-			return fail("%u images of %u values and %u labels do not fit a program with %u inputs",
-				    d->n, d->dim, ny, p->input_dim);
+		if (wse_dataset_load(o->images, o->labels, &d->ds, err, sizeof(err)))
+			return fail("%s", err);
+		d->x = d->ds.images;
+		d->y = d->ds.labels;
+		d->n = d->ds.count;
+		d->dim = d->ds.item;
+		if (d->dim != p->input_dim || !d->n)
+			return fail("%u images of %u values do not fit a program with %u inputs",
+				    d->n, d->dim, p->input_dim);
 		for (uint32_t i = 0; i < d->n; i++)
 			if (d->y[i] >= classes)
 				return fail("label %u of %s is %u; the program has %u classes", i,
@@ -528,8 +503,7 @@ int main(int argc, char **argv)
 	close(fd);
 	wsep_program_free(p);
 	free(img);
-	free(d.x);
-	free(d.y);
+	wse_dataset_free(&d.ds);
 	free(d.teacher);
 	return ret ? 1 : 0;
 }
