@@ -531,7 +531,7 @@ static int setup(struct trainer *t)
 	if (train_pick_devices(o, specs))
 		return -1;
 	for (unsigned int m = 0; m < o->systems; m++) {
-		if (train_system_open(&t->sys[m], m, specs[m]))
+		if (train_system_open(&t->sys[m], specs[m]))
 			return -1;
 		t->n = m + 1;
 	}

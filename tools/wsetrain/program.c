@@ -59,14 +59,12 @@ static int run_compiler(const char *cc, const char *const *args)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int train_pass_through(const struct train_opts *o, int argc, char **argv)
+int train_pass_through(const struct train_opts *o)
 {
 	char buf[PATH_MAX];
 	const char *args[16];
 	int n = 0;
 
-	(void)argc;
-	(void)argv;
 	args[n++] = compiler(o, buf, sizeof(buf));
 	args[n++] = o->model;
 	args[n++] = o->pass_through;

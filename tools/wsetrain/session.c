@@ -61,7 +61,7 @@ int train_pick_devices(const struct train_opts *o, char specs[][16])
 	return 0;
 }
 
-int train_system_open(struct train_system *s, unsigned int index, const char *spec)
+int train_system_open(struct train_system *s, const char *spec)
 {
 	struct wse_ring_params in = { .hw_queue = 1, .depth = RING_DEPTH,
 				      .timeout_ms = XFER_TIMEOUT_MS };
@@ -70,7 +70,6 @@ int train_system_open(struct train_system *s, unsigned int index, const char *sp
 	int ret;
 
 	memset(s, 0, sizeof(*s));
-	s->index = index;
 	snprintf(s->name, sizeof(s->name), "device %s", spec);
 	ret = wse_open(spec, &s->dev);
 	if (ret)

@@ -63,7 +63,7 @@ int train_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int train_program(const struct train_opts *o, const struct drm_wse_device_info *dev,
 		  void **image, size_t *len, struct wsep_program **prog);
 /* Runs the compiler for --compile-only / --validate-only; returns its exit status. */
-int train_pass_through(const struct train_opts *o, int argc, char **argv);
+int train_pass_through(const struct train_opts *o);
 
 /* The stream ids a training program must have. */
 struct train_streams {
@@ -74,7 +74,6 @@ int train_find_streams(const struct wsep_program *p, struct train_streams *s);
 
 /* session.c: one system: its device, queues, rings and the loaded program. */
 struct train_system {
-	unsigned int index;		/* among the systems of this run */
 	struct wse_dev *dev;
 	char name[64];			/* "device 0 (/dev/accel/accel0)" */
 	struct wse_info info;
@@ -86,7 +85,7 @@ struct train_system {
 	uint64_t cycles, est_cycles;	/* summed over finished RUNs */
 };
 
-int train_system_open(struct train_system *s, unsigned int index, const char *spec);
+int train_system_open(struct train_system *s, const char *spec);
 void train_system_close(struct train_system *s);
 int train_system_load(struct train_system *s, const void *image, size_t len);
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch);

@@ -18,6 +18,6 @@ int main(int argc, char **argv)
 	if (o.inspect)
 		return train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
 	if (o.pass_through)
-		return train_pass_through(&o, argc, argv);
+		return train_pass_through(&o);
 	return train_run(&o) ? EXIT_TRAIN_FAILED : 0;
 }
