@@ -140,6 +140,13 @@ static void wse_job_retire(struct wse_job *job)
 	job->obj = NULL;
 }
 
+/* One user of the buffer object's mapping is done with it. */
+static void wse_job_put_data(struct wse_job *job)
+{
+	if (atomic_dec_and_test(&job->data_users))
+		wse_job_retire(job);
+}
+
 /*
  * Finishes the job once: retire, record, signal. Drops the reference the
  * request held. Process context; whoever calls it owns the request (the
@@ -149,7 +156,7 @@ void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 {
 	if (atomic_xchg(&job->finished, 1))
 		return;
-	wse_job_retire(job);
+	wse_job_put_data(job);
 	job->status = status;
 	job->result_len = status ? 0 : result_len;
 	if (status)
@@ -171,6 +178,15 @@ static void wse_job_done(struct wse_link_req *req)
 	struct wse_job *job = container_of(req, struct wse_job, req);
 
 	wse_job_finish(job, req->status, req->resp_len);
+}
+
+/* The link's sender is done with the request's frame. */
+static void wse_job_sent(struct wse_link_req *req)
+{
+	struct wse_job *job = container_of(req, struct wse_job, req);
+
+	wse_job_put_data(job);
+	wse_job_put(job);
 }
 
 static void wse_job_timeout(struct work_struct *work)
@@ -270,6 +286,8 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
 	job->req.opcode = wse_ops[op].opcode;
 	job->req.queue = queue->hw_queue;
 	job->req.done = wse_job_done;
+	job->req.tx_done = wse_job_sent;
+	atomic_set(&job->data_users, 1);
 	INIT_DELAYED_WORK(&job->timeout_work, wse_job_timeout);
 	return job;
 }
@@ -278,17 +296,24 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
  * wse_job_start() - queue a job and send its request
  * @job: from wse_job_new(), with its data and reply buffer set up
  * @timeout_ms: the job's timeout, 0 for the queue's
- * @vec: the request payload
+ * @vec: the request payload, in @job (its header, its data)
  * @nvec: entries in @vec
+ * @nonblock: do not send here: the link's transmit work sends it
  * @job_id: set to the job's id
  *
- * Return: 0, the job queued and sent (it finishes later, exactly once);
- * or a negative errno, the job gone.
+ * Requests go on the link in the order their jobs get their ids: the
+ * queue's order is the wire order.
+ *
+ * Return: 0, the job queued and its request on its way (without
+ * @nonblock: sent); it finishes later, exactly once, and may be gone by
+ * the time this returns. Or a negative errno, the job gone.
  */
 int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
-		  unsigned int nvec, u64 *job_id)
+		  unsigned int nvec, bool nonblock, u64 *job_id)
 {
 	struct wse_queue *queue = job->queue;
+	/* Held by the device, which the caller's open file holds. */
+	struct wse_link *link = queue->link;
 	int ret = 0;
 
 	mutex_lock(&queue->submit_lock);
@@ -330,15 +355,23 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	queue_delayed_work(wse_wq, &job->timeout_work,
 			   timeout_ms ? msecs_to_jiffies(timeout_ms) : queue->timeout);
 	*job_id = job->id;
-	ret = wse_link_submit(queue->link, &job->req, vec, nvec);
+	/* The sender's references, the job's and its data's, until sent. */
+	dma_fence_get(&job->fence);
+	atomic_inc(&job->data_users);
+	/* Queued under submit_lock, in id order; sent outside it. */
+	ret = wse_link_submit(link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);
 	if (ret) {
 		/* Never sent: the job is not queued; the caller hears why. */
+		atomic_dec(&job->data_users);
+		wse_job_put(job);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
 		wse_job_collect(job);
+		return ret;
 	}
-	return ret;
+	wse_link_push(link, nonblock);
+	return 0;
 }
 
 /* Takes a job out of its queue's table, if nobody else did. */
@@ -386,7 +419,6 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct drm_wse_submit *args = data;
 	const struct wse_op_desc *d = wse_job_op(args->op);
-	union wse_job_hdr hdr;
 	struct wse_queue *queue;
 	struct wse_job *job;
 	struct kvec vec[2];
@@ -437,10 +469,11 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			job->req.resp_cap = args->length;
 		}
 	}
-	ret = wse_job_request(d, args->op, args->args, args->length, &hdr, bo_data, vec, &nvec);
+	ret = wse_job_request(d, args->op, args->args, args->length, &job->hdr, bo_data, vec,
+			      &nvec);
 	if (ret)
 		goto discard;
-	return wse_job_start(job, args->timeout_ms, vec, nvec, &args->job_id);
+	return wse_job_start(job, args->timeout_ms, vec, nvec, false, &args->job_id);
 
 discard:
 	wse_job_discard(job);

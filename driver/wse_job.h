@@ -93,15 +93,20 @@ struct io_uring_cmd;
 /**
  * struct wse_job - one request to the firmware, with a fence
  * @fence: signalled when the job finishes; its refcount is the job's
- *	lifetime (the queue's table, the link while in flight, the timeout
- *	work while scheduled, and waiters hold references)
+ *	lifetime (the queue's table, the link while in flight, the link's
+ *	sender until the frame is sent, the timeout work while scheduled,
+ *	and waiters hold references)
  * @req: the link request
+ * @hdr: the request header, sent from here
+ * @data_users: who still uses @obj's mapping: the job until it finishes,
+ *	and the sender until the frame is sent; the last retires @obj
  * @queue: the queue (referenced)
  * @obj: the buffer object, until the job is retired
  * @map: @obj's kernel mapping, until the job is retired
  * @timeout_work: aborts the job when its time is up
  * @id: the job's number in its queue
- * @kbuf: a kernel copy of the data, for jobs that do not use a buffer object
+ * @kbuf: a kernel copy of the data, for jobs that do not use a buffer
+ *	object; freed with the job
  * @ucmd: the io_uring command the job answers, if it came that way
  * @on_finish: if set, called when the job finishes, with the request's
  *	reference to pass on or drop
@@ -112,6 +117,8 @@ struct io_uring_cmd;
 struct wse_job {
 	struct dma_fence fence;
 	struct wse_link_req req;
+	union wse_job_hdr hdr;
+	atomic_t data_users;
 	struct wse_queue *queue;
 	struct drm_gem_object *obj;
 	struct iosys_map map;
@@ -140,7 +147,7 @@ int wse_job_request(const struct wse_op_desc *d, u32 op, const u64 *args, u64 le
 		    union wse_job_hdr *hdr, void *data, struct kvec *vec, unsigned int *nvec);
 struct wse_job *wse_job_new(struct wse_queue *queue, u32 op);
 int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
-		  unsigned int nvec, u64 *job_id);
+		  unsigned int nvec, bool nonblock, u64 *job_id);
 void wse_job_finish(struct wse_job *job, int status, u32 result_len);
 void wse_job_collect(struct wse_job *job);
 

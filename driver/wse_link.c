@@ -8,6 +8,13 @@
  * notices a silent peer. Any failure - EOF, a socket error, a missed
  * keepalive, a protocol violation - kills the link: every request in flight
  * fails with -ENOTCONN (or the cause), waiters wake, and an event goes out.
+ *
+ * Requests are sent in the order they are queued: wse_link_submit() builds
+ * the frame and puts it on the link's transmit queue, and the submitter
+ * then pushes it out (wse_link_push()). Only a holder of tx_lock takes
+ * frames off the queue, one at a time and each to its end, so the wire
+ * order is the queue order. A submitter that may not block leaves the
+ * sending to the link's transmit work.
  */
 
 #include <linux/delay.h>
@@ -52,12 +59,16 @@ static void wse_link_release(struct kref *ref)
 	 * about to send or shut down, and finds a shut-down socket, not a
 	 * freed one.
 	 */
+	/* Every queued frame holds a reference to its link, through its job. */
+	WARN_ON_ONCE(!list_empty(&link->tx_queue));
 	if (link->sock)
 		sockfd_put(link->sock);
 	xa_destroy(&link->pending);
 	kvfree(link->rxbuf);
 	kfree(link);
 }
+
+static void wse_link_tx_work(struct work_struct *work);
 
 struct wse_link *wse_link_alloc(void)
 {
@@ -71,8 +82,10 @@ struct wse_link *wse_link_alloc(void)
 	link->state = WSE_LINK_STATE_NONE;
 	link->next_tag = 1;
 	mutex_init(&link->tx_lock);
+	INIT_WORK(&link->tx_work, wse_link_tx_work);
 	spin_lock_init(&link->lock);
 	xa_init(&link->pending);
+	INIT_LIST_HEAD(&link->tx_queue);
 	return link;
 }
 
@@ -155,14 +168,32 @@ void wse_link_fail(struct wse_link *link, int err, const char *reason)
 	wse_genl_notify(link, WSE_EVENT_LINK_DOWN, err, reason);
 }
 
-/* Sends one frame; the caller holds tx_lock. */
+/*
+ * Sends what is left of @msg, waiting for room for as long as the
+ * socket's send timeout. @more: another frame follows at once, so a
+ * short segment may wait for it. Returns 0 or a negative errno.
+ */
+static int wse_link_sendmsg(struct wse_link *link, struct msghdr *msg, bool more)
+{
+	int ret;
+
+	while (msg_data_left(msg)) {
+		msg->msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+		ret = sock_sendmsg(link->sock, msg);
+		if (ret <= 0)
+			return ret == -EAGAIN ? -ETIMEDOUT : (ret ? ret : -EPIPE);
+	}
+	return 0;
+}
+
+/* Sends one frame built here; the caller holds tx_lock. */
 static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 				u16 flags, u16 queue, u32 tag,
 				const struct kvec *payload, unsigned int npayload)
 {
 	struct kvec vec[4];
 	struct wse_link_hdr hdr;
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	struct msghdr msg = { };
 	size_t total = sizeof(hdr);
 	unsigned int i;
 	int ret;
@@ -178,26 +209,129 @@ static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 		total += payload[i].iov_len;
 	}
 
-	/* kernel_sendmsg() may send part; resend the rest. */
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, vec, npayload + 1, total);
-	while (msg_data_left(&msg)) {
-		ret = sock_sendmsg(link->sock, &msg);
-		if (ret <= 0)
-			return ret == -EAGAIN ? -ETIMEDOUT : (ret ? ret : -EPIPE);
-	}
+	ret = wse_link_sendmsg(link, &msg, false);
+	if (ret)
+		return ret;
 	atomic64_inc(&link->stats.frames_tx);
 	atomic64_add(total, &link->stats.bytes_tx);
 	return 0;
 }
 
+/*
+ * Sends queued frames in queue order, each to its end; the caller holds
+ * tx_lock. Requests whose frames are done with (sent, or dropped because
+ * the link is down or a send failed) and that have a tx_done go on @done,
+ * for the caller to hand back once tx_lock is released.
+ *
+ * Return: 0 when the queue is empty, or the error a send failed with,
+ * which the caller must fail the link with. After a failure every frame
+ * is dropped.
+ */
+static int wse_link_tx_drain(struct wse_link *link, struct list_head *done)
+{
+	struct wse_link_req *req;
+	struct msghdr msg = { };
+	bool more, up;
+	int ret = 0;
+
+	lockdep_assert_held(&link->tx_lock);
+	for (;;) {
+		spin_lock(&link->lock);
+		req = list_first_entry_or_null(&link->tx_queue, struct wse_link_req, tx_node);
+		if (req)
+			list_del_init(&req->tx_node);
+		more = !list_empty(&link->tx_queue);
+		up = link->state == WSE_LINK_STATE_UP;
+		spin_unlock(&link->lock);
+		if (!req)
+			return ret;
+
+		if (up && !link->tx_err) {
+			iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, req->tx_vec, req->tx_nvec,
+				      sizeof(req->tx_hdr) + le32_to_cpu(req->tx_hdr.length));
+			ret = wse_link_sendmsg(link, &msg, more);
+			if (ret) {
+				link->tx_err = ret;
+			} else {
+				atomic64_inc(&link->stats.frames_tx);
+				atomic64_add(sizeof(req->tx_hdr) + le32_to_cpu(req->tx_hdr.length),
+					     &link->stats.bytes_tx);
+			}
+		}
+		/* Without tx_done, the request is its submitter's again now. */
+		if (req->tx_done)
+			list_add_tail(&req->tx_node, done);
+	}
+}
+
+/* Hands requests back whose frames are done with. After the last call
+ * a request's link may be gone.
+ */
+static void wse_link_tx_finish(struct list_head *done)
+{
+	struct wse_link_req *req, *next;
+
+	list_for_each_entry_safe(req, next, done, tx_node)
+		req->tx_done(req);
+}
+
+/* Makes sure the transmit work runs after now; it holds a reference. */
+static void wse_link_tx_kick(struct wse_link *link)
+{
+	wse_link_get(link);
+	if (!queue_work(wse_wq, &link->tx_work))
+		wse_link_put(link);
+}
+
+/**
+ * wse_link_push() - send the frames queued on a link
+ * @link: the link; the caller holds a reference
+ * @nonblock: do not send here: leave it to the transmit work
+ *
+ * Without @nonblock, every frame queued before the call is sent (or
+ * dropped, if the link fails) when it returns. With it, the transmit work
+ * sends them soon: a submitter queueing a batch of requests has them sent
+ * together, once it waits (measured: faster than sending each inline,
+ * without waiting, from the submitter). A failed send kills the link.
+ * Process context, no locks held.
+ */
+void wse_link_push(struct wse_link *link, bool nonblock)
+{
+	LIST_HEAD(done);
+	int ret;
+
+	if (nonblock) {
+		wse_link_tx_kick(link);
+		return;
+	}
+	mutex_lock(&link->tx_lock);
+	ret = wse_link_tx_drain(link, &done);
+	mutex_unlock(&link->tx_lock);
+	if (ret)
+		wse_link_fail(link, ret, "sending a request failed");
+	wse_link_tx_finish(&done);
+}
+
+static void wse_link_tx_work(struct work_struct *work)
+{
+	struct wse_link *link = container_of(work, struct wse_link, tx_work);
+
+	wse_link_push(link, false);
+	wse_link_put(link);
+}
+
+/* Sends a frame that is not a request (no tag of ours, no answer awaited),
+ * between two queued frames.
+ */
 static int wse_link_send(struct wse_link *link, u8 opcode, u16 flags, u16 queue,
 			 u32 tag, const struct kvec *payload, unsigned int npayload)
 {
 	int ret;
 
 	mutex_lock(&link->tx_lock);
-	ret = wse_link_send_locked(link, link->version, opcode, flags, queue, tag,
-				   payload, npayload);
+	ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, flags, queue,
+						   tag, payload, npayload);
 	mutex_unlock(&link->tx_lock);
 	return ret;
 }
@@ -756,27 +890,34 @@ void wse_link_reset(struct wse_link *link)
 }
 
 /**
- * wse_link_submit() - send a request whose answer comes later
+ * wse_link_submit() - queue a request whose answer comes later
  * @link: the link
- * @req: the request: @opcode, @queue, @resp, @resp_cap and @done (or
- *	NULL, to wait on @wait) set by the caller
- * @vec: the request payload
+ * @req: the request: @opcode, @queue, @resp, @resp_cap, @done (or NULL,
+ *	to wait on @wait) and @tx_done set by the caller
+ * @vec: the request payload; it must stay put until @tx_done runs
  * @nvec: entries in @vec (at most 3)
+ *
+ * Builds the frame and queues it behind those queued before; it goes out
+ * at the caller's wse_link_push(), or at an earlier one.
  *
  * On success the request is finished exactly once - answered, refused,
  * failed with the link, or failed with -ECANCELED by a reset - unless
- * wse_link_cancel() takes it back first. @done runs in process context
- * with none of the link's locks held, and must not sleep for long: it runs
- * on the receive thread.
+ * wse_link_cancel() takes it back first; and @tx_done runs once. @done
+ * runs in process context with none of the link's locks held, and must
+ * not sleep for long: it runs on the receive thread.
  *
  * Return: 0, or -ENOTCONN (the link is down) or another negative errno,
- * in which case nothing was sent and @done will not run.
+ * in which case nothing was queued and neither @done nor @tx_done will run.
  */
 int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec)
 {
+	unsigned int i;
+	bool up;
 	int ret;
 
+	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1))
+		return -EINVAL;
 	init_completion(&req->wait);
 	req->resp_len = 0;
 
@@ -790,24 +931,35 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		link->next_tag = 1;
 	spin_unlock(&link->lock);
 
+	/* The digests are computed here, by the submitter. */
+	wse_frame_build(&req->tx_hdr, link->version, req->opcode, 0, req->queue, req->tag,
+			vec, nvec);
+	req->tx_vec[0].iov_base = &req->tx_hdr;
+	req->tx_vec[0].iov_len = sizeof(req->tx_hdr);
+	for (i = 0; i < nvec; i++)
+		req->tx_vec[i + 1] = vec[i];
+	req->tx_nvec = nvec + 1;
+
 	ret = xa_insert(&link->pending, req->tag, req, GFP_KERNEL);
 	if (ret)
 		return ret == -EBUSY ? -EAGAIN : ret;
+
+	spin_lock(&link->lock);
+	up = link->state == WSE_LINK_STATE_UP;
+	if (up)
+		list_add_tail(&req->tx_node, &link->tx_queue);
+	spin_unlock(&link->lock);
+	if (up)
+		return 0;
 	/* Failing the link empties the table; a request added after that
 	 * must not wait for nothing.
 	 */
-	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP) {
-		if (xa_erase(&link->pending, req->tag))
-			return -ENOTCONN;
-		return 0;	/* the failure finishes it */
-	}
-
-	ret = wse_link_send(link, req->opcode, 0, req->queue, req->tag, vec, nvec);
-	if (ret) {
-		wse_link_fail(link, ret, "sending a request failed");
-		if (xa_erase(&link->pending, req->tag))
-			return -ENOTCONN;
-	}
+	if (xa_erase(&link->pending, req->tag))
+		return -ENOTCONN;
+	/* The failure finishes it; the sender drops the frame. */
+	spin_lock(&link->lock);
+	list_add_tail(&req->tx_node, &link->tx_queue);
+	spin_unlock(&link->lock);
 	return 0;
 }
 
@@ -853,6 +1005,8 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 	ret = wse_link_submit(link, &r, req, nreq);
 	if (ret)
 		return ret;
+	/* @r has no tx_done: it is sent (or dropped) once this returns. */
+	wse_link_push(link, false);
 
 	left = wait_for_completion_interruptible_timeout(&r.wait, timeout);
 	if (left <= 0) {

@@ -8,6 +8,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/spinlock.h>
@@ -75,8 +76,16 @@ struct wse_link {
 	 * shut down when the link dies, released with the last reference.
 	 */
 	struct socket *sock;
-	/** @tx_lock: serialises frames sent on @sock. */
+	/**
+	 * @tx_lock: serialises frames sent on @sock, and is held by whoever
+	 * takes requests off @tx_queue (a sender), so frames leave in the
+	 * order they were queued. Never taken under @lock.
+	 */
 	struct mutex tx_lock;
+	/** @tx_err: a send failed: queued frames are dropped; @tx_lock. */
+	int tx_err;
+	/** @tx_work: sends what submitters that may not block queued. */
+	struct work_struct tx_work;
 	/** @rx_thread: reads and dispatches every frame after the handshake. */
 	struct task_struct *rx_thread;
 	/** @rxbuf: payload buffer, used only by whoever receives (@rx_thread). */
@@ -86,7 +95,7 @@ struct wse_link {
 	/** @last_rx: jiffies of the last frame received (READ/WRITE_ONCE). */
 	unsigned long last_rx;
 
-	/** @lock: protects @state, @dead_reason and @next_tag. */
+	/** @lock: protects @state, @dead_reason, @next_tag and @tx_queue. */
 	spinlock_t lock;
 	/** @state: an &enum wse_link_state. */
 	enum wse_link_state state;
@@ -96,6 +105,12 @@ struct wse_link {
 	u32 next_tag;
 	/** @pending: tag -> &struct wse_link_req awaiting a response; xa lock. */
 	struct xarray pending;
+	/**
+	 * @tx_queue: requests whose frames wait to be sent, oldest first.
+	 * Added to under @lock (once the link is down, only to be dropped);
+	 * taken off only by a holder of @tx_lock, under @lock too.
+	 */
+	struct list_head tx_queue;
 
 	/** @pdev: the platform device of the accel device; device set lock. */
 	struct platform_device *pdev;
@@ -117,9 +132,19 @@ struct wse_link {
  * @resp_len: reply bytes written
  * @done: called when the request is finished, or NULL to complete @wait
  * @wait: completed when finished, if @done is NULL
+ * @tx_done: if set, called once the frame has left &wse_link.tx_queue and
+ *	is sent or dropped: the sender no longer uses @tx_vec or what it
+ *	points to. Process context, none of the link's locks held.
+ * @tx_node: on &wse_link.tx_queue
+ * @tx_hdr: the frame header, built when the request is queued
+ * @tx_vec: the frame: @tx_hdr, then the payload
+ * @tx_nvec: entries in @tx_vec
  *
  * Ownership: whoever erases the request from &wse_link.pending (the
- * receiver, a link failure, wse_link_cancel()) owns it from then on.
+ * receiver, a link failure, wse_link_cancel()) owns it from then on; the
+ * frame is the sender's until @tx_done runs. Without @tx_done, the
+ * request must outlive the frame: wse_link_call() sends it before it
+ * returns.
  */
 struct wse_link_req {
 	u8 opcode;
@@ -131,6 +156,11 @@ struct wse_link_req {
 	size_t resp_len;
 	void (*done)(struct wse_link_req *req);
 	struct completion wait;
+	void (*tx_done)(struct wse_link_req *req);
+	struct list_head tx_node;
+	struct wse_link_hdr tx_hdr;
+	struct kvec tx_vec[4];
+	unsigned int tx_nvec;
 };
 
 struct wse_link *wse_link_alloc(void);
@@ -148,6 +178,7 @@ u32 wse_link_inflight(struct wse_link *link);
 
 int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec);
+void wse_link_push(struct wse_link *link, bool nonblock);
 bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req);
 int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st);
 int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse: io_uring commands on the accel file. A DRM_WSE_URING_CMD_JOB is a
- * job on ordinary user memory or a registered buffer: issued in the
- * submitter's context (the SQE payload is copied once, the data sent),
- * answered on the receive thread, and completed in the submitter's task,
- * where the reply is copied out and the CQE posted. A ring that goes away
- * cancels what it still has in flight.
+ * job on ordinary user memory or a registered buffer: issued inline, in
+ * the submitter's task, even when io_uring asks for a non-blocking issue
+ * (the SQE payload is copied once, the data copied into the job, the
+ * request queued on the link, which the link's transmit work sends: a
+ * batch goes out together). Commands are therefore queued in the order
+ * they are issued. Answered on the receive
+ * thread, completed in the submitter's task, where the reply is copied out
+ * and the CQE posted. A ring that goes away cancels what it still has in
+ * flight.
  */
 
 #include <drm/drm_file.h>
@@ -60,8 +64,7 @@ static void wse_uring_complete(struct io_uring_cmd *cmd, unsigned int issue_flag
 		else if (res && wse_uring_copy_out(cmd, job->kbuf, job->result_len))
 			res = -EFAULT;
 	}
-	kvfree(job->kbuf);
-	job->kbuf = NULL;
+	/* The data goes with the job: the sender may still be sending it. */
 	wse_job_collect(job);
 	wse_job_put(job);	/* the request's, handed over by wse_uring_finished() */
 	io_uring_cmd_done(cmd, res, 0, issue_flags);
@@ -95,7 +98,6 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	const struct drm_wse_uring_job *sqe_job;
 	struct drm_wse_uring_job args;
 	const struct wse_op_desc *d;
-	union wse_job_hdr hdr;
 	struct wse_queue *queue;
 	struct wse_job *job;
 	struct kvec vec[2];
@@ -107,9 +109,13 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		return -EINVAL;	/* the payload does not fit a 64-byte SQE */
 	if (cmd->flags & ~IORING_URING_CMD_FIXED)
 		return -EINVAL;
-	/* Everything below may sleep: copying user memory, the socket. */
-	if (issue_flags & IO_URING_F_NONBLOCK)
-		return -EAGAIN;
+	/*
+	 * Issued inline even with IO_URING_F_NONBLOCK, as ublk and nvme do:
+	 * allocating and copying user memory may sleep briefly, but nothing
+	 * below waits for the socket or the firmware. Handing the command to
+	 * an io-wq worker instead (-EAGAIN) would let workers running in
+	 * parallel reorder commands submitted together.
+	 */
 
 	/* The SQE is valid only now: one copy, then only the copy is used. */
 	sqe_job = io_uring_sqe_cmd(cmd->sqe);
@@ -147,7 +153,8 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 		job->req.resp = job->kbuf;
 		job->req.resp_cap = args.length;
 	}
-	ret = wse_job_request(d, args.op, args.args, args.length, &hdr, job->kbuf, vec, &nvec);
+	ret = wse_job_request(d, args.op, args.args, args.length, &job->hdr, job->kbuf, vec,
+			      &nvec);
 	if (ret)
 		goto discard;
 
@@ -159,7 +166,7 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	job->on_finish = wse_uring_finished;
 	/* Before the request is out: the answer may come at once. */
 	io_uring_cmd_mark_cancelable(cmd, issue_flags);
-	ret = wse_job_start(job, args.timeout_ms, vec, nvec, &job_id);
+	ret = wse_job_start(job, args.timeout_ms, vec, nvec, true, &job_id);
 	/* A failed start posts no completion of its own: post it here, which
 	 * also takes the command off the cancelable list.
 	 */

@@ -264,10 +264,10 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 	uint32_t *got = NULL;
 	int fixed, first = 0, n, k;
 	/*
-	 * io_uring issues these commands from parallel workers, so the order
-	 * they reach the queue in is not the submission order. Memory pieces
-	 * name their own addresses; a stream's order is its content, so its
-	 * pieces go one at a time.
+	 * Memory pieces name their own addresses; a stream's order is its
+	 * content, so its pieces go one at a time. (This dates from a driver
+	 * that issued commands from parallel io-wq workers; it now issues in
+	 * submission order, so stream pieces could be pipelined too.)
 	 */
 	const unsigned int window = memory ? r->p.depth : 1;
 

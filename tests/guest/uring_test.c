@@ -213,6 +213,118 @@ TEST_F(uring, many_in_flight)
 	free(r);
 }
 
+/* Commands submitted in one batch reach their queue in submission order:
+ * overlapping writes, each covering the next seven's start, leave every
+ * block holding the last writer's bytes. Workers issuing them in parallel
+ * (as before the inline issue) leave an earlier writer's bytes somewhere.
+ */
+TEST_F(uring, batch_keeps_submission_order)
+{
+	enum { N = 48, BLK = 4096, SPAN = 8 * BLK, ROUNDS = 6 };
+	const size_t region = (size_t)(N - 1) * BLK + SPAN;
+	uint8_t *w = malloc((size_t)N * SPAN), *r = malloc(region);
+	struct io_uring_cqe *cqe;
+	struct drm_wse_uring_job j;
+	int i, k, round, bad, misplaced = 0;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, r);
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < N; i++) {
+			memset(w + (size_t)i * SPAN, (uint8_t)(i * 7 + round * 3 + 1), SPAN);
+			j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
+				   (uint64_t)i * BLK);
+			prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+		}
+		ASSERT_EQ(N, io_uring_submit(&self->ring));
+		for (i = 0, bad = 0; i < N; i++) {
+			ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+			bad += cqe->res != 0;
+			io_uring_cqe_seen(&self->ring, cqe);
+		}
+		ASSERT_EQ(0, bad);
+		memset(r, 0, region);
+		j = job_of(self->queue, DRM_WSE_OP_MEM_READ, r, region, 0);
+		ASSERT_EQ((int)region, run_one(&self->ring, self->fd, &j, -1));
+		/* Block k was written last by command min(k, N - 1). */
+		for (k = 0; k < (int)(region / BLK); k++) {
+			int last = k < N - 1 ? k : N - 1;
+			uint8_t want = (uint8_t)(last * 7 + round * 3 + 1);
+
+			if (r[(size_t)k * BLK] != want || r[(size_t)k * BLK + BLK - 1] != want) {
+				if (!misplaced)
+					TH_LOG("round %d: block %d holds %u, command %d wrote %u",
+					       round, k, r[(size_t)k * BLK], last, want);
+				misplaced++;
+			}
+		}
+	}
+	EXPECT_EQ(0, misplaced);
+	free(w);
+	free(r);
+}
+
+/* SUBMIT after io_uring_submit() on the same queue goes after the whole
+ * batch: its write, over the middle of the batch's, is what stays.
+ */
+TEST_F(uring, submit_after_batch_stays_behind_it)
+{
+	enum { N = 48, BLK = 4096, SPAN = 8 * BLK, AT = 20 };
+	const size_t region = (size_t)(N - 1) * BLK + SPAN;
+	uint8_t *w = malloc((size_t)N * SPAN), *r = malloc(region);
+	struct drm_wse_submit s = {
+		.queue_id = self->queue, .op = DRM_WSE_OP_MEM_WRITE, .length = SPAN,
+		.args = { (uint64_t)AT * BLK },
+	};
+	struct drm_wse_wait wt = { .queue_id = self->queue };
+	struct io_uring_cqe *cqe;
+	struct drm_wse_uring_job j;
+	struct timespec ts;
+	int i, k, bad = 0;
+	void *map;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, guest_bo(self->fd, SPAN, &s.handle, &map));
+	memset(map, 0xee, SPAN);
+	for (i = 0; i < N; i++) {
+		memset(w + (size_t)i * SPAN, (uint8_t)(i * 5 + 1), SPAN);
+		j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
+			   (uint64_t)i * BLK);
+		prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+	}
+	ASSERT_EQ(N, io_uring_submit(&self->ring));
+	ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_SUBMIT, &s));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+		bad += cqe->res != 0;
+		io_uring_cqe_seen(&self->ring, cqe);
+	}
+	EXPECT_EQ(0, bad);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	wt.job_id = s.job_id;
+	wt.timeout_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + 10000000000LL;
+	ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_WAIT, &wt));
+	ASSERT_EQ(0, wt.status);
+
+	j = job_of(self->queue, DRM_WSE_OP_MEM_READ, r, region, 0);
+	ASSERT_EQ((int)region, run_one(&self->ring, self->fd, &j, -1));
+	for (k = 0, bad = 0; k < (int)(region / BLK); k++) {
+		int last = k < N - 1 ? k : N - 1;
+		uint8_t want = k >= AT && k < AT + SPAN / BLK ? 0xee : (uint8_t)(last * 5 + 1);
+
+		if (r[(size_t)k * BLK] != want || r[(size_t)k * BLK + BLK - 1] != want) {
+			if (!bad)
+				TH_LOG("block %d holds %u, want %u", k, r[(size_t)k * BLK], want);
+			bad++;
+		}
+	}
+	EXPECT_EQ(0, bad);
+	munmap(map, SPAN);
+	free(w);
+	free(r);
+}
+
 TEST_F(uring, bad_commands)
 {
 	struct io_uring_params p = { 0 };
