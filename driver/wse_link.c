@@ -12,9 +12,11 @@
  * Requests are sent in the order they are queued: wse_link_submit() builds
  * the frame and puts it on the link's transmit queue, and the submitter
  * then pushes it out (wse_link_push()). Only a holder of tx_lock takes
- * frames off the queue, one at a time and each to its end, so the wire
- * order is the queue order. A submitter that may not block leaves the
- * sending to the link's transmit work.
+ * frames off the queue, one at a time, and a frame the socket took only
+ * part of is finished before any other: the wire order is the queue order.
+ * Submitters never wait for the socket, where a signal would cut a frame
+ * short: what it does not take at once is left to the link's transmit
+ * work, which takes no signals.
  */
 
 #include <linux/delay.h>
@@ -60,7 +62,7 @@ static void wse_link_release(struct kref *ref)
 	 * freed one.
 	 */
 	/* Every queued frame holds a reference to its link, through its job. */
-	WARN_ON_ONCE(!list_empty(&link->tx_queue));
+	WARN_ON_ONCE(!list_empty(&link->tx_queue) || link->tx_cur);
 	if (link->sock)
 		sockfd_put(link->sock);
 	xa_destroy(&link->pending);
@@ -169,24 +171,31 @@ void wse_link_fail(struct wse_link *link, int err, const char *reason)
 }
 
 /*
- * Sends what is left of @msg, waiting for room for as long as the
- * socket's send timeout. @more: another frame follows at once, so a
- * short segment may wait for it. Returns 0 or a negative errno.
+ * Sends what is left of @msg. Blocking, it waits for room for as long as
+ * the socket's send timeout; non-blocking, it returns -EAGAIN once the
+ * socket is full, @msg advanced past what went out. @more: another frame
+ * follows at once, so a short segment may wait for it. Returns 0, -EAGAIN
+ * (only non-blocking) or another negative errno.
  */
-static int wse_link_sendmsg(struct wse_link *link, struct msghdr *msg, bool more)
+static int wse_link_sendmsg(struct wse_link *link, struct msghdr *msg, bool more, bool block)
 {
 	int ret;
 
 	while (msg_data_left(msg)) {
-		msg->msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0);
+		msg->msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) | (block ? 0 : MSG_DONTWAIT);
 		ret = sock_sendmsg(link->sock, msg);
-		if (ret <= 0)
-			return ret == -EAGAIN ? -ETIMEDOUT : (ret ? ret : -EPIPE);
+		if (ret > 0)
+			continue;
+		if (ret == -EAGAIN)
+			return block ? -ETIMEDOUT : -EAGAIN;
+		return ret ?: -EPIPE;
 	}
 	return 0;
 }
 
-/* Sends one frame built here; the caller holds tx_lock. */
+/* Sends one frame built here; the caller holds tx_lock, and no frame is
+ * half sent.
+ */
 static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 				u16 flags, u16 queue, u32 tag,
 				const struct kvec *payload, unsigned int npayload)
@@ -210,7 +219,7 @@ static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 	}
 
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, vec, npayload + 1, total);
-	ret = wse_link_sendmsg(link, &msg, false);
+	ret = wse_link_sendmsg(link, &msg, false, true);
 	if (ret)
 		return ret;
 	atomic64_inc(&link->stats.frames_tx);
@@ -218,50 +227,76 @@ static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 	return 0;
 }
 
-/*
- * Sends queued frames in queue order, each to its end; the caller holds
- * tx_lock. Requests whose frames are done with (sent, or dropped because
- * the link is down or a send failed) and that have a tx_done go on @done,
- * for the caller to hand back once tx_lock is released.
- *
- * Return: 0 when the queue is empty, or the error a send failed with,
- * which the caller must fail the link with. After a failure every frame
- * is dropped.
- */
-static int wse_link_tx_drain(struct wse_link *link, struct list_head *done)
+static size_t wse_link_req_frame_len(const struct wse_link_req *req)
 {
-	struct wse_link_req *req;
-	struct msghdr msg = { };
+	return sizeof(req->tx_hdr) + le32_to_cpu(req->tx_hdr.length);
+}
+
+/*
+ * Sends the rest of the frame of &wse_link.tx_cur, if there is one; the
+ * caller holds tx_lock. Once the frame is sent, or dropped (the link is
+ * down, a send failed), the request goes on @done, for the caller to hand
+ * back once tx_lock is released.
+ *
+ * Return: 0, -EAGAIN (not @block: the socket is full and the frame still
+ * half sent), or the error a send failed with, which the caller must fail
+ * the link with; every frame after it is dropped.
+ */
+static int wse_link_tx_continue(struct wse_link *link, struct list_head *done, bool block)
+{
+	struct wse_link_req *req = link->tx_cur;
 	bool more, up;
 	int ret = 0;
 
 	lockdep_assert_held(&link->tx_lock);
+	if (!req)
+		return 0;
+	spin_lock(&link->lock);
+	more = !list_empty(&link->tx_queue);
+	up = link->state == WSE_LINK_STATE_UP;
+	spin_unlock(&link->lock);
+
+	if (up && !link->tx_err) {
+		ret = wse_link_sendmsg(link, &link->tx_msg, more, block);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret) {
+			link->tx_err = ret;
+		} else {
+			atomic64_inc(&link->stats.frames_tx);
+			atomic64_add(wse_link_req_frame_len(req), &link->stats.bytes_tx);
+		}
+	}
+	link->tx_cur = NULL;
+	list_add_tail(&req->tx_node, done);
+	return ret;
+}
+
+/*
+ * Sends the queued frames in queue order, each to its end, behind the one
+ * half sent; the caller holds tx_lock. Frames done with go on @done, as
+ * in wse_link_tx_continue(), which says what the return values mean; 0
+ * here means the queue is empty.
+ */
+static int wse_link_tx_drain(struct wse_link *link, struct list_head *done, bool block)
+{
+	struct wse_link_req *req;
+	int ret;
+
 	for (;;) {
+		ret = wse_link_tx_continue(link, done, block);
+		if (ret)
+			return ret;
 		spin_lock(&link->lock);
 		req = list_first_entry_or_null(&link->tx_queue, struct wse_link_req, tx_node);
 		if (req)
 			list_del_init(&req->tx_node);
-		more = !list_empty(&link->tx_queue);
-		up = link->state == WSE_LINK_STATE_UP;
 		spin_unlock(&link->lock);
 		if (!req)
-			return ret;
-
-		if (up && !link->tx_err) {
-			iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, req->tx_vec, req->tx_nvec,
-				      sizeof(req->tx_hdr) + le32_to_cpu(req->tx_hdr.length));
-			ret = wse_link_sendmsg(link, &msg, more);
-			if (ret) {
-				link->tx_err = ret;
-			} else {
-				atomic64_inc(&link->stats.frames_tx);
-				atomic64_add(sizeof(req->tx_hdr) + le32_to_cpu(req->tx_hdr.length),
-					     &link->stats.bytes_tx);
-			}
-		}
-		/* Without tx_done, the request is its submitter's again now. */
-		if (req->tx_done)
-			list_add_tail(&req->tx_node, done);
+			return 0;
+		iov_iter_kvec(&link->tx_msg.msg_iter, ITER_SOURCE, req->tx_vec, req->tx_nvec,
+			      wse_link_req_frame_len(req));
+		link->tx_cur = req;
 	}
 }
 
@@ -289,26 +324,34 @@ static void wse_link_tx_kick(struct wse_link *link)
  * @link: the link; the caller holds a reference
  * @nonblock: do not send here: leave it to the transmit work
  *
- * Without @nonblock, every frame queued before the call is sent (or
- * dropped, if the link fails) when it returns. With it, the transmit work
- * sends them soon: a submitter queueing a batch of requests has them sent
- * together, once it waits (measured: faster than sending each inline,
- * without waiting, from the submitter). A failed send kills the link.
- * Process context, no locks held.
+ * Without @nonblock, the caller sends what the socket takes at once, and
+ * leaves the rest to the transmit work. With it, the transmit work sends
+ * everything: a submitter queueing a batch of requests has them sent
+ * together, once it waits (measured: faster than sending each inline from
+ * the submitter).
+ *
+ * The caller never waits for the socket here: a signal (or io_uring's
+ * task work, which looks like one) would cut a frame short, and the
+ * stream with it. Only the transmit work, which takes no signals, waits.
+ * A failed send kills the link. Process context, no locks held.
  */
 void wse_link_push(struct wse_link *link, bool nonblock)
 {
 	LIST_HEAD(done);
 	int ret;
 
-	if (nonblock) {
+	/* Someone else sending would make the caller wait: the work goes on
+	 * after them.
+	 */
+	if (nonblock || !mutex_trylock(&link->tx_lock)) {
 		wse_link_tx_kick(link);
 		return;
 	}
-	mutex_lock(&link->tx_lock);
-	ret = wse_link_tx_drain(link, &done);
+	ret = wse_link_tx_drain(link, &done, false);
 	mutex_unlock(&link->tx_lock);
-	if (ret)
+	if (ret == -EAGAIN)
+		wse_link_tx_kick(link);
+	else if (ret)
 		wse_link_fail(link, ret, "sending a request failed");
 	wse_link_tx_finish(&done);
 }
@@ -316,23 +359,35 @@ void wse_link_push(struct wse_link *link, bool nonblock)
 static void wse_link_tx_work(struct work_struct *work)
 {
 	struct wse_link *link = container_of(work, struct wse_link, tx_work);
+	LIST_HEAD(done);
+	int ret;
 
-	wse_link_push(link, false);
+	mutex_lock(&link->tx_lock);
+	ret = wse_link_tx_drain(link, &done, true);
+	mutex_unlock(&link->tx_lock);
+	if (ret)
+		wse_link_fail(link, ret, "sending a request failed");
+	wse_link_tx_finish(&done);
 	wse_link_put(link);
 }
 
-/* Sends a frame that is not a request (no tag of ours, no answer awaited),
- * between two queued frames.
+/* Sends a frame that is not a request (no tag of ours, no answer awaited)
+ * between two queued frames, waiting for the socket. Only from threads
+ * that take no signals, or where an interrupted send may kill the link.
  */
 static int wse_link_send(struct wse_link *link, u8 opcode, u16 flags, u16 queue,
 			 u32 tag, const struct kvec *payload, unsigned int npayload)
 {
+	LIST_HEAD(done);
 	int ret;
 
 	mutex_lock(&link->tx_lock);
-	ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, flags, queue,
-						   tag, payload, npayload);
+	ret = wse_link_tx_continue(link, &done, true);
+	if (!ret)
+		ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, flags,
+							   queue, tag, payload, npayload);
 	mutex_unlock(&link->tx_lock);
+	wse_link_tx_finish(&done);
 	return ret;
 }
 
@@ -916,7 +971,7 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 	bool up;
 	int ret;
 
-	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1))
+	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1 || !req->tx_done))
 		return -EINVAL;
 	init_completion(&req->wait);
 	req->resp_len = 0;
@@ -977,6 +1032,17 @@ bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req)
 	return xa_erase(&link->pending, req->tag) == req;
 }
 
+/* A synchronous call's request, and when its frame is done with. */
+struct wse_link_call_req {
+	struct wse_link_req req;
+	struct completion sent;
+};
+
+static void wse_link_call_sent(struct wse_link_req *req)
+{
+	complete(&container_of(req, struct wse_link_call_req, req)->sent);
+}
+
 /**
  * wse_link_call() - send a request and wait for its response
  * @link: the link
@@ -996,31 +1062,40 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 		  const struct kvec *req, unsigned int nreq,
 		  void *resp, size_t resp_cap, size_t *resp_len, long timeout)
 {
-	struct wse_link_req r = {
-		.opcode = opcode, .queue = queue, .resp = resp, .resp_cap = resp_cap,
+	struct wse_link_call_req c = {
+		.req = { .opcode = opcode, .queue = queue, .resp = resp, .resp_cap = resp_cap,
+			 .tx_done = wse_link_call_sent },
 	};
 	long left;
 	int ret;
 
-	ret = wse_link_submit(link, &r, req, nreq);
+	init_completion(&c.sent);
+	ret = wse_link_submit(link, &c.req, req, nreq);
 	if (ret)
 		return ret;
-	/* @r has no tx_done: it is sent (or dropped) once this returns. */
 	wse_link_push(link, false);
 
-	left = wait_for_completion_interruptible_timeout(&r.wait, timeout);
+	left = wait_for_completion_interruptible_timeout(&c.req.wait, timeout);
 	if (left <= 0) {
-		if (wse_link_cancel(link, &r)) {
+		if (wse_link_cancel(link, &c.req)) {
 			if (!left)
 				atomic64_inc(&link->stats.timeouts);
-			return left ? (int)left : -ETIMEDOUT;
+			ret = left ? (int)left : -ETIMEDOUT;
+			goto sent;
 		}
-		/* The receiver or a failure owns @r and finishes it promptly. */
-		wait_for_completion(&r.wait);
+		/* The receiver or a failure owns the request and finishes it promptly. */
+		wait_for_completion(&c.req.wait);
 	}
-	if (!r.status && resp_len)
-		*resp_len = r.resp_len;
-	return r.status;
+	ret = c.req.status;
+	if (!ret && resp_len)
+		*resp_len = c.req.resp_len;
+sent:
+	/*
+	 * The frame points at the caller's data and at @c: both must outlive
+	 * it. The transmit work sends or drops it within the send timeout.
+	 */
+	wait_for_completion(&c.sent);
+	return ret;
 }
 
 /**

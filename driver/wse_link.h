@@ -84,6 +84,13 @@ struct wse_link {
 	struct mutex tx_lock;
 	/** @tx_err: a send failed: queued frames are dropped; @tx_lock. */
 	int tx_err;
+	/**
+	 * @tx_cur: the request whose frame is off @tx_queue and partly sent,
+	 * or NULL; @tx_lock. Its rest goes before any other frame.
+	 */
+	struct wse_link_req *tx_cur;
+	/** @tx_msg: what is left to send of @tx_cur's frame; @tx_lock. */
+	struct msghdr tx_msg;
 	/** @tx_work: sends what submitters that may not block queued. */
 	struct work_struct tx_work;
 	/** @rx_thread: reads and dispatches every frame after the handshake. */
@@ -132,9 +139,9 @@ struct wse_link {
  * @resp_len: reply bytes written
  * @done: called when the request is finished, or NULL to complete @wait
  * @wait: completed when finished, if @done is NULL
- * @tx_done: if set, called once the frame has left &wse_link.tx_queue and
- *	is sent or dropped: the sender no longer uses @tx_vec or what it
- *	points to. Process context, none of the link's locks held.
+ * @tx_done: called once the frame is sent or dropped: the sender no
+ *	longer uses the request, @tx_vec or what it points to. Process
+ *	context, none of the link's locks held.
  * @tx_node: on &wse_link.tx_queue
  * @tx_hdr: the frame header, built when the request is queued
  * @tx_vec: the frame: @tx_hdr, then the payload
@@ -142,9 +149,8 @@ struct wse_link {
  *
  * Ownership: whoever erases the request from &wse_link.pending (the
  * receiver, a link failure, wse_link_cancel()) owns it from then on; the
- * frame is the sender's until @tx_done runs. Without @tx_done, the
- * request must outlive the frame: wse_link_call() sends it before it
- * returns.
+ * frame is the sender's until @tx_done runs, which may be after the
+ * answer: the request must outlive both.
  */
 struct wse_link_req {
 	u8 opcode;

@@ -7,6 +7,7 @@
  * Runs in the guest with wsefwd started inside it on unix sockets.
  */
 #include <pthread.h>
+#include <sys/time.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
@@ -370,6 +371,76 @@ TEST_F(jobs, process_exits_with_jobs_in_flight)
 	ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &dev));
 	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state);
 	EXPECT_LE(1, dev.stats.stale_responses);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* Signals arriving while large requests are being sent (the socket full,
+ * the sender blocked) interrupt no frame: every job succeeds, the data
+ * arrive intact and the link stays up. A synchronous MEM_XFER may give up
+ * with EINTR, but the device goes on.
+ */
+TEST_F(jobs, signals_during_large_submits_keep_the_link)
+{
+	enum { SZ = 2 << 20, N = 12 };
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval it = { .it_interval = { 0, 300 }, .it_value = { 0, 300 } };
+	struct itimerval off = { 0 };
+	struct wse_dev_status dev;
+	uint64_t jobs[N], jr;
+	uint32_t q, hw, hr;
+	uint8_t *w, *r;
+	int i, k, ret, status, tries, interrupted = 0;
+	size_t b;
+
+	bring_up(_metadata, self, NULL, NULL);
+	ASSERT_EQ(0, queue_create(self->fd, 0, 64, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->fd, (uint64_t)N * SZ, &hw, (void **)&w));
+	ASSERT_EQ(0, guest_bo(self->fd, SZ, &hr, (void **)&r));
+	for (b = 0; b < (size_t)N * SZ; b++)
+		w[b] = byte_at(b, 77);
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &it, NULL));
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < N; i++) {
+			/* An ioctl interrupted before it queued anything says so. */
+			for (tries = 0; tries < 1000; tries++) {
+				ret = submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, hw, (uint64_t)i * SZ,
+					     SZ, (uint64_t)i * SZ, &jobs[i]);
+				if (ret != -EINTR)
+					break;
+				interrupted++;
+			}
+			ASSERT_EQ(0, ret) TH_LOG("round %d job %d", k, i);
+		}
+		ret = guest_xfer(self->fd, hw, DRM_WSE_XFER_TO_DEVICE, 0, 0, SZ);
+		EXPECT_TRUE(ret == 0 || ret == -EINTR) TH_LOG("MEM_XFER: %d", ret);
+		for (i = 0; i < N; i++) {
+			for (tries = 0; tries < 1000; tries++) {
+				ret = wait_job(self->fd, q, jobs[i], 30000, &status, NULL);
+				if (ret != -EINTR)
+					break;
+			}
+			ASSERT_EQ(0, ret) TH_LOG("round %d job %d", k, i);
+			EXPECT_EQ(0, status) TH_LOG("round %d job %d", k, i);
+		}
+	}
+	ASSERT_EQ(0, setitimer(ITIMER_REAL, &off, NULL));
+	signal(SIGALRM, SIG_DFL);
+
+	ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &dev));
+	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state);
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(0, submit(self->fd, q, DRM_WSE_OP_MEM_READ, hr, 0, SZ, (uint64_t)i * SZ,
+				    &jr));
+		ASSERT_EQ(0, wait_job(self->fd, q, jr, 30000, &status, NULL));
+		ASSERT_EQ(0, status);
+		ASSERT_EQ(0, memcmp(w + (size_t)i * SZ, r, SZ)) TH_LOG("block %d", i);
+	}
+	TH_LOG("%d submissions interrupted before queueing", interrupted);
 }
 
 /* Several processes, each with its own file and queues, at once. */

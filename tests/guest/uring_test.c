@@ -325,6 +325,63 @@ TEST_F(uring, submit_after_batch_stays_behind_it)
 	free(r);
 }
 
+/* io_uring completes commands by task work, which looks like a pending
+ * signal to the task; SUBMITs from that task while the batch's answers
+ * come back (and the socket is full) must neither fail nor kill the link.
+ */
+TEST_F(uring, submits_while_completions_arrive)
+{
+	enum { N = 32, SPAN = 512 << 10, M = 8, BOSZ = 1 << 20, ROUNDS = 4 };
+	uint8_t *w = malloc((size_t)N * SPAN);
+	struct drm_wse_submit s = { .queue_id = self->queue, .op = DRM_WSE_OP_MEM_WRITE,
+				    .length = BOSZ };
+	struct drm_wse_wait wt = { .queue_id = self->queue };
+	struct wse_dev_status dev;
+	struct io_uring_cqe *cqe;
+	struct drm_wse_uring_job j;
+	uint64_t ids[M];
+	struct timespec ts;
+	int i, round, bad = 0;
+	void *map;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_EQ(0, guest_bo(self->fd, BOSZ, &s.handle, &map));
+	memset(map, 0x5a, BOSZ);
+	memset(w, 0xa5, (size_t)N * SPAN);
+	for (round = 0; round < ROUNDS; round++) {
+		for (i = 0; i < N; i++) {
+			j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
+				   (uint64_t)i * SPAN);
+			prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+		}
+		ASSERT_EQ(N, io_uring_submit(&self->ring));
+		for (i = 0; i < M; i++) {
+			s.args[0] = (uint64_t)(N * SPAN) + (uint64_t)i * BOSZ;
+			ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_SUBMIT, &s))
+				TH_LOG("round %d submit %d", round, i);
+			ids[i] = s.job_id;
+		}
+		for (i = 0; i < N; i++) {
+			ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
+			bad += cqe->res != 0;
+			io_uring_cqe_seen(&self->ring, cqe);
+		}
+		EXPECT_EQ(0, bad) TH_LOG("round %d", round);
+		for (i = 0; i < M; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			wt.job_id = ids[i];
+			wt.timeout_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec +
+					30000000000LL;
+			ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_WAIT, &wt));
+			EXPECT_EQ(0, wt.status) TH_LOG("round %d submit %d", round, i);
+		}
+	}
+	ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &dev));
+	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state);
+	munmap(map, BOSZ);
+	free(w);
+}
+
 TEST_F(uring, bad_commands)
 {
 	struct io_uring_params p = { 0 };
