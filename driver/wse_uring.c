@@ -19,6 +19,7 @@
 
 #include "wse_drv.h"
 #include "wse_job.h"
+#include "wse_user_pages.h"
 
 /* What the command keeps between issue and completion. */
 struct wse_uring_pdu {
@@ -46,7 +47,7 @@ static int wse_uring_copy_out(struct io_uring_cmd *cmd, const void *buf, u32 len
 			return ret;
 		return copy_to_iter(buf, len, &iter) == len ? 0 : -EFAULT;
 	}
-	return copy_to_user(u64_to_user_ptr(pdu->addr), buf, len) ? -EFAULT : 0;
+	return wse_copy_to_user_pages(pdu->addr, buf, len);
 }
 
 /* In the submitter's task: copy the reply out, post the CQE. */
@@ -88,7 +89,7 @@ static int wse_uring_copy_in(struct io_uring_cmd *cmd, void *buf, u64 addr, u32 
 			return ret;
 		return copy_from_iter(buf, len, &iter) == len ? 0 : -EFAULT;
 	}
-	return copy_from_user(buf, u64_to_user_ptr(addr), len) ? -EFAULT : 0;
+	return wse_copy_from_user_pages(buf, addr, len);
 }
 
 static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)

@@ -379,8 +379,8 @@ static void on_alarm(int sig)
 }
 
 /* Signals arriving while large requests are being sent (the socket full)
- * cut no frame short: every job and MEM_XFER succeeds (an interrupted
- * wait restarts), the data arrive intact and the link stays up.
+ * cut no frame short: every job succeeds, the data arrive intact and the
+ * link stays up. A synchronous MEM_XFER may stop early with EINTR.
  */
 TEST_F(jobs, signals_during_large_submits_keep_the_link)
 {
@@ -412,7 +412,9 @@ TEST_F(jobs, signals_during_large_submits_keep_the_link)
 				     (uint64_t)i * SZ, &jobs[i]);
 			ASSERT_EQ(0, ret) TH_LOG("round %d job %d", k, i);
 		}
-		EXPECT_EQ(0, guest_xfer(self->fd, hw, DRM_WSE_XFER_TO_DEVICE, 0, 0, SZ));
+		/* MEM_XFER may give up part way with EINTR, as documented. */
+		ret = guest_xfer(self->fd, hw, DRM_WSE_XFER_TO_DEVICE, 0, 0, SZ);
+		EXPECT_TRUE(ret == 0 || ret == -EINTR) TH_LOG("MEM_XFER: %d", ret);
 		for (i = 0; i < N; i++) {
 			ASSERT_EQ(0, wait_job(self->fd, q, jobs[i], 30000, &status, NULL))
 				TH_LOG("round %d job %d", k, i);

@@ -213,6 +213,58 @@ TEST_F(uring, many_in_flight)
 	free(r);
 }
 
+/* Plain memory the driver cannot pin page by page still works through
+ * the ordinary copy (a mapped buffer object), and memory with a hole, or
+ * read-only memory to read into, gives EFAULT, not a partial transfer.
+ */
+TEST_F(uring, plain_memory_edges)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = 3 * pg;
+	uint8_t *bo_map, *holed, *ro, *r = malloc(len);
+	struct drm_wse_uring_job j;
+	uint32_t handle;
+	size_t i;
+
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, guest_bo(self->fd, len, &handle, (void **)&bo_map));
+	for (i = 0; i < len; i++)
+		bo_map[i] = byte_at(i, 9);
+	j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, bo_map + 1, (uint32_t)(len - 2), 4096);
+	EXPECT_EQ(0, run_one(&self->ring, self->fd, &j, -1));
+	memset(r, 0, len);
+	j = job_of(self->queue, DRM_WSE_OP_MEM_READ, r, (uint32_t)(len - 2), 4096);
+	EXPECT_EQ((int)(len - 2), run_one(&self->ring, self->fd, &j, -1));
+	EXPECT_EQ(0, memcmp(bo_map + 1, r, len - 2));
+	/* Reading into a buffer object's mapping. */
+	memset(bo_map, 0, len);
+	j = job_of(self->queue, DRM_WSE_OP_MEM_READ, bo_map + 2, (uint32_t)(len - 2), 4096);
+	EXPECT_EQ((int)(len - 2), run_one(&self->ring, self->fd, &j, -1));
+	EXPECT_EQ(0, memcmp(bo_map + 2, r, len - 2));
+
+	holed = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, holed);
+	memset(holed, 1, len);
+	ASSERT_EQ(0, munmap(holed + pg, pg));
+	j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, holed + 10, (uint32_t)(len - 20), 0);
+	EXPECT_EQ(-EFAULT, run_one(&self->ring, self->fd, &j, -1));
+	j = job_of(self->queue, DRM_WSE_OP_MEM_READ, holed + 10, (uint32_t)(len - 20), 0);
+	EXPECT_EQ(-EFAULT, run_one(&self->ring, self->fd, &j, -1));
+
+	ro = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	j = job_of(self->queue, DRM_WSE_OP_MEM_READ, ro, (uint32_t)len, 0);
+	EXPECT_EQ(-EFAULT, run_one(&self->ring, self->fd, &j, -1));
+	/* Read-only memory is fine to send from (zeros). */
+	j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, ro, (uint32_t)len, 0);
+	EXPECT_EQ(0, run_one(&self->ring, self->fd, &j, -1));
+
+	munmap(ro, len);
+	munmap(holed, pg);
+	munmap(holed + 2 * pg, pg);
+	munmap(bo_map, len);
+	free(r);
+}
+
 /* Commands submitted in one batch reach their queue in submission order:
  * overlapping writes, each covering the next seven's start, leave every
  * block holding the last writer's bytes. Workers issuing them in parallel
