@@ -264,10 +264,11 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 	uint32_t *got = NULL;
 	int fixed, first = 0, n, k;
 	/*
-	 * Memory pieces name their own addresses; a stream's order is its
-	 * content, so its pieces go one at a time. (This dates from a driver
-	 * that issued commands from parallel io-wq workers; it now issues in
-	 * submission order, so stream pieces could be pipelined too.)
+	 * Memory pieces name their own addresses and go depth at a time. A
+	 * stream's pieces go one at a time: the driver would keep them in
+	 * order, but a stream write waiting for room holds its queue, and
+	 * the firmware stops reading the link once 64 MiB wait (the RUN
+	 * that would make room, submitted from elsewhere, could not get in).
 	 */
 	const unsigned int window = memory ? r->p.depth : 1;
 
