@@ -1,7 +1,7 @@
 # lib/link: libwselink, the userspace side of the link protocol (frame codec,
 # CRC32C, frame I/O, link addresses, malformed-frame generator).
 libs += wselink
-wselink_srcs := lib/link/crc32c.c lib/link/frame_header.c lib/link/payloads.c \
+wselink_srcs := lib/crc32c/crc32c.c lib/link/frame_header.c lib/link/payloads.c \
 	lib/link/frame_io.c lib/link/link_addr.c lib/link/malformed.c \
 	lib/link/link_client.c lib/link/exec_payloads.c
 

@@ -13,7 +13,6 @@
 #define TFRECORD_HEADER	12U	/* u64 length, u32 masked CRC of it */
 #define TFRECORD_FOOTER	4U	/* u32 masked CRC of the data */
 
-uint32_t tfrecord_crc32c(uint32_t crc, const void *buf, size_t len);
 uint32_t tfrecord_mask(uint32_t crc);
 /* Writes one record; 0 or a negative errno. */
 int tfrecord_write(FILE *f, const void *data, size_t len);

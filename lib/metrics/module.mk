@@ -1,7 +1,7 @@
 # lib/metrics: libwsemetrics, TensorBoard event files (wse/tfevents.h).
-# libc only.
+# libc only (and the shared CRC32C).
 libs += wsemetrics
-wsemetrics_srcs := lib/metrics/tfrecord.c lib/metrics/event_pb.c lib/metrics/tfevents.c
+wsemetrics_srcs := lib/crc32c/crc32c.c lib/metrics/tfrecord.c lib/metrics/event_pb.c lib/metrics/tfevents.c
 
 # The C test reads the files back itself and, when Debian's python3-protobuf
 # is installed, through tests/host/tfevents_check.py as well.

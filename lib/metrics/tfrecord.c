@@ -9,42 +9,17 @@
  *   12+len  4     data_crc   masked CRC32C of data, LE
  *
  * Records follow each other with nothing between them. The CRC is CRC32C
- * (Castagnoli: reflected polynomial 0x82F63B78, initial value and final xor
- * ~0) and is masked - rotated right by 15 bits and offset by 0xa282ead8 -
- * because the CRC of data that itself holds CRCs is otherwise weak.
+ * (Castagnoli, wse/crc32c.h: the link protocol's) and is masked -
+ * rotated right by 15 bits and offset by 0xa282ead8 - because the CRC of
+ * data that itself holds CRCs is otherwise weak.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "metrics.h"
+#include "wse/crc32c.h"
 
 #define CRC_MASK_DELTA	0xa282ead8U
-
-/*
- * crc_nibble[n] is the CRC register after shifting nibble n through the
- * reflected polynomial 0x82F63B78 four times: two lookups per byte, small
- * enough to write out, with no table to build at run time.
- */
-static const uint32_t crc_nibble[16] = {
-	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
-	0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
-	0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
-	0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75,
-};
-
-/* Continues @crc (0 to start) over @buf; pre- and post-inverted. */
-uint32_t tfrecord_crc32c(uint32_t crc, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	crc = ~crc;
-	while (len--) {
-		crc ^= *p++;
-		crc = (crc >> 4) ^ crc_nibble[crc & 15];
-		crc = (crc >> 4) ^ crc_nibble[crc & 15];
-	}
-	return ~crc;
-}
 
 uint32_t tfrecord_mask(uint32_t crc)
 {
@@ -64,8 +39,8 @@ int tfrecord_write(FILE *f, const void *data, size_t len)
 
 	for (int i = 0; i < 8; i++)
 		header[i] = (uint8_t)(len64 >> (8 * i));
-	put_le32(header + 8, tfrecord_mask(tfrecord_crc32c(0, header, 8)));
-	put_le32(footer, tfrecord_mask(tfrecord_crc32c(0, data, len)));
+	put_le32(header + 8, tfrecord_mask(wse_crc32c(0, header, 8)));
+	put_le32(footer, tfrecord_mask(wse_crc32c(0, data, len)));
 	errno = 0;	/* stdio need not set it; then say -EIO */
 	if (fwrite(header, sizeof(header), 1, f) != 1 ||
 	    (len && fwrite(data, len, 1, f) != 1) ||

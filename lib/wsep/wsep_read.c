@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse/crc32c.h"
 #include "wsep_internal.h"
 #include "wsep_le.h"
 
@@ -61,7 +62,7 @@ static int check_header(const uint8_t *b, size_t len, uint32_t *nsec, uint32_t *
 	magic = get_le32(b + HDR_MAGIC);
 	if (magic != WSEP_MAGIC)
 		return wsep_fail(err, errlen, "bad magic 0x%08x: not a .wsep program", magic);
-	if (get_le32(b + HDR_HEADER_CRC) != wsep_crc32c(0, b, HDR_HEADER_CRC))
+	if (get_le32(b + HDR_HEADER_CRC) != wse_crc32c(0, b, HDR_HEADER_CRC))
 		return wsep_fail(err, errlen, "header checksum mismatch: the file is corrupted");
 	if (get_le16(b + HDR_VERSION_MAJOR) != WSEP_VERSION_MAJOR)
 		return wsep_fail(err, errlen, "format version %u.%u, this reader knows %u.x",
@@ -89,7 +90,7 @@ static int check_header(const uint8_t *b, size_t len, uint32_t *nsec, uint32_t *
 		return wsep_fail(err, errlen,
 				 "section table (%u entries) ends at %llu, beyond file size %zu",
 				 count, (unsigned long long)table_end, len);
-	table_crc = wsep_crc32c(0, b + *hsize, (size_t)count * WSEP_SECTION_ENTRY_SIZE);
+	table_crc = wse_crc32c(0, b + *hsize, (size_t)count * WSEP_SECTION_ENTRY_SIZE);
 	if (get_le32(b + HDR_TABLE_CRC) != table_crc)
 		return wsep_fail(err, errlen, "section table checksum mismatch: the file is corrupted");
 	*nsec = count;
@@ -165,7 +166,7 @@ static int check_sections(const uint8_t *b, size_t len, uint32_t hsize, struct s
 			return SECFAIL(&s[i], "%u records of %u bytes do not make length %llu",
 				       s[i].count, s[i].record_size,
 				       (unsigned long long)s[i].length);
-		if (wsep_crc32c(0, b + s[i].offset, (size_t)s[i].length) != s[i].crc)
+		if (wse_crc32c(0, b + s[i].offset, (size_t)s[i].length) != s[i].crc)
 			return SECFAIL(&s[i], "checksum mismatch (0x%08x): the section is corrupted",
 				       s[i].crc);
 		if (k && s[i].record_size < k->min_record)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse/crc32c.h"
 #include "wsep_internal.h"
 #include "wsep_le.h"
 
@@ -179,7 +180,7 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		put_le32(e + SEC_TYPE, s[i].type);
 		put_le32(e + SEC_RECORD_SIZE, s[i].record_size);
 		put_le32(e + SEC_COUNT, s[i].count);
-		put_le32(e + SEC_CRC, wsep_crc32c(0, b + s[i].offset, (size_t)length));
+		put_le32(e + SEC_CRC, wse_crc32c(0, b + s[i].offset, (size_t)length));
 		put_le64(e + SEC_OFFSET, s[i].offset);
 		put_le64(e + SEC_LENGTH, length);
 	}
@@ -190,8 +191,8 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 	put_le32(b + HDR_SECTION_COUNT, n);
 	put_le64(b + HDR_FILE_SIZE, size);
 	put_le32(b + HDR_TABLE_CRC,
-		 wsep_crc32c(0, b + WSEP_HEADER_SIZE, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
-	put_le32(b + HDR_HEADER_CRC, wsep_crc32c(0, b, HDR_HEADER_CRC));
+		 wse_crc32c(0, b + WSEP_HEADER_SIZE, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
+	put_le32(b + HDR_HEADER_CRC, wse_crc32c(0, b, HDR_HEADER_CRC));
 
 	if (wsep_validate(b, (size_t)size, err, errlen)) {
 		free(b);

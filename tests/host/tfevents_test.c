@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "wse/crc32c.h"
 #include "wse/tfevents.h"
 #include "../../lib/metrics/metrics.h"
 
@@ -363,16 +364,16 @@ TEST(crc32c_matches_the_bitwise_one)
 {
 	uint8_t buf[300];
 
-	EXPECT_EQ(0xe3069283U, tfrecord_crc32c(0, "123456789", 9));
+	EXPECT_EQ(0xe3069283U, wse_crc32c(0, "123456789", 9));
 	EXPECT_EQ(0xe3069283U, slow_crc32c((const uint8_t *)"123456789", 9));
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 167 + 13);
 	for (size_t len = 0; len <= sizeof(buf); len += 7) {
-		EXPECT_EQ(slow_crc32c(buf, len), tfrecord_crc32c(0, buf, len));
-		EXPECT_EQ(slow_masked(buf, len), tfrecord_mask(tfrecord_crc32c(0, buf, len)));
+		EXPECT_EQ(slow_crc32c(buf, len), wse_crc32c(0, buf, len));
+		EXPECT_EQ(slow_masked(buf, len), tfrecord_mask(wse_crc32c(0, buf, len)));
 	}
 	/* Continuing a CRC over a second piece is the CRC of the whole. */
-	EXPECT_EQ(tfrecord_crc32c(0, buf, 300), tfrecord_crc32c(tfrecord_crc32c(0, buf, 100),
+	EXPECT_EQ(wse_crc32c(0, buf, 300), wse_crc32c(wse_crc32c(0, buf, 100),
 								buf + 100, 200));
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse/crc32c.h"
 #include "wsep_sample.h"
 
 static uint32_t le32(const uint8_t *p)
@@ -37,10 +38,10 @@ void wsep_sample_reseal(uint8_t *buf, size_t len)
 		uint64_t off = le64(e + 16), length = le64(e + 24);
 
 		if (off <= len && length <= len - off)
-			set32(e + 12, wsep_crc32c(0, buf + off, (size_t)length));
+			set32(e + 12, wse_crc32c(0, buf + off, (size_t)length));
 	}
-	set32(buf + 56, wsep_crc32c(0, buf + hsize, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
-	set32(buf + 60, wsep_crc32c(0, buf, 60));
+	set32(buf + 56, wse_crc32c(0, buf + hsize, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
+	set32(buf + 60, wse_crc32c(0, buf, 60));
 }
 
 void wsep_sample_program(struct wsep_program *p, int with_weights)

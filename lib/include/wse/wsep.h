@@ -292,8 +292,6 @@ void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out,
 /* wsep_init_weights() - all layers into @out at each layer's weight_offset. */
 void wsep_init_weights(uint64_t seed, const struct wsep_layer *layers, uint32_t n, float *out);
 
-/* CRC32C (Castagnoli) as in the link protocol: wsep_crc32c(0, buf, len). */
-uint32_t wsep_crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* Names for enums, for reports and messages ("pipelined", "relu", ...). */
 const char *wsep_mode_name(uint32_t mode);

@@ -7,9 +7,10 @@
  */
 #include <endian.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/crc32c.h"
 
 #define CRC32C_POLY_REFLECTED 0x82F63B78U
 
