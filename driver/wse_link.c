@@ -289,8 +289,10 @@ static int wse_link_tx_drain(struct wse_link *link, struct list_head *done, bool
 			return ret;
 		spin_lock(&link->lock);
 		req = list_first_entry_or_null(&link->tx_queue, struct wse_link_req, tx_node);
-		if (req)
+		if (req) {
 			list_del_init(&req->tx_node);
+			req->tx_queued = false;
+		}
 		spin_unlock(&link->lock);
 		if (!req)
 			return 0;
@@ -389,6 +391,44 @@ static int wse_link_send(struct wse_link *link, u8 opcode, u16 flags, u16 queue,
 	mutex_unlock(&link->tx_lock);
 	wse_link_tx_finish(&done);
 	return ret;
+}
+
+/* Sends a frame with no payload, tag or queue, unless a sender holds
+ * tx_lock: then -EBUSY, at once.
+ */
+static int wse_link_send_try(struct wse_link *link, u8 opcode)
+{
+	LIST_HEAD(done);
+	int ret;
+
+	if (!mutex_trylock(&link->tx_lock))
+		return -EBUSY;
+	ret = wse_link_tx_continue(link, &done, true);
+	if (!ret)
+		ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, 0, 0, 0,
+							   NULL, 0);
+	mutex_unlock(&link->tx_lock);
+	wse_link_tx_finish(&done);
+	return ret;
+}
+
+/*
+ * Takes a request's frame back off the transmit queue if no sender has
+ * started on it. Returns true if it did: the frame will not be sent, nor
+ * tx_done called.
+ */
+static bool wse_link_unqueue(struct wse_link *link, struct wse_link_req *req)
+{
+	bool queued;
+
+	spin_lock(&link->lock);
+	queued = req->tx_queued;
+	if (queued) {
+		list_del_init(&req->tx_node);
+		req->tx_queued = false;
+	}
+	spin_unlock(&link->lock);
+	return queued;
 }
 
 /* Reads exactly @len bytes. Returns 0, or -ECONNRESET at EOF, -ETIMEDOUT
@@ -864,8 +904,17 @@ static void wse_link_keepalive(struct work_struct *work)
 		return;
 	}
 
-	/* Tag 0 is never a request's: its answer only proves liveness. */
-	ret = wse_link_send(link, WSE_LINK_OP_KEEPALIVE, 0, 0, 0, NULL, 0);
+	/*
+	 * Tag 0 is never a request's: its answer only proves liveness. A
+	 * sender waiting for the socket holds tx_lock; waiting behind it
+	 * would stop this check from running, so skip the keepalive: the
+	 * answers to the frames it sends prove liveness as well.
+	 */
+	ret = wse_link_send_try(link, WSE_LINK_OP_KEEPALIVE);
+	if (ret == -EBUSY) {
+		queue_delayed_work(wse_wq, &link->keepalive_work, interval);
+		return;
+	}
 	if (ret) {
 		wse_link_fail(link, ret, "sending a keepalive failed");
 		return;
@@ -1001,8 +1050,10 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 
 	spin_lock(&link->lock);
 	up = link->state == WSE_LINK_STATE_UP;
-	if (up)
+	if (up) {
 		list_add_tail(&req->tx_node, &link->tx_queue);
+		req->tx_queued = true;
+	}
 	spin_unlock(&link->lock);
 	if (up)
 		return 0;
@@ -1014,6 +1065,7 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 	/* The failure finishes it; the sender drops the frame. */
 	spin_lock(&link->lock);
 	list_add_tail(&req->tx_node, &link->tx_queue);
+	req->tx_queued = true;
 	spin_unlock(&link->lock);
 	return 0;
 }
@@ -1066,6 +1118,7 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 		.req = { .opcode = opcode, .queue = queue, .resp = resp, .resp_cap = resp_cap,
 			 .tx_done = wse_link_call_sent },
 	};
+	bool answered = true;
 	long left;
 	int ret;
 
@@ -1081,6 +1134,7 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 			if (!left)
 				atomic64_inc(&link->stats.timeouts);
 			ret = left ? (int)left : -ETIMEDOUT;
+			answered = false;
 			goto sent;
 		}
 		/* The receiver or a failure owns the request and finishes it promptly. */
@@ -1092,9 +1146,19 @@ int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
 sent:
 	/*
 	 * The frame points at the caller's data and at @c: both must outlive
-	 * it. The transmit work sends or drops it within the send timeout.
+	 * it. Not yet started, it is simply taken back. Answered, it is sent,
+	 * and the sender lets go at once. Otherwise a sender may be waiting
+	 * for a slow peer to take it: a caller killed meanwhile ends the link,
+	 * which stops the send at once.
 	 */
-	wait_for_completion(&c.sent);
+	if (wse_link_unqueue(link, &c.req))
+		return ret;
+	if (answered) {
+		wait_for_completion(&c.sent);
+	} else if (wait_for_completion_killable(&c.sent)) {
+		wse_link_fail(link, -EINTR, "a caller was killed while its request was sent");
+		wait_for_completion(&c.sent);
+	}
 	return ret;
 }
 

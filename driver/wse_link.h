@@ -143,6 +143,7 @@ struct wse_link {
  *	longer uses the request, @tx_vec or what it points to. Process
  *	context, none of the link's locks held.
  * @tx_node: on &wse_link.tx_queue
+ * @tx_queued: on &wse_link.tx_queue, no sender has taken it; &wse_link.lock
  * @tx_hdr: the frame header, built when the request is queued
  * @tx_vec: the frame: @tx_hdr, then the payload
  * @tx_nvec: entries in @tx_vec
@@ -164,6 +165,7 @@ struct wse_link_req {
 	struct completion wait;
 	void (*tx_done)(struct wse_link_req *req);
 	struct list_head tx_node;
+	bool tx_queued;
 	struct wse_link_hdr tx_hdr;
 	struct kvec tx_vec[4];
 	unsigned int tx_nvec;

@@ -435,6 +435,71 @@ TEST_F(jobs, signals_during_large_submits_keep_the_link)
 	}
 }
 
+/* A firmware that stops reading (SIGSTOP) leaves a request half sent. A
+ * caller waiting on it (MEM_XFER) and then SIGKILLed must not be held
+ * until the send times out (10 s): it goes at once, and the link with it.
+ */
+TEST_F(jobs, killed_caller_is_not_held_by_a_stalled_peer)
+{
+	struct wse_dev_status dev;
+	int64_t t0, waited;
+	uint32_t h;
+	int status;
+	pid_t pid;
+
+	bring_up(_metadata, self, NULL, NULL);
+	ASSERT_EQ(0, guest_bo(self->fd, 4 << 20, &h, NULL));
+	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(-guest_xfer(self->fd, h, DRM_WSE_XFER_TO_DEVICE, 0, 0, 4 << 20));
+	usleep(500000);
+	t0 = guest_now_ms();
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	waited = guest_now_ms() - t0;
+	EXPECT_TRUE(WIFSIGNALED(status));
+	EXPECT_LT(waited, 5000) TH_LOG("the killed caller took %lld ms to go",
+				       (long long)waited);
+	ASSERT_EQ(0, guest_wait_state(self->ctl, self->dev.index, WSE_LINK_STATE_DEAD, 5000,
+				      &dev));
+	kill(self->fw.pid, SIGCONT);
+}
+
+/* Keepalives go on while a sender waits for a peer that stopped reading:
+ * the link is declared dead after three missed intervals, not when the
+ * blocked send gives up (10 s).
+ */
+TEST_F(jobs, keepalive_sees_a_stopped_peer_behind_a_blocked_send)
+{
+	struct wse_dev_status dev;
+	int64_t t0, waited;
+	uint64_t job;
+	uint32_t q, h;
+	int status;
+
+	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, self->fw.addr, 1000, &self->dev));
+	self->attached = true;
+	self->fd = guest_open_accel(self->dev.accel_minor);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, queue_create(self->fd, 0, 8, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->fd, 4 << 20, &h, NULL));
+	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	t0 = guest_now_ms();
+	ASSERT_EQ(0, submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 2 << 20, 0, &job));
+	ASSERT_EQ(0, guest_wait_state(self->ctl, self->dev.index, WSE_LINK_STATE_DEAD, 9000,
+				      &dev)) TH_LOG("still up after %lld ms",
+						    (long long)(guest_now_ms() - t0));
+	waited = guest_now_ms() - t0;
+	EXPECT_NE(NULL, strstr(dev.reason, "keepalive")) TH_LOG("reason: %s", dev.reason);
+	ASSERT_EQ(0, wait_job(self->fd, q, job, 5000, &status, NULL));
+	EXPECT_EQ(-ENOTCONN, status);
+	TH_LOG("link declared dead %lld ms after the peer stopped", (long long)waited);
+	kill(self->fw.pid, SIGCONT);
+}
+
 /* Several processes, each with its own file and queues, at once. */
 TEST_F_TIMEOUT(jobs, many_submitters, 120)
 {
