@@ -376,37 +376,22 @@ static void wse_link_tx_work(struct work_struct *work)
 /* Sends a frame that is not a request (no tag of ours, no answer awaited)
  * between two queued frames, waiting for the socket. Only from threads
  * that take no signals, or where an interrupted send may kill the link.
+ * @try: if a sender holds tx_lock, return -EBUSY at once.
  */
-static int wse_link_send(struct wse_link *link, u8 opcode, u16 flags, u16 queue,
+static int wse_link_send(struct wse_link *link, bool try, u8 opcode, u16 flags, u16 queue,
 			 u32 tag, const struct kvec *payload, unsigned int npayload)
 {
 	LIST_HEAD(done);
 	int ret;
 
-	mutex_lock(&link->tx_lock);
+	if (!try)
+		mutex_lock(&link->tx_lock);
+	else if (!mutex_trylock(&link->tx_lock))
+		return -EBUSY;
 	ret = wse_link_tx_continue(link, &done, true);
 	if (!ret)
 		ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, flags,
 							   queue, tag, payload, npayload);
-	mutex_unlock(&link->tx_lock);
-	wse_link_tx_finish(&done);
-	return ret;
-}
-
-/* Sends a frame with no payload, tag or queue, unless a sender holds
- * tx_lock: then -EBUSY, at once.
- */
-static int wse_link_send_try(struct wse_link *link, u8 opcode)
-{
-	LIST_HEAD(done);
-	int ret;
-
-	if (!mutex_trylock(&link->tx_lock))
-		return -EBUSY;
-	ret = wse_link_tx_continue(link, &done, true);
-	if (!ret)
-		ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, 0, 0, 0,
-							   NULL, 0);
 	mutex_unlock(&link->tx_lock);
 	wse_link_tx_finish(&done);
 	return ret;
@@ -751,7 +736,7 @@ static int wse_link_answer(struct wse_link *link, const struct wse_link_hdr *hdr
 	struct wse_link_status st = { .status = cpu_to_le32(status) };
 	struct kvec vec = { .iov_base = &st, .iov_len = sizeof(st) };
 
-	return wse_link_send(link, hdr->opcode, WSE_LINK_F_RESPONSE,
+	return wse_link_send(link, false, hdr->opcode, WSE_LINK_F_RESPONSE,
 			     le16_to_cpu(hdr->queue), le32_to_cpu(hdr->tag), &vec, 1);
 }
 
@@ -910,7 +895,7 @@ static void wse_link_keepalive(struct work_struct *work)
 	 * would stop this check from running, so skip the keepalive: the
 	 * answers to the frames it sends prove liveness as well.
 	 */
-	ret = wse_link_send_try(link, WSE_LINK_OP_KEEPALIVE);
+	ret = wse_link_send(link, true, WSE_LINK_OP_KEEPALIVE, 0, 0, 0, NULL, 0);
 	if (ret == -EBUSY) {
 		queue_delayed_work(wse_wq, &link->keepalive_work, interval);
 		return;
@@ -962,7 +947,7 @@ void wse_link_stop(struct wse_link *link)
 
 	if (wse_link_state(link, NULL) == WSE_LINK_STATE_UP) {
 		/* Best effort: the firmware answers or the link dies anyway. */
-		wse_link_send(link, WSE_LINK_OP_SHUTDOWN, 0, 0, 0, NULL, 0);
+		wse_link_send(link, false, WSE_LINK_OP_SHUTDOWN, 0, 0, 0, NULL, 0);
 		wse_link_fail(link, -ESHUTDOWN, "detached");
 	}
 	if (link->rx_thread) {
@@ -1017,7 +1002,6 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec)
 {
 	unsigned int i;
-	bool up;
 	int ret;
 
 	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1 || !req->tx_done))
@@ -1048,21 +1032,13 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 	if (ret)
 		return ret == -EBUSY ? -EAGAIN : ret;
 
-	spin_lock(&link->lock);
-	up = link->state == WSE_LINK_STATE_UP;
-	if (up) {
-		list_add_tail(&req->tx_node, &link->tx_queue);
-		req->tx_queued = true;
-	}
-	spin_unlock(&link->lock);
-	if (up)
-		return 0;
 	/* Failing the link empties the table; a request added after that
-	 * must not wait for nothing.
+	 * must not wait for nothing. If the failure got it first, it finishes
+	 * it; and a frame queued on a dead link is dropped, not sent.
 	 */
-	if (xa_erase(&link->pending, req->tag))
+	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP &&
+	    xa_erase(&link->pending, req->tag))
 		return -ENOTCONN;
-	/* The failure finishes it; the sender drops the frame. */
 	spin_lock(&link->lock);
 	list_add_tail(&req->tx_node, &link->tx_queue);
 	req->tx_queued = true;

@@ -18,6 +18,7 @@
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
+#include "engine/wsep_optim.h"
 
 #define TEXT_MAX 256
 
@@ -118,19 +119,6 @@ static uint64_t program_sram(const struct wsep_program *prog)
 	return prog->mode == WSEP_MODE_PIPELINED ? sum : max;
 }
 
-static void optim_from(const struct wsep_optimizer *o, struct engine_optim *e)
-{
-	enum engine_optim_kind kind = o->kind == WSEP_OPT_ADAM ? ENGINE_ADAM :
-				      o->kind == WSEP_OPT_MOMENTUM ? ENGINE_MOMENTUM : ENGINE_SGD;
-
-	engine_optim_defaults(e, kind, o->lr);
-	e->momentum = o->momentum;
-	e->beta1 = o->beta1;
-	e->beta2 = o->beta2;
-	e->eps = o->eps;
-	e->weight_decay = o->weight_decay;
-}
-
 static void *alloc_zero(size_t n, size_t size, bool *failed)
 {
 	void *p = calloc(n ? n : 1, size);
@@ -160,7 +148,7 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	}
 	err = engine_shape_check(&p->shape);
 	if (!err)
-		optim_from(&prog->opt, &p->opt);
+		err = engine_optim_from_wsep(&prog->opt, &p->opt);
 	if (!err)
 		err = engine_optim_check(&p->opt);
 	if (err) {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "wse/memoryx.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "../../firmware-sim/engine/wsep_optim.h"
 
 struct wse_memoryx {
 	uint32_t layers;
@@ -25,25 +25,13 @@ struct wse_memoryx {
 
 int wse_memoryx_create(const struct wsep_program *p, struct wse_memoryx **out)
 {
-	enum engine_optim_kind kind;
+	struct engine_optim opt;
 	struct wse_memoryx *mx;
 
 	*out = NULL;
-	if (!p->num_layers || p->num_layers > ENGINE_MAX_LAYERS)
+	if (!p->num_layers || p->num_layers > ENGINE_MAX_LAYERS ||
+	    engine_optim_from_wsep(&p->opt, &opt) || engine_optim_check(&opt))
 		return -EINVAL;
-	switch (p->opt.kind) {
-	case WSEP_OPT_SGD:
-		kind = ENGINE_SGD;
-		break;
-	case WSEP_OPT_MOMENTUM:
-		kind = ENGINE_MOMENTUM;
-		break;
-	case WSEP_OPT_ADAM:
-		kind = ENGINE_ADAM;
-		break;
-	default:
-		return -EINVAL;
-	}
 	mx = calloc(1, sizeof(*mx));
 	if (!mx)
 		return -ENOMEM;
@@ -61,17 +49,8 @@ int wse_memoryx_create(const struct wsep_program *p, struct wse_memoryx **out)
 		mx->in[k] = l->in;
 		mx->out[k] = l->out;
 	}
-	engine_optim_defaults(&mx->opt, kind, p->opt.lr);
-	mx->opt.momentum = p->opt.momentum;
-	mx->opt.beta1 = p->opt.beta1;
-	mx->opt.beta2 = p->opt.beta2;
-	mx->opt.eps = p->opt.eps;
-	mx->opt.weight_decay = p->opt.weight_decay;
-	if (engine_optim_check(&mx->opt)) {
-		free(mx);
-		return -EINVAL;
-	}
-	mx->arrays = engine_optim_state_arrays(kind);
+	mx->opt = opt;
+	mx->arrays = engine_optim_state_arrays(opt.kind);
 	mx->w = calloc(mx->floats, sizeof(float));
 	mx->g = calloc(mx->floats, sizeof(float));
 	for (unsigned int s = 0; s < mx->arrays; s++)

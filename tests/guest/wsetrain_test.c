@@ -381,6 +381,31 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "/tmp/junk.ckpt")) TH_LOG("%s", self->out);
 
+	/* A checkpoint made consistent (both CRCs) but without the optimizer
+	 * state this Adam model keeps: refused, not read past its end.
+	 */
+	{
+		size_t n = 0;
+		uint8_t *ck = guest_read_file("/tmp/keep.ckpt", &n);
+		uint64_t floats;
+		uint32_t zero = 0, crc;
+
+		ASSERT_NE(NULL, ck);
+		ASSERT_LT(160, n);
+		memcpy(&floats, ck + 88, 8);
+		ASSERT_EQ(160 + 3 * floats * 4, n);		/* Adam: two state arrays */
+		memcpy(ck + 96, &zero, 4);			/* state_arrays */
+		crc = wse_crc32c(0, ck + 160, floats * 4);
+		memcpy(ck + 104, &crc, 4);			/* payload_crc */
+		crc = wse_crc32c(0, ck, 156);
+		memcpy(ck + 156, &crc, 4);			/* header_crc */
+		ASSERT_EQ(0, write_file("/tmp/nostate.ckpt", ck, 160 + floats * 4));
+		free(ck);
+	}
+	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "optimizer")) TH_LOG("%s", self->out);
+
 	/* No such device; then no device with a link at all. */
 	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model --devices 97 --no-eval");
 	EXPECT_EQ(1, st);

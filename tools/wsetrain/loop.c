@@ -21,6 +21,7 @@
 #include "stepio.h"
 #include "train.h"
 #include "wse/link_codec.h"
+#include "../../firmware-sim/engine/wsep_optim.h"
 
 struct member_buf {
 	uint8_t *x[2];			/* two batches of samples: double buffering */
@@ -341,6 +342,15 @@ static int evaluate(struct trainer *t)
 	return 0;
 }
 
+/* Optimizer state arrays the program's optimizer keeps beside the weights. */
+static uint32_t state_arrays(const struct wsep_program *p)
+{
+	struct engine_optim opt;
+
+	/* A loaded program's optimizer is one the engine knows. */
+	return engine_optim_from_wsep(&p->opt, &opt) ? 0 : engine_optim_state_arrays(opt.kind);
+}
+
 static int checkpoint(struct trainer *t)
 {
 	struct train_checkpoint c = {
@@ -354,7 +364,7 @@ static int checkpoint(struct trainer *t)
 	int ret = -1;
 
 	snprintf(c.model, sizeof(c.model), "%s", t->p->model_name);
-	c.state_arrays = t->p->opt.kind == WSEP_OPT_ADAM ? 2 : t->p->opt.kind == WSEP_OPT_MOMENTUM;
+	c.state_arrays = state_arrays(t->p);
 	sbytes = (size_t)c.state_arrays * c.floats * 4;
 	c.weights = malloc(c.floats * 4);
 	state = malloc(sbytes + 8);
@@ -400,7 +410,8 @@ static int resume(struct trainer *t)
 	if (ret)
 		return train_fail("--resume: %s", err);
 	ret = -1;
-	if (c.fingerprint != train_fingerprint(t->p) || c.floats != floats) {
+	if (c.fingerprint != train_fingerprint(t->p) || c.floats != floats ||
+	    c.state_arrays != state_arrays(t->p)) {
 		train_fail("--resume %s: the checkpoint is of model %s with other layers, optimizer or batch than %s",
 			   t->o->resume, c.model, t->p->model_name);
 		goto out;
