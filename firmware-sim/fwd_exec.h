@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/engine.h"
+#include "wse/engine.h"
 #include "fwd_config.h"
 #include "timing/timing.h"
 #include "wse/link_codec.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "wse/engine.h"
 #include "fwd_config.h"
 #include "fwd_log.h"
 #include "fwd_version.h"

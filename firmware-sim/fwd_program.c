@@ -18,7 +18,7 @@
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
-#include "engine/wsep_optim.h"
+#include "wse/engine_wsep.h"
 
 #define TEXT_MAX 256
 

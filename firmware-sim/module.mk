@@ -1,5 +1,5 @@
 # firmware-sim: wsefwd, the firmware simulator daemon (one process = one CS
-# system). firmware-sim/engine/ has its own module.mk.
+# system). the engine is lib/engine.
 progs += wsefwd
 wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_wafer.c firmware-sim/fwd_log.c firmware-sim/fwd_memory.c \

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "wse/memoryx.h"
-#include "../../firmware-sim/engine/wsep_optim.h"
+#include "wse/engine_wsep.h"
 
 struct wse_memoryx {
 	uint32_t layers;

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 #define U 0x1p-24
 

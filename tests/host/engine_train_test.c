@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 /*
  * Synthetic data: bytes x, labels from a random linear "teacher",

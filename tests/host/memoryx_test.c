@@ -12,7 +12,7 @@
 #include "kselftest_harness.h"
 #include "wse/memoryx.h"
 #include "wse/swarmx.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 /* A two-layer program as wsep_read() would give it. */
 static void small_program(struct wsep_program *p, struct wsep_layer *l)

@@ -24,7 +24,7 @@
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
 #include "wse/link_codec.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 #define IO_MS		20000
 #define START_MS	5000

@@ -21,7 +21,7 @@
 #include "wse/link_codec.h"
 #include "wse/memoryx.h"
 #include "wse/wsep.h"
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 #define Q_RUN	0
 #define Q_IN	1

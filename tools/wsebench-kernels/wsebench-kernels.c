@@ -14,7 +14,7 @@
 
 #include <cblas.h>
 
-#include "../../firmware-sim/engine/engine.h"
+#include "wse/engine.h"
 
 #define TARGET_RATIO 1.25
 

@@ -21,7 +21,7 @@
 #include "stepio.h"
 #include "train.h"
 #include "wse/link_codec.h"
-#include "../../firmware-sim/engine/wsep_optim.h"
+#include "wse/engine_wsep.h"
 
 struct member_buf {
 	uint8_t *x[2];			/* two batches of samples: double buffering */

@@ -1,7 +1,7 @@
 # The firmware's numerical engine (Documentation/engine.rst): fp32 kernels
 # on OpenBLAS and the layer stack the executor runs.
 libs += wseengine
-wseengine_srcs := $(addprefix firmware-sim/engine/, \
+wseengine_srcs := $(addprefix lib/engine/, \
 	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
 	shape.c softmax_xent.c threads.c train.c workspace.c)
 

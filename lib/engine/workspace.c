@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The layer stack's workspace and its per-layer entry points. All memory is
  * allocated by engine_workspace_create; a step only computes.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "buffer.h"
-#include "engine.h"
+#include "wse/engine.h"
 
 struct engine_workspace {
 	struct engine_shape shape;

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Softmax cross-entropy over class logits, its gradient, and argmax. Each
  * row subtracts its maximum before exponentiating, so no logit can overflow
@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 static int check_args(const float *logits, const uint8_t *labels,
 		      size_t batch, size_t classes)

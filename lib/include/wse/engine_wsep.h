@@ -1,16 +1,16 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A .wsep program's optimizer as the engine's. The firmware and MemoryX
  * both build theirs here, so a layer updated on the wafer and one updated
  * in MemoryX take bit-identical steps. Header only: the engine itself does
  * not know the .wsep format.
  */
-#ifndef ENGINE_WSEP_OPTIM_H
-#define ENGINE_WSEP_OPTIM_H
+#ifndef WSE_ENGINE_WSEP_H
+#define WSE_ENGINE_WSEP_H
 
 #include <errno.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 #include "wse/wsep.h"
 
 /* Fills @e from @o. Returns 0, or -EINVAL for an unknown optimizer kind. */
@@ -40,4 +40,4 @@ static inline int engine_optim_from_wsep(const struct wsep_optimizer *o, struct 
 	return 0;
 }
 
-#endif /* ENGINE_WSEP_OPTIM_H */
+#endif /* WSE_ENGINE_WSEP_H */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * OpenBLAS thread control. Debian ships OpenBLAS in pthread, OpenMP and
  * serial variants chosen through alternatives; all export these functions
@@ -10,7 +10,7 @@
 
 #include <cblas.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 void openblas_set_num_threads(int num_threads);
 int openblas_get_num_threads(void);

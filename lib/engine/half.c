@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * 16-bit float storage: bfloat16 and IEEE 754 binary16 as bit patterns.
  * Weights, activations or gradients kept or sent this way take half the
@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 static uint32_t f32_bits(float x)
 {

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Float buffer allocation shared by the engine's create functions. */
 #ifndef WSE_FIRMWARE_ENGINE_BUFFER_H
 #define WSE_FIRMWARE_ENGINE_BUFFER_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * OpenBLAS kernel selection. Debian's OpenBLAS is built with DYNAMIC_ARCH:
  * when the library loads it picks the kernels for the CPU model it finds.
@@ -16,7 +16,7 @@
 
 #include <cblas.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 char *openblas_get_corename(void);	/* see threads.c on redeclaring */
 

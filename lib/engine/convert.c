@@ -1,10 +1,10 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Input conversion: the host sends pixels as bytes (a quarter of the link
  * traffic of fp32); the device scales them to [0, 1].
  */
 #include <errno.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 #include "vec.h"
 
 int engine_pixels_to_f32(const uint8_t *px, size_t n, float *out)

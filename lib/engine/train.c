@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Whole training and evaluation steps for layer pipelined execution, built
  * only from the per-layer entry points and engine_params_update_layer, so
@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 static bool params_fit(const struct engine_workspace *ws,
 		       const struct engine_params *params)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* ReLU in place, for the dense kernels' fused epilogue. */
 #ifndef WSE_FIRMWARE_ENGINE_RELU_H
 #define WSE_FIRMWARE_ENGINE_RELU_H

@@ -1,8 +1,8 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* ReLU and its gradient, elementwise. */
 #include <errno.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 #include "relu.h"
 #include "vec.h"
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Dense (fully connected) layers: the three GEMMs of forward and backward go
  * to OpenBLAS; what is left (bias, ReLU, bias gradient) is one pass over
@@ -10,7 +10,7 @@
 
 #include <cblas.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 #include "relu.h"
 #include "vec.h"
 

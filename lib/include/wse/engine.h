@@ -1,9 +1,10 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The firmware's numerical engine: the fp32 kernels a layer program runs
+ * libwseengine, the numerical engine: the fp32 kernels a layer program runs
  * (input conversion, dense layers, ReLU, softmax cross-entropy, optimizers)
- * and a layer stack that strings them into training steps. Internal to the
- * firmware simulator; Documentation/engine.rst describes it in full.
+ * and a layer stack that strings them into training steps. The firmware
+ * simulator executes programs with it and MemoryX updates weights with it;
+ * it depends on nothing of theirs. Documentation/engine.rst describes it.
  *
  * Layouts (all row-major, contiguous, fp32 unless said otherwise):
  *   activations  [batch][features]   (batch-major)
@@ -24,8 +25,8 @@
  * Threads: the functions keep no global state and may run concurrently on
  * different data; the OpenBLAS thread count (engine_set_threads) is global.
  */
-#ifndef WSE_FIRMWARE_ENGINE_H
-#define WSE_FIRMWARE_ENGINE_H
+#ifndef WSE_ENGINE_H
+#define WSE_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -284,4 +285,4 @@ int engine_evaluate(struct engine_workspace *ws,
 		    const uint8_t *labels, size_t batch,
 		    struct engine_loss_result *res, uint8_t *pred);
 
-#endif /* WSE_FIRMWARE_ENGINE_H */
+#endif /* WSE_ENGINE_H */

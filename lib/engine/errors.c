@@ -1,8 +1,8 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Sentences for the engine's error codes, for the firmware's messages. */
 #include <errno.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 const char *engine_strerror(int err)
 {

@@ -1,9 +1,9 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * splitmix64 (Steele, Lea and Flood, 2014): tiny, fast, and every seed
  * gives a good sequence, which is all initialisation and test data need.
  */
-#include "engine.h"
+#include "wse/engine.h"
 
 void engine_rng_seed(struct engine_rng *rng, uint64_t seed)
 {

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * 4-wide float vectors with GCC's vector extensions: SSE2, which every
  * x86-64 has, without intrinsics. The element-wise kernels are vectorized by

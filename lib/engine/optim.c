@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Optimizer steps in torch.optim's conventions (SGD with dampening 0 and no
  * Nesterov; Adam with L2 weight decay, not AdamW), so that hyperparameters
@@ -8,7 +8,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 #include "vec.h"
 
 void engine_optim_defaults(struct engine_optim *opt, enum engine_optim_kind kind,

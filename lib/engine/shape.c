@@ -1,10 +1,10 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Network shapes for the layer stack. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 
-#include "engine.h"
+#include "wse/engine.h"
 
 int engine_shape_check(const struct engine_shape *shape)
 {

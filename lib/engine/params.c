@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Parameters, gradients and optimizer state of a layer stack. */
 #include <errno.h>
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "buffer.h"
-#include "engine.h"
+#include "wse/engine.h"
 
 void engine_params_destroy(struct engine_params *params)
 {
