@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * index.html: one small static page per run, the curves and the wafer map
+ * side by side, then what run.json says and the run's files. No scripts
+ * and nothing fetched from elsewhere: it opens from the disk in any browser.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+static const char style[] =
+	"body{font-family:'DejaVu Sans',sans-serif;margin:1.5em;color:#222;background:#fff}"
+	"h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.2em 0 .4em}"
+	".sub{color:#555;margin:0 0 1em}"
+	".row{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start}"
+	"figure{margin:0;border:1px solid #ddd;padding:.4em;background:#fff}"
+	"figure img{display:block;width:440px;height:auto}"
+	"figure#wafer img{width:330px}"
+	"figcaption{font-size:.9em;color:#555;text-align:center}"
+	"table{border-collapse:collapse;font-size:.9em}"
+	"td{border-top:1px solid #eee;padding:.15em .8em .15em 0;vertical-align:top}"
+	"td:first-child{color:#555;white-space:nowrap}";
+
+void html_escape(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static void figure(FILE *f, const char *id, const char *file, const char *alt,
+		   const char *caption)
+{
+	fprintf(f, "<figure id=\"%s\"><img src=\"%s\" alt=\"%s\"><figcaption>%s</figcaption></figure>\n",
+		id, file, alt, caption);
+}
+
+/* The last evaluation and the last training report, in one line. */
+static void summary(FILE *f, const struct metrics *m)
+{
+	const struct metrics_row *test = NULL, *train = NULL;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->rows[i].test)
+			test = &m->rows[i];
+		else
+			train = &m->rows[i];
+	}
+	fprintf(f, "<p class=\"sub\">");
+	if (test)
+		fprintf(f, "test accuracy <b>%.4f</b> (loss %.4f) at step %llu", test->accuracy,
+			test->loss, (unsigned long long)test->step);
+	if (train)
+		fprintf(f, "%slast training report: step %llu, loss %.4f, %.0f samples/s",
+			test ? "; " : "", (unsigned long long)train->step, train->loss,
+			isnan(train->samples_per_s) ? 0.0 : train->samples_per_s);
+	fprintf(f, "</p>\n");
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Links to the run's files, sorted, with their sizes. */
+static void files(FILE *f, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char **grown;
+
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "index.html"))
+			continue;
+		grown = realloc(names, (n + 1) * sizeof(*names));
+		if (!grown)
+			break;
+		names = grown;
+		names[n] = strdup(e->d_name);
+		if (!names[n])
+			break;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), by_name);
+	fprintf(f, "<h2>Files</h2>\n<table>\n");
+	for (size_t i = 0; i < n; i++) {
+		char path[4096];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		fprintf(f, "<tr><td><a href=\"");
+		html_escape(f, names[i]);
+		fprintf(f, "\">");
+		html_escape(f, names[i]);
+		fprintf(f, "</a></td><td>");
+		if (!stat(path, &st))
+			fprintf(f, "%lld bytes", (long long)st.st_size);
+		fprintf(f, "</td></tr>\n");
+		free(names[i]);
+	}
+	fprintf(f, "</table>\n");
+	free(names);
+}
+
+int html_write(const char *dir, const struct run_info *ri, const struct metrics *m,
+	       bool has_wafer, char *err, size_t errlen)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>wse run: ");
+	html_escape(f, ri->title);
+	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", style);
+	html_escape(f, ri->title);
+	fprintf(f, "</h1>\n");
+	summary(f, m);
+	fprintf(f, "<div class=\"row\">\n");
+	figure(f, "loss", "loss.svg", "loss against step, train and test", "Loss");
+	figure(f, "accuracy", "accuracy.svg", "accuracy against step, train and test",
+	       "Accuracy");
+	if (has_wafer)
+		figure(f, "wafer", "wafer.svg", "the program's regions on the wafer",
+		       "The wafer: each layer's region");
+	fprintf(f, "</div>\n<h2>Run</h2>\n<table>\n");
+	for (size_t i = 0; i < ri->n; i++) {
+		fprintf(f, "<tr><td>");
+		html_escape(f, ri->label[i]);
+		fprintf(f, "</td><td>");
+		html_escape(f, ri->value[i]);
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>\n");
+	files(f, dir);
+	fprintf(f, "</body>\n</html>\n");
+	if (ferror(f) | fclose(f) || rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,11 @@
+# tools/wsereport: a run's curves (gnuplot) and HTML page (Documentation/wsereport.rst).
+progs += wsereport
+wsereport_srcs := tools/wsereport/wsereport.c tools/wsereport/metrics_csv.c \
+	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c
+wsereport_ldlibs := -ljson-c
+
+# Runs build/bin/wsereport (and headless Chromium on its page).
+host_tests += wsereport_test
+wsereport_test_srcs := tests/host/wsereport_test.c
+wsereport_test_ldlibs := -lpng16 -lm
+$(B)/host-tests/wsereport_test $(B)/host-tests-san/wsereport_test: | $(B)/bin/wsereport $(B)/bin/wsecc

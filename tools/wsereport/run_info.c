@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * run.json, as label/value rows for the page. wsetrain writes it
+ * (Documentation/wsetrain.rst, "Run directory"); the page shows whatever
+ * it holds, so a field added there shows up here without a change: scalars
+ * as they are, objects one row per member ("final.test_accuracy"), arrays
+ * of objects one row per element.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "report.h"
+
+static int add_row(struct run_info *ri, const char *label, const char *value)
+{
+	char **l = realloc(ri->label, (ri->n + 1) * sizeof(*l));
+	char **v;
+
+	if (!l)
+		return -1;
+	ri->label = l;
+	v = realloc(ri->value, (ri->n + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	ri->value = v;
+	l[ri->n] = strdup(label);
+	v[ri->n] = strdup(value);
+	if (!l[ri->n] || !v[ri->n]) {
+		free(l[ri->n]);
+		free(v[ri->n]);
+		return -1;
+	}
+	ri->n++;
+	return 0;
+}
+
+static bool scalar(struct json_object *o)
+{
+	return !json_object_is_type(o, json_type_object) && !json_object_is_type(o, json_type_array);
+}
+
+/* A scalar as text; strings without their quotes. */
+static const char *text_of(struct json_object *o)
+{
+	if (json_object_is_type(o, json_type_string))
+		return json_object_get_string(o);
+	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+}
+
+/* "a=1, b=x" for an object's scalar members (nested ones as JSON). */
+static char *joined(struct json_object *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (json_object_is_type(o, json_type_object)) {
+		bool first = true;
+
+		json_object_object_foreach(o, k, v) {
+			fprintf(f, "%s%s=%s", first ? "" : ", ", k,
+				scalar(v) ? text_of(v) :
+					    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+			first = false;
+		}
+	} else {
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			struct json_object *e = json_object_array_get_idx(o, i);
+
+			fprintf(f, "%s%s", i ? " " : "",
+				scalar(e) ? text_of(e) :
+					    json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN));
+		}
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int add_member(struct run_info *ri, const char *key, struct json_object *v)
+{
+	char label[256];
+	int ret = 0;
+
+	if (scalar(v))
+		return add_row(ri, key, text_of(v));
+	if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, k, sub) {
+			char *s = scalar(sub) ? NULL : joined(sub);
+
+			snprintf(label, sizeof(label), "%s.%s", key, k);
+			if (!scalar(sub) && !s)
+				return -1;
+			ret = add_row(ri, label, s ? s : text_of(sub));
+			free(s);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	/* An array: of objects, a row each; of scalars, one row. */
+	if (json_object_array_length(v) &&
+	    json_object_is_type(json_object_array_get_idx(v, 0), json_type_object)) {
+		for (size_t i = 0; i < json_object_array_length(v) && !ret; i++) {
+			char *s = joined(json_object_array_get_idx(v, i));
+
+			snprintf(label, sizeof(label), "%s[%zu]", key, i);
+			ret = s ? add_row(ri, label, s) : -1;
+			free(s);
+		}
+		return ret;
+	}
+	{
+		char *s = joined(v);
+
+		ret = s ? add_row(ri, key, s) : -1;
+		free(s);
+	}
+	return ret;
+}
+
+static const char *str_member(struct json_object *root, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(root, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int run_info_read(const char *path, struct run_info *ri, char *err, size_t errlen)
+{
+	struct json_object *root, *sys;
+	const char *model, *mode;
+	char title[512];
+	int ret = -1;
+
+	memset(ri, 0, sizeof(*ri));
+	root = json_object_from_file(path);
+	if (!root) {
+		snprintf(err, errlen, "%s: %s", path, json_util_get_last_err() ?
+			 json_util_get_last_err() : "not JSON");
+		err[strcspn(err, "\n")] = '\0';
+		return -1;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		snprintf(err, errlen, "%s: not a JSON object", path);
+		goto out;
+	}
+	model = str_member(root, "model");
+	mode = str_member(root, "mode");
+	if (json_object_object_get_ex(root, "systems", &sys) &&
+	    json_object_is_type(sys, json_type_int))
+		snprintf(title, sizeof(title), "%s, %s on %d system%s", model ? model : "a model",
+			 mode ? mode : "training", json_object_get_int(sys),
+			 json_object_get_int(sys) == 1 ? "" : "s");
+	else
+		snprintf(title, sizeof(title), "%s%s%s", model ? model : "a run",
+			 mode ? ", " : "", mode ? mode : "");
+	ri->title = strdup(title);
+	if (!ri->title)
+		goto nomem;
+	json_object_object_foreach(root, key, v)
+		if (add_member(ri, key, v))
+			goto nomem;
+	ret = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "out of memory");
+out:
+	json_object_put(root);
+	if (ret)
+		run_info_free(ri);
+	return ret;
+}
+
+void run_info_free(struct run_info *ri)
+{
+	for (size_t i = 0; i < ri->n; i++) {
+		free(ri->label[i]);
+		free(ri->value[i]);
+	}
+	free(ri->label);
+	free(ri->value);
+	free(ri->title);
+	memset(ri, 0, sizeof(*ri));
+}
