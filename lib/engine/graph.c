@@ -401,6 +401,18 @@ static int prep_layernorm(struct engine_graph *g, size_t idx)
 		return bad(g, idx, "scale and bias must have the normalized dimensions' shape");
 	if (prep_same_shape(g, idx))
 		return -EINVAL;
+	/* Optional outputs Mean and InvStdDev (ONNX): x's shape with 1 for
+	 * every normalized dimension. They carry no gradient.
+	 */
+	for (size_t k = 1; k < nd->n_out; k++) {
+		size_t dims[ENGINE_MAX_RANK];
+
+		memcpy(dims, x->dims, sizeof(dims));
+		for (size_t d = axis; d < x->rank; d++)
+			dims[d] = 1;
+		if (want_out(g, idx, k, x->rank, dims))
+			return -EINVAL;
+	}
 	return alloc_aux(g, idx, 2 * nd->outer);
 }
 
@@ -520,7 +532,9 @@ static int prep_node(struct engine_graph *g, size_t idx)
 			return bad(g, idx, "unknown activation");
 		return want_io(g, idx, 1, 1, 1) ?: prep_same_shape(g, idx);
 	case ENGINE_OP_LAYERNORM:
-		return want_io(g, idx, 2, 3, 1) ?: prep_layernorm(g, idx);
+		if (nd->n_out > 3)
+			return bad(g, idx, "at most 3 outputs (Y, Mean, InvStdDev)");
+		return want_io(g, idx, 2, 3, nd->n_out) ?: prep_layernorm(g, idx);
 	case ENGINE_OP_SOFTMAX:
 		return want_io(g, idx, 1, 1, 1) ?: around_axis(g, idx) ?: prep_same_shape(g, idx);
 	case ENGINE_OP_GATHER:

@@ -57,9 +57,15 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 		return engine_binary_forward(&nd->k.bin, F(x), F(i1), y);
 	case ENGINE_OP_ACT:
 		return engine_act_forward(nd->a.act, F(x), x->n, y);
-	case ENGINE_OP_LAYERNORM:
-		return engine_layernorm_forward(F(x), F(i1), i2 ? F(i2) : NULL, nd->outer, nd->inner,
-						nd->a.epsilon, y, nd->aux, nd->aux + nd->outer);
+	case ENGINE_OP_LAYERNORM: {
+		int err = engine_layernorm_forward(F(x), F(i1), i2 ? F(i2) : NULL, nd->outer,
+						   nd->inner, nd->a.epsilon, y, nd->aux,
+						   nd->aux + nd->outer);
+
+		for (size_t k = 1; !err && k < nd->n_out; k++)
+			memcpy(F(OUT(g, nd, k)), nd->aux + (k - 1) * nd->outer, nd->outer * sizeof(float));
+		return err;
+	}
 	case ENGINE_OP_SOFTMAX:
 		return engine_softmax_forward(F(x), nd->outer, nd->len, nd->inner, y);
 	case ENGINE_OP_GATHER:

@@ -47,7 +47,7 @@ enum engine_op {
 	ENGINE_OP_MATMUL,	/* a, b -> y */
 	ENGINE_OP_BINARY,	/* a, b -> y (Add, Sub, Mul, Div) */
 	ENGINE_OP_ACT,		/* x -> y (ReLU, Tanh, Sigmoid, GELU) */
-	ENGINE_OP_LAYERNORM,	/* x, scale[, bias] -> y */
+	ENGINE_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] (no gradient) */
 	ENGINE_OP_SOFTMAX,	/* x -> y */
 	ENGINE_OP_GATHER,	/* data, indices (i64) -> y */
 	ENGINE_OP_ATTENTION,	/* q, k, v -> y */
