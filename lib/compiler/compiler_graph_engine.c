@@ -106,11 +106,15 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 		}
 		if (n->state != WSECC_NODE_KERNEL)
 			continue;
-		if (n->n_in > ENGINE_GRAPH_MAX_IO || n->n_out > ENGINE_GRAPH_MAX_IO)
+		/* Shapes, split sizes, ratios: folded into the attributes. */
+		size_t n_in = n->op == ENGINE_OP_RESHAPE || n->op == ENGINE_OP_SPLIT ||
+			      n->op == ENGINE_OP_DROPOUT ? 1 : n->n_in;
+
+		if (n_in > ENGINE_GRAPH_MAX_IO || n->n_out > ENGINE_GRAPH_MAX_IO)
 			return wsecc_fail(err, g->file, 0, 0, "node %s: too many inputs or outputs", n->name);
-		for (size_t k = 0; k < n->n_in; k++)
+		for (size_t k = 0; k < n_in; k++)
 			in[k] = n->in[k] < 0 ? -1 : value_for(g, eg, ids, n->in[k], err);
-		for (size_t k = 0; k < n->n_in; k++)
+		for (size_t k = 0; k < n_in; k++)
 			if (n->in[k] >= 0 && in[k] < 0)
 				return -1;
 		for (size_t k = 0; k < n->n_out; k++) {
@@ -138,7 +142,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 				return -1;
 			n_out = k + 1;
 		}
-		if (engine_graph_add_node(eg, n->op, &n->attrs, n->n_in, in, n_out, out) < 0)
+		if (engine_graph_add_node(eg, n->op, &n->attrs, n_in, in, n_out, out) < 0)
 			return wsecc_fail(err, g->file, 0, 0, "node %s: %s", n->name, engine_graph_error(eg));
 	}
 	if (add_xent && !have_loss) {

@@ -22,3 +22,10 @@ progs += wse-trainhost
 wse-trainhost_srcs := tests/tools/wse_trainhost.c
 wse-trainhost_libs := wse wsedata wsep wseengine wselink
 wse-trainhost_ldlibs := -lz -lopenblas -lm
+
+# Trains an ONNX model on the host with the engine's graph executor
+# (Documentation/onnx-import.rst), until graphs go into .wsep programs.
+progs += wse-graphtrain
+wse-graphtrain_srcs := tests/tools/wse_graphtrain.c
+wse-graphtrain_libs := wsecompiler wsep wafer wsedata wseengine
+wse-graphtrain_ldlibs := $(PROTOBUF_C_LIBS) -lz -lopenblas -lm
