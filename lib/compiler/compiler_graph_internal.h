@@ -13,8 +13,6 @@ int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_d
 /* Adds a node with room for @n_in inputs and @n_out outputs (all -1). */
 int wsecc_graph_add_node(struct wsecc_graph *g, const char *name, const char *op_type,
 			 size_t n_in, size_t n_out);
-/* Index of the tensor named @name, or -1. */
-int wsecc_graph_find(const struct wsecc_graph *g, const char *name);
 
 /* Sets a tensor's shape. */
 void wsecc_tensor_set_shape(struct wsecc_tensor *t, unsigned rank, const int64_t *dims);

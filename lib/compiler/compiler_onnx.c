@@ -163,9 +163,8 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 	esz = wsecc_dtype_size(t->dtype);
 	if (!esz)
 		return 0;	/* a type whose data is not kept: nodes using it are refused */
-	if (n == 0)
-		return wsecc_fail(err, file, 0, 0, "%s: a tensor with no elements is not supported", what);
-	t->data = malloc(n * esz);
+	/* Empty tensors are read (nodes that get them are refused). */
+	t->data = malloc(n ? n * esz : 1);
 	if (!t->data)
 		return wsecc_fail(err, file, 0, 0, "%s: out of memory", what);
 	if (tp->has_raw_data) {
@@ -364,6 +363,10 @@ static int inputs_unusable(struct octx *c, size_t i)
 				     t->name, g->nodes[t->producer].name);
 			return 1;
 		}
+		if (t->shape_known && !wsecc_tensor_numel(t)) {
+			wsecc_refuse(g, i, WSECC_WHY_SHAPE, "input '%s' has no elements", t->name);
+			return 1;
+		}
 		if (!t->shape_known) {
 			wsecc_refuse(g, i, WSECC_WHY_SHAPE,
 				     "input '%s' has a dynamic shape (only the first dimension of a graph input may be symbolic: it is the batch)",
@@ -467,7 +470,11 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	}
 	if (!have_opset)
 		return wsecc_fail(c->err, g->file, 0, 0, "the model imports no ONNX opset");
-	if (g->opset < 13)
+	/* Opsets 11 and 12 import too where an op means what it means in 13
+	 * (ONNX's own node tests of Conv and pooling are opset 11 and 12);
+	 * the ops whose meaning changed at 13 are refused there.
+	 */
+	if (g->opset < 11)
 		return wsecc_fail(c->err, g->file, 0, 0,
 				  "opset %lld: wsecc imports opset 13 and later (torch.onnx.export(..., opset_version=13) or more)",
 				  (long long)g->opset);

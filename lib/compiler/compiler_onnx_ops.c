@@ -126,7 +126,7 @@ struct window {
 };
 
 /* Kernel, strides, dilations and pads (explicit or from auto_pad) of a 2-D window op. */
-static int window_attrs(struct octx *c, size_t i, const int64_t *in_hw, bool pool,
+static int window_attrs(struct octx *c, size_t i, const int64_t *in_hw,
 			const int64_t *wk, struct window *w)
 {
 	int64_t v[8];
@@ -190,13 +190,9 @@ static int window_attrs(struct octx *c, size_t i, const int64_t *in_hw, bool poo
 		int64_t span = (w->k[a] - 1) * w->d[a] + 1;
 		int64_t padded = in_hw[a] + w->p[a] + w->p[a + 2];
 
-		/* The engine's limits: PyTorch's for pooling (at most half the
-		 * kernel), and no window that sees only padding for convolution.
-		 */
-		if (pool ? (2 * w->p[a] > w->k[a] || 2 * w->p[a + 2] > w->k[a])
-			 : (w->p[a] >= span || w->p[a + 2] >= span)) {
-			wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "pads larger than %s the kernel are not supported",
-				     pool ? "half" : "");
+		/* The engine's limit: no window that sees only padding. */
+		if (w->p[a] >= span || w->p[a + 2] >= span) {
+			wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "pads as large as the kernel are not supported");
 			return 1;
 		}
 		if (padded < span) {
@@ -244,7 +240,7 @@ static int op_conv(struct octx *c, size_t i)
 				    (long long)group);
 	if (w->dims[1] != x->dims[1] || (b && (b->rank != 1 || b->dims[0] != w->dims[0])))
 		return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE, "the weights or bias do not match the input's channels");
-	if (window_attrs(c, i, x->dims + 2, false, w->dims + 2, &win))
+	if (window_attrs(c, i, x->dims + 2, w->dims + 2, &win))
 		return 0;
 	dims[0] = x->dims[0];
 	dims[1] = w->dims[0];
@@ -279,7 +275,7 @@ static int op_pool(struct octx *c, size_t i, bool max)
 		if (v)
 			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "storage_order 1 is not supported");
 	}
-	if (window_attrs(c, i, x->dims + 2, true, NULL, &win))
+	if (window_attrs(c, i, x->dims + 2, NULL, &win))
 		return 0;
 	window_to_attrs(&win, &c->g->nodes[i].attrs);
 	if (!max) {
@@ -593,8 +589,10 @@ static int op_flatten(struct octx *c, size_t i)
 	    onnx_attr_int(c, i, "axis", 1, &axis))
 		return 0;
 	x = IN(c, i, 0);
-	if (onnx_axis(axis, x->rank + 1, &ax))
+	/* Flatten's axis is in [-r, r]. */
+	if (axis < -(int64_t)x->rank || axis > (int64_t)x->rank)
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "axis %lld is out of range", (long long)axis);
+	ax = (unsigned)(axis < 0 ? axis + x->rank : axis);
 	for (unsigned d = 0; d < x->rank; d++)
 		dims[d >= ax] *= x->dims[d];
 	return map_copy(c, i, 2, dims);
@@ -608,9 +606,12 @@ static int op_squeeze(struct octx *c, size_t i, bool squeeze)
 	unsigned rank, r = 0;
 	bool mark[WSECC_MAX_RANK + 1] = { false };
 
-	if (arity(c, i, 1, 2, 1) || onnx_attrs_known(c, i, NULL) || need_f32(c, i, 0))
+	static const char *const known[] = { "axes", NULL };	/* opsets before 13 */
+
+	if (arity(c, i, 1, 2, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0))
 		return 0;
-	if (IN(c, i, 1) && const_ints(c, i, 1, axes, WSECC_MAX_RANK, &n, "axes"))
+	if (IN(c, i, 1) ? const_ints(c, i, 1, axes, WSECC_MAX_RANK, &n, "axes")
+			: onnx_attr_ints(c, i, "axes", axes, WSECC_MAX_RANK, &n))
 		return 0;
 	x = IN(c, i, 0);
 	rank = squeeze ? x->rank : x->rank + (unsigned)n;
@@ -748,6 +749,8 @@ static int op_sce(struct octx *c, size_t i)
 	struct wsecc_tensor *x, *y;
 	char red[16];
 
+	if (c->g->nodes[i].n_in > 2 && c->g->nodes[i].in[2] >= 0)
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "class weights are not supported");
 	if (arity(c, i, 2, 2, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0) ||
 	    onnx_attr_string(c, i, "reduction", red, sizeof(red)))
 		return 0;
@@ -771,7 +774,15 @@ static int op_sce(struct octx *c, size_t i)
 
 int onnx_infer(struct octx *c, size_t i)
 {
+	static const char *const changed_at_13[] = { "Softmax", "Split", "Squeeze", "Unsqueeze",
+						      "LogSoftmax", NULL };
 	const char *op = c->g->nodes[i].op_type;
+
+	for (size_t k = 0; c->g->opset < 13 && changed_at_13[k]; k++)
+		if (!strcmp(op, changed_at_13[k]) && (strcmp(op, "Unsqueeze") || c->g->nodes[i].n_in > 1))
+			return wsecc_refuse(c->g, i, WSECC_WHY_OP,
+					    "%s of opset %lld: its meaning changed in opset 13, the one supported",
+					    op, (long long)c->g->opset);
 
 	if (!strcmp(op, "Conv"))
 		return op_conv(c, i);

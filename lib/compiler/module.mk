@@ -46,3 +46,9 @@ host_tests += compiler_cli_test
 compiler_cli_test_srcs := tests/host/compiler_cli_test.c
 compiler_cli_test_libs := wsep
 compiler_cli_test_ldlibs := -lm
+
+# ONNX's node tests, each supported op forward against libonnx-testdata.
+host_tests += onnx_node_test
+onnx_node_test_srcs := tests/host/onnx_node_test.c
+onnx_node_test_libs := wsecompiler wsep wafer wseengine
+onnx_node_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm

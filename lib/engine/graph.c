@@ -583,8 +583,8 @@ static int prep_loss(struct engine_graph *g)
 		return 0;
 	z = &g->v[g->loss_logits];
 	l = &g->v[g->loss_labels];
-	if (z->dtype != ENGINE_DT_F32 || z->rank < 1 || z->kind != ENGINE_VAL_ACT)
-		return fail(g, -EINVAL, "the loss's logits must be an fp32 activation");
+	if (z->dtype != ENGINE_DT_F32 || z->rank < 1)
+		return fail(g, -EINVAL, "the loss's logits must be fp32");
 	if (l->dtype != ENGINE_DT_I64 || l->kind != ENGINE_VAL_INPUT ||
 	    !same_dims(l->rank, l->dims, z->rank - 1, z->dims))
 		return fail(g, -EINVAL, "the labels must be an int64 input shaped as the logits less their last dimension");
@@ -598,7 +598,7 @@ int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind)
 	size_t scratch = 0;
 	int err;
 
-	if (!g || g->prepared || !g->nn || kind > ENGINE_ADAMW)
+	if (!g || g->prepared || (!g->nn && g->loss_logits < 0) || kind > ENGINE_ADAMW)
 		return -EINVAL;
 	for (size_t i = 0; i < g->nv; i++)
 		if (g->v[i].kind == ENGINE_VAL_ACT && g->v[i].producer < 0)

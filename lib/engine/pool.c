@@ -32,11 +32,12 @@ int engine_pool2d_setup(struct engine_pool2d *p)
 	if (!p || !p->planes || !p->in_h || !p->in_w || !p->k_h || !p->k_w || !p->stride_h ||
 	    !p->stride_w || !p->dil_h || !p->dil_w)
 		return -EINVAL;
-	/* Padding may be at most half the kernel: every window then holds at
-	 * least one input element.
+	/* Padding smaller than the (dilated) kernel: every window then holds
+	 * at least one input element (PyTorch allows only half the kernel;
+	 * ONNX more).
 	 */
-	if (2 * p->pad_top > p->k_h || 2 * p->pad_bottom > p->k_h || 2 * p->pad_left > p->k_w ||
-	    2 * p->pad_right > p->k_w)
+	if (p->pad_top >= (p->k_h - 1) * p->dil_h + 1 || p->pad_bottom >= (p->k_h - 1) * p->dil_h + 1 ||
+	    p->pad_left >= (p->k_w - 1) * p->dil_w + 1 || p->pad_right >= (p->k_w - 1) * p->dil_w + 1)
 		return -EINVAL;
 	p->out_h = pool_extent(p->in_h, p->k_h, p->stride_h, p->dil_h, p->pad_top, p->pad_bottom,
 			       p->ceil_mode);

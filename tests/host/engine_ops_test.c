@@ -280,7 +280,7 @@ TEST(pooling_shapes_values_and_finite_differences)
 	ASSERT_EQ(0, engine_maxpool2d_forward(&c, x, y));
 	EXPECT_EQ(11.0f, y[0]);
 	EXPECT_EQ(16.0f, y[3]);
-	/* Padding more than half the kernel is refused. */
+	/* Padding as large as the kernel (windows of padding only) is refused. */
 	struct engine_pool2d bad = shapes[0];
 
 	bad.pad_top = 2;

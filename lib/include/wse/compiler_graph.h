@@ -203,6 +203,9 @@ void wsecc_graph_counts(const struct wsecc_graph *g, size_t counts[WSECC_NODE_RE
 /* The --validate-only listing: one line per node. */
 void wsecc_graph_list(FILE *f, const struct wsecc_graph *g);
 
+/* Index of the tensor named @name, or -1. */
+int wsecc_graph_find(const struct wsecc_graph *g, const char *name);
+
 /* Number of elements of tensor @t (1 for a scalar). */
 uint64_t wsecc_tensor_numel(const struct wsecc_tensor *t);
 
