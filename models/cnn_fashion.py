@@ -3,7 +3,7 @@
 """cnn-fashion: conv-pool-conv-pool-dense for Fashion-MNIST, defined in
 PyTorch and exported to ONNX (opset 17) for wsecc.
 
-  models/cnn_fashion.py [-o models/cnn-fashion.onnx] [--seed 1]
+  models/cnn_fashion.py [-o cnn-fashion.onnx] [--seed 1]
 
 The exported graph takes float pixels scaled to [0, 1], shape
 [batch, 1, 28, 28] (batch is a dynamic axis), and gives 10 logits; the
@@ -18,18 +18,25 @@ from torch import nn
 
 
 class CNN(nn.Module):
-    def __init__(self):
+    def __init__(self, c1=32, c2=64, hidden=128):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10),
+            nn.Flatten(), nn.Linear(c2 * 7 * 7, hidden), nn.ReLU(), nn.Linear(hidden, 10),
         )
 
     def forward(self, x):
         return self.classifier(self.features(x))
+
+
+def export(model, path):
+    x = torch.zeros(2, 1, 28, 28)
+    torch.onnx.export(model, x, path, opset_version=17,
+                      input_names=["pixels"], output_names=["logits"],
+                      dynamic_axes={"pixels": {0: "batch"}, "logits": {0: "batch"}})
 
 
 def main():
@@ -40,10 +47,7 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     model = CNN().eval()
-    x = torch.zeros(2, 1, 28, 28)
-    torch.onnx.export(model, x, args.output, opset_version=17,
-                      input_names=["pixels"], output_names=["logits"],
-                      dynamic_axes={"pixels": {0: "batch"}, "logits": {0: "batch"}})
+    export(model, args.output)
     print(f"cnn-fashion: {sum(p.numel() for p in model.parameters())} parameters -> {args.output}")
 
 

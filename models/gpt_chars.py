@@ -28,6 +28,7 @@ class SelfAttention(nn.Module):
     def __init__(self, width, heads, context, dropout):
         super().__init__()
         self.heads = heads
+        self.scale = 1.0 / math.sqrt(width // heads)
         self.qkv = nn.Linear(width, 3 * width)
         self.proj = nn.Linear(width, width)
         self.drop = nn.Dropout(dropout)
@@ -39,7 +40,7 @@ class SelfAttention(nn.Module):
         q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
         k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
         v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c // self.heads))
+        att = (q @ k.transpose(-2, -1)) * self.scale
         att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
         att = self.drop(F.softmax(att, dim=-1))
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
@@ -76,6 +77,18 @@ class GPT(nn.Module):
         return self.head(self.ln(self.blocks(x)))
 
 
+def export(model, path, context, dropout):
+    mode = torch.onnx.TrainingMode.TRAINING if dropout > 0 else torch.onnx.TrainingMode.EVAL
+    was = model.training
+    model.train(dropout > 0)
+    idx = torch.zeros(2, context, dtype=torch.long)
+    torch.onnx.export(model, idx, path, opset_version=17, training=mode,
+                      do_constant_folding=True,
+                      input_names=["tokens"], output_names=["logits"],
+                      dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
+    model.train(was)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -90,13 +103,7 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     model = GPT(args.vocab, args.blocks, args.width, args.heads, args.context, args.dropout)
-    mode = torch.onnx.TrainingMode.TRAINING if args.dropout > 0 else torch.onnx.TrainingMode.EVAL
-    model.train(args.dropout > 0)
-    idx = torch.zeros(2, args.context, dtype=torch.long)
-    torch.onnx.export(model, idx, args.output, opset_version=17, training=mode,
-                      do_constant_folding=True,
-                      input_names=["tokens"], output_names=["logits"],
-                      dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
+    export(model, args.output, args.context, args.dropout)
     print(f"gpt-chars: {sum(p.numel() for p in model.parameters())} parameters -> {args.output}")
 
 

@@ -386,6 +386,17 @@ int wsecc_graph_from_model(const struct wsecc_model *m, struct wsecc_graph **out
 
 int wsecc_graph_check(const struct wsecc_graph *g, struct wsecc_error *err)
 {
+	/* A refused node first: a pending one is often its consequence (a
+	 * pattern that did not match because a node in it was refused).
+	 */
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct wsecc_node *n = &g->nodes[i];
+
+		if (n->state == WSECC_NODE_REFUSED && n->why != WSECC_WHY_INPUT)
+			return wsecc_fail(err, g->file, n->line, n->line ? 1 : 0,
+					  "node %s (%s): %s: %s", n->name, n->op_type,
+					  wsecc_why_name(n->why), n->reason);
+	}
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct wsecc_node *n = &g->nodes[i];
 

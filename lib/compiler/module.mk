@@ -52,3 +52,9 @@ host_tests += onnx_node_test
 onnx_node_test_srcs := tests/host/onnx_node_test.c
 onnx_node_test_libs := wsecompiler wsep wafer wseengine
 onnx_node_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# PyTorch exports (tests/corpus/onnx) imported, run and trained.
+host_tests += onnx_graph_test
+onnx_graph_test_srcs := tests/host/onnx_graph_test.c
+onnx_graph_test_libs := wsecompiler wsep wafer wseengine
+onnx_graph_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
