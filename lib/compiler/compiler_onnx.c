@@ -182,7 +182,7 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 				memcpy(&v, tp->raw_data.data + 4 * k, 4);
 				((int64_t *)t->data)[k] = v;
 			}
-		} else {
+		} else if (n) {
 			/* Little-endian on the wire, as on x86-64. */
 			memcpy(t->data, tp->raw_data.data, n * esz);
 		}
@@ -192,12 +192,14 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 	case WSECC_DT_F32:
 		if (tp->n_float_data != n)
 			break;
-		memcpy(t->data, tp->float_data, n * sizeof(float));
+		if (n)
+			memcpy(t->data, tp->float_data, n * sizeof(float));
 		return 0;
 	case WSECC_DT_I64:
 		if (tp->n_int64_data != n)
 			break;
-		memcpy(t->data, tp->int64_data, n * sizeof(int64_t));
+		if (n)
+			memcpy(t->data, tp->int64_data, n * sizeof(int64_t));
 		return 0;
 	case WSECC_DT_I32:
 	case WSECC_DT_BOOL:
@@ -319,7 +321,8 @@ static int add_input(struct octx *c, const Onnx__ValueInfoProto *vi)
 		bt->data = malloc(bytes ? bytes : 1);
 		if (!bt->data)
 			return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
-		memcpy(bt->data, b->data, bytes);
+		if (bytes)
+			memcpy(bt->data, b->data, bytes);
 		return 0;
 	}
 	if (g->n_inputs < sizeof(g->inputs) / sizeof(g->inputs[0]))

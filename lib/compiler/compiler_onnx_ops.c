@@ -34,11 +34,12 @@ static void set_out(struct octx *c, size_t i, size_t k, enum wsecc_dtype dt, uns
 static int arity(struct octx *c, size_t i, size_t lo, size_t hi, size_t out_max)
 {
 	const struct wsecc_node *n = &c->g->nodes[i];
-	size_t present = 0;
+	bool missing = n->n_in < lo;
 
-	for (size_t k = 0; k < n->n_in; k++)
-		present += n->in[k] >= 0;
-	if (n->n_in > hi || present < lo || n->n_out < 1 || n->out[0] < 0) {
+	/* The first @lo inputs are the required ones. */
+	for (size_t k = 0; k < lo && k < n->n_in; k++)
+		missing |= n->in[k] < 0;
+	if (n->n_in > hi || missing || n->n_out < 1 || n->out[0] < 0) {
 		wsecc_refuse(c->g, i, WSECC_WHY_OP, "takes %zu to %zu inputs", lo, hi);
 		return 1;
 	}

@@ -58,3 +58,24 @@ host_tests += onnx_graph_test
 onnx_graph_test_srcs := tests/host/onnx_graph_test.c
 onnx_graph_test_libs := wsecompiler wsep wafer wseengine
 onnx_graph_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# The importer fuzzed: a seeded mutation loop over tests/corpus/onnx.
+host_tests += onnx_fuzz_test
+onnx_fuzz_test_srcs := tests/host/onnx_fuzz_test.c
+onnx_fuzz_test_libs := wsecompiler wsep wafer wseengine
+onnx_fuzz_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# Optional, not part of `make all`: a libFuzzer target (needs clang), as
+# wsep-fuzz; see tests/host/onnx_libfuzzer.c. Keep the default goal.
+onnx_default_goal := $(.DEFAULT_GOAL)
+.PHONY: onnx-fuzz
+onnx-fuzz: $(B)/fuzz/onnx_libfuzzer
+$(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h \
+		$(filter-out $(B)/%,$(wsecompiler_srcs)) $(B)/gen/onnx.pb-c.c $(wsep_srcs) \
+		$(wafer_srcs) $(wseengine_srcs)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument \
+		-Iuapi -Ilib/include -I$(B)/gen -Itests/host \
+		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+		$(PROTOBUF_C_LIBS) -lopenblas -lm
+.DEFAULT_GOAL := $(onnx_default_goal)
