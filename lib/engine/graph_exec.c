@@ -304,7 +304,7 @@ int engine_graph_update(struct engine_graph *g, const struct engine_optim *opt, 
 	if (!g || !g->prepared || !opt || opt->kind != g->kind)
 		return -EINVAL;
 	o = *opt;
-	if (lr > 0.0)
+	if (lr >= 0.0)
 		o.lr = lr;
 	err = engine_optim_check(&o);
 	if (err)

@@ -114,7 +114,7 @@ static void matches_pytorch(struct __test_metadata *_metadata, const char *name)
 	/* Three plain SGD steps at lr 0.1: forward, loss, backward, update. */
 	engine_optim_defaults(&opt, ENGINE_SGD, 0.1);
 	for (int t = 1; t <= 3; t++) {
-		ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, (uint64_t)t, 0.0, 1, &res));
+		ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, (uint64_t)t, -1.0, 1, &res));
 		TH_LOG("%s step %d: loss %.7f, PyTorch %.7f", name, t, res.loss, steps[t - 1]);
 		EXPECT_LT(fabs(res.loss - steps[t - 1]), 2e-5 * steps[t - 1]);
 	}
@@ -313,7 +313,7 @@ TEST(text_model_graph_trains_like_the_layer_stack)
 			y64[i] = y8[i] = (uint8_t)(engine_rng_next(&rng) % 4);
 		ASSERT_EQ(0, engine_graph_set_input(eg, ids[g->inputs[0]], x));
 		ASSERT_EQ(0, engine_graph_set_input(eg, labels_id, y64));
-		ASSERT_EQ(0, engine_graph_train_step(eg, &opt, t, 0.0, 1, &a));
+		ASSERT_EQ(0, engine_graph_train_step(eg, &opt, t, -1.0, 1, &a));
 		/* The layer stack reads bytes; the text model's input is f32. */
 		ASSERT_EQ(0, engine_load_input(ws, x, 6));
 		for (size_t k = 0; k < 2; k++)

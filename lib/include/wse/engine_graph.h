@@ -139,7 +139,8 @@ int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed);
 int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res);
 int engine_graph_backward(struct engine_graph *g);
 /* One optimizer step (of the kind given to prepare) of every parameter
- * that received a gradient; @lr overrides opt->lr when > 0 (schedules).
+ * that received a gradient; @lr >= 0 overrides opt->lr (a schedule's
+ * value, which may reach 0), a negative @lr keeps opt->lr.
  */
 int engine_graph_update(struct engine_graph *g, const struct engine_optim *opt, uint64_t t,
 			double lr);
