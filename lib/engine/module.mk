@@ -24,3 +24,8 @@ host_tests += engine_ops_test
 engine_ops_test_srcs := tests/host/engine_ops_test.c
 engine_ops_test_libs := wseengine
 engine_ops_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_optim_test
+engine_optim_test_srcs := tests/host/engine_optim_test.c
+engine_optim_test_libs := wseengine
+engine_optim_test_ldlibs := -lopenblas -lm
