@@ -10,6 +10,27 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
 	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c
 
+# The graph IR, the ONNX importer and the bridge to the engine's graph
+# executor (Documentation/onnx-import.rst). The importer parses with
+# protobuf-c: onnx.proto comes from Debian's libonnx-dev and is compiled
+# into $(B)/gen at build time, never committed. Programs that import ONNX
+# link -lprotobuf-c; those that build engine graphs, wseengine and OpenBLAS.
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+PROTOBUF_C_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
+	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
+	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c $(B)/gen/onnx.pb-c.c
+CFLAGS_lib += -I$(B)/gen
+CFLAGS_build += -I$(B)/gen
+$(B)/gen/onnx.pb-c.h: $(B)/gen/onnx.pb-c.c
+$(B)/gen/onnx.pb-c.c: $(ONNX_PROTO)
+	@test -r $< || { echo "no $<: run tools/install-deps (Debian's libonnx-dev)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	protoc-c -I$(dir $<) --c_out=$(dir $@) $<
+$(patsubst %,$(B)/%/lib/compiler/compiler_onnx.o,obj obj-san) \
+$(patsubst %,$(B)/%/lib/compiler/compiler_onnx_fold.o,obj obj-san) \
+$(patsubst %,$(B)/%/lib/compiler/compiler_onnx_ops.o,obj obj-san): | $(B)/gen/onnx.pb-c.h
+
 host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c
 compiler_parse_test_libs := wsecompiler wsep wafer
@@ -25,3 +46,37 @@ host_tests += compiler_cli_test
 compiler_cli_test_srcs := tests/host/compiler_cli_test.c
 compiler_cli_test_libs := wsep
 compiler_cli_test_ldlibs := -lm
+
+# ONNX's node tests, each supported op forward against libonnx-testdata.
+host_tests += onnx_node_test
+onnx_node_test_srcs := tests/host/onnx_node_test.c
+onnx_node_test_libs := wsecompiler wsep wafer wseengine
+onnx_node_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# PyTorch exports (tests/corpus/onnx) imported, run and trained.
+host_tests += onnx_graph_test
+onnx_graph_test_srcs := tests/host/onnx_graph_test.c
+onnx_graph_test_libs := wsecompiler wsep wafer wseengine
+onnx_graph_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# The importer fuzzed: a seeded mutation loop over tests/corpus/onnx.
+host_tests += onnx_fuzz_test
+onnx_fuzz_test_srcs := tests/host/onnx_fuzz_test.c
+onnx_fuzz_test_libs := wsecompiler wsep wafer wseengine
+onnx_fuzz_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# Optional, not part of `make all`: a libFuzzer target (needs clang), as
+# wsep-fuzz; see tests/host/onnx_libfuzzer.c. Keep the default goal. (The other
+# libraries' module.mk are read after this one: their sources by wildcard.)
+onnx_default_goal := $(.DEFAULT_GOAL)
+.PHONY: onnx-fuzz
+onnx-fuzz: $(B)/fuzz/onnx_libfuzzer
+$(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h \
+		$(filter-out $(B)/%,$(wsecompiler_srcs)) $(B)/gen/onnx.pb-c.c \
+		$(wildcard lib/wsep/*.c lib/wafer/*.c lib/engine/*.c lib/crc32c/*.c)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Wno-missing-field-initializers \
+		-Iuapi -Ilib/include -I$(B)/gen -Itests/host \
+		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
+		$(PROTOBUF_C_LIBS) -lopenblas -lm
+.DEFAULT_GOAL := $(onnx_default_goal)

@@ -4,6 +4,10 @@ libs += wseengine
 wseengine_srcs := $(addprefix lib/engine/, \
 	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
 	shape.c softmax_xent.c threads.c train.c workspace.c)
+# The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
+wseengine_srcs += $(addprefix lib/engine/, \
+	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c \
+	layernorm.c layout.c matmul.c pool.c softmax.c xent_tokens.c)
 
 
 host_tests += engine_kernels_test
@@ -15,3 +19,13 @@ host_tests += engine_train_test
 engine_train_test_srcs := tests/host/engine_train_test.c
 engine_train_test_libs := wseengine
 engine_train_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_ops_test
+engine_ops_test_srcs := tests/host/engine_ops_test.c
+engine_ops_test_libs := wseengine
+engine_ops_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_optim_test
+engine_optim_test_srcs := tests/host/engine_optim_test.c
+engine_optim_test_libs := wseengine
+engine_optim_test_ldlibs := -lopenblas -lm

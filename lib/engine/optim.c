@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Optimizer steps in torch.optim's conventions (SGD with dampening 0 and no
- * Nesterov; Adam with L2 weight decay, not AdamW), so that hyperparameters
- * carry over from PyTorch unchanged.
+ * Optimizer steps in torch.optim's conventions (SGD with momentum,
+ * dampening and Nesterov; Adam with L2 weight decay; AdamW with decoupled
+ * weight decay) and learning-rate schedules, so that hyperparameters carry
+ * over from PyTorch unchanged.
  */
 #include <errno.h>
 #include <float.h>
@@ -21,7 +22,7 @@ void engine_optim_defaults(struct engine_optim *opt, enum engine_optim_kind kind
 		.beta1 = 0.9,
 		.beta2 = 0.999,
 		.eps = 1e-8,
-		.weight_decay = 0.0,
+		.weight_decay = kind == ENGINE_ADAMW ? 0.01 : 0.0,
 	};
 }
 
@@ -43,8 +44,14 @@ int engine_optim_check(const struct engine_optim *opt)
 	case ENGINE_SGD:
 		return 0;
 	case ENGINE_MOMENTUM:
-		return in_unit_interval(opt->momentum) ? 0 : -EINVAL;
+		if (!in_unit_interval(opt->momentum) || !in_unit_interval(opt->dampening))
+			return -EINVAL;
+		/* PyTorch's rule: Nesterov needs momentum and no dampening. */
+		if (opt->nesterov && (opt->momentum == 0.0 || opt->dampening != 0.0))
+			return -EINVAL;
+		return 0;
 	case ENGINE_ADAM:
+	case ENGINE_ADAMW:
 		if (!in_unit_interval(opt->beta1) || !in_unit_interval(opt->beta2))
 			return -EINVAL;
 		return opt->eps >= FLT_MIN && opt->eps <= FLT_MAX ? 0 : -EINVAL;
@@ -58,6 +65,7 @@ unsigned int engine_optim_state_arrays(enum engine_optim_kind kind)
 	case ENGINE_MOMENTUM:
 		return 1;
 	case ENGINE_ADAM:
+	case ENGINE_ADAMW:
 		return 2;
 	default:
 		return 0;
@@ -107,6 +115,26 @@ static void momentum(const struct engine_optim *opt, float *w,
 	}
 }
 
+/*
+ * Momentum with dampening or Nesterov, PyTorch's general path: the first
+ * step sets v = g (t = 1), later ones v = momentum * v + (1 - dampening) * g;
+ * Nesterov steps along g + momentum * v. Kept apart from momentum() above,
+ * whose results stay bit-identical to what they were.
+ */
+static void momentum_general(const struct engine_optim *opt, uint64_t t, float *w,
+			     const float *grad, float *v, size_t n)
+{
+	const float lr = (float)opt->lr, wd = (float)opt->weight_decay;
+	const float mu = (float)opt->momentum, keep = (float)(1.0 - opt->dampening);
+
+	for (size_t i = 0; i < n; i++) {
+		float g = grad[i] + wd * w[i];
+
+		v[i] = t == 1 ? g : mu * v[i] + keep * g;
+		w[i] -= lr * (opt->nesterov ? g + mu * v[i] : v[i]);
+	}
+}
+
 static void adam(const struct engine_optim *opt, uint64_t t, float *w,
 		 const float *grad, float *m, float *v, size_t n)
 {
@@ -121,9 +149,17 @@ static void adam(const struct engine_optim *opt, uint64_t t, float *w,
 	const float step = (float)(opt->lr / bc1);
 	const float bc2_sqrt = (float)sqrt(bc2);
 
-	for (size_t i = 0; i < n; i++) {
-		float g = grad[i] + wd * w[i];
+	/* AdamW decays the weights first, by 1 - lr * weight_decay, and
+	 * leaves the gradient alone.
+	 */
+	const bool decoupled = opt->kind == ENGINE_ADAMW;
+	const float decay = (float)(1.0 - opt->lr * opt->weight_decay);
 
+	for (size_t i = 0; i < n; i++) {
+		float g = decoupled ? grad[i] : grad[i] + wd * w[i];
+
+		if (decoupled)
+			w[i] *= decay;
 		m[i] = b1 * m[i] + one_b1 * g;
 		v[i] = b2 * v[i] + one_b2 * g * g;
 		w[i] -= step * (m[i] / (sqrtf(v[i]) / bc2_sqrt + eps));
@@ -146,13 +182,44 @@ int engine_optim_step(const struct engine_optim *opt, uint64_t t, float *w,
 	case ENGINE_MOMENTUM:
 		if (!s0)
 			return -EINVAL;
-		momentum(opt, w, grad, s0, n);
+		if (opt->nesterov || opt->dampening != 0.0)
+			momentum_general(opt, t, w, grad, s0, n);
+		else
+			momentum(opt, w, grad, s0, n);
 		break;
 	case ENGINE_ADAM:
+	case ENGINE_ADAMW:
 		if (!s0 || !s1)
 			return -EINVAL;
 		adam(opt, t, w, grad, s0, s1, n);
 		break;
 	}
 	return 0;
+}
+
+int engine_lr_check(const struct engine_lr_schedule *s)
+{
+	if (!s)
+		return -EINVAL;
+	switch (s->kind) {
+	case ENGINE_LR_CONSTANT:
+		return 0;
+	case ENGINE_LR_WARMUP_COSINE:
+		return s->warmup < s->total && s->min_lr >= 0.0 && s->min_lr <= FLT_MAX ? 0 : -EINVAL;
+	}
+	return -EINVAL;
+}
+
+double engine_lr_at(const struct engine_lr_schedule *s, double lr, uint64_t t)
+{
+	double p;
+
+	if (!s || s->kind == ENGINE_LR_CONSTANT || engine_lr_check(s))
+		return lr;
+	if (t <= s->warmup)
+		return lr * (double)t / (double)s->warmup;
+	if (t >= s->total)
+		return s->min_lr;
+	p = (double)(t - s->warmup) / (double)(s->total - s->warmup);
+	return s->min_lr + (lr - s->min_lr) * 0.5 * (1.0 + cos(M_PI * p));
 }

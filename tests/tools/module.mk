@@ -22,3 +22,15 @@ progs += wse-trainhost
 wse-trainhost_srcs := tests/tools/wse_trainhost.c
 wse-trainhost_libs := wse wsedata wsep wseengine wselink
 wse-trainhost_ldlibs := -lz -lopenblas -lm
+
+# Trains an ONNX model on the host with the engine's graph executor
+# (Documentation/onnx-import.rst), until graphs go into .wsep programs.
+progs += wse-graphtrain
+wse-graphtrain_srcs := tests/tools/wse_graphtrain.c
+wse-graphtrain_libs := wsecompiler wsep wafer wsedata wseengine
+wse-graphtrain_ldlibs := $(PROTOBUF_C_LIBS) -lz -lopenblas -lm
+
+# wsecc on .onnx files and short wse-graphtrain runs (needs both built).
+host_tests += onnx_cli_test
+onnx_cli_test_srcs := tests/host/onnx_cli_test.c
+$(B)/host-tests/onnx_cli_test $(B)/host-tests-san/onnx_cli_test: | $(B)/bin/wsecc $(B)/bin/wse-graphtrain

@@ -2,4 +2,4 @@
 progs += wsecc
 wsecc_srcs := tools/wsecc/wsecc.c
 wsecc_libs := wsecompiler wsep wafer
-wsecc_ldlibs := -lm
+wsecc_ldlibs := $(PROTOBUF_C_LIBS) -lm

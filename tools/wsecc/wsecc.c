@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wse/compiler.h"
+#include "wse/compiler_graph.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -19,11 +20,14 @@
 static const char usage_text[] =
 	"usage: wsecc MODEL [options]\n"
 	"Compile a model description into a placed .wsep program for a wse wafer.\n"
+	"MODEL is a model text file or an ONNX model (NAME.onnx, opset 13 or later;\n"
+	"for now ONNX models are checked with --validate-only only).\n"
 	"\n"
 	"  --wafer SPEC        wse1, wse2, wse3, or WxH[:SRAM][@CLOCK] (e.g. 64x64:48K);\n"
 	"                      default: the model's 'wafer' statement, else " WSE_WAFER_DEFAULT "\n"
 	"  --mode MODE         auto (default), pipelined or weight_streaming\n"
-	"  --batch N           override the model's batch size (1..65536)\n"
+	"  --batch N           override the model's batch size (1..65536); for ONNX, the\n"
+	"                      value of a symbolic first input dimension (default 1)\n"
 	"  --validate-only     only check that every op maps to a kernel (no placement)\n"
 	"  --compile-only      compile and write the program (-o, default MODEL_NAME.wsep)\n"
 	"  -o, --output FILE   write the .wsep program to FILE\n"
@@ -77,6 +81,60 @@ static int validate_only(const struct wsecc_model *m, int quiet)
 				snprintf(layer, sizeof(layer), "%d", ops[i].layer);
 			printf("  %-3s %-18s -> %s\n", layer, ops[i].name, ops[i].kernel);
 		}
+	}
+	return 0;
+}
+
+static bool is_onnx(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
+}
+
+/* An ONNX model: import, list each node and its kernel, check. */
+static int onnx_model(const char *path, const char *batch_arg, int validate, int quiet)
+{
+	struct wsecc_onnx_options opt = { .batch = 1 };
+	struct wsecc_graph *g;
+	struct wsecc_error err;
+	size_t counts[WSECC_NODE_REFUSED + 1];
+	int bad;
+
+	if (batch_arg) {
+		char *end;
+		unsigned long b;
+
+		errno = 0;
+		b = strtoul(batch_arg, &end, 10);
+		if (*end || errno || b < 1 || b > WSEP_MAX_BATCH || batch_arg[0] == '-')
+			return usage_error("--batch '%s': expected an integer 1..65536", batch_arg);
+		opt.batch = (int64_t)b;
+	}
+	if (wsecc_onnx_import(path, &opt, &g, &err)) {
+		print_error(&err);
+		return EXIT_REFUSED;
+	}
+	bad = wsecc_graph_check(g, &err);
+	wsecc_graph_counts(g, counts);
+	if (!quiet) {
+		printf("%s: %s: %s, opset %lld, %zu nodes (batch %lld): %zu run as kernels, %zu folded into constants, %zu fused, %zu without a kernel\n",
+		       path, bad ? "refused" : "ok", g->producer, (long long)g->opset, g->n_nodes,
+		       (long long)g->batch, counts[WSECC_NODE_KERNEL] + counts[WSECC_NODE_LOSS],
+		       counts[WSECC_NODE_FOLDED], counts[WSECC_NODE_FUSED],
+		       counts[WSECC_NODE_REFUSED] + counts[WSECC_NODE_PENDING]);
+		wsecc_graph_list(stdout, g);
+	}
+	wsecc_graph_free(g);
+	if (bad) {
+		print_error(&err);
+		return EXIT_REFUSED;
+	}
+	if (!validate) {
+		fprintf(stderr,
+			"%s: error: ONNX models can only be validated so far (--validate-only): placing convolution and attention layers and writing them into a .wsep program come next\n",
+			path);
+		return EXIT_REFUSED;
 	}
 	return 0;
 }
@@ -158,6 +216,8 @@ int main(int argc, char **argv)
 	if (validate && (compile || report || output))
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
 
+	if (is_onnx(argv[optind]))
+		return onnx_model(argv[optind], batch_arg, validate, quiet);
 	if (wsecc_parse_file(argv[optind], &model, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;

@@ -137,40 +137,75 @@ int engine_argmax(const float *logits, size_t batch, size_t classes,
 /* --- optimizers (optim.c), PyTorch's conventions ---------------------------
  * With g = grad + weight_decay * w (L2, as torch.optim):
  *   ENGINE_SGD       w -= lr * g
- *   ENGINE_MOMENTUM  v = momentum * v + g;  w -= lr * v      (dampening 0)
+ *   ENGINE_MOMENTUM  v = momentum * v + (1 - dampening) * g   (v = g at t = 1)
+ *                    w -= lr * v, or with nesterov w -= lr * (g + momentum * v)
  *   ENGINE_ADAM      m = beta1 * m + (1 - beta1) * g
  *                    v = beta2 * v + (1 - beta2) * g * g
  *                    w -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ *   ENGINE_ADAMW     as Adam with g = grad, after w *= 1 - lr * weight_decay
+ *                    (decoupled weight decay, torch.optim.AdamW)
  * State arrays belong to the caller, start at zero and are as long as w:
- * none for SGD, s0 = v for momentum, s0 = m and s1 = v for Adam. t is the
- * 1-based step number (Adam's bias correction).
+ * none for SGD, s0 = v for momentum, s0 = m and s1 = v for Adam and AdamW.
+ * t is the 1-based step number (Adam's bias correction).
  */
 enum engine_optim_kind {
 	ENGINE_SGD,
 	ENGINE_MOMENTUM,
 	ENGINE_ADAM,
+	ENGINE_ADAMW,
 };
 
 /*
  * Hyperparameters are doubles, as Python floats are in PyTorch: scalars
  * derived from them (1 - beta, lr / (1 - beta1^t), ...) are formed in double
  * and rounded to float once, so 1 - 0.999 is 0.001f, not 1 - 0.999f.
+ * Fields a kind does not use are ignored; zero (the defaults) keeps the
+ * plain behaviour (no dampening, no Nesterov).
  */
 struct engine_optim {
 	enum engine_optim_kind kind;
 	double lr;
 	double momentum;		/* ENGINE_MOMENTUM */
-	double beta1, beta2, eps;	/* ENGINE_ADAM */
+	double beta1, beta2, eps;	/* ENGINE_ADAM, ENGINE_ADAMW */
 	double weight_decay;
+	double dampening;		/* ENGINE_MOMENTUM, in [0, 1) */
+	bool nesterov;			/* ENGINE_MOMENTUM: momentum > 0, dampening 0 */
 };
 
-/* Fills in PyTorch's defaults for kind (momentum 0.9; Adam 0.9, 0.999, 1e-8). */
+/* Fills in PyTorch's defaults for kind (momentum 0.9; Adam 0.9, 0.999, 1e-8;
+ * AdamW also weight_decay 0.01).
+ */
 void engine_optim_defaults(struct engine_optim *opt, enum engine_optim_kind kind,
 			   double lr);
 int engine_optim_check(const struct engine_optim *opt);
 unsigned int engine_optim_state_arrays(enum engine_optim_kind kind);
 int engine_optim_step(const struct engine_optim *opt, uint64_t t, float *w,
 		      const float *grad, float *s0, float *s1, size_t n);
+
+/*
+ * Learning-rate schedules, as a function of the 1-based step t (what a
+ * PyTorch LambdaLR with the same function gives when scheduler.step()
+ * follows each optimizer.step()):
+ *   ENGINE_LR_CONSTANT        lr
+ *   ENGINE_LR_WARMUP_COSINE   lr * t / warmup for t <= warmup, then
+ *                             min_lr + (lr - min_lr) * (1 + cos(pi * p)) / 2
+ *                             with p = (t - warmup) / (total - warmup), and
+ *                             min_lr after total
+ */
+enum engine_lr_kind {
+	ENGINE_LR_CONSTANT,
+	ENGINE_LR_WARMUP_COSINE,
+};
+
+struct engine_lr_schedule {
+	enum engine_lr_kind kind;
+	uint64_t warmup, total;
+	double min_lr;
+};
+
+/* -EINVAL unless warmup < total and 0 <= min_lr (cosine). */
+int engine_lr_check(const struct engine_lr_schedule *s);
+double engine_lr_at(const struct engine_lr_schedule *s, double lr, uint64_t t);
 
 /* --- the layer stack --------------------------------------------------------
  * A network of dense layers: layer k maps width[k] features to width[k + 1],

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pattern fusion: exporters spell some ops as several primitive nodes.
+ * torch.onnx.export (opset < 20) writes GELU as x * 0.5 * (1 + erf(x /
+ * sqrt 2)) and causal self-attention as reshapes and transposes around
+ * MatMul, a scale, a Where over a constant triangular mask, Softmax and a
+ * second MatMul. These are recognised and replaced by one kernel each:
+ * the last node of the pattern becomes the kernel, the others are marked
+ * fused into it. Every intermediate tensor must feed only the next node of
+ * the pattern, so nothing else observes what fusion removes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler_graph_internal.h"
+
+static int producer(const struct wsecc_graph *g, int t)
+{
+	return t >= 0 ? g->tensors[t].producer : -1;
+}
+
+/* The only node reading tensor @t (which is no graph output), or -1. */
+static int sole_consumer(const struct wsecc_graph *g, int t)
+{
+	int found = -1;
+
+	if (t < 0)
+		return -1;
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return -1;
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct wsecc_node *n = &g->nodes[i];
+
+		if (n->state == WSECC_NODE_FOLDED)
+			continue;
+		for (size_t k = 0; k < n->n_in; k++)
+			if (n->in[k] == t) {
+				if (found >= 0)
+					return -1;
+				found = (int)i;
+			}
+	}
+	return found;
+}
+
+static bool is_op(const struct wsecc_graph *g, int n, const char *op)
+{
+	return n >= 0 && strcmp(g->nodes[n].op_type, op) == 0 &&
+	       (g->nodes[n].state == WSECC_NODE_KERNEL || g->nodes[n].state == WSECC_NODE_PENDING);
+}
+
+static bool const_scalar(const struct wsecc_graph *g, int t, double *v)
+{
+	const struct wsecc_tensor *x;
+
+	if (t < 0)
+		return false;
+	x = &g->tensors[t];
+	if (x->kind != WSECC_T_CONST || !x->data || x->dtype != WSECC_DT_F32 ||
+	    wsecc_tensor_numel(x) != 1)
+		return false;
+	*v = *(const float *)x->data;
+	return true;
+}
+
+/* For a two-input node: the input other than @t, or -2 if @t is not one. */
+static int other_input(const struct wsecc_graph *g, int n, int t)
+{
+	const struct wsecc_node *nd = &g->nodes[n];
+
+	if (nd->n_in != 2)
+		return -2;
+	if (nd->in[0] == t)
+		return nd->in[1];
+	if (nd->in[1] == t)
+		return nd->in[0];
+	return -2;
+}
+
+/* A two-input node with a scalar constant operand near @want: the other one, or -1. */
+static int with_scalar(const struct wsecc_graph *g, int n, double want, double tol)
+{
+	const struct wsecc_node *nd = &g->nodes[n];
+	double v;
+
+	if (nd->n_in != 2)
+		return -1;
+	for (int k = 0; k < 2; k++)
+		if (const_scalar(g, nd->in[k], &v) && fabs(v - want) <= tol)
+			return nd->in[1 - k];
+	return -1;
+}
+
+static void fuse_into(struct wsecc_graph *g, int n, int into)
+{
+	g->nodes[n].state = WSECC_NODE_FUSED;
+	g->nodes[n].fused_into = into;
+}
+
+/* Makes node @n a kernel with inputs @in (its out[0] stays). */
+static bool become(struct wsecc_graph *g, int n, const int *in, size_t n_in, enum engine_op op,
+		   const char *kernel)
+{
+	struct wsecc_node *nd = &g->nodes[n];
+	int *arr = realloc(nd->in, n_in * sizeof(*arr));
+
+	if (!arr)
+		return false;
+	memcpy(arr, in, n_in * sizeof(*arr));
+	nd->in = arr;
+	nd->n_in = n_in;
+	nd->state = WSECC_NODE_KERNEL;
+	nd->op = op;
+	nd->kernel = kernel;
+	return true;
+}
+
+/* x * 0.5 * (1 + erf(x / sqrt 2)), in torch's order: Div, Erf, Add, Mul, Mul. */
+static void fuse_gelu_erf(struct wsecc_graph *g, int erf)
+{
+	int div = producer(g, g->nodes[erf].in[0]), add, m1, m2, x;
+
+	if (!is_op(g, div, "Div") && !is_op(g, div, "Mul"))
+		return;
+	x = with_scalar(g, div, is_op(g, div, "Div") ? M_SQRT2 : M_SQRT1_2, 1e-4);
+	if (x < 0 || g->nodes[div].in[0] != x || sole_consumer(g, g->nodes[div].out[0]) != erf)
+		return;
+	add = sole_consumer(g, g->nodes[erf].out[0]);
+	if (!is_op(g, add, "Add") || with_scalar(g, add, 1.0, 0.0) != g->nodes[erf].out[0])
+		return;
+	m1 = sole_consumer(g, g->nodes[add].out[0]);
+	if (!is_op(g, m1, "Mul") || other_input(g, m1, g->nodes[add].out[0]) != x)
+		return;
+	m2 = sole_consumer(g, g->nodes[m1].out[0]);
+	if (!is_op(g, m2, "Mul") || with_scalar(g, m2, 0.5, 0.0) != g->nodes[m1].out[0])
+		return;
+	if (!become(g, m2, &x, 1, ENGINE_OP_ACT, "gelu_f32"))
+		return;
+	g->nodes[m2].attrs.act = ENGINE_ACT_GELU;
+	fuse_into(g, div, m2);
+	fuse_into(g, erf, m2);
+	fuse_into(g, add, m2);
+	fuse_into(g, m1, m2);
+}
+
+/* --- attention --------------------------------------------------------------------- */
+
+static bool perm_is(const struct wsecc_graph *g, int n, size_t a, size_t b, size_t c, size_t d)
+{
+	const size_t *p = g->nodes[n].attrs.perm;
+
+	return is_op(g, n, "Transpose") && g->tensors[g->nodes[n].out[0]].rank == 4 && p[0] == a &&
+	       p[1] == b && p[2] == c && p[3] == d;
+}
+
+/*
+ * Follows Transpose(perm) <- Reshape <- x[B, T, C] back from tensor @t:
+ * the source x, or -1. Sets *@heads, adds the nodes to @nodes.
+ */
+static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes, size_t *nn)
+{
+	int tr = producer(g, t), rs, x;
+	const struct wsecc_tensor *xs, *rsout;
+
+	if (tr < 0 || sole_consumer(g, t) < 0)
+		return -1;
+	rs = producer(g, g->nodes[tr].in[0]);
+	if (!is_op(g, rs, "Reshape") || sole_consumer(g, g->nodes[rs].out[0]) != tr)
+		return -1;
+	x = g->nodes[rs].in[0];
+	xs = &g->tensors[x];
+	rsout = &g->tensors[g->nodes[rs].out[0]];
+	if (xs->rank != 3 || rsout->rank != 4 || rsout->dims[0] != xs->dims[0] ||
+	    rsout->dims[1] != xs->dims[1] || rsout->dims[2] * rsout->dims[3] != xs->dims[2])
+		return -1;
+	*heads = (int)rsout->dims[2];
+	nodes[(*nn)++] = tr;
+	nodes[(*nn)++] = rs;
+	return x;
+}
+
+/* Is the mask (true = masked) exactly "key after query" over its last two axes? */
+static bool causal_bool(const struct wsecc_tensor *m, int64_t t)
+{
+	if (m->dtype != WSECC_DT_BOOL || !m->data || m->rank < 2 || m->dims[m->rank - 1] != t ||
+	    m->dims[m->rank - 2] != t || wsecc_tensor_numel(m) != (uint64_t)(t * t))
+		return false;
+	for (int64_t i = 0; i < t; i++)
+		for (int64_t j = 0; j < t; j++)
+			if (((const uint8_t *)m->data)[i * t + j] != (j > i))
+				return false;
+	return true;
+}
+
+/* An additive float mask: very negative where the key comes after the query, 0 elsewhere. */
+static bool causal_add(const struct wsecc_tensor *m, int64_t t)
+{
+	if (m->dtype != WSECC_DT_F32 || !m->data || m->kind != WSECC_T_CONST || m->rank < 2 ||
+	    m->dims[m->rank - 1] != t || m->dims[m->rank - 2] != t ||
+	    wsecc_tensor_numel(m) != (uint64_t)(t * t))
+		return false;
+	for (int64_t i = 0; i < t; i++)
+		for (int64_t j = 0; j < t; j++) {
+			float v = ((const float *)m->data)[i * t + j];
+
+			if (j > i ? !(v <= -1e4f) : v != 0.0f)
+				return false;
+		}
+	return true;
+}
+
+static void fuse_attention(struct wsecc_graph *g, int sm)
+{
+	int nodes[16], q, k, v, hq, hk, hv, mm1, scores, cur, pv, tr, rs, kt;
+	size_t nn = 0;
+	bool causal = false;
+	double scale = 1.0, c;
+	const struct wsecc_tensor *so = &g->tensors[g->nodes[sm].out[0]];
+	int64_t t;
+
+	if (so->rank != 4 || g->nodes[sm].attrs.axis != 3)
+		return;
+	t = so->dims[3];
+	if (so->dims[2] != t)
+		return;
+	/* Backwards from the softmax: mask, scale, Q K^T. */
+	scores = g->nodes[sm].in[0];
+	cur = producer(g, scores);
+	if (sole_consumer(g, scores) != sm)
+		return;
+	if (is_op(g, cur, "Where")) {
+		const struct wsecc_node *w = &g->nodes[cur];
+		double fill;
+
+		if (w->n_in != 3 || !causal_bool(&g->tensors[w->in[0]], t) ||
+		    !const_scalar(g, w->in[1], &fill) || !(fill <= -1e4))
+			return;
+		causal = true;
+		nodes[nn++] = cur;
+		scores = w->in[2];
+		cur = producer(g, scores);
+	} else if (is_op(g, cur, "Add")) {
+		const struct wsecc_node *a = &g->nodes[cur];
+
+		for (int s = 0; s < 2 && !causal; s++)
+			if (causal_add(&g->tensors[a->in[s]], t)) {
+				causal = true;
+				scores = a->in[1 - s];
+			}
+		if (!causal)
+			return;
+		nodes[nn++] = cur;
+		cur = producer(g, scores);
+	}
+	if (sole_consumer(g, scores) < 0)
+		return;
+	if (is_op(g, cur, "Mul") || is_op(g, cur, "Div")) {
+		const struct wsecc_node *s = &g->nodes[cur];
+
+		if (!const_scalar(g, s->in[1], &c) || c == 0.0)
+			return;
+		scale = is_op(g, cur, "Mul") ? c : 1.0 / c;
+		nodes[nn++] = cur;
+		scores = s->in[0];
+		cur = producer(g, scores);
+		if (sole_consumer(g, scores) < 0)
+			return;
+	}
+	if (!is_op(g, cur, "MatMul"))
+		return;
+	mm1 = cur;
+	nodes[nn++] = mm1;
+	/* Q: [B, H, T, D] from q [B, T, C]. */
+	if (!perm_is(g, producer(g, g->nodes[mm1].in[0]), 0, 2, 1, 3))
+		return;
+	q = heads_view(g, g->nodes[mm1].in[0], &hq, nodes, &nn);
+	/* K^T: [B, H, D, T], one transpose or two. */
+	kt = producer(g, g->nodes[mm1].in[1]);
+	if (perm_is(g, kt, 0, 2, 3, 1)) {
+		k = heads_view(g, g->nodes[mm1].in[1], &hk, nodes, &nn);
+	} else if (perm_is(g, kt, 0, 1, 3, 2) && sole_consumer(g, g->nodes[mm1].in[1]) == mm1 &&
+		   perm_is(g, producer(g, g->nodes[kt].in[0]), 0, 2, 1, 3)) {
+		nodes[nn++] = kt;
+		k = heads_view(g, g->nodes[kt].in[0], &hk, nodes, &nn);
+	} else {
+		return;
+	}
+	/* Forwards from the softmax: P V, back to [B, T, C]. */
+	pv = sole_consumer(g, g->nodes[sm].out[0]);
+	if (is_op(g, pv, "Dropout") && g->nodes[pv].attrs.ratio == 0.0f) {
+		nodes[nn++] = pv;
+		pv = sole_consumer(g, g->nodes[pv].out[0]);
+	}
+	if (!is_op(g, pv, "MatMul") || g->nodes[pv].in[0] == g->nodes[pv].in[1] ||
+	    !perm_is(g, producer(g, g->nodes[pv].in[1]), 0, 2, 1, 3))
+		return;
+	v = heads_view(g, g->nodes[pv].in[1], &hv, nodes, &nn);
+	tr = sole_consumer(g, g->nodes[pv].out[0]);
+	if (!perm_is(g, tr, 0, 2, 1, 3))
+		return;
+	rs = sole_consumer(g, g->nodes[tr].out[0]);
+	if (!is_op(g, rs, "Reshape") || q < 0 || k < 0 || v < 0 || hq != hk || hq != hv)
+		return;
+	const struct wsecc_tensor *y = &g->tensors[g->nodes[rs].out[0]], *qs = &g->tensors[q];
+
+	if (y->rank != 3 || memcmp(y->dims, qs->dims, 3 * sizeof(int64_t)) ||
+	    memcmp(g->tensors[k].dims, qs->dims, 3 * sizeof(int64_t)) ||
+	    memcmp(g->tensors[v].dims, qs->dims, 3 * sizeof(int64_t)) || g->tensors[k].rank != 3 ||
+	    g->tensors[v].rank != 3 || qs->dims[1] != t)
+		return;
+	nodes[nn++] = sm;
+	nodes[nn++] = pv;
+	nodes[nn++] = tr;
+	const int in[3] = { q, k, v };
+
+	if (!become(g, rs, in, 3, ENGINE_OP_ATTENTION, "attention_f32"))
+		return;
+	g->nodes[rs].attrs.heads = (size_t)hq;
+	g->nodes[rs].attrs.scale = (float)scale;
+	g->nodes[rs].attrs.causal = causal;
+	for (size_t i = 0; i < nn; i++)
+		fuse_into(g, nodes[i], rs);
+}
+
+void wsecc_fuse(struct wsecc_graph *g)
+{
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Erf"))
+			fuse_gelu_erf(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL && g->nodes[i].op == ENGINE_OP_SOFTMAX)
+			fuse_attention(g, (int)i);
+	}
+}

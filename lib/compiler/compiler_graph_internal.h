@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Building graphs, shared by the front ends, folding and fusion; not public. */
+#ifndef WSECC_GRAPH_INTERNAL_H
+#define WSECC_GRAPH_INTERNAL_H
+
+#include "compiler_internal.h"
+#include "wse/compiler_graph.h"
+
+struct wsecc_graph *wsecc_graph_new(const char *file);
+/* Adds a tensor (name copied); returns its index or -1 (out of memory). */
+int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_dtype dt,
+			   enum wsecc_tensor_kind kind);
+/* Adds a node with room for @n_in inputs and @n_out outputs (all -1). */
+int wsecc_graph_add_node(struct wsecc_graph *g, const char *name, const char *op_type,
+			 size_t n_in, size_t n_out);
+
+/* Sets a tensor's shape. */
+void wsecc_tensor_set_shape(struct wsecc_tensor *t, unsigned rank, const int64_t *dims);
+/* Bytes per element of the types whose data is kept (f32, i64, bool, u8); 0 otherwise. */
+size_t wsecc_dtype_size(enum wsecc_dtype dt);
+
+/* Marks node @i refused and returns 0 (refusing is not an import error). */
+int wsecc_refuse(struct wsecc_graph *g, size_t i, enum wsecc_why why, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Maps node @i to kernel @op named @kernel. */
+void wsecc_map(struct wsecc_graph *g, size_t i, enum engine_op op, const char *kernel);
+
+/* Constant folding of node @i (all inputs constant): 1 folded, 0 not foldable, -1 error. */
+int wsecc_fold_node(struct wsecc_graph *g, size_t i, struct wsecc_error *err);
+/* Pattern fusion over the whole graph (attention, GELU). */
+void wsecc_fuse(struct wsecc_graph *g);
+
+/* Uses of tensor @t as a node input (by nodes not folded) or graph output. */
+size_t wsecc_tensor_uses(const struct wsecc_graph *g, int t);
+
+#endif

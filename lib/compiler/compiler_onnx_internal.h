@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The ONNX importer's shared state (protobuf-c types); not public. */
+#ifndef WSECC_ONNX_INTERNAL_H
+#define WSECC_ONNX_INTERNAL_H
+
+#include "compiler_graph_internal.h"
+#include "onnx.pb-c.h"
+
+struct octx {
+	struct wsecc_graph *g;
+	const struct wsecc_onnx_options *opt;
+	struct wsecc_error *err;
+	const Onnx__NodeProto **proto;	/* per graph node */
+	size_t n_proto;
+};
+
+/* Attribute @name of node @i, or NULL. */
+const Onnx__AttributeProto *onnx_attr(const struct octx *c, size_t i, const char *name);
+/* Refuses node @i (ATTR) if it has an attribute not in @known (NULL-ended); 1 if refused. */
+int onnx_attrs_known(struct octx *c, size_t i, const char *const *known);
+/* Typed attribute getters: 0, or 1 after refusing node @i for a wrong type. */
+int onnx_attr_int(struct octx *c, size_t i, const char *name, int64_t def, int64_t *v);
+int onnx_attr_float(struct octx *c, size_t i, const char *name, float def, float *v);
+/* Up to @max ints into @v, count into *@n (0 when absent). */
+int onnx_attr_ints(struct octx *c, size_t i, const char *name, int64_t *v, size_t max, size_t *n);
+/* A string attribute into @buf ("" when absent). */
+int onnx_attr_string(struct octx *c, size_t i, const char *name, char *buf, size_t len);
+
+/* A TensorProto into tensor @t (dtype, shape, data); -1 with @c->err. */
+int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
+		     struct wsecc_tensor *t, const char *what);
+
+/*
+ * ONNX Reshape's target: @shape (n values; 0 copies the input's dimension
+ * unless @allowzero, -1 is inferred) for an input of @in_rank/@in_dims.
+ * 0, or -1 with a reason in @why.
+ */
+int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *shape, size_t n,
+		      bool allowzero, unsigned *out_rank, int64_t *out_dims, char *why, size_t len);
+/* numpy broadcast of two shapes; -1 if they do not broadcast. */
+int onnx_broadcast(unsigned ra, const int64_t *a, unsigned rb, const int64_t *b, unsigned *r,
+		   int64_t *out);
+/* Normalizes a possibly negative axis of a rank-@rank tensor; -1 if out of range. */
+int onnx_axis(int64_t axis, unsigned rank, unsigned *out);
+
+/* Folds node @i whose inputs are all constant (or, for Shape, shaped):
+ * 1 folded, 0 not a foldable op (or refused), -1 error.
+ */
+int onnx_fold(struct octx *c, size_t i);
+/* Maps node @i to a kernel, or marks it pending or refused; -1 on error. */
+int onnx_infer(struct octx *c, size_t i);
+
+#endif

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Fused multi-head self-attention: for each sample and head, the scores
+ * scale * Q K^T, the causal mask, the softmax and P V, without the
+ * reshapes and transposes of the unfused graph: a head is a column slice
+ * of q, k, v ([batch][seq][heads * head_dim]), which sgemm reads with a
+ * leading dimension of heads * head_dim. The probabilities are kept for
+ * the backward pass.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "wse/engine_ops.h"
+
+static int check(const struct engine_attention *p)
+{
+	if (!p || !p->batch || !p->seq || !p->heads || !p->head_dim || !isfinite(p->scale))
+		return -EINVAL;
+	if (p->seq > INT_MAX || p->heads * p->head_dim > INT_MAX)
+		return -EOVERFLOW;
+	return 0;
+}
+
+size_t engine_attention_scratch(const struct engine_attention *p)
+{
+	return p->seq * p->seq;
+}
+
+/* Row-wise softmax of the T x T scores in place; masked entries become 0. */
+static void masked_softmax(float *s, size_t t, bool causal)
+{
+	for (size_t i = 0; i < t; i++) {
+		float *row = s + i * t;
+		size_t n = causal ? i + 1 : t;
+		float m = row[0];
+		double sum = 0.0;
+
+		for (size_t j = 1; j < n; j++)
+			m = row[j] > m ? row[j] : m;
+		for (size_t j = 0; j < n; j++) {
+			row[j] = expf(row[j] - m);
+			sum += row[j];
+		}
+		float inv = (float)(1.0 / sum);
+
+		for (size_t j = 0; j < n; j++)
+			row[j] *= inv;
+		for (size_t j = n; j < t; j++)
+			row[j] = 0.0f;
+	}
+}
+
+int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
+			     const float *v, float *y, float *probs)
+{
+	int err = check(p);
+
+	if (err)
+		return err;
+	if (!q || !k || !v || !y || !probs)
+		return -EINVAL;
+	const int t = (int)p->seq, d = (int)p->head_dim, c = (int)(p->heads * p->head_dim);
+
+	for (size_t b = 0; b < p->batch; b++)
+		for (size_t h = 0; h < p->heads; h++) {
+			size_t off = b * p->seq * (size_t)c + h * p->head_dim;
+			float *pr = probs + (b * p->heads + h) * p->seq * p->seq;
+
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, p->scale, q + off,
+				    c, k + off, c, 0.0f, pr, t);
+			masked_softmax(pr, p->seq, p->causal);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, pr, t,
+				    v + off, c, 0.0f, y + off, c);
+		}
+	return 0;
+}
+
+int engine_attention_backward(const struct engine_attention *p, const float *q, const float *k,
+			      const float *v, const float *probs, const float *dy, float *dq,
+			      float *dk, float *dv, float *scratch)
+{
+	int err = check(p);
+
+	if (err)
+		return err;
+	if (!q || !k || !v || !probs || !dy || !scratch)
+		return -EINVAL;
+	const int t = (int)p->seq, d = (int)p->head_dim, c = (int)(p->heads * p->head_dim);
+
+	for (size_t b = 0; b < p->batch; b++)
+		for (size_t h = 0; h < p->heads; h++) {
+			size_t off = b * p->seq * (size_t)c + h * p->head_dim;
+			const float *pr = probs + (b * p->heads + h) * p->seq * p->seq;
+			float *ds = scratch;
+
+			if (dv)		/* dV = P^T dY */
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, pr, t,
+					    dy + off, c, 0.0f, dv + off, c);
+			if (!dq && !dk)
+				continue;
+			/* dP = dY V^T, then dS = P * (dP - rowsum(dP * P)). */
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dy + off, c,
+				    v + off, c, 0.0f, ds, t);
+			for (size_t i = 0; i < p->seq; i++) {
+				float *row = ds + i * p->seq;
+				const float *pi = pr + i * p->seq;
+				double dot = 0.0;
+
+				for (size_t j = 0; j < p->seq; j++)
+					dot += (double)row[j] * pi[j];
+				for (size_t j = 0; j < p->seq; j++)
+					row[j] = pi[j] * (row[j] - (float)dot);
+			}
+			if (dq)		/* dQ = scale dS K */
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, p->scale, ds,
+					    t, k + off, c, 0.0f, dq + off, c);
+			if (dk)		/* dK = scale dS^T Q */
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, p->scale, ds, t,
+					    q + off, c, 0.0f, dk + off, c);
+		}
+	return 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libwseengine's graph executor: runs a graph of the ops of
+ * wse/engine_ops.h — forward, a token-level softmax cross-entropy loss,
+ * backward and the optimizer update — on the host, with every buffer
+ * allocated once by engine_graph_prepare(). The compiler builds a graph
+ * from an imported model (wsecc_graph_to_engine()); the firmware will build
+ * the same from a program. Documentation/engine.rst, "The graph executor".
+ *
+ * A graph is values (tensors of fixed shape: inputs fed per step, trainable
+ * parameters, constants, activations) and nodes (an op, its attributes, its
+ * input and output values), added in execution order: a node's inputs must
+ * be values that are inputs, parameters, constants or outputs of earlier
+ * nodes. prepare() checks every node's output shapes against what its op
+ * computes from its input shapes, so a graph that describes an impossible
+ * computation is refused before anything runs.
+ */
+#ifndef WSE_ENGINE_GRAPH_H
+#define WSE_ENGINE_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wse/engine.h"
+#include "wse/engine_ops.h"
+
+#define ENGINE_GRAPH_MAX_IO	8	/* inputs or outputs of one node */
+
+enum engine_dtype {
+	ENGINE_DT_F32,
+	ENGINE_DT_I64,		/* token ids, gather indices, labels */
+};
+
+enum engine_value_kind {
+	ENGINE_VAL_INPUT,	/* fed with engine_graph_set_input() each step */
+	ENGINE_VAL_PARAM,	/* trained: gradient and optimizer state */
+	ENGINE_VAL_CONST,	/* fixed data */
+	ENGINE_VAL_ACT,		/* computed by a node */
+};
+
+enum engine_op {
+	ENGINE_OP_CONV2D,	/* x, w[, b] -> y */
+	ENGINE_OP_MAXPOOL2D,	/* x -> y */
+	ENGINE_OP_AVGPOOL2D,	/* x -> y */
+	ENGINE_OP_GEMM,		/* a, b[, c] -> y */
+	ENGINE_OP_MATMUL,	/* a, b -> y */
+	ENGINE_OP_BINARY,	/* a, b -> y (Add, Sub, Mul, Div) */
+	ENGINE_OP_ACT,		/* x -> y (ReLU, Tanh, Sigmoid, GELU) */
+	ENGINE_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] (no gradient) */
+	ENGINE_OP_SOFTMAX,	/* x -> y */
+	ENGINE_OP_GATHER,	/* data, indices (i64) -> y */
+	ENGINE_OP_ATTENTION,	/* q, k, v -> y */
+	ENGINE_OP_DROPOUT,	/* x -> y */
+	ENGINE_OP_TRANSPOSE,	/* x -> y */
+	ENGINE_OP_SPLIT,	/* x -> y0, y1, ... */
+	ENGINE_OP_RESHAPE,	/* x -> y, same elements (Reshape, Flatten, Identity, ...) */
+	ENGINE_OP_COUNT,
+};
+
+/* Attributes; the fields of the node's op apply. */
+struct engine_node_attrs {
+	/* CONV2D and pools: pads top, left, bottom, right */
+	size_t kernel[2], stride[2], dilation[2], pads[4];
+	bool ceil_mode, count_include_pad;
+	/* GEMM */
+	bool trans_a, trans_b;
+	float alpha, beta;
+	/* BINARY, ACT */
+	enum engine_binary_kind binary;
+	enum engine_act_kind act;
+	/* LAYERNORM, SOFTMAX, GATHER, SPLIT: the axis, >= 0 */
+	size_t axis;
+	float epsilon;
+	/* ATTENTION */
+	size_t heads;
+	float scale;
+	bool causal;
+	/* DROPOUT */
+	float ratio;
+	/* TRANSPOSE */
+	size_t perm[ENGINE_MAX_RANK];
+};
+
+struct engine_graph;
+
+int engine_graph_create(struct engine_graph **g);
+void engine_graph_destroy(struct engine_graph *g);
+
+/*
+ * Adds a value; returns its id (>= 0) or a negative errno. @data (PARAM,
+ * CONST; NULL for the others) is copied: floats, or int64 for ENGINE_DT_I64.
+ * Parameters are fp32. A rank of 0 is a scalar.
+ */
+int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
+			   enum engine_value_kind kind, size_t rank, const size_t *dims,
+			   const void *data);
+/* Adds a node; inputs and outputs are value ids, -1 for an absent optional one. */
+int engine_graph_add_node(struct engine_graph *g, enum engine_op op,
+			  const struct engine_node_attrs *attrs, size_t n_in, const int *in,
+			  size_t n_out, const int *out);
+/*
+ * The loss: softmax cross-entropy of @logits ([..., classes]) against
+ * @labels (an ENGINE_DT_I64 input with the logits' shape less the last
+ * dimension), averaged over every row.
+ */
+int engine_graph_set_loss(struct engine_graph *g, int logits, int labels);
+/*
+ * Checks every node and allocates activations, gradients, scratch and the
+ * state of optimizer @kind. -EINVAL names nothing: engine_graph_error()
+ * says which node and why.
+ */
+int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind);
+const char *engine_graph_error(const struct engine_graph *g);
+
+size_t engine_graph_values(const struct engine_graph *g);
+size_t engine_graph_nodes(const struct engine_graph *g);
+/* Shape of value @id: rank, and dims into @dims (ENGINE_MAX_RANK). */
+int engine_graph_shape(const struct engine_graph *g, int id, size_t *rank, size_t *dims);
+enum engine_value_kind engine_graph_kind(const struct engine_graph *g, int id);
+/* Trainable parameters, counted in floats. */
+size_t engine_graph_param_floats(const struct engine_graph *g);
+
+/* Copies a step's data into input @id (floats or int64, by its dtype). */
+int engine_graph_set_input(struct engine_graph *g, int id, const void *data);
+/* The buffer of value @id (after prepare); parameters may be written. */
+void *engine_graph_data(struct engine_graph *g, int id);
+/* The gradient of value @id after engine_graph_backward(); NULL if none. */
+const float *engine_graph_grad(const struct engine_graph *g, int id);
+
+/*
+ * Forward pass. Dropout applies only when @training, with masks drawn from
+ * @seed (mixed with each node's index, so nodes differ).
+ */
+int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed);
+/* Loss and correct count of the last forward pass; with @grad the loss's
+ * gradient too, which engine_graph_backward() carries back.
+ */
+int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res);
+int engine_graph_backward(struct engine_graph *g);
+/* One optimizer step (of the kind given to prepare) of every parameter
+ * that received a gradient; @lr >= 0 overrides opt->lr (a schedule's
+ * value, which may reach 0), a negative @lr keeps opt->lr.
+ */
+int engine_graph_update(struct engine_graph *g, const struct engine_optim *opt, uint64_t t,
+			double lr);
+/* forward (training), loss, backward, update: one training step. */
+int engine_graph_train_step(struct engine_graph *g, const struct engine_optim *opt, uint64_t t,
+			    double lr, uint64_t seed, struct engine_loss_result *res);
+
+#endif /* WSE_ENGINE_GRAPH_H */

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The programs on ONNX models, from the repository root (as make check
+ * runs them): wsecc --validate-only on PyTorch exports, its exit statuses
+ * and messages; and short wse-graphtrain runs on real data (Fashion-MNIST,
+ * a fortunes file) whose loss must fall: the smoke versions of the CNN and
+ * GPT trainings of Documentation/onnx-import.rst.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define WSECC "build/bin/wsecc"
+#define TRAIN "build/bin/wse-graphtrain"
+#define FASHION "/usr/share/datasets/fashion-mnist"
+#define FORTUNES "/usr/share/games/fortunes/fortunes"
+
+static char out[1 << 16];
+
+/* Runs a shell command; its exit status, and both streams in out. */
+static int run(const char *cmd)
+{
+	char full[1024];
+	size_t n = 0;
+	FILE *p;
+	int status;
+
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	p = popen(full, "r");
+	if (!p)
+		return -1;
+	while (n + 1 < sizeof(out)) {
+		size_t got = fread(out + n, 1, sizeof(out) - 1 - n, p);
+
+		if (!got)
+			break;
+		n += got;
+	}
+	out[n] = 0;
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(wsecc_validates_pytorch_exports)
+{
+	ASSERT_EQ(0, access(WSECC, X_OK)) TH_LOG("run make, from the repository root");
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only --batch 4"));
+	EXPECT_NE(NULL, strstr(out, "gpt-tiny.onnx: ok: pytorch 1.13"));
+	EXPECT_NE(NULL, strstr(out, "-> attention_f32"));
+	EXPECT_NE(NULL, strstr(out, "-> gelu_f32"));
+	EXPECT_NE(NULL, strstr(out, "(in /blocks/blocks.0/attn/Reshape_3: attention_f32)"));
+	EXPECT_NE(NULL, strstr(out, "[4,8,96]"));	/* the batch bound to 4 */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx --validate-only"));
+	EXPECT_NE(NULL, strstr(out, "Conv                     -> conv2d_f32"));
+	EXPECT_NE(NULL, strstr(out, "MaxPool                  -> maxpool2d_f32"));
+	/* Compiling to .wsep comes with phase 2: refused plainly. */
+	EXPECT_EQ(1, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx -o /dev/null"));
+	EXPECT_NE(NULL, strstr(out, "can only be validated so far"));
+}
+
+TEST(wsecc_refuses_bad_onnx_files)
+{
+	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	/* Truncated. */
+	snprintf(cmd, sizeof(cmd), "head -c 3000 tests/corpus/onnx/gpt-tiny.onnx > %s/cut.onnx && "
+		 WSECC " %s/cut.onnx --validate-only", dir, dir);
+	EXPECT_EQ(1, run(cmd));
+	EXPECT_NE(NULL, strstr(out, "cut.onnx: error:"));
+	/* An op without a kernel: the listing names it, the error too. */
+	snprintf(cmd, sizeof(cmd), "sed 's/Softmax/Softmin/g' tests/corpus/onnx/gpt-tiny.onnx > %s/x.onnx && "
+		 WSECC " %s/x.onnx --validate-only", dir, dir);
+	EXPECT_EQ(1, run(cmd));
+	EXPECT_NE(NULL, strstr(out, "NO KERNEL: unsupported op: no kernel for Softmin"));
+	EXPECT_NE(NULL, strstr(out, "error: node /blocks/blocks.0/attn/Softmin (Softmin): unsupported op"));
+	EXPECT_EQ(1, run(WSECC " /nonexistent.onnx --validate-only"));
+	EXPECT_NE(NULL, strstr(out, "cannot open"));
+	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only --batch 0"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+}
+
+/* The number after @key on the last line holding it. */
+static double last_value(const char *key)
+{
+	const char *p = out, *hit = NULL;
+
+	while ((p = strstr(p, key))) {
+		hit = p;
+		p++;
+	}
+	return hit ? atof(hit + strlen(key)) : -1.0;
+}
+
+TEST(cnn_trains_on_fashion_mnist)
+{
+	if (access(FASHION, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs dataset-fashion-mnist)", FASHION);
+	ASSERT_EQ(0, run(TRAIN " tests/corpus/onnx/cnn-tiny.onnx --images " FASHION
+			 " --steps 300 --batch 64 --lr 0.01 --log-every 0"));
+	/* 300 steps of a 2-4-channel CNN: far above chance (0.1). */
+	TH_LOG("%s", out);
+	EXPECT_GT(last_value("accuracy "), 0.6);
+}
+
+TEST(gpt_loss_falls_on_fortunes)
+{
+	double first, last;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	ASSERT_EQ(0, run(TRAIN " tests/corpus/onnx/gpt-tiny.onnx --text " FORTUNES
+			 " --steps 60 --batch 8 --lr 0.01 --eval-every 60 --log-every 0"));
+	first = atof(strstr(out, "step 0 val_loss ") + strlen("step 0 val_loss "));
+	last = last_value("step 60 val_loss ");
+	TH_LOG("validation loss %.4f -> %.4f", first, last);
+	EXPECT_LT(last, first - 1.0);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ONNX importer and the graph executor end to end, on real PyTorch
+ * exports (tests/corpus/onnx, made by its make-corpus; no PyTorch needed
+ * here): the logits of a batch and the losses of three SGD steps must be
+ * PyTorch's; attention and GELU must be fused; the gradients of the GPT
+ * must match finite differences; the text model's graph must train like
+ * the layer stack; broken files and unsupported ops must be refused with
+ * messages naming the node.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "wse/compiler_graph.h"
+#include "wse/engine.h"
+#include "wse/engine_graph.h"
+
+#define CORPUS "tests/corpus/onnx/"
+
+struct run {
+	struct wsecc_graph *g;
+	struct engine_graph *eg;
+	int *ids, input, logits, labels;
+};
+
+static void *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Imports @name at @batch and builds its engine graph with the loss. */
+static int open_run(const char *name, int64_t batch, enum engine_optim_kind kind, struct run *r)
+{
+	struct wsecc_onnx_options opt = { .batch = batch };
+	struct wsecc_error err;
+	char path[256];
+
+	memset(r, 0, sizeof(*r));
+	snprintf(path, sizeof(path), CORPUS "%s.onnx", name);
+	if (wsecc_onnx_import(path, &opt, &r->g, &err)) {
+		fprintf(stderr, "%s: %s\n", path, err.msg);
+		return -1;
+	}
+	r->ids = malloc(r->g->n_tensors * sizeof(int));
+	if (!r->ids || engine_graph_create(&r->eg) ||
+	    wsecc_graph_to_engine(r->g, r->eg, r->ids, true, &r->labels, &err) ||
+	    engine_graph_prepare(r->eg, kind))
+		return -1;
+	r->input = r->ids[r->g->inputs[0]];
+	r->logits = r->ids[r->g->outputs[0]];
+	return 0;
+}
+
+static void close_run(struct run *r)
+{
+	engine_graph_destroy(r->eg);
+	wsecc_graph_free(r->g);
+	free(r->ids);
+}
+
+static void matches_pytorch(struct __test_metadata *_metadata, const char *name)
+{
+	struct wsecc_tensor in, want, labels;
+	struct wsecc_error err;
+	struct engine_optim opt;
+	struct engine_loss_result res;
+	double steps[4];
+	char path[256];
+	struct run r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CORPUS "%s.input.pb", name);
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &in, &err));
+	snprintf(path, sizeof(path), CORPUS "%s.logits.pb", name);
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &want, &err));
+	snprintf(path, sizeof(path), CORPUS "%s.labels.pb", name);
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &labels, &err));
+	snprintf(path, sizeof(path), CORPUS "%s.steps", name);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(4, fscanf(f, "%lf %lf %lf %lf", &steps[0], &steps[1], &steps[2], &steps[3]));
+	fclose(f);
+
+	ASSERT_EQ(0, open_run(name, in.dims[0], ENGINE_SGD, &r));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
+	const float *got = engine_graph_data(r.eg, r.logits);
+
+	for (uint64_t i = 0; i < wsecc_tensor_numel(&want); i++) {
+		float w = ((float *)want.data)[i];
+
+		ASSERT_LT(fabsf(got[i] - w), 1e-5f + 1e-4f * fabsf(w));
+	}
+	/* Three plain SGD steps at lr 0.1: forward, loss, backward, update. */
+	engine_optim_defaults(&opt, ENGINE_SGD, 0.1);
+	for (int t = 1; t <= 3; t++) {
+		ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, (uint64_t)t, -1.0, 1, &res));
+		TH_LOG("%s step %d: loss %.7f, PyTorch %.7f", name, t, res.loss, steps[t - 1]);
+		EXPECT_LT(fabs(res.loss - steps[t - 1]), 2e-5 * steps[t - 1]);
+	}
+	ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, false, &res));
+	EXPECT_LT(fabs(res.loss - steps[3]), 2e-5 * steps[3]);
+	close_run(&r);
+	wsecc_tensor_release(&in);
+	wsecc_tensor_release(&want);
+	wsecc_tensor_release(&labels);
+}
+
+TEST(cnn_forward_and_sgd_steps_match_pytorch)
+{
+	matches_pytorch(_metadata, "cnn-tiny");
+}
+
+TEST(gpt_forward_and_sgd_steps_match_pytorch)
+{
+	matches_pytorch(_metadata, "gpt-tiny");
+}
+
+static size_t count_kernel(const struct wsecc_graph *g, const char *kernel)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->n_nodes; i++)
+		n += g->nodes[i].state == WSECC_NODE_KERNEL && !strcmp(g->nodes[i].kernel, kernel);
+	return n;
+}
+
+TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)
+{
+	struct wsecc_onnx_options opt = { .batch = 5 };
+	struct wsecc_graph *g;
+	struct wsecc_error err;
+	size_t counts[WSECC_NODE_REFUSED + 1], params = 0;
+
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "gpt-tiny.onnx", &opt, &g, &err));
+	ASSERT_EQ(0, wsecc_graph_check(g, &err));
+	wsecc_graph_counts(g, counts);
+	EXPECT_EQ(0, counts[WSECC_NODE_REFUSED] + counts[WSECC_NODE_PENDING]);
+	EXPECT_EQ(1, count_kernel(g, "attention_f32"));
+	EXPECT_EQ(1, count_kernel(g, "gelu_f32"));
+	EXPECT_EQ(3, count_kernel(g, "layernorm_f32"));
+	EXPECT_EQ(0, count_kernel(g, "transpose_f32"));
+	EXPECT_GT(counts[WSECC_NODE_FOLDED], 40);
+	for (size_t i = 0; i < g->n_nodes; i++)
+		if (g->nodes[i].state == WSECC_NODE_KERNEL && !strcmp(g->nodes[i].kernel, "attention_f32")) {
+			EXPECT_EQ(2, g->nodes[i].attrs.heads);
+			EXPECT_TRUE(g->nodes[i].attrs.causal);
+			EXPECT_LT(fabsf(g->nodes[i].attrs.scale - 0.35355339f), 1e-7f);
+		}
+	/* Every trainable tensor of the model, the LayerNorm weights torch
+	 * merged through Identity split again; the batch from the option.
+	 */
+	for (size_t t = 0; t < g->n_tensors; t++)
+		params += g->tensors[t].kind == WSECC_T_PARAM;
+	EXPECT_EQ(18, params);
+	EXPECT_EQ(5, g->tensors[g->inputs[0]].dims[0]);
+	wsecc_graph_free(g);
+}
+
+/* Loss of the current batch, in double through the fp32 executor. */
+static double loss_now(struct run *r)
+{
+	struct engine_loss_result res;
+
+	if (engine_graph_forward(r->eg, false, 0) || engine_graph_loss(r->eg, false, &res))
+		return NAN;
+	return res.loss;
+}
+
+TEST(gpt_gradients_match_finite_differences)
+{
+	struct wsecc_tensor in, labels;
+	struct wsecc_error err;
+	struct engine_loss_result res;
+	struct run r;
+	size_t checked = 0;
+
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.labels.pb", &labels, &err));
+	ASSERT_EQ(0, open_run("gpt-tiny", 2, ENGINE_SGD, &r));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 0));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, true, &res));
+	ASSERT_EQ(0, engine_graph_backward(r.eg));
+	/* Keep the gradients: every forward pass below starts a new step. */
+	float *grads[64] = { NULL };
+
+	ASSERT_LE(engine_graph_values(r.eg), 64);
+	for (size_t v = 0; v < engine_graph_values(r.eg); v++) {
+		size_t rank, dims[ENGINE_MAX_RANK], n;
+		const float *grad = engine_graph_grad(r.eg, (int)v);
+
+		if (engine_graph_kind(r.eg, (int)v) != ENGINE_VAL_PARAM)
+			continue;
+		if (!grad)
+			TH_LOG("parameter value %zu has no gradient", v);
+		ASSERT_NE(NULL, grad);
+		engine_graph_shape(r.eg, (int)v, &rank, dims);
+		n = engine_numel(dims, rank);
+		grads[v] = malloc(n * sizeof(float));
+		memcpy(grads[v], grad, n * sizeof(float));
+	}
+	for (size_t v = 0; v < engine_graph_values(r.eg); v++) {
+		size_t rank, dims[ENGINE_MAX_RANK], n;
+		const float *grad = grads[v];
+		float *w;
+
+		if (!grad)
+			continue;
+		engine_graph_shape(r.eg, (int)v, &rank, dims);
+		n = engine_numel(dims, rank);
+		w = engine_graph_data(r.eg, (int)v);
+		/* Three coordinates of every parameter tensor. */
+		for (size_t k = 0; k < 3; k++) {
+			size_t j = (k * 7919 + v * 104729) % n;
+			float keep = w[j];
+			const float h = 1e-2f;
+			double lp, lm, num;
+
+			w[j] = keep + h;
+			lp = loss_now(&r);
+			w[j] = keep - h;
+			lm = loss_now(&r);
+			w[j] = keep;
+			num = (lp - lm) / (2.0 * h);
+			if (!(fabs(num - grad[j]) <= 1e-3 + 3e-2 * fabs(num)))
+				TH_LOG("value %zu element %zu: backward %g, finite differences %g", v, j,
+				       grad[j], num);
+			EXPECT_LE(fabs(num - grad[j]), 1e-3 + 3e-2 * fabs(num));
+			checked++;
+		}
+		free(grads[v]);
+	}
+	EXPECT_EQ(18 * 3, checked);
+	close_run(&r);
+	wsecc_tensor_release(&in);
+	wsecc_tensor_release(&labels);
+}
+
+TEST(text_model_graph_trains_like_the_layer_stack)
+{
+	static const char text[] = "model t\ninput 12 f32\ndense 12 9 relu\ndense 9 4 none\n"
+				   "loss softmax_xent\noptimizer adam lr=0.01\nbatch 6\nseed 3\n";
+	const size_t widths[] = { 12, 9, 4 };
+	struct wsecc_model m;
+	struct wsecc_error err;
+	struct wsecc_graph *g;
+	struct engine_graph *eg;
+	struct engine_shape shape;
+	struct engine_params *p;
+	struct engine_workspace *ws;
+	struct engine_optim opt;
+	struct engine_rng rng;
+	int ids[32], labels_id;
+	float x[72];
+	uint8_t y8[6];
+	int64_t y64[6];
+
+	ASSERT_EQ(0, wsecc_parse_string(text, "t.model", &m, &err));
+	ASSERT_EQ(0, wsecc_graph_from_model(&m, &g, &err));
+	ASSERT_LE(g->n_tensors, 32);
+	EXPECT_EQ(0, wsecc_graph_check(g, &err));
+	ASSERT_EQ(0, engine_graph_create(&eg));
+	ASSERT_EQ(0, wsecc_graph_to_engine(g, eg, ids, false, &labels_id, &err));
+	ASSERT_EQ(0, engine_graph_prepare(eg, ENGINE_ADAM));
+	ASSERT_EQ(0, engine_shape_mlp(&shape, widths, 2));
+	ASSERT_EQ(0, engine_params_create(&shape, ENGINE_ADAM, &p));
+	ASSERT_EQ(0, engine_workspace_create(&shape, 6, &ws));
+	/* The same initial weights in both. */
+	for (size_t l = 0; l < 2; l++) {
+		char wn[32], bn[32];
+
+		snprintf(wn, sizeof(wn), "layer%zu.weight", l);
+		snprintf(bn, sizeof(bn), "layer%zu.bias", l);
+		memcpy(p->layer[l].w, g->tensors[wsecc_graph_find(g, wn)].data,
+		       widths[l] * widths[l + 1] * sizeof(float));
+		memcpy(p->layer[l].b, g->tensors[wsecc_graph_find(g, bn)].data,
+		       widths[l + 1] * sizeof(float));
+	}
+	engine_optim_defaults(&opt, ENGINE_ADAM, 0.01);
+	engine_rng_seed(&rng, 9);
+	for (uint64_t t = 1; t <= 5; t++) {
+		struct engine_loss_result a, b;
+		uint8_t px[72];
+
+		for (int i = 0; i < 72; i++) {
+			px[i] = (uint8_t)(engine_rng_next(&rng) & 0xff);
+			x[i] = px[i] / 255.0f;
+		}
+		for (int i = 0; i < 6; i++)
+			y64[i] = y8[i] = (uint8_t)(engine_rng_next(&rng) % 4);
+		ASSERT_EQ(0, engine_graph_set_input(eg, ids[g->inputs[0]], x));
+		ASSERT_EQ(0, engine_graph_set_input(eg, labels_id, y64));
+		ASSERT_EQ(0, engine_graph_train_step(eg, &opt, t, -1.0, 1, &a));
+		/* The layer stack reads bytes; the text model's input is f32. */
+		ASSERT_EQ(0, engine_load_input(ws, x, 6));
+		for (size_t k = 0; k < 2; k++)
+			ASSERT_EQ(0, engine_forward_layer(ws, k, p->layer[k].w, p->layer[k].b));
+		ASSERT_EQ(0, engine_loss(ws, y8, 6, &b));
+		for (size_t k = 2; k-- > 0;) {
+			ASSERT_EQ(0, engine_backward_layer(ws, k, p->layer[k].w, 0.0f, p->layer[k].dw,
+							   p->layer[k].db));
+			ASSERT_EQ(0, engine_params_update_layer(p, &opt, t, k));
+		}
+		EXPECT_LT(fabsf(a.loss - b.loss), 1e-5f * b.loss);
+		EXPECT_EQ(a.correct, b.correct);
+	}
+	const float *w0 = engine_graph_data(eg, ids[wsecc_graph_find(g, "layer0.weight")]);
+
+	for (size_t i = 0; i < 12 * 9; i++)
+		EXPECT_LT(fabsf(w0[i] - p->layer[0].w[i]), 1e-5f);
+	engine_workspace_destroy(ws);
+	engine_params_destroy(p);
+	engine_graph_destroy(eg);
+	wsecc_graph_free(g);
+}
+
+/* Replaces the first occurrence of @from in the buffer by @to (same length). */
+static bool patch(char *buf, size_t len, const char *from, const char *to)
+{
+	size_t n = strlen(from);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (!memcmp(buf + i, from, n)) {
+			memcpy(buf + i, to, n);
+			return true;
+		}
+	return false;
+}
+
+TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
+{
+	struct wsecc_graph *g;
+	struct wsecc_error err;
+	size_t len;
+	char *buf = read_all(CORPUS "gpt-tiny.onnx", &len);
+
+	ASSERT_NE(NULL, buf);
+	/* Truncations anywhere: an error, never a graph that runs. */
+	for (size_t cut = 0; cut < len; cut += len / 97 + 1) {
+		int rc = wsecc_onnx_import_buffer(buf, cut, "cut.onnx", NULL, &g, &err);
+
+		if (rc == 0) {
+			EXPECT_NE(0, wsecc_graph_check(g, &err));
+			wsecc_graph_free(g);
+		} else {
+			EXPECT_NE(0, err.msg[0]);
+		}
+	}
+	ASSERT_EQ(-1, wsecc_onnx_import_buffer("\x0a\xff\xff\xff\x0f", 5, "junk.onnx", NULL, &g, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "truncated or corrupted"));
+	/* An op with no kernel: the listing and the check name it. */
+	ASSERT_TRUE(patch(buf, len, "\x22\x07Softmax", "\x22\x07Softmin"));	/* op_type */
+	ASSERT_EQ(0, wsecc_onnx_import_buffer(buf, len, "softmin.onnx", NULL, &g, &err));
+	ASSERT_EQ(-1, wsecc_graph_check(g, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "unsupported op"));
+	EXPECT_NE(NULL, strstr(err.msg, "Softmin"));
+	EXPECT_NE(NULL, strstr(err.msg, "/attn/"));
+	wsecc_graph_free(g);
+	free(buf);
+	/* An unsupported attribute is refused, not ignored. */
+	buf = read_all(CORPUS "cnn-tiny.onnx", &len);
+	ASSERT_NE(NULL, buf);
+	ASSERT_TRUE(patch(buf, len, "\x0a\x05group", "\x0a\x05grouq"));	/* a name */
+	ASSERT_EQ(0, wsecc_onnx_import_buffer(buf, len, "attr.onnx", NULL, &g, &err));
+	ASSERT_EQ(-1, wsecc_graph_check(g, &err));
+	EXPECT_NE(NULL, strstr(err.msg, "attribute 'grouq' is not supported"));
+	EXPECT_NE(NULL, strstr(err.msg, "Conv"));
+	wsecc_graph_free(g);
+	free(buf);
+}
+
+TEST_HARNESS_MAIN
