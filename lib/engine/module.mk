@@ -5,6 +5,9 @@ wseengine_srcs := $(addprefix lib/engine/, \
 	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
 	shape.c softmax_xent.c threads.c train.c workspace.c)
 
+# Element-wise loops left to GCC's vectorizer (vec.h, ENGINE_VECTOR_CLONES).
+$(B)/obj/lib/engine/optim.o $(B)/obj-san/lib/engine/optim.o: \
+	BASE_CFLAGS += -ftree-vectorize -fno-math-errno
 
 host_tests += engine_kernels_test
 engine_kernels_test_srcs := tests/host/engine_kernels_test.c

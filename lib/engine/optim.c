@@ -107,6 +107,7 @@ static void momentum(const struct engine_optim *opt, float *w,
 	}
 }
 
+ENGINE_VECTOR_CLONES
 static void adam(const struct engine_optim *opt, uint64_t t, float *w,
 		 const float *grad, float *m, float *v, size_t n)
 {
