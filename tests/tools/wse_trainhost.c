@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wse/dataset.h"
@@ -68,6 +69,14 @@ static void usage(FILE *f)
 "  --help\n"
 "\n"
 "Exit status: 0 trained, 1 the device refused or the loss did not fall, 2 usage.\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -276,6 +285,7 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 	uint64_t cycles = 0, est = 0, right = 0;
 	int ret = -1;
 	bool ws = p->mode == WSEP_MODE_WEIGHT_STREAMING;
+	double t0 = now_s(), wall;
 
 	if (!x || !y || !pred || !loss)
 		goto out;
@@ -343,6 +353,9 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			right = 0;
 		}
 	}
+	wall = now_s() - t0;
+	printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n", wsep_mode_name(p->mode),
+	       (unsigned long long)o->steps * b, wall, (double)o->steps * b / wall);
 	ret = 0;
 out:
 	wse_memoryx_destroy(mx);
