@@ -390,40 +390,64 @@ static int feed(struct trainer *t)
 	       write_async(t, t->labels, y, t->b * 4);
 }
 
-/* Weight streaming: layer @k's weights for the next step, for its forward and its backward pass. */
-static int send_weights(struct trainer *t, uint32_t k)
+/* Weight streaming: floats [@off, @off + @n) of layer @k's weights, in frame-sized pieces. */
+static int send_weights(struct trainer *t, uint32_t k, size_t off, size_t n)
 {
-	size_t per = (t->cl->rules.max_payload - 64) / 4, n;
-	const float *w = wse_memoryx_layer(t->mx, k, &n);
+	size_t per = (t->cl->rules.max_payload - 64) / 4, len;
+	const float *w = wse_memoryx_layer(t->mx, k, &len);
 
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t off = 0; off < n; off += per)
-			if (write_async(t, t->weights[k], w + off,
-					(uint32_t)((n - off < per ? n - off : per) * 4)))
-				return -1;
+	for (size_t end = off + n; off < end; off += per)
+		if (write_async(t, t->weights[k], w + off,
+				(uint32_t)((end - off < per ? end - off : per) * 4)))
+			return -1;
 	return 0;
 }
 
-/* Weight streaming: step @s's gradients, layer by layer as the device gives them, and the updates. */
+/*
+ * Weight streaming: step @s's gradients, layer by layer as the device
+ * gives them, and the updates. A layer goes in slices: while MemoryX
+ * updates one and sends its new weights for the next step's forward pass,
+ * the device is already sending the next slice's gradients, so layer 0's
+ * round trip (the last gradients out, the first weights needed) overlaps
+ * with itself. The copies for the backward pass go after every layer's
+ * forward copy.
+ */
+#define SLICE_FLOATS	(64 * 1024)
+#define SLICES_MAX	8	/* reads in flight */
+
 static int memoryx_step(struct trainer *t, uint32_t s)
 {
-	size_t per = (t->cl->rules.max_payload - 64) / 4, n;
-	uint32_t L = t->p->num_layers;
+	uint32_t L = t->p->num_layers, tags[SLICES_MAX];
+	bool next = s < t->o->steps;
+	size_t n;
 
 	for (uint32_t k = L; k-- > 0;) {
 		float *g = wse_memoryx_grad(t->mx, k);
+		size_t slices;
 
 		wse_memoryx_layer(t->mx, k, &n);
-		for (size_t off = 0; off < n; off += per) {
-			uint32_t len = (uint32_t)((n - off < per ? n - off : per) * 4), tag;
+		slices = (n + SLICE_FLOATS - 1) / SLICE_FLOATS;
+		for (size_t i = 0, asked = 0; i < slices; i++) {
+			size_t off = i * SLICE_FLOATS, len = n - off < SLICE_FLOATS ? n - off : SLICE_FLOATS;
 
-			if (submit_read(t, t->grads[k], len, &tag) ||
-			    finish_read(t, tag, t->grads[k], g + off, len))
+			for (; asked < slices && asked < i + SLICES_MAX; asked++) {
+				size_t o2 = asked * SLICE_FLOATS;
+				size_t l2 = n - o2 < SLICE_FLOATS ? n - o2 : SLICE_FLOATS;
+
+				if (submit_read(t, t->grads[k], (uint32_t)(l2 * 4), &tags[asked % SLICES_MAX]))
+					return -1;
+			}
+			if (finish_read(t, tags[i % SLICES_MAX], t->grads[k], g + off, (uint32_t)(len * 4)))
+				return -1;
+			if (wse_memoryx_update_slice(t->mx, k, s, off, len))
+				return fail("MemoryX: the update of layer %u failed", k);
+			if (next && send_weights(t, k, off, len))
 				return -1;
 		}
-		if (wse_memoryx_update(t->mx, k, s))
-			return fail("MemoryX: the update of layer %u failed", k);
-		if (s < t->o->steps && send_weights(t, k))
+	}
+	for (uint32_t k = L; next && k-- > 0;) {
+		wse_memoryx_layer(t->mx, k, &n);
+		if (send_weights(t, k, 0, n))
 			return -1;
 	}
 	return 0;
@@ -485,9 +509,14 @@ static int train_steps(struct trainer *t)
 	while (t->fed < o->steps && t->fed < AHEAD)
 		if (feed(t))
 			return -1;
-	for (uint32_t k = 0; t->mx && k < t->p->num_layers; k++)
-		if (send_weights(t, k))
-			return -1;
+	for (int pass = 0; t->mx && pass < 2; pass++)
+		for (uint32_t k = 0; k < t->p->num_layers; k++) {
+			size_t n;
+
+			wse_memoryx_layer(t->mx, k, &n);
+			if (send_weights(t, k, 0, n))
+				return -1;
+		}
 	for (uint32_t step = 1; step <= o->steps; step++) {
 		const int32_t *y = t->y[step % (AHEAD + 1)];
 		uint32_t tl, tp;
