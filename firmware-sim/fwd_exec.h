@@ -164,12 +164,13 @@ int fwd_stream_setup(struct fwd_program *p);
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
 /*
- * In place, for a RUN (lock held): the first @n bytes of @s if they lie in
- * one piece of its ring (else NULL), dropped by fwd_stream_consume() once
- * used; and room for @n bytes after its data, in one piece (else NULL),
- * made data by fwd_stream_commit() once written.
+ * In place, for a RUN (lock held): @n bytes of @s from @off bytes past its
+ * first if they are there and lie in one piece of its ring (else NULL),
+ * dropped from the front by fwd_stream_consume() once used; and room for @n
+ * bytes after its data, in one piece (else NULL), made data by
+ * fwd_stream_commit() once written.
  */
-const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t n);
+const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n);
 void fwd_stream_consume(struct fwd_stream *s, uint64_t n);
 void *fwd_stream_reserve(struct fwd_stream *s, uint64_t n);
 void fwd_stream_commit(struct fwd_stream *s, uint64_t n);

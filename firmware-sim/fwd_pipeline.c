@@ -185,7 +185,8 @@ static void claim(struct fwd_pipeline *pl, const struct task *t)
 
 /*
  * Lock held: what @t's completion makes true. Returns whether the RUN's
- * thread should hear of it (a layer done with its weights or buffers).
+ * thread should hear of it: a layer's backward pass complete (weight
+ * streaming sends its gradients out then).
  */
 static bool complete(struct fwd_pipeline *pl, const struct task *t)
 {
@@ -198,7 +199,8 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 		ms->fwd = t->k + 1;
 		if (t->k + 1 == pl->L && pl->train)
 			ms->dy = t->k;
-		return ++ls->forwarded == pl->n;
+		ls->forwarded++;
+		return false;
 	case TASK_X:
 		ms->busy = false;
 		ms->dy = t->k - 1;
@@ -401,7 +403,7 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 		};
 	}
 	pl->active = true;
-	pthread_cond_broadcast(&pl->work);
+	pthread_cond_signal(&pl->work);
 	pthread_mutex_unlock(&pl->lock);
 }
 
@@ -412,7 +414,7 @@ void fwd_pipeline_open_forward(struct fwd_pipeline *pl, uint32_t k, const float 
 	pl->layer[k].w = w;
 	pl->layer[k].b = b;
 	pl->layer[k].fwd_open = true;
-	pthread_cond_broadcast(&pl->work);
+	pthread_cond_signal(&pl->work);	/* a worker that claims a task wakes the next */
 	pthread_mutex_unlock(&pl->lock);
 }
 
@@ -421,7 +423,7 @@ void fwd_pipeline_open_input(struct fwd_pipeline *pl, uint32_t k, const float *w
 	pthread_mutex_lock(&pl->lock);
 	pl->layer[k].wx = w;
 	pl->layer[k].in_open = true;
-	pthread_cond_broadcast(&pl->work);
+	pthread_cond_signal(&pl->work);
 	pthread_mutex_unlock(&pl->lock);
 }
 
@@ -431,7 +433,7 @@ void fwd_pipeline_open_grads(struct fwd_pipeline *pl, uint32_t k, float *dw, flo
 	pl->layer[k].dw = dw;
 	pl->layer[k].db = db;
 	pl->layer[k].grad_open = true;
-	pthread_cond_broadcast(&pl->work);
+	pthread_cond_signal(&pl->work);
 	pthread_mutex_unlock(&pl->lock);
 }
 

@@ -78,7 +78,7 @@ void fwd_pipeline_destroy(struct fwd_pipeline *pl);
  * are open at once with its resident parameters; weight streaming opens
  * them with the calls below. @notify(@arg) is called from a worker, with
  * no lock of the pipeline held, when the step ends or fails and, weight
- * streaming, when a layer is done forwarding or with its backward pass.
+ * streaming, when a layer's backward pass is complete.
  */
 void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 			void (*notify)(void *arg), void *arg);

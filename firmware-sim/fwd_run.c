@@ -39,7 +39,11 @@ struct step_ctx {
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
+	/* Where the RUN's time went, for the debug log. */
+	uint64_t ns_input, ns_graph, ns_output;
 };
+
+static uint64_t now_ns(void);
 
 /* Takes @n bytes of input stream @idx, waiting for them. */
 static bool take(struct step_ctx *c, int idx, void *dst, uint64_t n)
@@ -125,22 +129,22 @@ static void wake_run(void *arg)
 /* Weight streaming: how far each layer's weights and gradients are in a step (bit k: layer k). */
 struct streamed {
 	uint32_t fwd_next;	/* layers 0 .. fwd_next - 1 have their forward weights */
-	uint64_t fwd_used;	/* forward weights used up and dropped */
-	uint64_t in_open;	/* backward weights there */
+	uint64_t in_open;	/* the second transfer of the weights there */
 	uint64_t grad_open;	/* gradient buffer reserved */
-	uint64_t done;		/* gradients out, backward weights dropped */
+	uint64_t done;		/* gradients out, weights dropped */
 };
 
 /*
  * Weight streaming, the RUN's thread (lock held): what can move now.
- * Layer k's forward weights are used in place in the weights.k ring as
- * they arrive (in layer order), dropped once every micro-batch has passed,
- * and the transfer behind them, the same weights again, serves the input
- * gradients; its gradients accumulate in place in the grads.k ring, which
- * they join when the layer's backward pass is complete. So nothing of a
- * layer stays on the device, and nothing is copied. The rings always hold
- * whole transfers at whole-transfer offsets (the device takes and puts
- * only those), so each lies in one piece.
+ * Layer k's weights.k ring holds its two transfers of the step one after
+ * the other: the weights for the forward passes, then the same again for
+ * the input gradients. Both are used in place as they arrive, and dropped
+ * once the layer's backward pass is complete (forward only: once the step
+ * is). Its gradients accumulate in place in the grads.k ring, which they
+ * join at that point. So nothing of a layer stays on the device, and
+ * nothing is copied. The rings hold whole transfers at whole-transfer
+ * offsets (the device takes and puts only those, and a ring holds two), so
+ * each lies in one piece.
  */
 static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *moved,
 			      bool *finished)
@@ -149,7 +153,7 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 	const struct wsep_program *prog = p->prog;
 	uint32_t L = prog->num_layers;
 	uint64_t all = L == 64 ? ~0ULL : (1ULL << L) - 1;
-	bool train = c->kind == WSE_LINK_RUN_TRAIN;
+	bool train = c->kind == WSE_LINK_RUN_TRAIN, out = false;
 	struct fwd_pipeline_state st;
 
 	fwd_pipeline_state(p->pipeline, &st);
@@ -162,7 +166,7 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		const struct wsep_layer *l = &prog->layers[k];
 		struct fwd_stream *ws = &p->streams[p->weights[k]];
 		uint64_t n = wsep_layer_params(l) * 4;
-		const float *w = fwd_stream_peek(ws, n);
+		const float *w = fwd_stream_peek(ws, 0, n);
 
 		if (!w && ws->len >= n) {
 			snprintf(c->text, c->len, "step %u: weights.%u straddles its buffer's end",
@@ -174,21 +178,15 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		fwd_pipeline_open_forward(p->pipeline, k, w, w + (size_t)l->in * l->out);
 		*moved = true;
 	}
-	for (uint32_t k = 0; k < L; k++) {
+	for (uint32_t k = 0; train && k < sd->fwd_next; k++) {
 		const struct wsep_layer *l = &prog->layers[k];
 		struct fwd_stream *ws = &p->streams[p->weights[k]];
 		uint64_t bit = 1ULL << k, n = wsep_layer_params(l) * 4;
 		const float *w;
 		float *g;
 
-		if ((st.forwarded & bit) && !(sd->fwd_used & bit)) {
-			fwd_stream_consume(ws, n);
-			sd->fwd_used |= bit;
-			*moved = true;
-		}
-		if (!train)
-			continue;
-		if ((sd->fwd_used & bit) && !(sd->in_open & bit) && (w = fwd_stream_peek(ws, n))) {
+		/* The second transfer, behind the first. */
+		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
 			if (k)
 				fwd_pipeline_open_input(p->pipeline, k, w);
 			sd->in_open |= bit;
@@ -199,16 +197,25 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 			sd->grad_open |= bit;
 			*moved = true;
 		}
+		/* Complete: the gradients go out, both transfers are dropped. */
 		if ((st.backward & bit) && (sd->in_open & bit) && !(sd->done & bit)) {
 			fwd_stream_commit(&p->streams[p->grads[k]], n);
-			fwd_stream_consume(ws, n);
+			fwd_stream_consume(ws, 2 * n);
 			sd->done |= bit;
 			*moved = true;
+			out = true;
 		}
 	}
-	if (*moved)
+	/* Forward only: the weights are dropped when the step is done. */
+	for (uint32_t k = 0; !train && st.done && k < L; k++) {
+		fwd_stream_consume(&p->streams[p->weights[k]], wsep_layer_params(&prog->layers[k]) * 4);
+		sd->done |= 1ULL << k;
+		out = true;
+	}
+	/* Gradients to read, room to write: wake the streams' waiters. */
+	if (out)
 		pthread_cond_broadcast(&c->x->changed);
-	*finished = train ? sd->done == all : sd->fwd_used == all;
+	*finished = sd->done == all;
 	return WSE_LINK_OK;
 }
 
@@ -266,16 +273,22 @@ static uint32_t run_graph(struct step_ctx *c)
 static uint32_t one_step(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
+	uint64_t t0 = now_ns(), t1, t2;
 	uint32_t st = take_batch(c);
 
+	t1 = now_ns();
 	if (!st)
 		st = run_graph(c);
+	t2 = now_ns();
+	c->ns_input += t1 - t0;
+	c->ns_graph += t2 - t1;
 	if (st)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
 	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
+	c->ns_output += now_ns() - t2;
 	return WSE_LINK_OK;
 }
 
@@ -372,9 +385,11 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 				    in.steps);
 		return;
 	}
-	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns",
+	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns: %llu waiting for input, %llu in the step graph, %llu for output room",
 		in.program, r.steps, (unsigned long long)r.cycles,
-		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns);
+		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns,
+		(unsigned long long)c.ns_input, (unsigned long long)c.ns_graph,
+		(unsigned long long)c.ns_output);
 	wse_link_run_result_encode(&raw, &r);
 	iov.iov_base = &raw;
 	iov.iov_len = sizeof(raw);

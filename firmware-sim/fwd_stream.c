@@ -72,9 +72,11 @@ void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n)
 	s->len -= n;
 }
 
-const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t n)
+const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n)
 {
-	return s->len >= n && s->head + n <= s->cap ? s->buf + s->head : NULL;
+	uint64_t at = (s->head + off) % s->cap;
+
+	return off <= s->len && s->len - off >= n && at + n <= s->cap ? s->buf + at : NULL;
 }
 
 void fwd_stream_consume(struct fwd_stream *s, uint64_t n)
