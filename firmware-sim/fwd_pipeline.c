@@ -444,14 +444,10 @@ void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st)
 	st->done = step_done(pl);
 	st->micro = pl->n;
 	st->through = pl->train ? pl->layer[0].grad_next : pl->layer[pl->L - 1].forwarded;
-	st->forwarded = 0;
 	st->backward = 0;
-	for (uint32_t k = 0; k < pl->L; k++) {
-		if (pl->layer[k].forwarded == pl->n)
-			st->forwarded |= 1ULL << k;
-		if (pl->train && layer_backward_done(pl, k))
+	for (uint32_t k = 0; pl->train && k < pl->L; k++)
+		if (layer_backward_done(pl, k))
 			st->backward |= 1ULL << k;
-	}
 	pthread_mutex_unlock(&pl->lock);
 }
 

@@ -93,7 +93,6 @@ void fwd_pipeline_open_grads(struct fwd_pipeline *pl, uint32_t k, float *dw, flo
 struct fwd_pipeline_state {
 	bool failed, done;
 	uint32_t micro, through;	/* micro-batches, and those all the way through */
-	uint64_t forwarded;	/* bit k: layer k forwarded every micro-batch */
 	uint64_t backward;	/* bit k: layer k's backward pass is complete */
 };
 void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st);

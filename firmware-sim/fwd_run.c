@@ -5,19 +5,18 @@
  * per-layer entry points on them and fills the output streams in sample
  * order.
  *
- * Layer pipelined, the weights are the program's resident parameters and
- * the layers run as concurrent pipeline stages, one thread each
- * (fwd_pipeline.c): stage k forwards micro-batch m while stage k + 1
- * forwards m - 1, the last stage takes the loss, backward passes flow
- * back through the stages, and each stage applies its layer's update once
- * the step's last micro-batch has passed back. This thread only feeds the
- * stages and moves the streams.
+ * Both modes run a step as the program's task graph (fwd_pipeline.c) on
+ * its worker threads; this thread stages the batch, starts the step, waits
+ * for it and moves the streams.
  *
- * Weight streaming, everything runs here, one call after another: layer
- * k's weights are taken from weights.k once for its forward pass over all
- * micro-batches and again (in reverse layer order) for its backward pass,
- * its gradients, accumulated over the micro-batches, go out on grads.k,
- * and nothing of them stays on the device.
+ * Layer pipelined, the weights are the program's resident parameters and
+ * each layer's update runs in the graph after its last gradient.
+ *
+ * Weight streaming, layer k's weights arrive on weights.k twice a step
+ * (for its forward passes, and again for its input gradients), are used in
+ * place in that ring and dropped when the layer is done; its gradients,
+ * accumulated over the micro-batches in place in the grads.k ring, go out
+ * then; nothing of them stays on the device.
  *
  * Each layer makes the same engine calls on the same shapes in the same
  * order in both modes, which is what makes them agree bit for bit.
