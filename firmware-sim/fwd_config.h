@@ -29,6 +29,8 @@ struct fwd_fault_config {
 #define FWD_MICRO_BATCHES_DEFAULT	4
 #define FWD_MICRO_MIN_SAMPLES		64
 #define FWD_MICRO_BATCHES_MAX		32
+/* Threads that run a program's steps (fwd_pipeline.c). */
+#define FWD_WORKERS_MAX			64
 
 struct fwd_config {
 	const char *listen_spec;
@@ -49,6 +51,7 @@ struct fwd_config {
 	int log_level;
 	int threads;		/* OpenBLAS threads */
 	uint32_t micro_batches;	/* per batch; 0: the default rule above */
+	uint32_t workers;	/* step worker threads */
 	uint64_t max_program;	/* largest program image accepted */
 	const char *timing_path; /* NULL: the default file */
 	bool once;

@@ -70,14 +70,12 @@ struct fwd_program {
 	uint32_t micro_size, micro_max;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
 	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
-	struct fwd_pipeline *pipeline;	/* pipelined: the stage threads; else NULL */
+	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */
 	uint64_t step;			/* optimizer steps taken (Adam's t) */
 	struct fwd_stream *streams;	/* prog->num_streams */
 	int samples, labels, losses, predictions;	/* stream indexes, -1 if none */
 	int weights[ENGINE_MAX_LAYERS], grads[ENGINE_MAX_LAYERS];
-	/* Staging, allocated once: a batch's inputs and outputs, and (weight
-	 * streaming) one layer's weights and gradients.
-	 */
+	/* Staging, allocated once: a batch's inputs and outputs. */
 	uint8_t *in_bytes;
 	float *in_f32;
 	uint8_t *labels_u8;
@@ -85,7 +83,6 @@ struct fwd_program {
 	int32_t *preds_i32;
 	uint8_t *preds_u8;
 	float *losses_f32;
-	float *layer_w, *layer_g;
 	bool busy;
 };
 
@@ -166,6 +163,17 @@ struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *tex
 int fwd_stream_setup(struct fwd_program *p);
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
+/*
+ * In place, for a RUN (lock held): @n bytes of @s from @off bytes past its
+ * first if they are there and lie in one piece of its ring (else NULL),
+ * dropped from the front by fwd_stream_consume() once used; and room for @n
+ * bytes after its data, in one piece (else NULL), made data by
+ * fwd_stream_commit() once written.
+ */
+const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n);
+void fwd_stream_consume(struct fwd_stream *s, uint64_t n);
+void *fwd_stream_reserve(struct fwd_stream *s, uint64_t n);
+void fwd_stream_commit(struct fwd_stream *s, uint64_t n);
 void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
 		      const uint8_t *payload, uint32_t len);
 void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,

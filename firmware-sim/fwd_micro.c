@@ -2,8 +2,8 @@
 /*
  * Micro-batches: how a step's batch is cut, and the per-micro-batch parts
  * of a step that are not a single engine call (loading the staged input,
- * the per-sample losses and predictions). Both the stage threads and the
- * sequential weight streaming step use these, so they compute alike.
+ * the per-sample losses and predictions), used by the step graph's tasks
+ * (fwd_pipeline.c) in both modes.
  */
 #include <stdio.h>
 

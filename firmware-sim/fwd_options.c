@@ -43,8 +43,10 @@ static void usage(FILE *out)
 "  --threads N            OpenBLAS threads for the arithmetic (default 1: results\n"
 "                         are bit-identical run after run at a given count)\n"
 "  --micro-batches N      cut each batch into N micro-batches, 1..%d, which the\n"
-"                         pipeline stages of a layer pipelined program overlap\n"
-"                         on (default: up to %d, of at least %d samples each)\n"
+"                         workers overlap on (default: up to %d, of at least %d\n"
+"                         samples each)\n"
+"  --workers N            threads that run a step's engine calls, 1..%d (default:\n"
+"                         one per online CPU; results do not depend on it)\n"
 "  --max-program BYTES    largest program image accepted (default 256M)\n"
 "  --timing FILE          timing-model parameters (default: firmware-sim/timing/\n"
 "                         wse2.params beside the build tree)\n"
@@ -62,7 +64,7 @@ static void usage(FILE *out)
 "                             ",
 		DEFAULT_CLOCK_MHZ, MAX_QUEUES, DEFAULT_QUEUES, WSE_LINK_PAYLOAD_MIN,
 		WSE_LINK_PAYLOAD_LIMIT, DEFAULT_HELLO_MS, FWD_MICRO_BATCHES_MAX,
-		FWD_MICRO_BATCHES_DEFAULT, FWD_MICRO_MIN_SAMPLES);
+		FWD_MICRO_BATCHES_DEFAULT, FWD_MICRO_MIN_SAMPLES, FWD_WORKERS_MAX);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		fprintf(out, "%s%s", wse_link_malform_name(k),
 			k + 1 < WSE_LINK_MAL_COUNT ? (k % 4 == 3 ? ",\n                             " : ", ") : "\n");
@@ -73,6 +75,16 @@ static void usage(FILE *out)
 "\n"
 "SIGTERM or SIGINT: send SHUTDOWN to the host, close, exit 0.\n"
 "See Documentation/wsefwd.rst and Documentation/link-protocol.rst.\n");
+}
+
+/* One worker per CPU the process may run on, within 1..FWD_WORKERS_MAX. */
+static uint32_t default_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > FWD_WORKERS_MAX ? FWD_WORKERS_MAX : (uint32_t)n;
 }
 
 /* Unsigned number with an optional binary K/M/G suffix. */
@@ -130,7 +142,7 @@ enum {
 	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
 	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
 	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED, OPT_THREADS, OPT_MAX_PROGRAM, OPT_TIMING,
-	OPT_MICRO_BATCHES, OPT_STAGE_ERROR,
+	OPT_MICRO_BATCHES, OPT_STAGE_ERROR, OPT_WORKERS,
 };
 
 static const struct option long_options[] = {
@@ -157,6 +169,7 @@ static const struct option long_options[] = {
 	{ "fault-stage-error", required_argument, NULL, OPT_STAGE_ERROR },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "micro-batches", required_argument, NULL, OPT_MICRO_BATCHES },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "max-program", required_argument, NULL, OPT_MAX_PROGRAM },
 	{ "timing", required_argument, NULL, OPT_TIMING },
 	{ NULL, 0, NULL, 0 },
@@ -223,6 +236,7 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 	cfg->send_timeout_ms = DEFAULT_SEND_MS;
 	cfg->log_level = FWD_LOG_INFO;
 	cfg->threads = 1;
+	cfg->workers = default_workers();
 	cfg->max_program = DEFAULT_MAX_PROGRAM;
 	cfg->fault.drop_after = -1;
 	cfg->fault.silent_after = -1;
@@ -372,6 +386,15 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 				return -1;
 			}
 			cfg->micro_batches = (uint32_t)v;
+			break;
+		case OPT_WORKERS:
+			if (parse_num("--workers", optarg, FWD_WORKERS_MAX, &v))
+				return -1;
+			if (!v) {
+				fprintf(stderr, "wsefwd: --workers must be 1..%d\n", FWD_WORKERS_MAX);
+				return -1;
+			}
+			cfg->workers = (uint32_t)v;
 			break;
 		case OPT_MAX_PROGRAM:
 			if (parse_size("--max-program", optarg, 1ULL << 40, &cfg->max_program))

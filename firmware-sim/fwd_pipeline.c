@@ -1,214 +1,326 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The pipeline stages of a layer pipelined program: one thread per layer,
- * started when the program is loaded and joined when it goes.
+ * A step's engine calls as a graph of tasks, run by a few worker threads
+ * (--workers, by default one per CPU), started when a program is loaded
+ * and joined when it goes. Both execution modes run their steps here.
  *
- * A step puts one token per micro-batch in stage 0's inbox. A token is a
- * micro-batch and a direction; whoever holds it owns that micro-batch's
- * workspace, so no two stages ever touch the same one. Stage k takes
- * tokens from its inbox in order:
- *   forward m   (stage 0 loads micro-batch m first) layer k's forward pass,
- *               then the token goes on to stage k + 1. The last stage also
- *               writes the micro-batch's losses and predictions and, when
- *               training, takes its loss and turns the token backward.
- *   backward m  layer k's backward pass, its gradient accumulated over the
- *               micro-batches (grad_beta 0 for m = 0, else 1); after the
- *               last micro-batch, layer k's optimizer update. Then on to
- *               stage k - 1, or, from stage 0, the token is retired.
- * Forward-only steps retire tokens at the last stage. So stage k forwards
- * micro-batch m while stage k + 1 forwards m - 1, and backward passes flow
- * down while later forwards still flow up.
+ * Tasks, for micro-batch m and layer k (L layers, n micro-batches):
+ *   F(k, m)   (k = 0: load the input) layer k's forward pass. The last
+ *             layer's also writes m's losses and predictions and, when
+ *             training, takes the loss and masks its output gradient.
+ *   X(k, m)   k > 0: the gradient of layer k's input, then layer k - 1's
+ *             ReLU mask on it (engine_backward_input, _mask).
+ *   G(k, m)   layer k's weight and bias gradients of m, accumulated over
+ *             the micro-batches in order: grad_beta 0 for m = 0, else 1
+ *             (engine_backward_params).
+ *   U(k)      layer pipelined: layer k's optimizer update, once the step's
+ *             last X(k, .) and G(k, .) are done.
+ * Dependencies: F(k, m) after F(k - 1, m) and layer k's forward weights;
+ * X(k, m) after m's gradient reached layer k (the loss, or X(k + 1, m));
+ * G(k, m) after the same and G(k, m - 1). A micro-batch's F and X tasks
+ * hold its workspace one at a time; a G task only reads what they have
+ * finished with, so G(k, m) runs beside X(k, m) or X(k - 1, m).
  *
- * Determinism: every inbox is FIFO and fed by one producer, so stage k
- * sees the forward tokens in order 0, 1, ... and the backward tokens in
- * the same order; its gradient sums are those of the sequential loop. A
- * layer's weights change only after its last backward token, which comes
- * after all of the step's forward tokens; the next step starts only when
- * every token is retired. Interleaving of forward and backward tokens at a
- * stage does not matter: forward reads only the weights, which do not
- * change within the step.
+ * Determinism: every task is one fixed engine call sequence on fixed
+ * inputs, whichever thread runs it and whenever; the only sums across
+ * micro-batches are the G chains, whose order is fixed. So the results are
+ * the bits of the sequential loop (fwd_pipeline.h), for any number of
+ * workers and in both modes. A layer's weights change only in U(k), after
+ * every task that reads them.
  *
- * Bounds: a step has micro_max tokens at most, and an inbox holds at most
- * all of them, so a hand-off never waits for room and cannot deadlock.
+ * Layer pipelined, every layer is open from the start with the program's
+ * resident parameters. Weight streaming, the RUN's thread opens a layer's
+ * forward pass, input gradients and gradient buffer as its weights arrive
+ * and its gradient buffer has room (fwd_run.c), and asks which layers are
+ * done with them.
  *
- * Errors and stops: the first failure is kept and the step aborted; every
- * stage then retires the tokens it is handed without computing. A stop
- * (the link going) aborts the same way. The caller returns only when all
- * tokens are retired, so every stage is idle between steps.
+ * Errors and stops: the first failure is kept and no task starts after it
+ * (nor after fwd_pipeline_end() aborts the step); fwd_pipeline_end()
+ * returns once no task runs, so the workers are idle between steps and a
+ * stop waits only for the engine calls in progress.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
 
 #define TEXT_MAX	256
-#define STOP_POLL_MS	20	/* how often a running step asks whether to stop */
 
-struct token {
-	uint32_t m;
-	bool backward;
+enum task_kind { TASK_NONE, TASK_F, TASK_X, TASK_G, TASK_U };
+
+struct task {
+	enum task_kind kind;
+	uint32_t k, m;
 };
 
-struct stage {
-	struct fwd_pipeline *pl;
-	uint32_t layer;
-	pthread_t thread;
-	pthread_cond_t wake;			/* a token arrived, or quit */
-	struct token inbox[FWD_MICRO_BATCHES_MAX];	/* a ring */
-	uint32_t head, len;
+struct layer_state {
+	const float *w, *b;	/* forward */
+	const float *wx;	/* for the input gradient */
+	float *dw, *db;		/* gradient buffers */
+	bool fwd_open, in_open, grad_open;
+	uint32_t forwarded;	/* micro-batches through F(k, .) */
+	uint32_t inputs;	/* through X(k, .) */
+	uint32_t grad_next;	/* G(k, grad_next) comes next */
+	bool grad_busy, updating, updated;
+};
+
+struct micro_state {
+	uint32_t fwd;		/* layers forwarded */
+	uint32_t dy;		/* lowest layer whose output gradient is ready; L: none */
+	bool busy;		/* an F or X task holds its workspace */
 };
 
 struct fwd_pipeline {
 	struct fwd_program *p;
 	int fault_stage;		/* --fault-stage-error, or -1 */
-	uint32_t stages, started;
+	uint32_t workers, started, idle;
+	pthread_t thread[FWD_WORKERS_MAX];
 
-	pthread_mutex_t lock;		/* guards everything below, and the inboxes */
-	pthread_cond_t settled;		/* every token of the step is retired */
+	pthread_mutex_t lock;		/* guards everything below */
+	pthread_cond_t work;		/* a task may be ready, or quit */
+	pthread_cond_t quiet;		/* no task runs */
 	bool quit;
 	/* The step in flight. */
+	bool active, abort;
 	struct fwd_step step;
-	uint32_t tokens, retired;
-	bool abort;
-	bool updated;
+	uint32_t n, L;
+	bool train, resident;
+	void (*notify)(void *arg);
+	void *notify_arg;
+	bool notify_layers;		/* tell of layers done, not only of the step */
+	uint32_t running;
 	uint32_t status;
 	char text[TEXT_MAX];
-	struct stage stage[ENGINE_MAX_LAYERS];
+	bool updated;
+	struct layer_state layer[ENGINE_MAX_LAYERS];
+	struct micro_state micro[FWD_MICRO_BATCHES_MAX];
 };
 
-/* Lock held. */
-static void hand_to(struct stage *st, struct token t)
+/* Lock held. Has layer k's backward finished (its gradients, and the update if resident)? */
+static bool layer_backward_done(const struct fwd_pipeline *pl, uint32_t k)
 {
-	st->inbox[(st->head + st->len) % FWD_MICRO_BATCHES_MAX] = t;
-	st->len++;
-	pthread_cond_signal(&st->wake);
+	const struct layer_state *ls = &pl->layer[k];
+
+	if (ls->grad_next < pl->n || (k && ls->inputs < pl->n))
+		return false;
+	return !pl->resident || ls->updated;
 }
 
-/* Lock held. */
-static void retire(struct fwd_pipeline *pl)
+/* Lock held. Is every task of the step done? */
+static bool step_done(const struct fwd_pipeline *pl)
 {
-	if (++pl->retired == pl->tokens)
-		pthread_cond_broadcast(&pl->settled);
-}
-
-/* Layer k's backward pass of micro-batch m, and its update after the last. */
-static int backward(struct stage *st, const struct fwd_step *step, uint32_t m, uint32_t n,
-		    bool *updated)
-{
-	struct fwd_program *p = st->pl->p;
-	uint32_t k = st->layer;
-	struct engine_layer *el = &p->params->layer[k];
-	int err;
-
-	err = engine_backward_layer(p->micro_ws[m], k, el->w, m ? 1.0f : 0.0f, el->dw, el->db);
-	if (!err && m + 1 == n) {
-		err = engine_params_update_layer(p->params, &p->opt, step->t, k);
-		*updated = !err;
-	}
-	return err;
+	if (!pl->train)
+		return pl->layer[pl->L - 1].forwarded == pl->n;
+	for (uint32_t k = 0; k < pl->L; k++)
+		if (!layer_backward_done(pl, k))
+			return false;
+	return true;
 }
 
 /*
- * Carries token @t through stage @st: returns 0 with @t turned backward if
- * the loss was taken here and *done set when the token is finished, or an
- * engine error with *what naming the part that failed.
+ * Lock held. The next ready task: updates, then input gradients (they
+ * open the layers below), then weight gradients from the lowest layer up
+ * (layer 0's chain is the longest), then forward passes, earliest
+ * micro-batch first.
  */
-static int run_token(struct stage *st, const struct fwd_step *step, struct token *t,
-		     bool *done, bool *updated, const char **what)
+static struct task pick(const struct fwd_pipeline *pl)
 {
-	struct fwd_pipeline *pl = st->pl;
+	uint32_t L = pl->L, n = pl->n;
+
+	if (!pl->active || pl->abort)
+		return (struct task){ TASK_NONE, 0, 0 };
+	if (pl->train) {
+		for (uint32_t k = 0; pl->resident && k < L; k++) {
+			const struct layer_state *ls = &pl->layer[k];
+
+			if (!ls->updated && !ls->updating && ls->grad_next == n &&
+			    (!k || ls->inputs == n))
+				return (struct task){ TASK_U, k, 0 };
+		}
+		for (uint32_t m = 0; m < n; m++) {
+			const struct micro_state *ms = &pl->micro[m];
+			uint32_t k = ms->dy;
+
+			if (!ms->busy && k > 0 && k < L && pl->layer[k].in_open)
+				return (struct task){ TASK_X, k, m };
+		}
+		for (uint32_t k = 0; k < L; k++) {
+			const struct layer_state *ls = &pl->layer[k];
+			uint32_t m = ls->grad_next;
+
+			if (ls->grad_open && !ls->grad_busy && m < n && pl->micro[m].dy <= k)
+				return (struct task){ TASK_G, k, m };
+		}
+	}
+	for (uint32_t m = 0; m < n; m++) {
+		const struct micro_state *ms = &pl->micro[m];
+
+		if (!ms->busy && ms->fwd < L && pl->layer[ms->fwd].fwd_open)
+			return (struct task){ TASK_F, ms->fwd, m };
+	}
+	return (struct task){ TASK_NONE, 0, 0 };
+}
+
+/* Lock held: marks what @t holds while it runs. */
+static void claim(struct fwd_pipeline *pl, const struct task *t)
+{
+	switch (t->kind) {
+	case TASK_F:
+	case TASK_X:
+		pl->micro[t->m].busy = true;
+		break;
+	case TASK_G:
+		pl->layer[t->k].grad_busy = true;
+		break;
+	case TASK_U:
+		pl->layer[t->k].updating = true;
+		break;
+	case TASK_NONE:
+		break;
+	}
+}
+
+/*
+ * Lock held: what @t's completion makes true. Returns whether the RUN's
+ * thread should hear of it: a layer's backward pass complete (weight
+ * streaming sends its gradients out then).
+ */
+static bool complete(struct fwd_pipeline *pl, const struct task *t)
+{
+	struct layer_state *ls = &pl->layer[t->k];
+	struct micro_state *ms = &pl->micro[t->m];
+
+	switch (t->kind) {
+	case TASK_F:
+		ms->busy = false;
+		ms->fwd = t->k + 1;
+		if (t->k + 1 == pl->L && pl->train)
+			ms->dy = t->k;
+		ls->forwarded++;
+		return false;
+	case TASK_X:
+		ms->busy = false;
+		ms->dy = t->k - 1;
+		return ++ls->inputs == pl->n && ls->grad_next == pl->n;
+	case TASK_G:
+		ls->grad_busy = false;
+		return ++ls->grad_next == pl->n && (!t->k || ls->inputs == pl->n);
+	case TASK_U:
+		ls->updating = false;
+		ls->updated = true;
+		pl->updated = true;
+		return true;
+	case TASK_NONE:
+		break;
+	}
+	return false;
+}
+
+/* Runs task @t's engine calls; on failure *what names the part. */
+static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **what)
+{
 	struct fwd_program *p = pl->p;
-	uint32_t k = st->layer, L = pl->stages, n = fwd_micro_count(p, step->batch);
-	struct fwd_micro s = fwd_micro_at(p, step->batch, t->m);
+	const struct fwd_step *step = &pl->step;
+	const struct layer_state *ls = &pl->layer[t->k];
 	struct engine_workspace *ws = p->micro_ws[t->m];
-	const struct engine_layer *el = &p->params->layer[k];
+	struct fwd_micro s = fwd_micro_at(p, step->batch, t->m);
 	struct engine_loss_result res;
 	int err;
 
-	*done = false;
-	if (t->backward) {
-		*what = "the backward pass";
-		err = backward(st, step, t->m, n, updated);
-		*done = !err && k == 0;
-		return err;
-	}
-	if (k == 0) {
-		*what = "loading the input";
-		err = fwd_micro_load(p, t->m, s);
-		if (err)
+	switch (t->kind) {
+	case TASK_F:
+		if (t->k == 0) {
+			*what = "loading the input";
+			err = fwd_micro_load(p, t->m, s);
+			if (err)
+				return err;
+		}
+		*what = "the forward pass";
+		if ((int)t->k == pl->fault_stage && t->m + 1 == pl->n)
+			return -EIO;	/* injected for tests: an engine failure in one layer */
+		err = engine_forward_layer(ws, t->k, ls->w, ls->b);
+		if (err || t->k + 1 < pl->L)
 			return err;
+		err = fwd_micro_results(p, step->kind, t->m, s, what);
+		if (err || !pl->train)
+			return err;
+		*what = "the loss";
+		err = engine_loss(ws, p->labels_u8 + s.first, step->batch, &res);
+		if (!err) {
+			*what = "the backward pass";
+			err = engine_backward_mask(ws, t->k);
+		}
+		return err;
+	case TASK_X:
+		*what = "the backward pass";
+		err = engine_backward_input(ws, t->k, ls->wx);
+		return err ? err : engine_backward_mask(ws, t->k - 1);
+	case TASK_G:
+		*what = "the backward pass";
+		return engine_backward_params(ws, t->k, t->m ? 1.0f : 0.0f, ls->dw, ls->db);
+	case TASK_U:
+		*what = "the optimizer update";
+		return engine_params_update_layer(p->params, &p->opt, step->t, t->k);
+	case TASK_NONE:
+		break;
 	}
-	*what = "the forward pass";
-	if ((int)k == pl->fault_stage && t->m + 1 == n)
-		return -EIO;	/* injected for tests: an engine failure in one stage */
-	err = engine_forward_layer(ws, k, el->w, el->b);
-	if (err || k + 1 < L)
-		return err;
-	/* The last stage: the micro-batch's results, then turn it around. */
-	err = fwd_micro_results(p, step->kind, t->m, s, what);
-	if (err)
-		return err;
-	if (step->kind != WSE_LINK_RUN_TRAIN) {
-		*done = true;
-		return 0;
-	}
-	*what = "the loss";
-	err = engine_loss(ws, p->labels_u8 + s.first, step->batch, &res);
-	if (err)
-		return err;
-	t->backward = true;
-	*what = "the backward pass";
-	err = backward(st, step, t->m, n, updated);
-	*done = !err && k == 0;
-	return err;
+	return -EINVAL;
 }
 
-static void *stage_main(void *arg)
+static void *worker_main(void *arg)
 {
-	struct stage *st = arg;
-	struct fwd_pipeline *pl = st->pl;
+	struct fwd_pipeline *pl = arg;
 
 	pthread_mutex_lock(&pl->lock);
 	for (;;) {
-		struct fwd_step step;
-		struct token t;
+		struct task t = pick(pl);
 		const char *what = "";
-		bool done, updated = false;
+		bool tell;
 		int err;
 
-		while (!st->len && !pl->quit)
-			pthread_cond_wait(&st->wake, &pl->lock);
 		if (pl->quit)
 			break;
-		t = st->inbox[st->head];
-		st->head = (st->head + 1) % FWD_MICRO_BATCHES_MAX;
-		st->len--;
-		if (pl->abort) {
-			retire(pl);
+		if (t.kind == TASK_NONE) {
+			pl->idle++;
+			pthread_cond_wait(&pl->work, &pl->lock);
+			pl->idle--;
 			continue;
 		}
-		step = pl->step;
+		claim(pl, &t);
+		pl->running++;
+		/* Another ready task and an idle worker: wake it. */
+		if (pl->idle && pick(pl).kind != TASK_NONE)
+			pthread_cond_signal(&pl->work);
 		pthread_mutex_unlock(&pl->lock);
 
-		err = run_token(st, &step, &t, &done, &updated, &what);
+		err = run_task(pl, &t, &what);
 
 		pthread_mutex_lock(&pl->lock);
-		pl->updated |= updated;
-		if (err && !pl->abort) {
-			pl->abort = true;
-			pl->status = fwd_micro_failed(pl->text, sizeof(pl->text), step.number, what,
-						      err);
+		pl->running--;
+		if (err) {
+			if (!pl->abort) {
+				pl->abort = true;
+				pl->status = fwd_micro_failed(pl->text, sizeof(pl->text),
+							      pl->step.number, what, err);
+			}
+			tell = true;
+		} else {
+			tell = complete(pl, &t) && pl->notify_layers;
+			tell = tell || step_done(pl);
 		}
-		if (err || done)
-			retire(pl);
-		else if (t.backward)
-			hand_to(&pl->stage[st->layer - 1], t);
-		else
-			hand_to(&pl->stage[st->layer + 1], t);
+		if (!pl->running && (pl->abort || step_done(pl)))
+			pthread_cond_broadcast(&pl->quiet);
+		if (tell && pl->notify) {
+			void (*notify)(void *) = pl->notify;
+			void *narg = pl->notify_arg;
+
+			pthread_mutex_unlock(&pl->lock);
+			notify(narg);
+			pthread_mutex_lock(&pl->lock);
+		}
 	}
 	pthread_mutex_unlock(&pl->lock);
 	return NULL;
@@ -220,41 +332,36 @@ void fwd_pipeline_destroy(struct fwd_pipeline *pl)
 		return;
 	pthread_mutex_lock(&pl->lock);
 	pl->quit = true;
-	for (uint32_t k = 0; k < pl->started; k++)
-		pthread_cond_signal(&pl->stage[k].wake);
+	pthread_cond_broadcast(&pl->work);
 	pthread_mutex_unlock(&pl->lock);
-	for (uint32_t k = 0; k < pl->started; k++)
-		pthread_join(pl->stage[k].thread, NULL);
-	for (uint32_t k = 0; k < pl->stages; k++)
-		pthread_cond_destroy(&pl->stage[k].wake);
-	pthread_cond_destroy(&pl->settled);
+	for (uint32_t i = 0; i < pl->started; i++)
+		pthread_join(pl->thread[i], NULL);
+	pthread_cond_destroy(&pl->work);
+	pthread_cond_destroy(&pl->quiet);
 	pthread_mutex_destroy(&pl->lock);
 	free(pl);
 }
 
-int fwd_pipeline_create(struct fwd_program *p, int fault_stage, struct fwd_pipeline **out)
+int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage,
+			struct fwd_pipeline **out)
 {
-	struct fwd_pipeline *pl = calloc(1, sizeof(*pl));
-	pthread_condattr_t attr;
+	struct fwd_pipeline *pl;
 	int err = 0;
 
+	if (!workers || workers > FWD_WORKERS_MAX)
+		return -EINVAL;
+	pl = calloc(1, sizeof(*pl));
 	if (!pl)
 		return -ENOMEM;
 	pl->p = p;
 	pl->fault_stage = fault_stage;
-	pl->stages = p->prog->num_layers;
+	pl->workers = workers;
+	pl->L = p->prog->num_layers;
 	pthread_mutex_init(&pl->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&pl->settled, &attr);
-	pthread_condattr_destroy(&attr);
-	for (uint32_t k = 0; k < pl->stages; k++) {
-		pl->stage[k].pl = pl;
-		pl->stage[k].layer = k;
-		pthread_cond_init(&pl->stage[k].wake, NULL);
-	}
-	for (uint32_t k = 0; k < pl->stages && !err; k++) {
-		err = -pthread_create(&pl->stage[k].thread, NULL, stage_main, &pl->stage[k]);
+	pthread_cond_init(&pl->work, NULL);
+	pthread_cond_init(&pl->quiet, NULL);
+	for (uint32_t i = 0; i < workers && !err; i++) {
+		err = -pthread_create(&pl->thread[i], NULL, worker_main, pl);
 		if (!err)
 			pl->started++;
 	}
@@ -266,50 +373,106 @@ int fwd_pipeline_create(struct fwd_program *p, int fault_stage, struct fwd_pipel
 	return 0;
 }
 
-uint32_t fwd_pipeline_step(struct fwd_pipeline *pl, const struct fwd_step *step,
-			   bool (*stopping)(void *arg), void *arg, char *text, size_t len,
-			   bool *updated)
+void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
+			void (*notify)(void *arg), void *arg)
 {
-	uint32_t n = fwd_micro_count(pl->p, step->batch), status, through = 0;
-	bool stopped = false;
+	struct fwd_program *p = pl->p;
 
 	pthread_mutex_lock(&pl->lock);
 	pl->step = *step;
-	pl->tokens = n;
-	pl->retired = 0;
+	pl->n = fwd_micro_count(p, step->batch);
+	pl->train = step->kind == WSE_LINK_RUN_TRAIN;
+	pl->resident = p->params != NULL;
+	pl->notify = notify;
+	pl->notify_arg = arg;
+	pl->notify_layers = !pl->resident;
 	pl->abort = false;
 	pl->updated = false;
 	pl->status = WSE_LINK_OK;
 	pl->text[0] = '\0';
-	for (uint32_t m = 0; m < n; m++)
-		hand_to(&pl->stage[0], (struct token){ .m = m });
-	while (pl->retired < pl->tokens) {
-		struct timespec ts;
+	memset(pl->layer, 0, sizeof(pl->layer[0]) * pl->L);
+	for (uint32_t m = 0; m < pl->n; m++)
+		pl->micro[m] = (struct micro_state){ .dy = pl->L };
+	for (uint32_t k = 0; pl->resident && k < pl->L; k++) {
+		struct engine_layer *el = &p->params->layer[k];
+		struct layer_state *ls = &pl->layer[k];
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += STOP_POLL_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		if (pthread_cond_timedwait(&pl->settled, &pl->lock, &ts) != ETIMEDOUT || pl->abort)
-			continue;
-		/* Still running: ask about the link without holding the stages up. */
-		pthread_mutex_unlock(&pl->lock);
-		stopped = stopping(arg);
-		pthread_mutex_lock(&pl->lock);
-		if (stopped && !pl->abort) {
-			pl->abort = true;	/* the stages drop what they are handed */
-			through = pl->retired;
-		}
+		*ls = (struct layer_state){
+			.w = el->w, .b = el->b, .wx = el->w, .dw = el->dw, .db = el->db,
+			.fwd_open = true, .in_open = true, .grad_open = true,
+		};
 	}
-	status = stopped ? FWD_RUN_STOPPED : pl->status;
-	if (status && !stopped)
+	pl->active = true;
+	pthread_cond_signal(&pl->work);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void fwd_pipeline_open_forward(struct fwd_pipeline *pl, uint32_t k, const float *w,
+			       const float *b)
+{
+	pthread_mutex_lock(&pl->lock);
+	pl->layer[k].w = w;
+	pl->layer[k].b = b;
+	pl->layer[k].fwd_open = true;
+	pthread_cond_signal(&pl->work);	/* a worker that claims a task wakes the next */
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void fwd_pipeline_open_input(struct fwd_pipeline *pl, uint32_t k, const float *w)
+{
+	pthread_mutex_lock(&pl->lock);
+	pl->layer[k].wx = w;
+	pl->layer[k].in_open = true;
+	pthread_cond_signal(&pl->work);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void fwd_pipeline_open_grads(struct fwd_pipeline *pl, uint32_t k, float *dw, float *db)
+{
+	pthread_mutex_lock(&pl->lock);
+	pl->layer[k].dw = dw;
+	pl->layer[k].db = db;
+	pl->layer[k].grad_open = true;
+	pthread_cond_signal(&pl->work);
+	pthread_mutex_unlock(&pl->lock);
+}
+
+void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st)
+{
+	pthread_mutex_lock(&pl->lock);
+	st->failed = pl->abort;
+	st->done = step_done(pl);
+	st->micro = pl->n;
+	st->through = pl->train ? pl->layer[0].grad_next : pl->layer[pl->L - 1].forwarded;
+	st->backward = 0;
+	for (uint32_t k = 0; pl->train && k < pl->L; k++)
+		if (layer_backward_done(pl, k))
+			st->backward |= 1ULL << k;
+	pthread_mutex_unlock(&pl->lock);
+}
+
+uint32_t fwd_pipeline_end(struct fwd_pipeline *pl, bool abort, char *text, size_t len,
+			  bool *updated)
+{
+	uint32_t status;
+
+	pthread_mutex_lock(&pl->lock);
+	if (abort)
+		pl->abort = true;	/* nothing more starts */
+	while (pl->running)
+		pthread_cond_wait(&pl->quiet, &pl->lock);
+	status = pl->status;
+	if (!abort && !status && !step_done(pl)) {
+		/* The caller gave up on a step the graph did not finish. */
+		status = WSE_LINK_E_INTERNAL;
+		snprintf(pl->text, sizeof(pl->text), "step %u: the step did not finish",
+			 pl->step.number);
+	}
+	if (status)
 		snprintf(text, len, "%s", pl->text);
 	*updated = pl->updated;
+	pl->active = false;
+	pl->notify = NULL;
 	pthread_mutex_unlock(&pl->lock);
-	if (stopped)
-		fwd_dbg("step %u stopped with %u of %u micro-batches through: the link is going",
-			step->number, through, n);
 	return status;
 }

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Micro-batches and the pipeline stages of a layer pipelined program.
+ * Micro-batches and the task graph that runs a step on them.
  *
  * A step's batch is cut into micro-batches (fwd_micro.c); each layer runs
- * forward on them in order and, training, carries them back in order with
- * its gradient accumulated over them (grad_beta 0 for the first, 1 after)
- * and the loss normalised by the whole batch. Weight streaming runs these
- * calls one after another in the RUN's thread (fwd_run.c); layer pipelined
- * runs each layer in its own stage thread (fwd_pipeline.c). Each layer sees
- * the same calls on the same shapes in the same order either way, so the
+ * forward on them and, training, carries them back with its gradient
+ * accumulated over them in order (grad_beta 0 for the first, 1 after) and
+ * the loss normalised by the whole batch. Both modes run these calls as
+ * the tasks of one graph on worker threads (fwd_pipeline.c); they differ
+ * only in where a layer's weights come from and its gradients go, so the
  * two agree bit for bit.
  */
 #ifndef FWD_PIPELINE_H
@@ -47,30 +46,63 @@ int fwd_micro_results(struct fwd_program *p, uint32_t kind, uint32_t m, struct f
 /* "step N: WHAT failed: WHY", the text of an engine failure. */
 uint32_t fwd_micro_failed(char *text, size_t len, uint32_t step, const char *what, int err);
 
-/* fwd_pipeline.c: one stage thread per layer. */
+/*
+ * fwd_pipeline.c: a step's engine calls as a task graph on worker threads
+ * (both modes). The results are those of this sequential loop, whatever
+ * the number of workers and in either mode:
+ *   for m: (load m) for k: engine_forward_layer(m, k)
+ *          (last layer) results of m; train: engine_loss, mask
+ *   for k = L-1 .. 0, for m: engine_backward_input(m, k), mask k - 1 (k > 0)
+ *                            engine_backward_params(m, k, m ? 1 : 0)
+ *          pipelined: update layer k
+ */
 struct fwd_step {
 	uint32_t kind;		/* WSE_LINK_RUN_* */
 	uint32_t batch;
 	uint32_t number;	/* 1-based within the RUN, for error texts */
-	uint64_t t;		/* the optimizer step a TRAIN step takes */
+	uint64_t t;		/* the optimizer step a TRAIN step takes (pipelined) */
 };
 
 /*
- * Starts the stage threads of pipelined program @p (its params and
- * micro-batch workspaces set up). @fault_stage: --fault-stage-error, or -1.
+ * Starts @workers threads for program @p (its micro-batch workspaces, and
+ * for a pipelined program its params, set up). @fault_stage:
+ * --fault-stage-error, or -1.
  */
-int fwd_pipeline_create(struct fwd_program *p, int fault_stage, struct fwd_pipeline **out);
-/* Ends and joins the stage threads; none may be inside a step. */
+int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage,
+			struct fwd_pipeline **out);
+/* Ends and joins the workers; no step may be in flight. */
 void fwd_pipeline_destroy(struct fwd_pipeline *pl);
+
 /*
- * Runs one step of the batch staged in @p: returns WSE_LINK_OK, an error
- * status with @text filled in, or FWD_RUN_STOPPED when @stopping said so
- * (asked every few tens of milliseconds while the step runs). Either way
- * every stage is idle again on return. *updated tells whether any layer
- * took the optimizer step t.
+ * Starts a step on the batch staged in @p. A pipelined program's layers
+ * are open at once with its resident parameters; weight streaming opens
+ * them with the calls below. @notify(@arg) is called from a worker, with
+ * no lock of the pipeline held, when the step ends or fails and, weight
+ * streaming, when a layer's backward pass is complete.
  */
-uint32_t fwd_pipeline_step(struct fwd_pipeline *pl, const struct fwd_step *step,
-			   bool (*stopping)(void *arg), void *arg, char *text, size_t len,
-			   bool *updated);
+void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
+			void (*notify)(void *arg), void *arg);
+/* Weight streaming: layer @k's weights for its forward passes. */
+void fwd_pipeline_open_forward(struct fwd_pipeline *pl, uint32_t k, const float *w,
+			       const float *b);
+/* ... for its input gradients (k > 0). */
+void fwd_pipeline_open_input(struct fwd_pipeline *pl, uint32_t k, const float *w);
+/* ... and where its gradients accumulate (W then b). */
+void fwd_pipeline_open_grads(struct fwd_pipeline *pl, uint32_t k, float *dw, float *db);
+
+struct fwd_pipeline_state {
+	bool failed, done;
+	uint32_t micro, through;	/* micro-batches, and those all the way through */
+	uint64_t backward;	/* bit k: layer k's backward pass is complete */
+};
+void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st);
+
+/*
+ * Ends the step, with @abort before it is complete (nothing more starts).
+ * Returns once no task runs: WSE_LINK_OK, or the status of a failed task
+ * with @text filled in. *updated: whether a layer took the optimizer step.
+ */
+uint32_t fwd_pipeline_end(struct fwd_pipeline *pl, bool abort, char *text, size_t len,
+			  bool *updated);
 
 #endif /* FWD_PIPELINE_H */

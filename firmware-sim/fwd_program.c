@@ -4,7 +4,7 @@
  * into a buffer bounded by --max-program; on the last piece it is
  * validated by wsep_read() (the image is untrusted), checked against this
  * device (wafer, SRAM capacity, what the engine can run), and set up:
- * resident parameters and the pipeline stage threads (pipelined), a
+ * resident parameters (pipelined), the worker threads that run its steps, a
  * workspace per micro-batch, the stream buffers. Only then does it replace
  * what the slot held.
  */
@@ -40,7 +40,7 @@ void fwd_program_free(struct fwd_program *p)
 {
 	if (!p)
 		return;
-	/* The stages first: they use the workspaces, parameters and staging. */
+	/* The workers first: they use the workspaces, parameters and staging. */
 	fwd_pipeline_destroy(p->pipeline);
 	if (p->streams)
 		for (uint32_t i = 0; i < p->prog->num_streams; i++)
@@ -56,8 +56,6 @@ void fwd_program_free(struct fwd_program *p)
 	free(p->preds_i32);
 	free(p->preds_u8);
 	free(p->losses_f32);
-	free(p->layer_w);
-	free(p->layer_g);
 	wsep_program_free(p->prog);
 	free(p);
 }
@@ -134,7 +132,6 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	const struct fwd_config *cfg = x->dev->cfg;
 	const struct wsep_program *prog = p->prog;
 	uint32_t b = prog->batch, L = prog->num_layers;
-	uint64_t max_layer = 0;
 	bool failed = false;
 	int err;
 
@@ -143,8 +140,6 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	for (uint32_t k = 0; k < L; k++) {
 		p->shape.width[k + 1] = prog->layers[k].out;
 		p->shape.relu[k] = prog->layers[k].act == WSEP_ACT_RELU;
-		if (wsep_layer_params(&prog->layers[k]) > max_layer)
-			max_layer = wsep_layer_params(&prog->layers[k]);
 	}
 	err = engine_shape_check(&p->shape);
 	if (!err)
@@ -188,18 +183,15 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	p->preds_i32 = alloc_zero(b, 4, &failed);
 	p->preds_u8 = alloc_zero(b, 1, &failed);
 	p->losses_f32 = alloc_zero(b, 4, &failed);
-	if (prog->mode == WSEP_MODE_WEIGHT_STREAMING) {
-		p->layer_w = alloc_zero(max_layer, sizeof(float), &failed);
-		p->layer_g = alloc_zero(max_layer, sizeof(float), &failed);
-	}
 	if (failed || fwd_stream_setup(p)) {
 		snprintf(text, len, "the simulator has no host memory left for the program's buffers");
 		return WSE_LINK_E_NOSPC;
 	}
 	/* Once per load, not per RUN: hosts often RUN one step at a time. */
-	err = p->params ? fwd_pipeline_create(p, (int)cfg->fault.stage_error, &p->pipeline) : 0;
+	err = fwd_pipeline_create(p, cfg->workers, p->params ? (int)cfg->fault.stage_error : -1,
+				  &p->pipeline);
 	if (err) {
-		snprintf(text, len, "the simulator cannot start the program's pipeline stages: %s",
+		snprintf(text, len, "the simulator cannot start the program's worker threads: %s",
 			 strerror(-err));
 		return WSE_LINK_E_NOSPC;
 	}

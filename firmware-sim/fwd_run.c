@@ -5,19 +5,18 @@
  * per-layer entry points on them and fills the output streams in sample
  * order.
  *
- * Layer pipelined, the weights are the program's resident parameters and
- * the layers run as concurrent pipeline stages, one thread each
- * (fwd_pipeline.c): stage k forwards micro-batch m while stage k + 1
- * forwards m - 1, the last stage takes the loss, backward passes flow
- * back through the stages, and each stage applies its layer's update once
- * the step's last micro-batch has passed back. This thread only feeds the
- * stages and moves the streams.
+ * Both modes run a step as the program's task graph (fwd_pipeline.c) on
+ * its worker threads; this thread stages the batch, starts the step, waits
+ * for it and moves the streams.
  *
- * Weight streaming, everything runs here, one call after another: layer
- * k's weights are taken from weights.k once for its forward pass over all
- * micro-batches and again (in reverse layer order) for its backward pass,
- * its gradients, accumulated over the micro-batches, go out on grads.k,
- * and nothing of them stays on the device.
+ * Layer pipelined, the weights are the program's resident parameters and
+ * each layer's update runs in the graph after its last gradient.
+ *
+ * Weight streaming, layer k's weights arrive on weights.k twice a step
+ * (for its forward passes, and again for its input gradients), are used in
+ * place in that ring and dropped when the layer is done; its gradients,
+ * accumulated over the micro-batches in place in the grads.k ring, go out
+ * then; nothing of them stays on the device.
  *
  * Each layer makes the same engine calls on the same shapes in the same
  * order in both modes, which is what makes them agree bit for bit.
@@ -39,7 +38,11 @@ struct step_ctx {
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
+	/* Where the RUN's time went, for the debug log. */
+	uint64_t ns_input, ns_graph, ns_output;
 };
+
+static uint64_t now_ns(void);
 
 /* Takes @n bytes of input stream @idx, waiting for them. */
 static bool take(struct step_ctx *c, int idx, void *dst, uint64_t n)
@@ -77,11 +80,6 @@ static bool put(struct step_ctx *c, int idx, const void *src, uint64_t n)
 	return ok;
 }
 
-static uint32_t engine_failed(struct step_ctx *c, const char *what, int err)
-{
-	return fwd_micro_failed(c->text, c->len, c->step, what, err);
-}
-
 /* Samples (and labels) of one batch, checked and staged for the micro-batches. */
 static uint32_t take_batch(struct step_ctx *c)
 {
@@ -117,119 +115,179 @@ static uint32_t take_batch(struct step_ctx *c)
 	return WSE_LINK_OK;
 }
 
-/* Layer k's weights: the next transfer of weights.k. */
-static uint32_t layer_weights(struct step_ctx *c, uint32_t k, const float **w, const float **bias)
-{
-	struct fwd_program *p = c->p;
-	const struct wsep_layer *l = &p->prog->layers[k];
-
-	if (!take(c, p->weights[k], p->layer_w, wsep_layer_params(l) * 4))
-		return FWD_RUN_STOPPED;
-	*w = p->layer_w;
-	*bias = p->layer_w + (size_t)l->in * l->out;
-	return WSE_LINK_OK;
-}
-
-/* Weight streaming: forward, loss and results of every micro-batch. */
-static uint32_t streamed_forward(struct step_ctx *c, uint32_t n)
-{
-	struct fwd_program *p = c->p;
-	struct engine_loss_result res;
-	const char *what;
-	int err;
-
-	for (uint32_t k = 0; k < p->prog->num_layers; k++) {
-		const float *w, *bias;
-		uint32_t st = layer_weights(c, k, &w, &bias);
-
-		if (st)
-			return st;
-		for (uint32_t m = 0; m < n; m++) {
-			if (!k && (err = fwd_micro_load(p, m, fwd_micro_at(p, c->batch, m))))
-				return engine_failed(c, "loading the input", err);
-			err = engine_forward_layer(p->micro_ws[m], k, w, bias);
-			if (err)
-				return engine_failed(c, "the forward pass", err);
-		}
-	}
-	for (uint32_t m = 0; m < n; m++) {
-		struct fwd_micro s = fwd_micro_at(p, c->batch, m);
-
-		err = fwd_micro_results(p, c->kind, m, s, &what);
-		if (err)
-			return engine_failed(c, what, err);
-		if (c->kind == WSE_LINK_RUN_TRAIN &&
-		    (err = engine_loss(p->micro_ws[m], p->labels_u8 + s.first, c->batch, &res)))
-			return engine_failed(c, "the loss", err);
-	}
-	return WSE_LINK_OK;
-}
-
-/* Weight streaming: each layer's gradient, accumulated over the micro-batches, goes out. */
-static uint32_t streamed_backward(struct step_ctx *c, uint32_t n)
-{
-	struct fwd_program *p = c->p;
-	int err;
-
-	p->step++;
-	for (uint32_t k = p->prog->num_layers; k-- > 0;) {
-		const struct wsep_layer *l = &p->prog->layers[k];
-		const float *w, *bias;
-		uint32_t st = layer_weights(c, k, &w, &bias);
-
-		if (st)
-			return st;
-		for (uint32_t m = 0; m < n; m++) {
-			err = engine_backward_layer(p->micro_ws[m], k, w, m ? 1.0f : 0.0f,
-						    p->layer_g, p->layer_g + (size_t)l->in * l->out);
-			if (err)
-				return engine_failed(c, "the backward pass", err);
-		}
-		/* Nothing of the layer stays: its gradients leave, its weights are dropped. */
-		if (!put(c, p->grads[k], p->layer_g, wsep_layer_params(l) * 4))
-			return FWD_RUN_STOPPED;
-	}
-	return WSE_LINK_OK;
-}
-
-/* For the stages: is the link going? */
-static bool link_stopping(void *arg)
+/* For the graph's workers: wake the RUN's thread, which waits on exec->changed. */
+static void wake_run(void *arg)
 {
 	struct fwd_exec *x = arg;
-	bool stopping;
 
 	pthread_mutex_lock(&x->lock);
-	stopping = x->stopping;
+	pthread_cond_broadcast(&x->changed);
 	pthread_mutex_unlock(&x->lock);
-	return stopping;
+}
+
+/* Weight streaming: how far each layer's weights and gradients are in a step (bit k: layer k). */
+struct streamed {
+	uint32_t fwd_next;	/* layers 0 .. fwd_next - 1 have their forward weights */
+	uint64_t in_open;	/* the second transfer of the weights there */
+	uint64_t grad_open;	/* gradient buffer reserved */
+	uint64_t done;		/* gradients out, weights dropped */
+};
+
+/*
+ * Weight streaming, the RUN's thread (lock held): what can move now.
+ * Layer k's weights.k ring holds its two transfers of the step one after
+ * the other: the weights for the forward passes, then the same again for
+ * the input gradients. Both are used in place as they arrive, and dropped
+ * once the layer's backward pass is complete (forward only: once the step
+ * is). Its gradients accumulate in place in the grads.k ring, which they
+ * join at that point. So nothing of a layer stays on the device, and
+ * nothing is copied. The rings hold whole transfers at whole-transfer
+ * offsets (the device takes and puts only those, and a ring holds two), so
+ * each lies in one piece.
+ */
+static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *moved,
+			      bool *finished)
+{
+	struct fwd_program *p = c->p;
+	const struct wsep_program *prog = p->prog;
+	uint32_t L = prog->num_layers;
+	uint64_t all = L == 64 ? ~0ULL : (1ULL << L) - 1;
+	bool train = c->kind == WSE_LINK_RUN_TRAIN, out = false;
+	struct fwd_pipeline_state st;
+
+	fwd_pipeline_state(p->pipeline, &st);
+	if (st.failed) {
+		*finished = true;
+		return WSE_LINK_OK;
+	}
+	for (; sd->fwd_next < L; sd->fwd_next++) {
+		uint32_t k = sd->fwd_next;
+		const struct wsep_layer *l = &prog->layers[k];
+		struct fwd_stream *ws = &p->streams[p->weights[k]];
+		uint64_t n = wsep_layer_params(l) * 4;
+		const float *w = fwd_stream_peek(ws, 0, n);
+
+		if (!w && ws->len >= n) {
+			snprintf(c->text, c->len, "step %u: weights.%u straddles its buffer's end",
+				 c->step, k);
+			return WSE_LINK_E_INTERNAL;
+		}
+		if (!w)
+			break;
+		fwd_pipeline_open_forward(p->pipeline, k, w, w + (size_t)l->in * l->out);
+		*moved = true;
+	}
+	for (uint32_t k = 0; train && k < sd->fwd_next; k++) {
+		const struct wsep_layer *l = &prog->layers[k];
+		struct fwd_stream *ws = &p->streams[p->weights[k]];
+		uint64_t bit = 1ULL << k, n = wsep_layer_params(l) * 4;
+		const float *w;
+		float *g;
+
+		/* The second transfer, behind the first. */
+		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
+			if (k)
+				fwd_pipeline_open_input(p->pipeline, k, w);
+			sd->in_open |= bit;
+			*moved = true;
+		}
+		if (!(sd->grad_open & bit) && (g = fwd_stream_reserve(&p->streams[p->grads[k]], n))) {
+			fwd_pipeline_open_grads(p->pipeline, k, g, g + (size_t)l->in * l->out);
+			sd->grad_open |= bit;
+			*moved = true;
+		}
+		/* Complete: the gradients go out, both transfers are dropped. */
+		if ((st.backward & bit) && (sd->in_open & bit) && !(sd->done & bit)) {
+			fwd_stream_commit(&p->streams[p->grads[k]], n);
+			fwd_stream_consume(ws, 2 * n);
+			sd->done |= bit;
+			*moved = true;
+			out = true;
+		}
+	}
+	/* Forward only: the weights are dropped when the step is done. */
+	for (uint32_t k = 0; !train && st.done && k < L; k++) {
+		fwd_stream_consume(&p->streams[p->weights[k]], wsep_layer_params(&prog->layers[k]) * 4);
+		sd->done |= 1ULL << k;
+		out = true;
+	}
+	/* Gradients to read, room to write: wake the streams' waiters. */
+	if (out)
+		pthread_cond_broadcast(&c->x->changed);
+	*finished = sd->done == all;
+	return WSE_LINK_OK;
+}
+
+/*
+ * One step through the program's task graph (fwd_pipeline.c). This thread
+ * only waits for it, and for weight streaming moves the layers' weights
+ * and gradients as they come and go.
+ */
+static uint32_t run_graph(struct step_ctx *c)
+{
+	struct fwd_exec *x = c->x;
+	struct fwd_program *p = c->p;
+	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
+				 .t = p->step + 1 };
+	struct streamed sd = { 0 };
+	bool stopped = false, finished = false, updated;
+	uint32_t st = WSE_LINK_OK, end;
+
+	fwd_pipeline_begin(p->pipeline, &step, wake_run, x);
+	pthread_mutex_lock(&x->lock);
+	while (!finished && !st) {
+		bool moved = false;
+
+		if (p->params) {
+			struct fwd_pipeline_state ps;
+
+			fwd_pipeline_state(p->pipeline, &ps);
+			finished = ps.done || ps.failed;
+		} else {
+			st = stream_layers(c, &sd, &moved, &finished);
+		}
+		if (!finished && !st && !moved && !fwd_exec_wait(x))
+			stopped = true;
+		if (stopped)
+			break;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (stopped) {
+		struct fwd_pipeline_state ps;
+
+		fwd_pipeline_state(p->pipeline, &ps);
+		fwd_dbg("step %u stopped with %u of %u micro-batches through: the link is going",
+			c->step, ps.through, ps.micro);
+	}
+	end = fwd_pipeline_end(p->pipeline, stopped || st, c->text, c->len, &updated);
+	if (st)
+		return st;
+	if (stopped)
+		return FWD_RUN_STOPPED;
+	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->params))
+		p->step = step.t;	/* Adam's t: the steps any layer was updated in */
+	return end;
 }
 
 static uint32_t one_step(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
-	uint32_t n = fwd_micro_count(p, c->batch), st = take_batch(c);
+	uint64_t t0 = now_ns(), t1, t2;
+	uint32_t st = take_batch(c);
 
-	if (!st && p->pipeline) {
-		struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
-					 .t = p->step + 1 };
-		bool updated;
-
-		st = fwd_pipeline_step(p->pipeline, &step, link_stopping, c->x, c->text, c->len,
-				       &updated);
-		/* Adam's t counts the steps any layer was updated in. */
-		if (updated)
-			p->step = step.t;
-	} else if (!st) {
-		st = streamed_forward(c, n);
-		if (!st && c->kind == WSE_LINK_RUN_TRAIN)
-			st = streamed_backward(c, n);
-	}
+	t1 = now_ns();
+	if (!st)
+		st = run_graph(c);
+	t2 = now_ns();
+	c->ns_input += t1 - t0;
+	c->ns_graph += t2 - t1;
 	if (st)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
 	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
+	c->ns_output += now_ns() - t2;
 	return WSE_LINK_OK;
 }
 
@@ -326,9 +384,11 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 				    in.steps);
 		return;
 	}
-	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns",
+	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns: %llu waiting for input, %llu in the step graph, %llu for output room",
 		in.program, r.steps, (unsigned long long)r.cycles,
-		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns);
+		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns,
+		(unsigned long long)c.ns_input, (unsigned long long)c.ns_graph,
+		(unsigned long long)c.ns_output);
 	wse_link_run_result_encode(&raw, &r);
 	iov.iov_base = &raw;
 	iov.iov_len = sizeof(raw);

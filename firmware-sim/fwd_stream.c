@@ -72,6 +72,31 @@ void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n)
 	s->len -= n;
 }
 
+const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n)
+{
+	uint64_t at = (s->head + off) % s->cap;
+
+	return off <= s->len && s->len - off >= n && at + n <= s->cap ? s->buf + at : NULL;
+}
+
+void fwd_stream_consume(struct fwd_stream *s, uint64_t n)
+{
+	s->head = (s->head + n) % s->cap;
+	s->len -= n;
+}
+
+void *fwd_stream_reserve(struct fwd_stream *s, uint64_t n)
+{
+	uint64_t tail = (s->head + s->len) % s->cap;
+
+	return s->cap - s->len >= n && tail + n <= s->cap ? s->buf + tail : NULL;
+}
+
+void fwd_stream_commit(struct fwd_stream *s, uint64_t n)
+{
+	s->len += n;
+}
+
 /*
  * The stream a request names, checked for direction and size (lock held).
  * Returns NULL with a text when it is refused.

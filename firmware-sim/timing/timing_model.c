@@ -154,29 +154,46 @@ uint64_t fwd_timing_run_cycles(const struct fwd_timing *t, const struct wsep_pro
 uint64_t fwd_timing_est_cycles(const struct wsep_program *prog, enum fwd_timing_kind kind,
 			       uint32_t steps, uint32_t batch)
 {
-	double clock = (double)prog->wafer.clock_hz, per_batch, sum_stage = 0, sum_fwd = 0;
-	double worst_fwd = 0;
+	double clock = (double)prog->wafer.clock_hz, B = prog->batch, r = (double)batch / B;
+	double worst = 0, sum = 0, worst_f = 0, sum_f = 0, step_b, step;
+	bool train = kind == FWD_TIMING_TRAIN;
 
 	if (!steps || !batch || !(prog->summary.samples_per_s > 0))
 		return 0;
+	/* The compiler's step of its own batch, and its layers' costs. */
+	step_b = B * clock / prog->summary.samples_per_s;
 	for (uint32_t k = 0; k < prog->num_layers; k++) {
 		const struct wsep_estimate *e = &prog->estimates[k];
+		double f = max2(e->fwd_cycles, e->io_cycles);
 
-		sum_stage += e->stage_cycles;
-		sum_fwd += e->fwd_cycles;
-		worst_fwd = max2(worst_fwd, max2(e->fwd_cycles, e->io_cycles));
+		worst = max2(worst, e->stage_cycles);
+		sum += e->stage_cycles;
+		worst_f = max2(worst_f, f);
+		sum_f += f;
 	}
 	if (prog->mode == WSEP_MODE_PIPELINED) {
-		double per_sample = kind == FWD_TIMING_TRAIN ? clock / prog->summary.samples_per_s
-							     : worst_fwd;
+		/* The compiler's step is B x the slowest stage, the other stages
+		 * once, and the trip across the regions both ways: what is left.
+		 */
+		double trip = max2(0, (step_b - B * worst - (sum - worst)) / 2);
 
-		return (uint64_t)llround(per_sample * batch * steps);
+		step = train ? batch * worst + (sum - worst) + 2 * trip
+			     : batch * worst_f + (sum_f - worst_f) + trip;
+		return (uint64_t)llround(step * steps);
 	}
-	/* The compiler's figure is per batch of the program's size; the part
-	 * that is not the layers is the samples' host transfer.
+	/*
+	 * Weight streaming: the samples' transfer (what the layers leave of the
+	 * compiler's step) scales with the batch; a layer's passes do not below
+	 * the time its weights take to arrive: each is max(compute, weights in),
+	 * the compute scaling with the batch.
 	 */
-	per_batch = prog->batch * clock / prog->summary.samples_per_s;
-	if (kind != FWD_TIMING_TRAIN)
-		per_batch = sum_fwd + (per_batch - sum_stage);
-	return (uint64_t)llround(per_batch * batch / prog->batch * steps);
+	step = (step_b - sum) * r;
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		const struct wsep_estimate *e = &prog->estimates[k];
+		double fwd = max2(r * e->fwd_cycles, e->io_cycles);
+		double bwd = max2(r * e->bwd_cycles, e->io_cycles);
+
+		step += train ? fwd + bwd + e->io_cycles : fwd;
+	}
+	return (uint64_t)llround(step * steps);
 }

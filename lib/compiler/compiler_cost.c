@@ -14,6 +14,11 @@
 #define LOSS_FWD_CYCLES		5.0
 /* Host bytes per sample besides the input: label (i32), loss and prediction. */
 #define HOST_EXTRA_BYTES	12.0
+/* A wavelet's cost per router hop: one wavelet per port per cycle (Sean Lie,
+ * "Cerebras Architecture Deep Dive", Hot Chips 34, 2022); the timing model's
+ * hop_cycles (firmware-sim/timing/wse2.params).
+ */
+#define HOP_CYCLES		1.0
 
 uint64_t wsecc_reserve_per_pe(const struct wse_wafer *w)
 {
@@ -81,6 +86,31 @@ void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
 	mem->total = mem->weights + mem->grads + mem->opt_state + mem->activations;
 	mem->reserve_per_pe = wsecc_reserve_per_pe(w);
 	mem->usable = wse_wafer_pes(w) * (w->sram_per_pe - mem->reserve_per_pe);
+}
+
+/*
+ * A step's samples go through at the slowest stage's rate, but the step
+ * starts with an empty pipeline and ends only when its last sample's
+ * gradient has come back through every stage: the weights change between
+ * steps, so the next step's first sample cannot enter earlier. That costs
+ * each other stage once more, and a wavelet's trip across the regions (the
+ * sum of their widths and the tallest height, in hops) forward and back.
+ * On a whole wafer it can exceed the batch's own time (fc-mnist on WSE-2:
+ * 1,420 cycles of stages, 2,612 of trip).
+ */
+double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch)
+{
+	double worst = 0, sum = 0, width = 0, height = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (lp[i].est.stage_cycles > worst)
+			worst = lp[i].est.stage_cycles;
+		sum += lp[i].est.stage_cycles;
+		width += lp[i].region.w;
+		if (lp[i].region.h > height)
+			height = lp[i].region.h;
+	}
+	return batch * worst + (sum - worst) + 2.0 * (width + height) * HOP_CYCLES;
 }
 
 int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,

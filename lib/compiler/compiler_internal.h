@@ -29,6 +29,13 @@ double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i);
 int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,
 			 uint32_t h, uint32_t w, struct wsecc_layer_plan *lp);
 
+/*
+ * wsecc_pipelined_step_cycles() - one training step of @batch samples on
+ * the @n stages @lp: the slowest stage's rate, plus filling and draining
+ * the pipeline once (see compiler_cost.c).
+ */
+double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch);
+
 /* Pipelined placement (balanced) and the even split, into @plan. */
 int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
 			  struct wsecc_error *err);

@@ -6,9 +6,11 @@
  * fewest columns whose SRAM holds the layer; the remaining columns go, a
  * few at a time, to whichever stage is slowest, until the slowest stage
  * can no longer be sped up (its time is set by host I/O, or it already
- * has a column per output). Then every other stage gives back the columns
- * that only made it faster than the slowest one. The even split is
- * computed alongside for comparison.
+ * has a column per output); of the placements on the way, the one with the
+ * shortest training step is kept (wider regions make the step's trip
+ * across them longer: wsecc_pipelined_step_cycles). Then every other stage
+ * gives back the columns that only made it faster than the slowest one.
+ * The even split is computed alongside for comparison.
  */
 #include <stdio.h>
 #include <string.h>
@@ -79,15 +81,19 @@ static void even_split(const struct wsecc_model *m, struct wsecc_plan *plan)
 		lp->region = (struct wsep_region){ i * cols, 0, cols, w->height };
 		lp->pes = (uint64_t)cols * w->height;
 	}
-	plan->summary.even_split_samples_per_s = throughput(w, plan->even, m->num_layers, &b);
+	throughput(w, plan->even, m->num_layers, &b);
+	plan->summary.even_split_samples_per_s =
+		m->batch * (double)w->clock_hz /
+		wsecc_pipelined_step_cycles(plan->even, m->num_layers, m->batch);
 }
 
 int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
 			  struct wsecc_error *err)
 {
 	const struct wse_wafer *w = &plan->wafer;
-	uint32_t cols[WSECC_MAX_LAYERS], used = 0, x = 0, b;
-	struct wsecc_layer_plan *lp = plan->layers;
+	uint32_t cols[WSECC_MAX_LAYERS], best_cols[WSECC_MAX_LAYERS], used = 0, x = 0, b;
+	struct wsecc_layer_plan *lp = plan->layers, best[WSECC_MAX_LAYERS];
+	double best_step;
 	char need[32], have[32];
 
 	if (m->num_layers > w->width)
@@ -119,10 +125,20 @@ int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		wsecc_cost_pipelined(m, i, w, useful_rows(w, &m->layers[i]), cols[i], &lp[i]);
 
-	/* Hand spare columns to the slowest stage; at most width rounds. */
+	/*
+	 * Hand spare columns to the slowest stage, a few at a time, until it
+	 * can go no faster; at most width rounds. Each column also makes the
+	 * step's trip across the regions two hops longer, so the placement kept
+	 * is the one with the shortest step seen on the way
+	 * (wsecc_pipelined_step_cycles), not necessarily the last.
+	 */
+	memcpy(best_cols, cols, sizeof(cols));
+	memcpy(best, lp, sizeof(best[0]) * m->num_layers);
+	best_step = wsecc_pipelined_step_cycles(lp, m->num_layers, m->batch);
 	for (uint32_t round = 0; round < w->width && used < w->width; round++) {
 		uint32_t max_extra, d;
 		struct wsecc_layer_plan trial;
+		double step;
 
 		throughput(w, lp, m->num_layers, &b);
 		max_extra = useful_cols(w, &m->layers[b]) - cols[b];
@@ -139,7 +155,15 @@ int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
 		cols[b] += d;
 		used += d;
 		lp[b] = trial;
+		step = wsecc_pipelined_step_cycles(lp, m->num_layers, m->batch);
+		if (step < best_step) {
+			best_step = step;
+			memcpy(best_cols, cols, sizeof(cols));
+			memcpy(best, lp, sizeof(best[0]) * m->num_layers);
+		}
 	}
+	memcpy(cols, best_cols, sizeof(cols));
+	memcpy(lp, best, sizeof(best[0]) * m->num_layers);
 
 	/* Give back columns that only make a stage faster than the slowest. */
 	throughput(w, lp, m->num_layers, &b);
@@ -164,7 +188,10 @@ int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
 		plan->summary.active_pes += lp[i].pes;
 		plan->summary.sram_bytes += lp[i].sram_bytes;
 	}
-	plan->summary.samples_per_s = throughput(w, lp, m->num_layers, &b);
+	/* The rate is the steady state's; a step also fills and drains. */
+	throughput(w, lp, m->num_layers, &b);
+	plan->summary.samples_per_s = m->batch * (double)w->clock_hz /
+				      wsecc_pipelined_step_cycles(lp, m->num_layers, m->batch);
 	plan->summary.bottleneck_layer = b;
 	plan->summary.limit = lp[b].est.limit;
 	even_split(m, plan);

@@ -81,8 +81,14 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 
 	rate_text(rate, sizeof(rate), s->samples_per_s);
 	if (pipelined) {
-		fprintf(f, "estimate:    %s, set by the slowest stage: layer %u (%s, %.1f cycles/sample)\n",
-			rate, s->bottleneck_layer, wsep_limit_name(s->limit), b->est.stage_cycles);
+		double step = wsecc_pipelined_step_cycles(plan->layers, m->num_layers, plan->batch);
+
+		fprintf(f, "estimate:    %s: %.0f cycles per step of %u, the slowest stage's %.0f\n"
+			   "             (layer %u, %s, %.1f cycles/sample) and %.0f to fill and drain\n"
+			   "             the pipeline (the other stages once, the trip across the regions)\n",
+			rate, step, plan->batch, plan->batch * b->est.stage_cycles, s->bottleneck_layer,
+			wsep_limit_name(s->limit), b->est.stage_cycles,
+			step - plan->batch * b->est.stage_cycles);
 	} else {
 		double batch_cycles = plan->batch * (double)w->clock_hz / s->samples_per_s;
 

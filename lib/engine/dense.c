@@ -94,6 +94,40 @@ static void bias_grad(const float *dy, size_t batch, size_t out, float beta,
 		add_row(db, dy + i * out, out);
 }
 
+int engine_dense_backward_input(const float *dy, const float *w, size_t batch,
+				size_t in, size_t out, float *dx)
+{
+	int err = check_dims(batch, in, out);
+
+	if (err)
+		return err;
+	if (!dy || !w || !dx)
+		return -EINVAL;
+	/* dx[batch][in] = dy[batch][out] * w[out][in] */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch, (int)in,
+		    (int)out, 1.0f, dy, (int)out, w, (int)in, 0.0f, dx, (int)in);
+	return 0;
+}
+
+int engine_dense_backward_params(const float *dy, const float *x, size_t batch,
+				 size_t in, size_t out, float grad_beta, float *dw,
+				 float *db)
+{
+	int err = check_dims(batch, in, out);
+
+	if (err)
+		return err;
+	if (!dy || !x || !dw)
+		return -EINVAL;
+	/* dw[out][in] = dy^T * x; BLAS ignores dw's contents when beta is 0. */
+	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in,
+		    (int)batch, 1.0f, dy, (int)out, x, (int)in, grad_beta, dw,
+		    (int)in);
+	if (db)
+		bias_grad(dy, batch, out, grad_beta, db);
+	return 0;
+}
+
 int engine_dense_backward(const float *dy, const float *x, const float *w,
 			  size_t batch, size_t in, size_t out, float grad_beta,
 			  float *dx, float *dw, float *db)
@@ -104,16 +138,7 @@ int engine_dense_backward(const float *dy, const float *x, const float *w,
 		return err;
 	if (!dy || !x || !w || !dw)
 		return -EINVAL;
-
-	if (dx)	/* dx[batch][in] = dy[batch][out] * w[out][in] */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch,
-			    (int)in, (int)out, 1.0f, dy, (int)out, w, (int)in,
-			    0.0f, dx, (int)in);
-	/* dw[out][in] = dy^T * x; BLAS ignores dw's contents when beta is 0. */
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in,
-		    (int)batch, 1.0f, dy, (int)out, x, (int)in, grad_beta, dw,
-		    (int)in);
-	if (db)
-		bias_grad(dy, batch, out, grad_beta, db);
-	return 0;
+	if (dx)
+		engine_dense_backward_input(dy, w, batch, in, out, dx);
+	return engine_dense_backward_params(dy, x, batch, in, out, grad_beta, dw, db);
 }

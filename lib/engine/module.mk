@@ -9,6 +9,9 @@ wseengine_srcs += $(addprefix lib/engine/, \
 	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c \
 	layernorm.c layout.c matmul.c pool.c softmax.c xent_tokens.c)
 
+# Element-wise loops left to GCC's vectorizer (vec.h, ENGINE_VECTOR_CLONES).
+$(B)/obj/lib/engine/optim.o $(B)/obj-san/lib/engine/optim.o: \
+	BASE_CFLAGS += -ftree-vectorize -fno-math-errno
 
 host_tests += engine_kernels_test
 engine_kernels_test_srcs := tests/host/engine_kernels_test.c

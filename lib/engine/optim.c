@@ -135,6 +135,7 @@ static void momentum_general(const struct engine_optim *opt, uint64_t t, float *
 	}
 }
 
+ENGINE_VECTOR_CLONES
 static void adam(const struct engine_optim *opt, uint64_t t, float *w,
 		 const float *grad, float *m, float *v, size_t n)
 {
@@ -155,11 +156,23 @@ static void adam(const struct engine_optim *opt, uint64_t t, float *w,
 	const bool decoupled = opt->kind == ENGINE_ADAMW;
 	const float decay = (float)(1.0 - opt->lr * opt->weight_decay);
 
-	for (size_t i = 0; i < n; i++) {
-		float g = decoupled ? grad[i] : grad[i] + wd * w[i];
+	/* Two plain loops rather than one with a test inside, so that GCC
+	 * vectorizes both (ENGINE_VECTOR_CLONES).
+	 */
+	if (decoupled) {
+		for (size_t i = 0; i < n; i++) {
+			float g = grad[i];
 
-		if (decoupled)
 			w[i] *= decay;
+			m[i] = b1 * m[i] + one_b1 * g;
+			v[i] = b2 * v[i] + one_b2 * g * g;
+			w[i] -= step * (m[i] / (sqrtf(v[i]) / bc2_sqrt + eps));
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		float g = grad[i] + wd * w[i];
+
 		m[i] = b1 * m[i] + one_b1 * g;
 		v[i] = b2 * v[i] + one_b2 * g * g;
 		w[i] -= step * (m[i] / (sqrtf(v[i]) / bc2_sqrt + eps));

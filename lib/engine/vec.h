@@ -16,6 +16,21 @@
 
 #define VLEN 4
 
+/*
+ * For loops GCC vectorizes itself (a sqrt or a divide per element, which
+ * the 4-wide types cannot express without intrinsics): one copy of the
+ * function per ISA level, the widest the CPU has chosen when the program
+ * loads. Each lane still does exactly the scalar operations, so every copy
+ * gives the same bits. The file must be compiled with -ftree-vectorize
+ * and -fno-math-errno (sqrtf may not set errno in a vector loop); see
+ * lib/engine/module.mk.
+ */
+#if defined(__x86_64__)
+#define ENGINE_VECTOR_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define ENGINE_VECTOR_CLONES
+#endif
+
 typedef float vfloat __attribute__((vector_size(16)));
 typedef int32_t vint __attribute__((vector_size(16)));
 

@@ -6,9 +6,15 @@
  * The workspace tracks where a step is (layers forwarded, loss taken, layers
  * carried back) so that calls out of order fail with -EINVAL instead of
  * computing with stale activations.
+ *
+ * Threads: the caller orders the calls on one workspace, except that layer
+ * k's engine_backward_input() and engine_backward_params() may run at the
+ * same time, and then layer k - 1's mask with the latter; so the field
+ * engine_backward_params() checks is atomic, and it writes none.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +27,10 @@ struct engine_workspace {
 	size_t batch;		/* of the loaded input; 0 before the first load */
 	size_t forwarded;	/* layers 0 .. forwarded-1 are computed */
 	size_t pending;		/* backward of layer pending-1 comes next; 0 when none */
+	/* Layers masked .. layers-1 have their output gradient masked (ready for
+	 * input and params); layers when none.
+	 */
+	atomic_size_t masked;
 	float *act[ENGINE_MAX_LAYERS + 1];	/* [max_batch][width[k]] */
 	float *delta[ENGINE_MAX_LAYERS + 1];	/* gradient of act[k], k >= 1 */
 };
@@ -75,6 +85,7 @@ static int start_step(struct engine_workspace *ws, size_t batch)
 	ws->batch = batch;
 	ws->forwarded = 0;
 	ws->pending = 0;
+	atomic_store_explicit(&ws->masked, ws->shape.layers, memory_order_relaxed);
 	return 0;
 }
 
@@ -128,6 +139,7 @@ int engine_forward_layer(struct engine_workspace *ws, size_t k, const float *w,
 		return err;
 	ws->forwarded = k + 1;
 	ws->pending = 0;
+	atomic_store_explicit(&ws->masked, ws->shape.layers, memory_order_relaxed);
 	return 0;
 }
 
@@ -152,29 +164,67 @@ int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
 		return err;
 	*res = r;
 	ws->pending = layers;
+	atomic_store_explicit(&ws->masked, layers, memory_order_relaxed);
 	return 0;
+}
+
+int engine_backward_mask(struct engine_workspace *ws, size_t k)
+{
+	size_t out;
+
+	if (!ws || !ws->pending || k + 1 != ws->pending ||
+	    atomic_load_explicit(&ws->masked, memory_order_relaxed) != k + 1)
+		return -EINVAL;
+	out = ws->shape.width[k + 1];
+	if (ws->shape.relu[k])
+		engine_relu_backward(ws->act[k + 1], ws->delta[k + 1], ws->batch * out,
+				     ws->delta[k + 1]);
+	atomic_store_explicit(&ws->masked, k, memory_order_relaxed);
+	return 0;
+}
+
+int engine_backward_input(struct engine_workspace *ws, size_t k, const float *w)
+{
+	int err;
+
+	if (!ws || !w || !k || k + 1 != ws->pending ||
+	    atomic_load_explicit(&ws->masked, memory_order_relaxed) != k)
+		return -EINVAL;
+	err = engine_dense_backward_input(ws->delta[k + 1], w, ws->batch, ws->shape.width[k],
+					  ws->shape.width[k + 1], ws->delta[k]);
+	if (err)
+		return err;
+	ws->pending = k;
+	return 0;
+}
+
+int engine_backward_params(const struct engine_workspace *ws, size_t k,
+			   float grad_beta, float *dw, float *db)
+{
+	/* Masked, and not yet overwritten by a new step (which resets masked). */
+	if (!ws || !dw || k >= ws->shape.layers ||
+	    atomic_load_explicit(&ws->masked, memory_order_relaxed) > k)
+		return -EINVAL;
+	return engine_dense_backward_params(ws->delta[k + 1], ws->act[k], ws->batch,
+					    ws->shape.width[k], ws->shape.width[k + 1],
+					    grad_beta, dw, db);
 }
 
 int engine_backward_layer(struct engine_workspace *ws, size_t k,
 			  const float *w, float grad_beta, float *dw, float *db)
 {
-	size_t in, out;
-	float *dy;
 	int err;
 
 	if (!ws || !ws->pending || k + 1 != ws->pending)
 		return -EINVAL;
 	if (!w || !dw)
 		return -EINVAL;
-	in = ws->shape.width[k];
-	out = ws->shape.width[k + 1];
-	dy = ws->delta[k + 1];
-	if (ws->shape.relu[k])
-		engine_relu_backward(ws->act[k + 1], dy, ws->batch * out, dy);
-	err = engine_dense_backward(dy, ws->act[k], w, ws->batch, in, out,
-				    grad_beta, k ? ws->delta[k] : NULL, dw, db);
-	if (err)
-		return err;
-	ws->pending = k;
-	return 0;
+	err = engine_backward_mask(ws, k);
+	if (!err && k)
+		err = engine_backward_input(ws, k, w);
+	if (!err)
+		err = engine_backward_params(ws, k, grad_beta, dw, db);
+	if (!err && !k)
+		ws->pending = 0;
+	return err;
 }

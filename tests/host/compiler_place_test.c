@@ -39,7 +39,7 @@ static void check_pipelined(struct __test_metadata *_metadata, const struct wsec
 {
 	const struct wse_wafer *w = &p->wafer;
 	uint64_t usable = w->sram_per_pe - w->sram_per_pe / 8, active = 0;
-	double worst = 0;
+	double worst = 0, sum = 0, width = 0, height = 0, step;
 
 	ASSERT_EQ(WSEP_MODE_PIPELINED, p->mode);
 	ASSERT_EQ(m->num_layers, p->num_layers);
@@ -73,12 +73,19 @@ static void check_pipelined(struct __test_metadata *_metadata, const struct wsec
 		EXPECT_GE(lp->est.stage_cycles, lp->est.io_cycles * (1 - 1e-12));
 		if (lp->est.stage_cycles > worst)
 			worst = lp->est.stage_cycles;
+		sum += lp->est.stage_cycles;
+		width += r->w;
+		if (r->h > height)
+			height = r->h;
 		active += lp->pes;
 	}
 	EXPECT_EQ(active, p->summary.active_pes);
 	EXPECT_LE(active, (uint64_t)w->width * w->height);
-	/* Throughput is set by the slowest stage. */
-	EXPECT_LT(fabs(p->summary.samples_per_s - (double)w->clock_hz / worst),
+	/* Throughput: a step is the batch at the slowest stage's rate, the other
+	 * stages once, and a trip across the regions both ways at a cycle a hop.
+	 */
+	step = p->batch * worst + (sum - worst) + 2 * (width + height);
+	EXPECT_LT(fabs(p->summary.samples_per_s - p->batch * (double)w->clock_hz / step),
 		  1e-9 * p->summary.samples_per_s);
 	EXPECT_EQ(worst, p->layers[p->summary.bottleneck_layer].est.stage_cycles);
 	EXPECT_GT(p->summary.utilization, 0);
@@ -102,14 +109,12 @@ TEST(fc_mnist_placement_invariants_and_balance)
 		ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e))
 			TH_LOG("%s: %s", wafers[i], e.msg);
 		check_pipelined(_metadata, &m, &p);
-		/* Balanced beats the naive even split, strictly, except on
-		 * wse3: its 772 columns give every layer of an even split a
-		 * column per output already, as many as balancing would.
+		/* Balanced beats the naive even split by 15% or more: the stages
+		 * are balanced, and the strips are no wider than pays for the
+		 * longer trip across them (the even split spans the wafer).
 		 */
 		EXPECT_GT(p.summary.even_split_samples_per_s, 0) TH_LOG("%s", wafers[i]);
-		EXPECT_GE(p.summary.samples_per_s, p.summary.even_split_samples_per_s);
-		if (strcmp(wafers[i], "wse3"))
-			EXPECT_GT(p.summary.samples_per_s, p.summary.even_split_samples_per_s * 1.2)
+		EXPECT_GT(p.summary.samples_per_s, p.summary.even_split_samples_per_s * 1.15)
 				TH_LOG("%s: balanced %.4g, even %.4g", wafers[i],
 				       p.summary.samples_per_s, p.summary.even_split_samples_per_s);
 		TH_LOG("%s: %.4g samples/s, even split %.4g (x%.2f), %llu active PEs", wafers[i],

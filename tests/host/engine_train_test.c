@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -492,6 +493,81 @@ TEST(pipelined_and_streamed_steps_are_bit_identical)
 		run_free(&stream);
 		free(lw), free(lb), free(ldw), free(ldb);
 	}
+}
+
+/* engine_backward_params() on its own thread, beside engine_backward_input(). */
+struct params_job {
+	struct engine_workspace *ws;
+	size_t k;
+	float beta, *dw, *db;
+	int err;
+};
+
+static void *params_thread(void *arg)
+{
+	struct params_job *j = arg;
+
+	j->err = engine_backward_params(j->ws, j->k, j->beta, j->dw, j->db);
+	return NULL;
+}
+
+/*
+ * The backward pass in parts, each layer's weight gradient computed on a
+ * second thread while the first carries the input gradient down, gives
+ * the bits of engine_backward_layer (two micro-batches, the second
+ * accumulating); and the parts refuse to run out of order.
+ */
+TEST(backward_in_parts_matches_whole_layers)
+{
+	const size_t widths[] = { 64, 128, 64, 4 };
+	struct run whole, parts;
+	struct engine_loss_result res;
+
+	run_init(&whole, widths, 3, 16, ENGINE_SGD, 0.1);
+	run_init(&parts, widths, 3, 16, ENGINE_SGD, 0.1);
+	for (size_t m = 0; m < 2; m++) {
+		const uint8_t *px = batch_px(&whole.train, 16 * m);
+		const uint8_t *labels = whole.train.labels + 16 * m;
+		float beta = m ? 1.0f : 0.0f;
+
+		ASSERT_EQ(0, engine_load_pixels(whole.ws, px, 16));
+		ASSERT_EQ(0, engine_load_pixels(parts.ws, px, 16));
+		for (size_t k = 0; k < 3; k++) {
+			ASSERT_EQ(0, engine_forward_layer(whole.ws, k, whole.params->layer[k].w,
+							  whole.params->layer[k].b));
+			ASSERT_EQ(0, engine_forward_layer(parts.ws, k, parts.params->layer[k].w,
+							  parts.params->layer[k].b));
+		}
+		ASSERT_EQ(0, engine_loss(whole.ws, labels, 32, &res));
+		ASSERT_EQ(0, engine_loss(parts.ws, labels, 32, &res));
+		EXPECT_EQ(-EINVAL, engine_backward_params(parts.ws, 2, beta, parts.params->layer[2].dw,
+							  NULL));	/* not masked yet */
+		EXPECT_EQ(-EINVAL, engine_backward_input(parts.ws, 2, parts.params->layer[2].w));
+		EXPECT_EQ(-EINVAL, engine_backward_mask(parts.ws, 1));	/* layer 2 first */
+		for (size_t k = 3; k-- > 0;) {
+			struct engine_layer *l = &parts.params->layer[k];
+			struct params_job job = { parts.ws, k, beta, l->dw, l->db, -1 };
+			pthread_t th;
+
+			ASSERT_EQ(0, engine_backward_layer(whole.ws, k, whole.params->layer[k].w, beta,
+							   whole.params->layer[k].dw,
+							   whole.params->layer[k].db));
+			ASSERT_EQ(0, engine_backward_mask(parts.ws, k));
+			EXPECT_EQ(-EINVAL, engine_backward_mask(parts.ws, k));	/* once */
+			ASSERT_EQ(0, pthread_create(&th, NULL, params_thread, &job));
+			EXPECT_EQ(k ? 0 : -EINVAL, engine_backward_input(parts.ws, k, l->w));
+			pthread_join(th, NULL);
+			EXPECT_EQ(0, job.err);
+		}
+	}
+	for (size_t k = 0; k < 3; k++) {
+		const struct engine_layer *a = &whole.params->layer[k], *b = &parts.params->layer[k];
+
+		EXPECT_EQ(0, memcmp(a->dw, b->dw, a->in * a->out * sizeof(float))) TH_LOG("dw%zu", k);
+		EXPECT_EQ(0, memcmp(a->db, b->db, a->out * sizeof(float))) TH_LOG("db%zu", k);
+	}
+	run_free(&whole);
+	run_free(&parts);
 }
 
 /*

@@ -80,6 +80,40 @@ TEST(crc32c_paths_agree_and_chain)
 	EXPECT_EQ(wse_crc32c(0, buf, 1000), wse_crc32c_iov(0, iov, 3));
 }
 
+/*
+ * Bulk buffers go three lanes at a time (blocks of 3 x 4096 and 3 x 256
+ * bytes): around and across those sizes, from every alignment, the result
+ * is the table path's, and chaining at any cut equals one pass.
+ */
+TEST(crc32c_lanes_agree_on_bulk_data)
+{
+	static const size_t lens[] = {
+		767, 768, 769, 775, 1536, 2311, 12287, 12288, 12289, 12295, 13056,
+		24576 + 768 + 13, 65536 + 3, 200003,
+	};
+	size_t cap = 200003 + 16;
+	uint8_t *buf = malloc(cap);
+	uint64_t rng = 7;
+
+	ASSERT_NE(NULL, buf);
+	for (size_t i = 0; i < cap; i++)
+		buf[i] = (uint8_t)wse_link_rand(&rng);
+	for (size_t off = 0; off < 8; off += 3) {
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			size_t len = lens[i], cut = len / 5 + off;
+			uint32_t a = wse_crc32c(0, buf + off, len);
+
+			EXPECT_EQ(wse_crc32c_portable(0, buf + off, len), a)
+				TH_LOG("length %zu at offset %zu", len, off);
+			EXPECT_EQ(a, wse_crc32c(wse_crc32c(0, buf + off, cut), buf + off + cut,
+						len - cut));
+			EXPECT_EQ(wse_crc32c_portable(0x12345678U, buf + off, len),
+				  wse_crc32c(0x12345678U, buf + off, len));
+		}
+	}
+	free(buf);
+}
+
 TEST(header_round_trip)
 {
 	struct wse_link_frame in = {

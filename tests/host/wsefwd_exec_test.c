@@ -727,6 +727,48 @@ TEST_F(exec, modes_agree_on_a_short_batch)
 	modes_agree(_metadata, self, "4", 5);
 }
 
+/*
+ * The step graph's worker count changes only who runs each engine call:
+ * 6 pipelined steps in 4 micro-batches with 1 worker and with 3 give the
+ * same weights and losses.
+ */
+TEST_F(exec, results_do_not_depend_on_the_worker_count)
+{
+	static const char *const workers[] = { "1", "3" };
+	uint32_t total = 16 * 12 + 12 + 12 * 4 + 4;
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	float w[2][16 * 12 + 12 + 12 * 4 + 4], loss[2][6];
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	for (int r = 0; r < 2; r++) {
+		struct engine_rng rng;
+
+		ASSERT_EQ(0, start(self, "--wafer", "16x16", "--micro-batches", "4", "--workers",
+				   workers[r]));
+		ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text)))
+			TH_LOG("%s", text);
+		engine_rng_seed(&rng, 11);
+		for (int s = 0; s < 6; s++)
+			ASSERT_EQ(0, train_step(self, &rng, &loss[r][s], &res, text, sizeof(text)))
+				TH_LOG("%s", text);
+		ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, w[r], total * 4, text,
+					 sizeof(text))) TH_LOG("%s", text);
+		wse_link_client_free(&self->cl);
+		close(self->fd);
+		self->fd = -1;
+		kill(self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+		self->pid = 0;
+	}
+	EXPECT_EQ(0, memcmp(w[0], w[1], sizeof(w[0])));
+	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+	free(img);
+}
+
 TEST_F(exec, eval_and_predict)
 {
 	struct wse_link_run_result_info res;

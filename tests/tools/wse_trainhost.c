@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wse/dataset.h"
@@ -31,7 +32,7 @@
 
 struct opts {
 	const char *connect, *program, *images, *labels;
-	uint32_t steps, report;
+	uint32_t steps, report, run_steps;
 	uint64_t seed;
 	int timeout_ms;
 	bool expect_falling;
@@ -60,6 +61,7 @@ static void usage(FILE *f)
 "  --program FILE      a .wsep program (wsecc --compile-only)\n"
 "  --steps N           training steps (default 200)\n"
 "  --report N          print the mean loss and accuracy every N steps (default 50)\n"
+"  --run-steps N       steps per RUN request (default: all in one RUN)\n"
 "  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
 "  --labels FILE       IDX labels to go with them; default: synthetic data\n"
 "  --seed N            seed of the synthetic data (default 1)\n"
@@ -68,6 +70,14 @@ static void usage(FILE *f)
 "  --help\n"
 "\n"
 "Exit status: 0 trained, 1 the device refused or the loss did not fall, 2 usage.\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -169,17 +179,6 @@ static int request(struct wse_link_client *cl, uint8_t op, uint16_t q, const voi
 	return 0;
 }
 
-static int stream_write(struct wse_link_client *cl, uint32_t stream, const void *data,
-			uint32_t len)
-{
-	struct wse_link_stream_info in = { SLOT, stream, len };
-	struct wse_link_stream raw;
-	size_t rest;
-
-	wse_link_stream_encode(&raw, &in);
-	return request(cl, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len, &rest);
-}
-
 static int stream_read(struct wse_link_client *cl, uint32_t stream, void *out, uint32_t len)
 {
 	for (uint32_t got = 0, tries = 0; got < len; tries++) {
@@ -229,127 +228,350 @@ static int stream_id(const struct wsep_program *p, const char *name)
 	return -1;
 }
 
-/* Weight streaming, one step, with libwse's MemoryX: weights forward and backward, gradients back. */
-static int memoryx_step(struct wse_link_client *cl, const struct wsep_program *p,
-			struct wse_memoryx *mx, uint64_t t)
+/*
+ * The training loop keeps the device busy: one RUN of many steps (or
+ * --run-steps at a time, two RUNs queued), samples and labels written
+ * AHEAD steps before they are used, and, weight streaming, each layer's
+ * next weights sent as soon as MemoryX has updated it, while the device is
+ * still carrying the step's backward pass down the other layers. Requests
+ * are submitted without waiting; their answers are collected in the order
+ * the device gives them.
+ */
+#define AHEAD		2	/* batches written ahead of the device (its rings hold 4) */
+#define WRITES_KEPT	16	/* write answers left pending before collecting */
+
+struct trainer {
+	struct wse_link_client *cl;
+	const struct opts *o;
+	const struct wsep_program *p;
+	struct data *d;
+	struct wse_memoryx *mx;		/* weight streaming: MemoryX */
+	uint32_t b, elem, steps_per_run;
+	int samples, labels, losses, preds;	/* stream ids */
+	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
+	void *x;
+	int32_t *y[AHEAD + 1];		/* labels of the steps in flight, by step % (AHEAD + 1) */
+	int32_t *pred;
+	float *loss;
+	uint32_t writes[WSE_LINK_CLIENT_MAX_PENDING], nwrites;	/* tags, oldest first */
+	uint32_t runs[2], run_end[2], nruns;	/* RUN tags and their last steps, oldest first */
+	uint32_t fed, run_through;	/* steps fed; steps covered by RUNs submitted */
+	uint64_t cycles, est;
+};
+
+/* Waits for the answer to @tag and checks it; the payload is at cl->buf + 8. */
+static int finish(struct wse_link_client *cl, uint32_t tag, uint8_t op, size_t *rest)
 {
-	size_t per = (cl->rules.max_payload - 64) / 4, n;
-	uint32_t L = p->num_layers;
-	char name[32];
+	struct wse_link_err err;
+	uint32_t status;
+	char text[256];
 
-	for (uint32_t pass = 0; pass < 2; pass++) {
-		for (uint32_t i = 0; i < L; i++) {
-			uint32_t k = pass ? L - 1 - i : i;
-			const float *w = wse_memoryx_layer(mx, k, &n);
-
-			snprintf(name, sizeof(name), "weights.%u", k);
-			/* In pieces that fit a frame. */
-			for (size_t off = 0; off < n; off += per)
-				if (stream_write(cl, (uint32_t)stream_id(p, name), w + off,
-						 (uint32_t)((n - off < per ? n - off : per) * 4)))
-					return -1;
-		}
-	}
-	for (uint32_t k = L; k-- > 0;) {
-		float *g = wse_memoryx_grad(mx, k);
-
-		wse_memoryx_layer(mx, k, &n);
-		snprintf(name, sizeof(name), "grads.%u", k);
-		for (size_t off = 0; off < n; off += per)
-			if (stream_read(cl, (uint32_t)stream_id(p, name), g + off,
-					(uint32_t)((n - off < per ? n - off : per) * 4)))
-				return -1;
-		if (wse_memoryx_update(mx, k, t))
-			return fail("MemoryX: the update of layer %u failed", k);
+	if (wse_link_client_wait(cl, tag, -1, &status, rest, &err))
+		return fail("%s: %s", wse_link_op_name(op), err.text);
+	if (status) {
+		wse_link_client_text(cl, *rest, text, sizeof(text));
+		return fail("%s refused (%s): %s", wse_link_op_name(op),
+			    wse_link_status_name(status), text);
 	}
 	return 0;
 }
 
-static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
-		 struct data *d)
+static int submit(struct wse_link_client *cl, uint8_t op, uint16_t q, const void *hdr, size_t hlen,
+		  const void *data, size_t dlen, uint32_t *tag)
 {
-	uint32_t b = p->batch, elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
-	void *x = malloc((size_t)b * p->input_dim * elem);
-	int32_t *y = malloc(b * 4), *pred = malloc(b * 4);
-	float *loss = malloc(b * 4), first = -1, window = 0;
-	struct wse_memoryx *mx = NULL;
-	uint64_t cycles = 0, est = 0, right = 0;
-	int ret = -1;
-	bool ws = p->mode == WSEP_MODE_WEIGHT_STREAMING;
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)data, dlen } };
+	struct wse_link_err err;
 
-	if (!x || !y || !pred || !loss)
-		goto out;
-	if (ws && wse_memoryx_create(p, &mx)) {
-		fail("MemoryX cannot hold the program");
-		goto out;
+	if (wse_link_client_submit(cl, op, q, iov, dlen ? 2 : 1, tag, &err))
+		return fail("%s: %s", wse_link_op_name(op), err.text);
+	return 0;
+}
+
+/* Collects write answers until at most @keep are pending. */
+static int reap_writes(struct trainer *t, uint32_t keep)
+{
+	size_t rest;
+
+	while (t->nwrites > keep) {
+		if (finish(t->cl, t->writes[0], WSE_LINK_OP_STREAM_WRITE, &rest))
+			return -1;
+		memmove(t->writes, t->writes + 1, --t->nwrites * sizeof(t->writes[0]));
 	}
-	for (uint32_t step = 1; step <= o->steps; step++) {
-		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_TRAIN, 1, b };
-		struct wse_link_run_result_info res;
-		struct wse_link_run raw;
-		struct iovec iov = { &raw, sizeof(raw) };
-		struct wse_link_err err;
-		uint32_t tag, status;
-		size_t rest;
-		char text[256];
+	return 0;
+}
 
-		batch_of(d, p, b, x, y);
+/* A STREAM_WRITE whose answer is collected later (the data is sent before this returns). */
+static int write_async(struct trainer *t, int stream, const void *data, uint32_t len)
+{
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream raw;
+
+	if (reap_writes(t, WRITES_KEPT))
+		return -1;
+	wse_link_stream_encode(&raw, &in);
+	if (submit(t->cl, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len,
+		   &t->writes[t->nwrites]))
+		return -1;
+	t->nwrites++;
+	return 0;
+}
+
+static int submit_read(struct trainer *t, int stream, uint32_t len, uint32_t *tag)
+{
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream raw;
+
+	wse_link_stream_encode(&raw, &in);
+	return submit(t->cl, WSE_LINK_OP_STREAM_READ, Q_OUT, &raw, sizeof(raw), NULL, 0, tag);
+}
+
+/* The answer to a submitted read of @len bytes; what it lacked is read at once. */
+static int finish_read(struct trainer *t, uint32_t tag, int stream, void *out, uint32_t len)
+{
+	size_t rest;
+
+	if (finish(t->cl, tag, WSE_LINK_OP_STREAM_READ, &rest))
+		return -1;
+	if (rest > len)
+		return fail("stream %d: %zu bytes read, %u asked for", stream, rest, len);
+	memcpy(out, t->cl->buf + sizeof(struct wse_link_status), rest);
+	return rest < len ? stream_read(t->cl, (uint32_t)stream, (uint8_t *)out + rest,
+					len - (uint32_t)rest) : 0;
+}
+
+/* Submits RUNs until two are queued or every step is covered. */
+static int queue_runs(struct trainer *t)
+{
+	while (t->nruns < 2 && t->run_through < t->o->steps) {
+		uint32_t n = t->o->steps - t->run_through;
+		struct wse_link_run_info in;
+		struct wse_link_run raw;
+
+		if (n > t->steps_per_run)
+			n = t->steps_per_run;
+		in = (struct wse_link_run_info){ SLOT, WSE_LINK_RUN_TRAIN, n, t->b };
 		wse_link_run_encode(&raw, &in);
-		if (wse_link_client_submit(cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag, &err)) {
-			fail("RUN: %s", err.text);
-			goto out;
+		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0,
+			   &t->runs[t->nruns]))
+			return -1;
+		t->run_through += n;
+		t->run_end[t->nruns++] = t->run_through;
+	}
+	return 0;
+}
+
+/* The oldest RUN's answer: its modelled and estimated cycles. */
+static int finish_run(struct trainer *t)
+{
+	struct wse_link_run_result_info res;
+	struct wse_link_err err;
+	size_t rest;
+
+	if (finish(t->cl, t->runs[0], WSE_LINK_OP_RUN, &rest))
+		return -1;
+	if (wse_link_run_result_decode(t->cl->buf + sizeof(struct wse_link_status), rest, &res,
+				       &err))
+		return fail("RUN: %s", err.text);
+	t->cycles += res.cycles;
+	t->est += res.est_cycles;
+	t->runs[0] = t->runs[1];
+	t->run_end[0] = t->run_end[1];
+	t->nruns--;
+	return 0;
+}
+
+/* Samples and labels of the next step not yet fed. */
+static int feed(struct trainer *t)
+{
+	int32_t *y = t->y[++t->fed % (AHEAD + 1)];
+
+	batch_of(t->d, t->p, t->b, t->x, y);
+	return write_async(t, t->samples, t->x, t->b * t->p->input_dim * t->elem) ||
+	       write_async(t, t->labels, y, t->b * 4);
+}
+
+/* Weight streaming: floats [@off, @off + @n) of layer @k's weights, in frame-sized pieces. */
+static int send_weights(struct trainer *t, uint32_t k, size_t off, size_t n)
+{
+	size_t per = (t->cl->rules.max_payload - 64) / 4, len;
+	const float *w = wse_memoryx_layer(t->mx, k, &len);
+
+	for (size_t end = off + n; off < end; off += per)
+		if (write_async(t, t->weights[k], w + off,
+				(uint32_t)((end - off < per ? end - off : per) * 4)))
+			return -1;
+	return 0;
+}
+
+/*
+ * Weight streaming: step @s's gradients, layer by layer as the device
+ * gives them, and the updates. A layer goes in slices: while MemoryX
+ * updates one and sends its new weights for the next step's forward pass,
+ * the device is already sending the next slice's gradients, so layer 0's
+ * round trip (the last gradients out, the first weights needed) overlaps
+ * with itself. The copies for the backward pass go after every layer's
+ * forward copy.
+ */
+#define SLICE_FLOATS	(64 * 1024)
+#define SLICES_MAX	8	/* reads in flight */
+
+static int memoryx_step(struct trainer *t, uint32_t s)
+{
+	uint32_t L = t->p->num_layers, tags[SLICES_MAX];
+	bool next = s < t->o->steps;
+	size_t n;
+
+	for (uint32_t k = L; k-- > 0;) {
+		float *g = wse_memoryx_grad(t->mx, k);
+		size_t slices;
+
+		wse_memoryx_layer(t->mx, k, &n);
+		slices = (n + SLICE_FLOATS - 1) / SLICE_FLOATS;
+		for (size_t i = 0, asked = 0; i < slices; i++) {
+			size_t off = i * SLICE_FLOATS, len = n - off < SLICE_FLOATS ? n - off : SLICE_FLOATS;
+
+			for (; asked < slices && asked < i + SLICES_MAX; asked++) {
+				size_t o2 = asked * SLICE_FLOATS;
+				size_t l2 = n - o2 < SLICE_FLOATS ? n - o2 : SLICE_FLOATS;
+
+				if (submit_read(t, t->grads[k], (uint32_t)(l2 * 4), &tags[asked % SLICES_MAX]))
+					return -1;
+			}
+			if (finish_read(t, tags[i % SLICES_MAX], t->grads[k], g + off, (uint32_t)(len * 4)))
+				return -1;
+			if (wse_memoryx_update_slice(t->mx, k, s, off, len))
+				return fail("MemoryX: the update of layer %u failed", k);
+			if (next && send_weights(t, k, off, len))
+				return -1;
 		}
-		if (stream_write(cl, (uint32_t)stream_id(p, "samples"), x, b * p->input_dim * elem) ||
-		    stream_write(cl, (uint32_t)stream_id(p, "labels"), y, b * 4) ||
-		    (ws && memoryx_step(cl, p, mx, step)) ||
-		    stream_read(cl, (uint32_t)stream_id(p, "losses"), loss, b * 4) ||
-		    stream_read(cl, (uint32_t)stream_id(p, "predictions"), pred, b * 4))
-			goto out;
-		if (wse_link_client_wait(cl, tag, -1, &status, &rest, &err)) {
-			fail("RUN: %s", err.text);
-			goto out;
+	}
+	for (uint32_t k = L; next && k-- > 0;) {
+		wse_memoryx_layer(t->mx, k, &n);
+		if (send_weights(t, k, 0, n))
+			return -1;
+	}
+	return 0;
+}
+
+static int trainer_setup(struct trainer *t)
+{
+	const struct wsep_program *p = t->p;
+	char name[32];
+
+	t->b = p->batch;
+	t->elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
+	t->steps_per_run = t->o->run_steps ? t->o->run_steps : t->o->steps;
+	t->samples = stream_id(p, "samples");
+	t->labels = stream_id(p, "labels");
+	t->losses = stream_id(p, "losses");
+	t->preds = stream_id(p, "predictions");
+	if (t->samples < 0 || t->labels < 0 || t->losses < 0 || t->preds < 0)
+		return fail("the program lacks the samples, labels, losses or predictions stream");
+	for (uint32_t k = 0; p->mode == WSEP_MODE_WEIGHT_STREAMING && k < p->num_layers; k++) {
+		snprintf(name, sizeof(name), "weights.%u", k);
+		t->weights[k] = stream_id(p, name);
+		snprintf(name, sizeof(name), "grads.%u", k);
+		t->grads[k] = stream_id(p, name);
+		if (t->weights[k] < 0 || t->grads[k] < 0)
+			return fail("the program lacks the streams of layer %u", k);
+	}
+	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
+	t->pred = malloc(t->b * 4);
+	t->loss = malloc(t->b * 4);
+	for (int i = 0; i <= AHEAD; i++)
+		t->y[i] = malloc(t->b * 4);
+	if (!t->x || !t->pred || !t->loss || !t->y[0] || !t->y[1] || !t->y[2])
+		return fail("out of memory");
+	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && wse_memoryx_create(p, &t->mx))
+		return fail("MemoryX cannot hold the program");
+	return 0;
+}
+
+static void trainer_free(struct trainer *t)
+{
+	wse_memoryx_destroy(t->mx);
+	free(t->x);
+	free(t->pred);
+	free(t->loss);
+	for (int i = 0; i <= AHEAD; i++)
+		free(t->y[i]);
+}
+
+static int train_steps(struct trainer *t)
+{
+	const struct opts *o = t->o;
+	uint32_t b = t->b;
+	float first = -1, window = 0;
+	uint64_t right = 0;
+
+	if (queue_runs(t))
+		return -1;
+	while (t->fed < o->steps && t->fed < AHEAD)
+		if (feed(t))
+			return -1;
+	for (int pass = 0; t->mx && pass < 2; pass++)
+		for (uint32_t k = 0; k < t->p->num_layers; k++) {
+			size_t n;
+
+			wse_memoryx_layer(t->mx, k, &n);
+			if (send_weights(t, k, 0, n))
+				return -1;
 		}
-		if (status) {
-			wse_link_client_text(cl, rest, text, sizeof(text));
-			fail("RUN refused (%s): %s", wse_link_status_name(status), text);
-			goto out;
-		}
-		if (wse_link_run_result_decode(cl->buf + sizeof(struct wse_link_status), rest, &res,
-					       &err)) {
-			fail("RUN: %s", err.text);
-			goto out;
-		}
-		cycles += res.cycles;
-		est += res.est_cycles;
+	for (uint32_t step = 1; step <= o->steps; step++) {
+		const int32_t *y = t->y[step % (AHEAD + 1)];
+		uint32_t tl, tp;
+
+		if (t->mx && memoryx_step(t, step))
+			return -1;
+		if (submit_read(t, t->losses, b * 4, &tl) || submit_read(t, t->preds, b * 4, &tp) ||
+		    finish_read(t, tl, t->losses, t->loss, b * 4) ||
+		    finish_read(t, tp, t->preds, t->pred, b * 4))
+			return -1;
+		if (t->fed < o->steps && feed(t))
+			return -1;
+		/* The RUN that ended with this step has answered, or is about to. */
+		if (t->nruns && step == t->run_end[0] && (finish_run(t) || queue_runs(t)))
+			return -1;
 		for (uint32_t i = 0; i < b; i++) {
-			window += loss[i] / b;
-			right += pred[i] == y[i];
+			window += t->loss[i] / b;
+			right += t->pred[i] == y[i];
 		}
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
 			printf("step %5u  loss %.4f  accuracy %.3f  cycles %llu (compiler %llu)\n",
 			       step, window / n, (double)right / ((double)n * b),
-			       (unsigned long long)cycles, (unsigned long long)est);
+			       (unsigned long long)t->cycles, (unsigned long long)t->est);
 			fflush(stdout);
 			if (first < 0)
 				first = window / n;
-			else if (step == o->steps && o->expect_falling && !(window / n < first)) {
-				fail("the loss did not fall: %.4f at first, %.4f at the end", first,
-				     window / n);
-				goto out;
-			}
+			else if (step == o->steps && o->expect_falling && !(window / n < first))
+				return fail("the loss did not fall: %.4f at first, %.4f at the end",
+					    first, window / n);
 			window = 0;
 			right = 0;
 		}
 	}
-	ret = 0;
-out:
-	wse_memoryx_destroy(mx);
-	free(x);
-	free(y);
-	free(pred);
-	free(loss);
+	return reap_writes(t, 0);
+}
+
+static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
+		 struct data *d)
+{
+	struct trainer t = { .cl = cl, .o = o, .p = p, .d = d };
+	double t0, wall;
+	int ret = -1;
+
+	if (!trainer_setup(&t)) {
+		t0 = now_s();
+		ret = train_steps(&t);
+		wall = now_s() - t0;
+		if (!ret)
+			printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n",
+			       wsep_mode_name(p->mode), (unsigned long long)o->steps * t.b, wall,
+			       (double)o->steps * t.b / wall);
+	}
+	trainer_free(&t);
 	return ret;
 }
 
@@ -391,6 +613,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "images", required_argument, NULL, 'i' }, { "labels", required_argument, NULL, 'l' },
 		{ "seed", required_argument, NULL, 'S' }, { "timeout-ms", required_argument, NULL, 't' },
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
+		{ "run-steps", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
@@ -433,6 +656,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->report = (uint32_t)v;
 		else if (c == 'S')
 			o->seed = v;
+		else if (c == 'R')
+			o->run_steps = (uint32_t)v;
 		else
 			o->timeout_ms = (int)v;
 	}

@@ -107,6 +107,16 @@ int engine_dense_forward(const float *x, const float *w, const float *b,
 int engine_dense_backward(const float *dy, const float *x, const float *w,
 			  size_t batch, size_t in, size_t out, float grad_beta,
 			  float *dx, float *dw, float *db);
+/*
+ * Its two halves, which read dy and write disjoint outputs, so they may
+ * run at once on different threads: dx (required here), and dw and db
+ * (db NULL skips it). engine_dense_backward() is the two in a row.
+ */
+int engine_dense_backward_input(const float *dy, const float *w, size_t batch,
+				size_t in, size_t out, float *dx);
+int engine_dense_backward_params(const float *dy, const float *x, size_t batch,
+				 size_t in, size_t out, float grad_beta, float *dw,
+				 float *db);
 
 /* --- ReLU (relu.c) --------------------------------------------------------- */
 /* y = max(x, 0); NaN propagates. y may equal x. */
@@ -301,6 +311,23 @@ int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
  */
 int engine_backward_layer(struct engine_workspace *ws, size_t k,
 			  const float *w, float grad_beta, float *dw, float *db);
+/*
+ * engine_backward_layer() in three parts, for executors that run one
+ * micro-batch's input gradient while another thread computes the weight
+ * gradient (firmware-sim's step graph). For layer k, in this order:
+ *   engine_backward_mask(ws, k)     layer k's ReLU applied to the gradient
+ *                                   of its output (nothing without ReLU)
+ *   engine_backward_input(ws, k, w) the gradient of its input, k > 0 only;
+ *                                   then layer k - 1's mask may follow
+ *   engine_backward_params(ws, k, grad_beta, dw, db)
+ * After the mask, input and params read only that masked gradient and
+ * write different buffers: they may run at the same time, in either
+ * order. The three give the bits of engine_backward_layer().
+ */
+int engine_backward_mask(struct engine_workspace *ws, size_t k);
+int engine_backward_input(struct engine_workspace *ws, size_t k, const float *w);
+int engine_backward_params(const struct engine_workspace *ws, size_t k,
+			   float grad_beta, float *dw, float *db);
 
 /* train.c: whole steps on an engine_params (layer pipelined execution).
  * Labels are checked before any parameter changes: a bad one (-EDOM) leaves
