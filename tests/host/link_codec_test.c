@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/link_codec.h"
+#include "wse/splitmix64.h"
 
 static const struct wse_link_rx_rules rules_v1 = { .version = 1, .max_payload = 4096 };
 
@@ -64,7 +65,7 @@ TEST(crc32c_paths_agree_and_chain)
 	struct iovec iov[3];
 
 	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (uint8_t)wse_link_rand(&rng);
+		buf[i] = (uint8_t)wse_splitmix64(&rng);
 	for (size_t off = 0; off < 8; off++) {
 		for (size_t len = 0; len + off <= 1060; len += 7) {
 			uint32_t a = wse_crc32c(0, buf + off, len);
@@ -384,7 +385,7 @@ TEST_F(pair, send_recv_round_trip)
 	uint64_t rng = 1;
 
 	for (size_t i = 0; i < sizeof(out); i++)
-		out[i] = (uint8_t)wse_link_rand(&rng);
+		out[i] = (uint8_t)wse_splitmix64(&rng);
 	ASSERT_EQ(0, wse_link_send(self->fd[0], &f, iov, 2, 1000, &err));
 	EXPECT_EQ(3000U, f.length);
 	ASSERT_EQ(0, wse_link_recv(self->fd[1], &rules_v1, &g, in, sizeof(in), 1000, &err));
@@ -563,14 +564,14 @@ TEST(fuzz_header_decoder)
 			uint64_t words[(sizeof(raw) + 7) / 8];
 
 			for (size_t w = 0; w < sizeof(words) / 8; w++)
-				words[w] = wse_link_rand(&rng);
+				words[w] = wse_splitmix64(&rng);
 			memcpy(&raw, words, sizeof(raw));
 			if (i & 2)
 				raw.magic = htole32(WSE_LINK_MAGIC);
 			if (i & 4)
 				reseal(&raw);
 		} else {
-			uint64_t r = wse_link_rand(&rng);
+			uint64_t r = wse_splitmix64(&rng);
 
 			good_hdr(&raw);
 			((uint8_t *)&raw)[r % sizeof(raw)] ^= (uint8_t)(1U << ((r >> 8) % 8));

@@ -24,6 +24,7 @@
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
 #include "wse/link_codec.h"
+#include "wse/splitmix64.h"
 #include "wse/engine.h"
 
 #define IO_MS		20000
@@ -1302,28 +1303,28 @@ TEST_F(exec, fuzzed_exec_requests_do_not_hurt_the_daemon)
 		uint8_t payload[96];
 		struct wse_link_frame f = {
 			.version = 1,
-			.opcode = (uint8_t)(WSE_LINK_OP_PROGRAM_LOAD + wse_link_rand(&rng) % 8),
-			.queue = (uint16_t)(wse_link_rand(&rng) % 5),
+			.opcode = (uint8_t)(WSE_LINK_OP_PROGRAM_LOAD + wse_splitmix64(&rng) % 8),
+			.queue = (uint16_t)(wse_splitmix64(&rng) % 5),
 			.tag = 1000 + (uint32_t)i,
 		};
-		struct iovec iov = { payload, wse_link_rand(&rng) % sizeof(payload) };
+		struct iovec iov = { payload, wse_splitmix64(&rng) % sizeof(payload) };
 		struct wse_link_err err;
 
 		for (size_t b = 0; b < sizeof(payload); b++)
-			payload[b] = (uint8_t)wse_link_rand(&rng);
+			payload[b] = (uint8_t)wse_splitmix64(&rng);
 		/* Half of them are well-formed: the opcode's fixed part with
 		 * reserved words zero, lengths that match, random arguments.
 		 */
 		if (i % 2) {
 			static const uint8_t fixed[8] = { 24, 8, 16, 16, 24, 24, 24, 0 };
-			uint32_t data = (uint32_t)(wse_link_rand(&rng) % 48);
+			uint32_t data = (uint32_t)(wse_splitmix64(&rng) % 48);
 			uint8_t op = f.opcode - WSE_LINK_OP_PROGRAM_LOAD;
 
 			memset(payload, 0, 24);
-			payload[0] = (uint8_t)(wse_link_rand(&rng) % 3);	/* slot 0..2 */
-			payload[4] = (uint8_t)(wse_link_rand(&rng) % 4);
-			payload[8] = (uint8_t)(wse_link_rand(&rng) % 64);
-			payload[12] = (uint8_t)(wse_link_rand(&rng) % 16);
+			payload[0] = (uint8_t)(wse_splitmix64(&rng) % 3);	/* slot 0..2 */
+			payload[4] = (uint8_t)(wse_splitmix64(&rng) % 4);
+			payload[8] = (uint8_t)(wse_splitmix64(&rng) % 64);
+			payload[12] = (uint8_t)(wse_splitmix64(&rng) % 16);
 			iov.iov_len = fixed[op];
 			if (f.opcode == WSE_LINK_OP_PROGRAM_LOAD) {
 				payload[4] &= 1;

@@ -21,6 +21,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/link_codec.h"
+#include "wse/splitmix64.h"
 
 #define IO_MS		3000
 #define START_MS	5000
@@ -262,7 +263,7 @@ static void expect_error_and_close(struct __test_metadata *_metadata, int fd,
 static void fill(uint8_t *p, size_t n, uint64_t seed)
 {
 	for (size_t i = 0; i < n; i += 8) {
-		uint64_t r = wse_link_rand(&seed);
+		uint64_t r = wse_splitmix64(&seed);
 
 		memcpy(p + i, &r, n - i < 8 ? n - i : 8);
 	}
@@ -1027,7 +1028,7 @@ TEST_F(fwd, fuzz_daemon_survives_hostile_hosts)
 	start_fwd(self, "--wafer", "16x16", "--max-payload", "64K");
 	for (int i = 0; i < 300; i++) {
 		uint8_t buf[WSE_LINK_MALFORM_MAX + 64];
-		uint64_t r = wse_link_rand(&rng);
+		uint64_t r = wse_splitmix64(&rng);
 		struct wse_link_hdr raw;
 		struct iovec iov;
 		bool close_after;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "kselftest_harness.h"
+#include "wse/splitmix64.h"
 #include "wse/wsep.h"
 #include "wsep_sample.h"
 
@@ -26,11 +27,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return wse_splitmix64(&rng_state);
 }
 
 static uint8_t *valid_file(size_t *len, int with_weights)

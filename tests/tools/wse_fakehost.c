@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "wse/link_codec.h"
+#include "wse/splitmix64.h"
 
 static void usage(FILE *out)
 {
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		for (uint64_t i = 0; i < size; i += 8) {
-			uint64_t r = wse_link_rand(&rng);
+			uint64_t r = wse_splitmix64(&rng);
 
 			memcpy(out + i, &r, size - i < 8 ? size - i : 8);
 		}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "wse/link_codec.h"
+#include "wse/splitmix64.h"
 
 enum mode { MODE_AFTER_HELLO, MODE_HANDSHAKE, MODE_MIXED };
 
@@ -275,7 +276,7 @@ static enum wse_link_malform pick_kind(const struct options *o, uint64_t *rng)
 
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		n += o->kinds[k];
-	choice = (int)(wse_link_rand(rng) % (uint64_t)n);
+	choice = (int)(wse_splitmix64(rng) % (uint64_t)n);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		if (o->kinds[k] && choice-- == 0)
 			return (enum wse_link_malform)k;
@@ -288,7 +289,7 @@ static enum hello_bad pick_hello_kind(const struct options *o, uint64_t *rng)
 
 	for (int k = 0; k < HB_COUNT; k++)
 		n += o->hello_kinds[k];
-	choice = (int)(wse_link_rand(rng) % (uint64_t)n);
+	choice = (int)(wse_splitmix64(rng) % (uint64_t)n);
 	for (int k = 0; k < HB_COUNT; k++)
 		if (o->hello_kinds[k] && choice-- == 0)
 			return (enum hello_bad)k;
@@ -411,7 +412,7 @@ static bool bad_hello_reply(int fd, const struct options *o, const struct wse_li
 	switch (how) {
 	case HB_SHORT_BODY:
 		send_hello_response(fd, hello, WSE_LINK_OP_HELLO, WSE_LINK_F_RESPONSE, hello->tag,
-				    WSE_LINK_OK, &raw, sizeof(raw) - 1 - wse_link_rand(rng) % 40);
+				    WSE_LINK_OK, &raw, sizeof(raw) - 1 - wse_splitmix64(rng) % 40);
 		break;
 	case HB_WRONG_TAG:
 		send_hello_response(fd, hello, WSE_LINK_OP_HELLO, WSE_LINK_F_RESPONSE,
@@ -470,7 +471,7 @@ static bool bad_frames(int fd, const struct options *o, long count, uint8_t vers
 	for (long i = 0; i < count && st->frames < o->frames; i++) {
 		uint8_t buf[WSE_LINK_MALFORM_MAX];
 		uint8_t opcode = WSE_LINK_OP_KEEPALIVE;
-		uint32_t tag = (uint32_t)wse_link_rand(rng);
+		uint32_t tag = (uint32_t)wse_splitmix64(rng);
 		struct wse_link_frame req;
 		struct wse_link_err err;
 		struct iovec iov = { buf, 0 };
@@ -523,7 +524,7 @@ static int serve_one(int fd, const struct options *o, uint64_t *rng, struct stat
 		return 0;
 	}
 	handshake = o->mode == MODE_HANDSHAKE ||
-		    (o->mode == MODE_MIXED && (wse_link_rand(rng) & 1));
+		    (o->mode == MODE_MIXED && (wse_splitmix64(rng) & 1));
 	if (handshake) {
 		must_close = bad_hello_reply(fd, o, &hello, &hi, rng, st);
 	} else {

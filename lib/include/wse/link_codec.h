@@ -443,15 +443,12 @@ int wse_link_malform_parse(const char *name);
  * Builds one broken frame of @kind into @buf (WSE_LINK_MALFORM_MAX bytes) as
  * if it were a response to a request with @opcode and @tag (a frame that
  * is only broken in one way otherwise looks legitimate). @rng is a
- * wse_link_rand() state. Returns the byte count; *@close_after is set when
+ * wse_splitmix64() state. Returns the byte count; *@close_after is set when
  * the frame is deliberately cut short and the sender must close the stream
  * after it for the receiver to see the truncation.
  */
 size_t wse_link_malform_build(enum wse_link_malform kind, uint64_t *rng,
 			      uint8_t version, uint8_t opcode, uint32_t tag,
 			      uint8_t *buf, bool *close_after);
-
-/* splitmix64: a small seeded generator for reproducible fuzzing. */
-uint64_t wse_link_rand(uint64_t *state);
 
 #endif /* WSE_LINK_CODEC_H */
