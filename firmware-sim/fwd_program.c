@@ -206,69 +206,20 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	return WSE_LINK_OK;
 }
 
-static bool stream_is(const struct wsep_stream *s, enum wsep_direction dir, enum wsep_elem elem,
-		      uint64_t elems, enum wsep_stream_unit unit)
-{
-	return s->dir == dir && s->elem == elem && s->elems == elems && s->unit == unit;
-}
-
 /* Binds the program's declared streams to what the device produces and consumes. */
 static uint32_t bind_streams(struct fwd_program *p, char *text, size_t len)
 {
-	const struct wsep_program *prog = p->prog;
-	bool ws = prog->mode == WSEP_MODE_WEIGHT_STREAMING;
+	struct wsep_train_streams ts;
 
-	p->samples = p->labels = p->losses = p->predictions = -1;
-	for (int k = 0; k < ENGINE_MAX_LAYERS; k++)
-		p->weights[k] = p->grads[k] = -1;
-	for (uint32_t i = 0; i < prog->num_streams; i++) {
-		const struct wsep_stream *s = &prog->streams[i];
-		int32_t k = s->layer;
-		bool ok = false;
-
-		if (!strcmp(s->name, "samples")) {
-			ok = stream_is(s, WSEP_DIR_HOST_TO_DEVICE, prog->input_type, prog->input_dim,
-				       WSEP_UNIT_PER_SAMPLE);
-			p->samples = (int)i;
-		} else if (!strcmp(s->name, "labels")) {
-			ok = stream_is(s, WSEP_DIR_HOST_TO_DEVICE, WSEP_ELEM_I32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->labels = (int)i;
-		} else if (!strcmp(s->name, "losses")) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->losses = (int)i;
-		} else if (!strcmp(s->name, "predictions")) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_I32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->predictions = (int)i;
-		} else if (k >= 0 && (uint32_t)k < prog->num_layers && !strncmp(s->name, "weights.", 8)) {
-			ok = stream_is(s, ws ? WSEP_DIR_HOST_TO_DEVICE : WSEP_DIR_DEVICE_TO_HOST,
-				       WSEP_ELEM_F32, wsep_layer_params(&prog->layers[k]),
-				       WSEP_UNIT_PER_TRANSFER);
-			p->weights[k] = (int)i;
-		} else if (ws && k >= 0 && (uint32_t)k < prog->num_layers &&
-			   !strncmp(s->name, "grads.", 6)) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32,
-				       wsep_layer_params(&prog->layers[k]), WSEP_UNIT_PER_TRANSFER);
-			p->grads[k] = (int)i;
-		}
-		if (!ok) {
-			snprintf(text, len,
-				 "stream %u '%s' (%s, %s x %llu per %s) is not one this firmware can serve for a %s program",
-				 s->id, s->name, wsep_direction_name(s->dir), wsep_elem_name(s->elem),
-				 (unsigned long long)s->elems,
-				 s->unit == WSEP_UNIT_PER_SAMPLE ? "sample" : "transfer",
-				 wsep_mode_name(prog->mode));
-			return WSE_LINK_E_INVAL;
-		}
-	}
-	if (p->samples < 0 || p->labels < 0 || p->losses < 0 || p->predictions < 0) {
-		snprintf(text, len, "the program lacks one of the streams samples, labels, losses, predictions");
+	if (wsep_train_streams(p->prog, &ts, text, len))
 		return WSE_LINK_E_INVAL;
-	}
-	for (uint32_t k = 0; ws && k < prog->num_layers; k++) {
-		if (p->weights[k] < 0 || p->grads[k] < 0) {
-			snprintf(text, len, "weight streaming program lacks weights.%u or grads.%u", k, k);
-			return WSE_LINK_E_INVAL;
-		}
+	p->samples = ts.samples;
+	p->labels = ts.labels;
+	p->losses = ts.losses;
+	p->predictions = ts.predictions;
+	for (int k = 0; k < ENGINE_MAX_LAYERS; k++) {
+		p->weights[k] = ts.weights[k];
+		p->grads[k] = ts.grads[k];
 	}
 	return WSE_LINK_OK;
 }

@@ -3,6 +3,7 @@
  * .wsep format: round trip, the documented byte layout, the seeded weight
  * initialiser, and specific refusals with the messages they must carry.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,57 @@ TEST(init_weights_follow_the_recipe)
 	}
 	ASSERT_EQ(26, k);
 	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+}
+
+/* The training streams: found in the sample, and every way of being wrong is named. */
+TEST(training_streams)
+{
+	struct wsep_train_streams ts;
+	struct wsep_program p;
+	struct wsep_stream want;
+	char err[256];
+
+	wsep_sample_program(&p, 0);
+	ASSERT_EQ(0, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_EQ(0, ts.samples);
+	EXPECT_EQ(3, ts.predictions);
+	EXPECT_EQ(5, ts.weights[1]);
+	EXPECT_EQ(-1, ts.grads[0]);
+	EXPECT_EQ(-1, ts.weights[2]);
+	/* What the sample declares is what the definition says. */
+	ASSERT_EQ(0, wsep_train_stream(&p, WSEP_TRAIN_WEIGHTS, 1, &want));
+	EXPECT_STREQ("weights.1", want.name);
+	EXPECT_EQ(p.streams[5].elems, want.elems);
+	EXPECT_EQ(-ENOENT, wsep_train_stream(&p, WSEP_TRAIN_GRADS, 0, &want));
+	EXPECT_EQ(-ENOENT, wsep_train_stream(&p, WSEP_TRAIN_WEIGHTS, 2, &want));
+
+	p.streams[1].dir = WSEP_DIR_DEVICE_TO_HOST;
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "stream 1 'labels' is device->host"));
+	p.streams[1].dir = WSEP_DIR_HOST_TO_DEVICE;
+
+	strcpy(p.streams[3].name, "guesses");
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "no stream 'predictions'"));
+	strcpy(p.streams[3].name, "predictions");
+
+	/* The same program by weight streaming lacks its grads.K. */
+	p.mode = WSEP_MODE_WEIGHT_STREAMING;
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "weights.0"));
+	wsep_sample_release(&p);
+
+	/* A stream that is none of them. */
+	wsep_sample_program(&p, 0);
+	p.num_streams = 7;
+	p.streams = realloc(p.streams, 7 * sizeof(*p.streams));
+	ASSERT_NE(NULL, p.streams);
+	p.streams[6] = p.streams[0];
+	p.streams[6].id = 6;
+	strcpy(p.streams[6].name, "extra");
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "stream 6 'extra' is not a stream"));
+	wsep_sample_release(&p);
 }
 
 TEST_HARNESS_MAIN

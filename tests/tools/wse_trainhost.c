@@ -221,31 +221,27 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
-static int stream_id(const struct wsep_program *p, const char *name)
+/* The id of the stream at index @at of @p (the protocol names streams by id). */
+static uint32_t sid(const struct wsep_program *p, int at)
 {
-	for (uint32_t i = 0; i < p->num_streams; i++)
-		if (!strcmp(p->streams[i].name, name))
-			return (int)p->streams[i].id;
-	return -1;
+	return p->streams[at].id;
 }
 
 /* Weight streaming, one step, with libwse's MemoryX: weights forward and backward, gradients back. */
 static int memoryx_step(struct wse_link_client *cl, const struct wsep_program *p,
-			struct wse_memoryx *mx, uint64_t t)
+			const struct wsep_train_streams *ts, struct wse_memoryx *mx, uint64_t t)
 {
 	size_t per = (cl->rules.max_payload - 64) / 4, n;
 	uint32_t L = p->num_layers;
-	char name[32];
 
 	for (uint32_t pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < L; i++) {
 			uint32_t k = pass ? L - 1 - i : i;
 			const float *w = wse_memoryx_layer(mx, k, &n);
 
-			snprintf(name, sizeof(name), "weights.%u", k);
 			/* In pieces that fit a frame. */
 			for (size_t off = 0; off < n; off += per)
-				if (stream_write(cl, (uint32_t)stream_id(p, name), w + off,
+				if (stream_write(cl, sid(p, ts->weights[k]), w + off,
 						 (uint32_t)((n - off < per ? n - off : per) * 4)))
 					return -1;
 		}
@@ -254,9 +250,8 @@ static int memoryx_step(struct wse_link_client *cl, const struct wsep_program *p
 		float *g = wse_memoryx_grad(mx, k);
 
 		wse_memoryx_layer(mx, k, &n);
-		snprintf(name, sizeof(name), "grads.%u", k);
 		for (size_t off = 0; off < n; off += per)
-			if (stream_read(cl, (uint32_t)stream_id(p, name), g + off,
+			if (stream_read(cl, sid(p, ts->grads[k]), g + off,
 					(uint32_t)((n - off < per ? n - off : per) * 4)))
 				return -1;
 		if (wse_memoryx_update(mx, k, t))
@@ -273,12 +268,18 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 	int32_t *y = malloc(b * 4), *pred = malloc(b * 4);
 	float *loss = malloc(b * 4), first = -1, window = 0;
 	struct wse_memoryx *mx = NULL;
+	struct wsep_train_streams ts;
 	uint64_t cycles = 0, est = 0, right = 0;
+	char why[256];
 	int ret = -1;
 	bool ws = p->mode == WSEP_MODE_WEIGHT_STREAMING;
 
 	if (!x || !y || !pred || !loss)
 		goto out;
+	if (wsep_train_streams(p, &ts, why, sizeof(why))) {
+		fail("%s", why);
+		goto out;
+	}
 	if (ws && wse_memoryx_create(p, &mx)) {
 		fail("MemoryX cannot hold the program");
 		goto out;
@@ -299,11 +300,11 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			fail("RUN: %s", err.text);
 			goto out;
 		}
-		if (stream_write(cl, (uint32_t)stream_id(p, "samples"), x, b * p->input_dim * elem) ||
-		    stream_write(cl, (uint32_t)stream_id(p, "labels"), y, b * 4) ||
-		    (ws && memoryx_step(cl, p, mx, step)) ||
-		    stream_read(cl, (uint32_t)stream_id(p, "losses"), loss, b * 4) ||
-		    stream_read(cl, (uint32_t)stream_id(p, "predictions"), pred, b * 4))
+		if (stream_write(cl, sid(p, ts.samples), x, b * p->input_dim * elem) ||
+		    stream_write(cl, sid(p, ts.labels), y, b * 4) ||
+		    (ws && memoryx_step(cl, p, &ts, mx, step)) ||
+		    stream_read(cl, sid(p, ts.losses), loss, b * 4) ||
+		    stream_read(cl, sid(p, ts.predictions), pred, b * 4))
 			goto out;
 		if (wse_link_client_wait(cl, tag, -1, &status, &rest, &err)) {
 			fail("RUN: %s", err.text);

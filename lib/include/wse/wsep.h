@@ -293,6 +293,44 @@ void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out,
 void wsep_init_weights(uint64_t seed, const struct wsep_layer *layers, uint32_t n, float *out);
 
 
+/*
+ * The training streams (Documentation/wsep-format.rst, "streams"): the
+ * streams the compiler emits, the firmware serves and a host feeds and
+ * drains. weights.K is one per layer; grads.K one per layer in weight
+ * streaming only.
+ */
+enum wsep_train_role {
+	WSEP_TRAIN_SAMPLES,
+	WSEP_TRAIN_LABELS,
+	WSEP_TRAIN_LOSSES,
+	WSEP_TRAIN_PREDICTIONS,
+	WSEP_TRAIN_WEIGHTS,
+	WSEP_TRAIN_GRADS,
+};
+
+/*
+ * wsep_train_stream() - how @p declares training stream @role (of @layer
+ * for weights and grads): every field but the id, from @p's mode, input
+ * and layers. Return: 0, or -ENOENT when @p has no such stream (grads of
+ * a pipelined program, a layer past the last).
+ */
+int wsep_train_stream(const struct wsep_program *p, enum wsep_train_role role, uint32_t layer,
+		      struct wsep_stream *out);
+
+/* Where a program's training streams are: indexes into ->streams, -1 for none. */
+struct wsep_train_streams {
+	int samples, labels, losses, predictions;
+	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
+};
+
+/*
+ * wsep_train_streams() - find @p's training streams. Every one must be
+ * there, declared as wsep_train_stream() says, and there must be no other.
+ * Return: 0, or -EINVAL with a message in @err naming the stream.
+ */
+int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *ts, char *err,
+		       size_t errlen);
+
 /* Names for enums, for reports and messages ("pipelined", "relu", ...). */
 const char *wsep_mode_name(uint32_t mode);
 const char *wsep_activation_name(uint32_t act);
