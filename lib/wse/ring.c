@@ -14,7 +14,6 @@
 
 #define RING_DEFAULT_DEPTH	64
 #define RING_WAIT_MARGIN_MS	20000	/* beyond a command's own timeout */
-#define KERNEL_JOB_TIMEOUT_MS	10000	/* the queue's default */
 
 struct wse_ring {
 	struct wse_dev *dev;
@@ -43,7 +42,7 @@ int wse_ring_open(struct wse_dev *dev, const struct wse_ring_params *params,
 		r->p = *params;
 	if (!r->p.depth)
 		r->p.depth = RING_DEFAULT_DEPTH;
-	if (r->p.depth > DRM_WSE_MAX_QUEUE_DEPTH || r->p.timeout_ms > 600000) {
+	if (r->p.depth > DRM_WSE_MAX_QUEUE_DEPTH || r->p.timeout_ms > DRM_WSE_TIMEOUT_MS_MAX) {
 		free(r);
 		return -EINVAL;
 	}
@@ -80,7 +79,7 @@ void wse_ring_close(struct wse_ring *r)
 		wse_ring_submit(r);
 	/* Let what is in flight finish; the kernel's job timeout bounds it. */
 	while (r->inflight &&
-	       wse_ring_reap(r, c, 16, 1, wse_deadline_ns(KERNEL_JOB_TIMEOUT_MS +
+	       wse_ring_reap(r, c, 16, 1, wse_deadline_ns(DRM_WSE_TIMEOUT_MS_DEFAULT +
 							  RING_WAIT_MARGIN_MS)) > 0)
 		;
 	io_uring_queue_exit(&r->ring);
@@ -244,14 +243,12 @@ int wse_ring_reap(struct wse_ring *r, struct wse_completion *out, unsigned int m
 
 static uint32_t cmd_timeout_ms(const struct wse_ring *r)
 {
-	return (r->p.timeout_ms ? r->p.timeout_ms : KERNEL_JOB_TIMEOUT_MS) + RING_WAIT_MARGIN_MS;
+	return (r->p.timeout_ms ? r->p.timeout_ms : DRM_WSE_TIMEOUT_MS_DEFAULT) + RING_WAIT_MARGIN_MS;
 }
 
 static bool op_receives(uint32_t op)
 {
-	return op == DRM_WSE_OP_MEM_READ || op == DRM_WSE_OP_STREAM_READ ||
-	       op == DRM_WSE_OP_PARAMS_READ || op == DRM_WSE_OP_RUN ||
-	       op == DRM_WSE_OP_DEVICE_STATS || op == DRM_WSE_OP_PROGRAM_LOAD;
+	return op < 64 && (DRM_WSE_OPS_RECEIVE >> op & 1);
 }
 
 int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)

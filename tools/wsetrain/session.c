@@ -14,7 +14,7 @@
 #include "wse/link_codec.h"
 #include "wse_genl.h"
 
-#define RUN_TIMEOUT_MS		600000	/* the longest a queue allows: a chunk of steps */
+#define RUN_TIMEOUT_MS		DRM_WSE_TIMEOUT_MS_MAX	/* a chunk of steps */
 #define XFER_TIMEOUT_MS		120000
 #define RING_DEPTH		32
 

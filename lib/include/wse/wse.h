@@ -67,7 +67,7 @@ int wse_bo_free(struct wse_dev *dev, struct wse_bo *bo);
 
 /* ------------------------------------------------------- queues, jobs */
 
-/* @depth 1..DRM_WSE_MAX_QUEUE_DEPTH; @timeout_ms 0 for the kernel's 10 s. */
+/* @depth 1..DRM_WSE_MAX_QUEUE_DEPTH; @timeout_ms up to DRM_WSE_TIMEOUT_MS_MAX, 0 for the default. */
 int wse_queue_create(struct wse_dev *dev, uint32_t hw_queue, uint32_t depth,
 		     uint32_t timeout_ms, uint32_t *queue_id);
 int wse_queue_destroy(struct wse_dev *dev, uint32_t queue_id);
@@ -122,7 +122,7 @@ struct wse_ring_params {
 	uint32_t depth;			/* most commands in flight: 1..256 (0: 64) */
 	uint32_t batch;			/* SQEs per io_uring_submit() (0: depth / 4, >= 1) */
 	uint32_t piece;			/* most bytes per command (0: max-job-bytes) */
-	uint32_t timeout_ms;		/* per command (0: the kernel's 10 s) */
+	uint32_t timeout_ms;		/* per command (0: DRM_WSE_TIMEOUT_MS_DEFAULT) */
 };
 
 /* Counters of what a ring did, for tests and benchmarks. */
