@@ -88,11 +88,6 @@ static uint32_t check_device(struct fwd_exec *x, const struct wsep_program *prog
 			return WSE_LINK_E_INVAL;
 		}
 	}
-	if (prog->num_layers > ENGINE_MAX_LAYERS) {
-		snprintf(text, len, "the program has %u layers; this firmware runs at most %u",
-			 prog->num_layers, ENGINE_MAX_LAYERS);
-		return WSE_LINK_E_UNSUPPORTED;
-	}
 	if (prog->layers[prog->num_layers - 1].out > 256) {
 		snprintf(text, len, "the program has %u classes; labels are bytes on the device, at most 256",
 			 prog->layers[prog->num_layers - 1].out);

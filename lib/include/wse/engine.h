@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wse/layers.h"
+
 const char *engine_strerror(int err);
 
 /* --- threads and determinism (threads.c) ----------------------------------
@@ -177,7 +179,7 @@ int engine_optim_step(const struct engine_optim *opt, uint64_t t, float *w,
  * followed by a ReLU when relu[k]. The last layer's outputs are the logits
  * of a softmax cross-entropy loss over width[layers] classes.
  */
-#define ENGINE_MAX_LAYERS 16
+#define ENGINE_MAX_LAYERS WSE_MAX_LAYERS
 
 struct engine_shape {
 	size_t layers;

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wse/layers.h"
+
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
 #define WSEP_VERSION_MINOR	0
@@ -25,7 +27,7 @@
 
 /* Hard limits every reader enforces. */
 #define WSEP_MAX_SECTIONS	32U
-#define WSEP_MAX_LAYERS		64U
+#define WSEP_MAX_LAYERS		((uint32_t)WSE_MAX_LAYERS)
 #define WSEP_MAX_STREAMS	(4U + 2U * WSEP_MAX_LAYERS + 8U)
 #define WSEP_MAX_DIM		(1U << 24)	/* largest layer or input dimension */
 #define WSEP_MAX_BATCH		65536U
