@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "wse/link_codec.h"
+#include "wse/numparse.h"
 
 /* 4 MiB: a few maximum-size frames in flight each way. */
 #define LINK_SOCKET_BUFFER	(4 << 20)
@@ -28,8 +29,8 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 {
 	const char *rest, *colon;
 	size_t hostlen;
-	char *end;
-	unsigned long port;
+	uint64_t port;
+	char why[160];
 
 	memset(addr, 0, sizeof(*addr));
 	if (!strncmp(spec, "unix:", 5)) {
@@ -67,13 +68,11 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 	}
 	memcpy(addr->host, rest, hostlen);
 	addr->host[hostlen] = '\0';
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port > 65535) {
-		snprintf(err, errlen, "'%s': the port must be a number 0..65535", spec);
+	if (wse_parse_u64(colon + 1, 0, 65535, WSE_NUM_PLAIN, &port, why, sizeof(why))) {
+		snprintf(err, errlen, "'%s': the port %s", spec, why);
 		return -1;
 	}
-	snprintf(addr->port, sizeof(addr->port), "%lu", port);
+	snprintf(addr->port, sizeof(addr->port), "%llu", (unsigned long long)port);
 	return 0;
 }
 

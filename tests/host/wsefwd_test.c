@@ -274,7 +274,8 @@ TEST_F(fwd, handshake_reports_device_info)
 	struct wse_link_client cl;
 	int fd;
 
-	start_fwd(self, "--wafer", "64x48", "--sram-per-pe", "1K", "--device-id", "77",
+	/* Numbers are decimal: 077 is seventy-seven, not octal. */
+	start_fwd(self, "--wafer", "64x48", "--sram-per-pe", "1K", "--device-id", "077",
 		  "--clock-mhz", "1100", "--queues", "3", "--max-payload", "64K");
 	fd = open_link(_metadata, self, &cl, NULL);
 	ASSERT_GE(fd, 0);
@@ -985,6 +986,7 @@ TEST_F(fwd, bad_options_rejected)
 		{ "--wafer", "0x5", "wafer" },
 		{ "--sram-per-pe", "12Q", "--sram-per-pe" },
 		{ "--queues", "0", "--queues" },
+		{ "--queues", "3abc", "'abc' follows" },
 		{ "--max-payload", "100", "--max-payload" },
 		{ "--log-level", "loud", "--log-level" },
 		{ "--fault-malformed-kind", "nope", "--fault-malformed-kind" },

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "wse/link_codec.h"
+#include "wse/numparse.h"
 #include "wse/splitmix64.h"
 
 enum mode { MODE_AFTER_HELLO, MODE_HANDSHAKE, MODE_MIXED };
@@ -121,16 +122,12 @@ static void usage(FILE *out)
 
 static int parse_long(const char *opt, const char *s, long min, long max, long *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "wse-hostile-peer: %s '%s': expected %ld..%ld\n", opt, s, min, max);
+	if (wse_opt_u64("wse-hostile-peer", opt, s, (uint64_t)min, (uint64_t)max, WSE_NUM_PLAIN,
+			&v))
 		return -1;
-	}
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 

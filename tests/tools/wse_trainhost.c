@@ -20,6 +20,7 @@
 #include "wse/dataset.h"
 #include "wse/link_codec.h"
 #include "wse/memoryx.h"
+#include "wse/numparse.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
 
@@ -394,8 +395,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 	int c;
 
 	*o = (struct opts){ .steps = 200, .report = 50, .seed = 1, .timeout_ms = 60000 };
@@ -422,12 +422,9 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->expect_falling = true;
 			continue;
 		}
-		errno = 0;
-		v = strtoull(optarg, &end, 10);
-		if (errno || *end || end == optarg || *optarg == '-' || v == 0 || v > 100000000) {
-			fail("%s '%s': expected a number 1..100000000", argv[optind - 2], optarg);
+		if (wse_opt_u64("wse-trainhost", argv[optind - 2], optarg, 1, 100000000,
+				WSE_NUM_PLAIN, &v))
 			return -1;
-		}
 		if (c == 's')
 			o->steps = (uint32_t)v;
 		else if (c == 'r')

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wse/compiler.h"
+#include "wse/numparse.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -163,13 +164,13 @@ int main(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	if (batch_arg) {
-		char *end;
-		unsigned long b;
+		uint64_t b;
 
-		errno = 0;
-		b = strtoul(batch_arg, &end, 10);
-		if (*end || errno || b < 1 || b > WSEP_MAX_BATCH || batch_arg[0] == '-')
-			return usage_error("--batch '%s': expected an integer 1..65536", batch_arg);
+		if (wse_opt_u64("wsecc", "--batch", batch_arg, 1, WSEP_MAX_BATCH, WSE_NUM_PLAIN,
+				&b)) {
+			fprintf(stderr, "Try 'wsecc --help'.\n");
+			return EXIT_USAGE;
+		}
 		model.batch = (uint32_t)b;
 	}
 	if (validate)
