@@ -27,7 +27,7 @@
 #include "wse/engine.h"
 #include "fwd_config.h"
 #include "timing/timing.h"
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
 #include "wse/wsep.h"
 
 struct fwd_conn;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_frame.h"
 
 /*
  * The code follows the structure in uapi/wse_link.h rather than literal

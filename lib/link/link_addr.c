@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
 #include "wse/numparse.h"
 
 /* 4 MiB: a few maximum-size frames in flight each way. */

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_client.h"
 
 static void copy_text(char *text, size_t textlen, const uint8_t *src, size_t n)
 {

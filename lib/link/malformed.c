@@ -8,7 +8,8 @@
 #include <endian.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
+#include "wse/link_malform.h"
 #include "wse/splitmix64.h"
 
 static const char *const malform_names[WSE_LINK_MAL_COUNT] = {

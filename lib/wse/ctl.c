@@ -18,7 +18,7 @@
 #include <netlink/netlink.h>
 
 #include "wse/ctl.h"
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
 #include "wse_genl.h"
 
 #ifndef SOL_NETLINK

@@ -13,7 +13,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_malform.h"
 #include "wse/splitmix64.h"
 
 static const struct wse_link_rx_rules rules_v1 = { .version = 1, .max_payload = 4096 };

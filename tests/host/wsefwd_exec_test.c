@@ -24,7 +24,9 @@
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
 #include "wse/splitmix64.h"
 #include "wse/engine.h"
 

@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
+#include "wse/link_malform.h"
 #include "wse/splitmix64.h"
 
 #define IO_MS		3000

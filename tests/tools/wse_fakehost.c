@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
 #include "wse/numparse.h"
 #include "wse/splitmix64.h"
 

@@ -19,7 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_malform.h"
 #include "wse/numparse.h"
 #include "wse/splitmix64.h"
 

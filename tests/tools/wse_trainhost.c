@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "wse/dataset.h"
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
 #include "wse/memoryx.h"
 #include "wse/numparse.h"
 #include "wse/wsep.h"

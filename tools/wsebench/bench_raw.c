@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "wsebench.h"
+#include "wse/link_addr.h"
+#include "wse/link_io.h"
 
 #define RAW_TRIES	50
 #define RAW_IO_MS	10000

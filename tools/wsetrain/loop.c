@@ -20,7 +20,7 @@
 
 #include "stepio.h"
 #include "train.h"
-#include "wse/link_codec.h"
+#include "wse_link.h"
 #include "wse/engine_wsep.h"
 
 struct member_buf {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "train.h"
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
 #include "wse_genl.h"
 
 #define RUN_TIMEOUT_MS		DRM_WSE_TIMEOUT_MS_MAX	/* a chunk of steps */
