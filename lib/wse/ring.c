@@ -15,18 +15,6 @@
 #define RING_DEFAULT_DEPTH	64
 #define RING_WAIT_MARGIN_MS	20000	/* beyond a command's own timeout */
 
-struct wse_ring {
-	struct wse_dev *dev;
-	struct io_uring ring;
-	uint32_t queue_id;
-	struct wse_ring_params p;
-	unsigned int queued;		/* prepared, not yet submitted */
-	unsigned int inflight;		/* submitted, completion not yet reaped */
-	struct iovec *regs;		/* registered buffers */
-	unsigned int nregs;
-	struct wse_ring_stats st;
-};
-
 int wse_ring_open(struct wse_dev *dev, const struct wse_ring_params *params,
 		  struct wse_ring **out)
 {
@@ -241,7 +229,7 @@ int wse_ring_reap(struct wse_ring *r, struct wse_completion *out, unsigned int m
 	return (int)got;
 }
 
-static uint32_t cmd_timeout_ms(const struct wse_ring *r)
+int64_t wse_ring_wait_ms(const struct wse_ring *r)
 {
 	return (r->p.timeout_ms ? r->p.timeout_ms : DRM_WSE_TIMEOUT_MS_DEFAULT) + RING_WAIT_MARGIN_MS;
 }
@@ -254,6 +242,7 @@ static bool op_receives(uint32_t op)
 int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 {
 	const bool memory = x->op == DRM_WSE_OP_MEM_WRITE || x->op == DRM_WSE_OP_MEM_READ;
+	const bool params = x->op == DRM_WSE_OP_PARAMS_WRITE || x->op == DRM_WSE_OP_PARAMS_READ;
 	const bool receives = op_receives(x->op);
 	struct wse_completion c[64];
 	uint64_t piece = r->p.piece;
@@ -261,13 +250,14 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 	uint32_t *got = NULL;
 	int fixed, first = 0, n, k;
 	/*
-	 * Memory pieces name their own addresses and go depth at a time. A
+	 * Memory and parameter pieces name their own offsets and go depth at
+	 * a time. A
 	 * stream's pieces go one at a time: the driver would keep them in
 	 * order, but a stream write waiting for room holds its queue, and
 	 * the firmware stops reading the link once 64 MiB wait (the RUN
 	 * that would make room, submitted from elsewhere, could not get in).
 	 */
-	const unsigned int window = memory ? r->p.depth : 1;
+	const unsigned int window = memory || params ? r->p.depth : 1;
 
 	if (done)
 		*done = 0;
@@ -301,6 +291,8 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 			};
 			if (memory)
 				cmd.args[0] += off;
+			else if (params)
+				cmd.args[2] += off;
 			n = prep(r, &cmd, fixed, 0);
 			if (n) {
 				first = n;
@@ -327,7 +319,7 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 		}
 		if (!r->inflight)
 			continue;
-		n = wse_ring_reap(r, c, 64, 1, wse_deadline_ns(cmd_timeout_ms(r)));
+		n = wse_ring_reap(r, c, 64, 1, wse_deadline_ns(wse_ring_wait_ms(r)));
 		if (n < 0) {
 			if (!first)
 				first = n;
