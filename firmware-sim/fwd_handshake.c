@@ -20,9 +20,9 @@ static void hello_refuse(struct fwd_conn *c, const struct wse_link_frame *f,
 	c->dead = true;
 }
 
-static void hello_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			 struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static void hello_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct fwd_request *r)
 {
+	const struct wse_link_frame *f = &r->f;
 	const struct fwd_config *cfg = c->dev->cfg;
 	struct wse_link_hello_info h;
 	struct wse_link_device_info d = { 0 };
@@ -39,7 +39,8 @@ static void hello_handle(struct fwd_conn *c, const struct wse_link_frame *f,
 		fwd_conn_fail(c, WSE_LINK_E_PROTO, "HELLO after the handshake was done");
 		return;
 	}
-	ret = wse_link_hello_decode(payload, f->length, &h, &err);
+	/* Decoded here: a HELLO the device cannot accept is refused, not a violation. */
+	ret = wse_link_hello_decode(r->data, r->len, &h, &err);
 	if (ret == WSE_LINK_E_PROTO) {
 		fwd_conn_fail(c, ret, "%s", err.text);
 		return;
@@ -107,5 +108,5 @@ const struct fwd_op fwd_op_hello = {
 	.before_hello = true,
 	.link_level = true,
 	.min_len = sizeof(struct wse_link_hello),
-	.handle = hello_handle,
+	.serve = hello_serve,
 };

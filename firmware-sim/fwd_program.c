@@ -17,6 +17,7 @@
 #include "fwd_device.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_ops.h"
 #include "fwd_pipeline.h"
 #include "wse/engine_wsep.h"
 
@@ -385,23 +386,22 @@ static uint32_t take_piece(struct fwd_exec *x, const struct wse_link_prog_load_i
 	return WSE_LINK_OK;
 }
 
-void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len)
+static int load_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+		       struct wse_link_err *err)
 {
-	struct wse_link_prog_load_info in;
+	return wse_link_prog_load_decode(payload, len, &a->load, err);
+}
+
+static void load_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_prog_load_info *in = &r->args.load;
+	const struct wse_link_frame *f = &r->f;
 	struct fwd_assembly *done = NULL;
-	struct wse_link_err err;
 	char text[TEXT_MAX];
 	uint32_t status;
 
-	if (wse_link_prog_load_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
 	pthread_mutex_lock(&x->lock);
-	status = take_piece(x, &in, payload + sizeof(struct wse_link_program_load),
-			    len - (uint32_t)sizeof(struct wse_link_program_load), &done, text,
-			    sizeof(text));
+	status = take_piece(x, in, r->data, r->len, &done, text, sizeof(text));
 	pthread_mutex_unlock(&x->lock);
 	if (status) {
 		fwd_conn_reply_text(x->conn, f, status, "%s", text);
@@ -411,23 +411,24 @@ void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 		return;
 	}
-	place(x, f, in.program, done->buf, done->total);
+	place(x, f, in->program, done->buf, done->total);
 	free(done->buf);
 	free(done);
 }
 
-void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
-			const uint8_t *payload, uint32_t len)
+static int unload_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			 struct wse_link_err *err)
 {
-	struct fwd_program *p;
-	struct wse_link_err err;
-	char text[TEXT_MAX];
-	uint32_t slot;
+	return wse_link_prog_ref_decode(payload, len, &a->program, err);
+}
 
-	if (wse_link_prog_ref_decode(payload, len, &slot, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
+static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_frame *f = &r->f;
+	uint32_t slot = r->args.program;
+	struct fwd_program *p;
+	char text[TEXT_MAX];
+
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
 	if (p && p->busy) {
@@ -448,3 +449,18 @@ void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
 	fwd_program_free(p);
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
+
+const struct fwd_op fwd_op_program_load = {
+	.opcode = WSE_LINK_OP_PROGRAM_LOAD,
+	.min_len = sizeof(struct wse_link_program_load),
+	.decode = load_decode,
+	.execute = load_execute,
+};
+
+const struct fwd_op fwd_op_program_unload = {
+	.opcode = WSE_LINK_OP_PROGRAM_UNLOAD,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_program_ref),
+	.decode = unload_decode,
+	.execute = unload_execute,
+};
