@@ -41,7 +41,7 @@ void fwd_dispatch(struct fwd_conn *c, const struct fwd_op *op, const struct wse_
 	if (op->decode) {
 		ret = op->decode(payload, f->length, &r.args, &err);
 		if (ret) {
-			fwd_conn_fail(c, ret, "%s", err.text);
+			fwd_conn_fail(c, err.code, "%s", err.text);
 			return;
 		}
 		r.data = payload + op->min_len;

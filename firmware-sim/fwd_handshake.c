@@ -6,6 +6,7 @@
  * refusal (no common version, unusable limits) is a HELLO response with a
  * failure status and a text, after which the device closes the link.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,12 +42,12 @@ static void hello_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct
 	}
 	/* Decoded here: a HELLO the device cannot accept is refused, not a violation. */
 	ret = wse_link_hello_decode(r->data, r->len, &h, &err);
-	if (ret == WSE_LINK_E_PROTO) {
-		fwd_conn_fail(c, ret, "%s", err.text);
+	if (ret == -EPROTO) {
+		fwd_conn_fail(c, err.code, "%s", err.text);
 		return;
 	}
 	if (ret) {
-		hello_refuse(c, f, ret, err.text);
+		hello_refuse(c, f, err.code, err.text);
 		return;
 	}
 	lo = h.version_min > WSE_LINK_VERSION_MIN ? h.version_min : WSE_LINK_VERSION_MIN;

@@ -43,7 +43,7 @@ struct fwd_op {
 	/*
 	 * Optional: decodes and checks the fixed part (the first min_len
 	 * bytes of @payload, @len in all) into @a; data after it must be as
-	 * long as it says. Returns 0, or a status with @err: a malformed
+	 * long as it says. Returns 0, or -EPROTO with @err: a malformed
 	 * request is a protocol violation (ERROR and close). HELLO has none:
 	 * a HELLO the device cannot accept is refused with a response.
 	 */

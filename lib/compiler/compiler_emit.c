@@ -3,6 +3,7 @@
  * The plan as a .wsep program: everything the firmware needs to run the
  * model without the model file, and the compiler's estimates.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,7 +91,8 @@ int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *pl
 	return 0;
 oom:
 	wsep_program_free(p);
-	return wsecc_fail(err, m->file, 0, 0, "out of memory building the program");
+	wsecc_fail(err, m->file, 0, 0, "out of memory building the program");
+	return -ENOMEM;
 }
 
 int wsecc_emit(const struct wsecc_model *m, const struct wsecc_plan *plan, int with_weights,
@@ -100,8 +102,9 @@ int wsecc_emit(const struct wsecc_model *m, const struct wsecc_plan *plan, int w
 	char msg[256];
 	int ret;
 
-	if (wsecc_build_program(m, plan, with_weights, &p, err))
-		return -1;
+	ret = wsecc_build_program(m, plan, with_weights, &p, err);
+	if (ret)
+		return ret;
 	ret = wsep_write(p, buf, len, msg, sizeof(msg));
 	wsep_program_free(p);
 	if (ret)
@@ -117,11 +120,14 @@ int wsecc_emit_file(const struct wsecc_model *m, const struct wsecc_plan *plan,
 	char msg[512];
 	int ret;
 
-	if (wsecc_build_program(m, plan, with_weights, &p, err))
-		return -1;
+	ret = wsecc_build_program(m, plan, with_weights, &p, err);
+	if (ret)
+		return ret;
 	ret = wsep_write_file(p, path, msg, sizeof(msg));
 	wsep_program_free(p);
-	if (ret)
-		return wsecc_fail(err, path, 0, 0, "cannot write the program: %.400s", msg);
+	if (ret) {
+		wsecc_fail(err, path, 0, 0, "cannot write the program: %.400s", msg);
+		return ret;
+	}
 	return 0;
 }

@@ -6,6 +6,7 @@
  * the rule it enforced.
  */
 #include <endian.h>
+#include <errno.h>
 #include <string.h>
 
 #include "wse/link_payloads.h"
@@ -39,7 +40,7 @@ int wse_link_malform_parse(const char *name)
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		if (!strcmp(name, malform_names[k]))
 			return k;
-	return -1;
+	return -EINVAL;
 }
 
 /* Re-seals the header CRC after a field was changed on purpose. */

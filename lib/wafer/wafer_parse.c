@@ -4,6 +4,7 @@
  * mesh with the wse2 per-PE figures (a small mesh makes weight streaming
  * cheap to demonstrate).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ int wse_wafer_parse(const char *spec, struct wse_wafer *w, char *err, size_t err
 
 	if (!spec || !*spec) {
 		snprintf(err, errlen, "empty wafer spec: give wse1, wse2, wse3 or WxH[:SRAM][@CLOCK]");
-		return -1;
+		return -EINVAL;
 	}
 	if (wse_wafer_preset(spec, w) == 0)
 		return 0;
@@ -31,46 +32,46 @@ int wse_wafer_parse(const char *spec, struct wse_wafer *w, char *err, size_t err
 		snprintf(err, errlen,
 			 "wafer '%s': expected a preset (wse1, wse2, wse3) or WxH[:SRAM][@CLOCK], e.g. 64x48:48K",
 			 spec);
-		return -1;
+		return -EINVAL;
 	}
 	p++;
 	if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_PLAIN, &height, why, sizeof(why))) {
 		snprintf(err, errlen, "wafer '%s': expected a height after 'x', e.g. 64x48", spec);
-		return -1;
+		return -EINVAL;
 	}
 	if (width < 1 || width > WSE_WAFER_MAX_DIM || height < 1 || height > WSE_WAFER_MAX_DIM) {
 		snprintf(err, errlen, "wafer '%s': width and height must be 1..%u PEs", spec,
 			 WSE_WAFER_MAX_DIM);
-		return -1;
+		return -EINVAL;
 	}
 	if (*p == ':') {
 		p++;
 		if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_BINARY, &sram, why, sizeof(why))) {
 			snprintf(err, errlen,
 				 "wafer '%s': expected SRAM bytes per PE after ':', e.g. 48K", spec);
-			return -1;
+			return -EINVAL;
 		}
 		if (sram < WSE_WAFER_MIN_SRAM || sram > WSE_WAFER_MAX_SRAM) {
 			snprintf(err, errlen, "wafer '%s': SRAM per PE must be %lluK..%lluM", spec,
 				 WSE_WAFER_MIN_SRAM / 1024, WSE_WAFER_MAX_SRAM >> 20);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (*p == '@') {
 		p++;
 		if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_DECIMAL, &clock, why, sizeof(why))) {
 			snprintf(err, errlen, "wafer '%s': expected a clock after '@', e.g. 850M", spec);
-			return -1;
+			return -EINVAL;
 		}
 		if (clock < 1000000ULL || clock > 10000000000ULL) {
 			snprintf(err, errlen, "wafer '%s': clock must be 1M..10G Hz", spec);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (*p) {
 		snprintf(err, errlen, "wafer '%s': unexpected '%s' (format: WxH[:SRAM][@CLOCK])",
 			 spec, p);
-		return -1;
+		return -EINVAL;
 	}
 
 	*w = base;

@@ -823,7 +823,7 @@ TEST_F(fwd, fault_corrupt_frame)
 	fd = open_link(_metadata, self, &cl, NULL);	/* sent frame 1 */
 	ASSERT_GE(fd, 0);
 	EXPECT_EQ(1, keepalives(&cl, 3, &err, &ret));	/* 2 fine, 3 corrupt */
-	EXPECT_EQ(WSE_LINK_E_CRC, ret);
+	EXPECT_EQ(-EBADMSG, ret);
 	EXPECT_EQ(WSE_LINK_CHECK_DATA_CRC, err.check) TH_LOG("%s", err.text);
 	wse_link_client_free(&cl);
 	close(fd);
@@ -871,7 +871,7 @@ TEST_F(fwd, fault_malformed_after)
 		fd = open_link(_metadata, self, &cl, NULL);
 		ASSERT_GE(fd, 0);
 		EXPECT_EQ(1, keepalives(&cl, 3, &err, &ret));
-		EXPECT_GT(ret, 0);
+		EXPECT_TRUE(ret == -EPROTO || ret == -EBADMSG) TH_LOG("%s: %d", cases[i].kind, ret);
 		EXPECT_EQ(cases[i].check, err.check) TH_LOG("%s: %s", cases[i].kind, err.text);
 		wse_link_client_free(&cl);
 		close(fd);

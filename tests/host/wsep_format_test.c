@@ -162,18 +162,18 @@ TEST_F(file, file_round_trip)
 	EXPECT_EQ(self->prog.num_weights, q->num_weights);
 	wsep_program_free(q);
 	unlink(path);
-	EXPECT_EQ(-1, wsep_read_file(path, &q, self->err, sizeof(self->err)));
+	EXPECT_EQ(-ENOENT, wsep_read_file(path, &q, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "No such file"));
 	EXPECT_EQ(NULL, q);
 }
 
 TEST_F(file, truncation_is_named)
 {
-	EXPECT_EQ(-1, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "shorter than the 64-byte header")) TH_LOG("%s", self->err);
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len - 8, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len - 8, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "truncated")) TH_LOG("%s", self->err);
-	EXPECT_EQ(-1, wsep_validate(NULL, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(NULL, 0, self->err, sizeof(self->err)));
 }
 
 TEST_F(file, section_beyond_file_is_named)
@@ -183,7 +183,7 @@ TEST_F(file, section_beyond_file_is_named)
 	section(self->buf, WSEP_SEC_LAYERS, &e);
 	set64(e + 24, self->len);
 	wsep_sample_reseal(self->buf, self->len);
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "section 2 (layers): length")) TH_LOG("%s", self->err);
 	EXPECT_NE(NULL, strstr(self->err, "exceeds file size")) TH_LOG("%s", self->err);
 }
@@ -191,7 +191,7 @@ TEST_F(file, section_beyond_file_is_named)
 TEST_F(file, corrupted_byte_fails_checksum)
 {
 	section(self->buf, WSEP_SEC_REGIONS, NULL)[0] ^= 1;
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "section 3 (regions): checksum mismatch"))
 		TH_LOG("%s", self->err);
 }
@@ -220,7 +220,7 @@ TEST_F(file, semantic_checks_behind_valid_checksums)
 		memcpy(copy, self->buf, self->len);
 		set32(section(copy, cases[i].type, NULL) + cases[i].field, cases[i].value);
 		wsep_sample_reseal(copy, self->len);
-		EXPECT_EQ(-1, wsep_validate(copy, self->len, self->err, sizeof(self->err)))
+		EXPECT_EQ(-EINVAL, wsep_validate(copy, self->len, self->err, sizeof(self->err)))
 			TH_LOG("case %zu accepted", i);
 		EXPECT_NE(NULL, strstr(self->err, cases[i].msg))
 			TH_LOG("case %zu: '%s' lacks '%s'", i, self->err, cases[i].msg);
@@ -234,7 +234,7 @@ TEST_F(file, writer_refuses_inconsistent_program)
 	size_t len;
 
 	self->prog.layers[1].in = 31;
-	EXPECT_EQ(-1, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "layer 1: input 31")) TH_LOG("%s", self->err);
 	EXPECT_EQ(NULL, b);
 }

@@ -349,9 +349,9 @@ static bool await_close(int fd, int ms, struct stats *st)
 		ret = wse_link_recv(fd, &rules, &f, buf, sizeof(buf), (int)left, &err);
 		if (ret == -ETIMEDOUT)
 			return false;
-		if (ret < 0)
+		if (ret && err.check == WSE_LINK_CHECK_IO)
 			return true;		/* EOF or reset */
-		if (ret > 0)
+		if (ret)
 			break;			/* not a frame: just wait for EOF */
 		if (f.opcode == WSE_LINK_OP_ERROR)
 			st->host_error_frames++;

@@ -86,16 +86,17 @@ static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
 		     const char *path)
 {
 	FILE *f = fopen(path, "w");
-	int bad;
+	int ret;
 
 	if (!f) {
 		fprintf(stderr, "wsecc: cannot write the SVG to %s: %s\n", path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
-	bad = wsecc_write_svg(f, m, plan);
-	bad |= fclose(f);
-	if (bad) {
-		fprintf(stderr, "wsecc: writing the SVG to %s failed: %s\n", path, strerror(errno));
+	ret = wsecc_write_svg(f, m, plan);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "wsecc: writing the SVG to %s failed: %s\n", path, strerror(-ret));
 		return EXIT_OUTPUT;
 	}
 	return 0;

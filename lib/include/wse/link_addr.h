@@ -18,19 +18,19 @@ struct wse_link_addr {
 	char path[108];
 };
 
-/* Returns 0, or -1 with a sentence in @err. */
+/* Returns 0, or -EINVAL with a sentence in @err. */
 int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 			char *err, size_t errlen);
 /*
  * Opens a listening socket (close-on-exec, non-blocking accept). For unix
  * addresses a stale socket file with nobody listening is replaced; a live
- * one is refused. Returns the fd or -1 with @err set.
+ * one is refused. Returns the fd, or a negative errno with @err set.
  */
 int wse_link_listen(const struct wse_link_addr *addr, char *err, size_t errlen);
-/* Connects within @timeout_ms; returns a blocking fd or -1 with @err set. */
+/* Connects within @timeout_ms; returns a blocking fd, or a negative errno with @err set. */
 int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 		     char *err, size_t errlen);
-/* The local TCP port of a bound socket, or -1. */
+/* The local TCP port of a bound socket, or a negative errno. */
 int wse_link_local_port(int fd);
 /* Large buffers and no Nagle delay: the link carries bulk and small frames. */
 void wse_link_tune_socket(int fd);

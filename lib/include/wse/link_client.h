@@ -50,9 +50,10 @@ struct wse_link_client {
 /*
  * Binds @cl to connected @fd and performs the handshake. Returns 0 with
  * *@status the HELLO status (on failure @text holds the device's reason),
- * a negative errno for I/O, or a positive code for a protocol violation by
- * the device (or an ERROR frame: cl->peer_error is then set). The caller
- * closes @fd; wse_link_client_free() releases the buffer.
+ * or a negative errno: the socket's, -EPROTO or -EBADMSG for a protocol
+ * violation by the device, -ECONNRESET for an ERROR frame from it
+ * (cl->peer_error holds its code); @err says what. The caller closes @fd;
+ * wse_link_client_free() releases the buffer.
  */
 int wse_link_client_hello(struct wse_link_client *cl, int fd,
 			  const struct wse_link_hello_info *hello, int timeout_ms,

@@ -47,8 +47,11 @@ enum wse_link_check {
 };
 
 /*
- * What went wrong: @code is an enum wse_link_status_code (E_PROTO or E_CRC
- * for a malformed frame), @check the failed check, @text a sentence for logs
+ * What went wrong, beside the negative errno every function of wselink
+ * returns (Documentation/conventions.rst): @code is the enum
+ * wse_link_status_code a receiver answers or fails the link with (E_PROTO
+ * or E_CRC for a malformed frame), @check the failed check
+ * (WSE_LINK_CHECK_IO when the socket failed), @text a sentence for logs
  * and ERROR frames.
  */
 struct wse_link_err {
@@ -69,17 +72,20 @@ void wse_link_hdr_encode(struct wse_link_hdr *raw, const struct wse_link_frame *
 /*
  * Validates @raw against @rules in the specified order (magic, header CRC,
  * version, flags, reserved, length) and decodes it into @f. Returns 0, or
- * WSE_LINK_E_PROTO / WSE_LINK_E_CRC with @err filled.
+ * -EPROTO (-EBADMSG for the header CRC) with @err filled.
  */
 int wse_link_hdr_decode(const struct wse_link_hdr *raw,
 			const struct wse_link_rx_rules *rules,
 			struct wse_link_frame *f, struct wse_link_err *err);
 
-/* Compares the payload CRC @crc with @f->data_crc: 0 or WSE_LINK_E_CRC. */
+/* Compares the payload CRC @crc with @f->data_crc: 0 or -EBADMSG (E_CRC). */
 int wse_link_check_data_crc(const struct wse_link_frame *f, uint32_t crc,
 			    struct wse_link_err *err);
 
-/* Sets @err and returns @code (for one-line error returns). */
+/*
+ * Sets @err and returns the errno for @code, for one-line error returns:
+ * -EPROTO for E_PROTO, -EBADMSG for E_CRC, -EINVAL for E_INVAL.
+ */
 int wse_link_err_set(struct wse_link_err *err, uint32_t code,
 		     enum wse_link_check check, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

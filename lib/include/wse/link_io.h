@@ -38,8 +38,9 @@ int wse_link_send(int fd, struct wse_link_frame *f, const struct iovec *iov,
 /*
  * Receives one frame into @f and its payload into @buf (@cap bytes; a
  * payload larger than @cap but within @rules is an E_PROTO error), checking
- * header and data CRC. Returns 0, a negative errno for I/O trouble, or a
- * positive status code (E_PROTO/E_CRC) for a malformed frame.
+ * header and data CRC. Returns 0, -EPROTO (-EBADMSG for a CRC) for a
+ * malformed frame with @err saying which rule it broke, or the socket's
+ * negative errno (@err->check WSE_LINK_CHECK_IO).
  */
 int wse_link_recv(int fd, const struct wse_link_rx_rules *rules,
 		  struct wse_link_frame *f, void *buf, size_t cap,

@@ -31,7 +31,7 @@ enum wse_link_malform {
 	WSE_LINK_MAL_COUNT
 };
 
-/* Name of a kind ("bad-magic", ...), and back (-1 if unknown). */
+/* Name of a kind ("bad-magic", ...), and back (-EINVAL if unknown). */
 const char *wse_link_malform_name(enum wse_link_malform kind);
 int wse_link_malform_parse(const char *name);
 

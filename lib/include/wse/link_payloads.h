@@ -45,7 +45,9 @@ void wse_link_hello_encode(struct wse_link_hello *raw,
  * Decodes a HELLO payload of @len bytes. Checks size (at least the v1
  * structure; longer is allowed for later versions), reserved zero,
  * version_min <= version_max, and max_payload within
- * [WSE_LINK_PAYLOAD_MIN, WSE_LINK_PAYLOAD_LIMIT]. Returns 0 or a status code.
+ * [WSE_LINK_PAYLOAD_MIN, WSE_LINK_PAYLOAD_LIMIT]. Returns 0, -EPROTO for a
+ * malformed HELLO, or -EINVAL (err->code E_INVAL) for one the device
+ * refuses with a response.
  */
 int wse_link_hello_decode(const void *buf, size_t len,
 			  struct wse_link_hello_info *out, struct wse_link_err *err);
@@ -65,8 +67,8 @@ int wse_link_hello_reply_decode(const void *buf, size_t len,
 void wse_link_status_encode(struct wse_link_status *raw, uint32_t status);
 /*
  * Splits a response payload into status and the rest (@rest, @rest_len:
- * reply data on success, a text on failure). Returns 0 or WSE_LINK_E_PROTO
- * if the payload is too short or the reserved field is set.
+ * reply data on success, a text on failure). Returns 0 or -EPROTO if the
+ * payload is too short or the reserved field is set.
  */
 int wse_link_status_decode(const void *buf, size_t len, uint32_t *status,
 			   const uint8_t **rest, size_t *rest_len,
@@ -146,7 +148,7 @@ struct wse_link_dev_stats_info {
  * Encoders fill the wire structure (reserved fields zero). Decoders read
  * the fixed part at the start of @buf (@len bytes available; requests may
  * carry data after it), check reserved fields and known flags, and return
- * 0 or WSE_LINK_E_PROTO with @err set. Replies (program info, run result,
+ * 0 or -EPROTO with @err set (E_PROTO). Replies (program info, run result,
  * device stats) must have their exact size.
  */
 void wse_link_prog_load_encode(struct wse_link_program_load *raw,

@@ -241,19 +241,20 @@ struct wsep_program {
  * sizes and every field's range and consistency (layer chain, regions
  * inside the wafer and not overlapping, streams, weights finite). Never
  * reads outside [@buf, @buf + @len).
- * Return: 0, or -1 with a message in @err saying what is wrong, e.g.
+ * Return: 0, or -EINVAL with a message in @err saying what is wrong, e.g.
  * "section 2 (layers): length 120 exceeds file size 100".
  */
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
 
 /**
  * wsep_read() - validate and parse a file into a new program
- * Return: 0 with *@out set (free with wsep_program_free()), or -1 with a
- * message in @err; *@out is then NULL.
+ * Return: 0 with *@out set (free with wsep_program_free()), or a negative
+ * errno (-EINVAL: not a valid program; -ENOMEM) with a message in @err;
+ * *@out is then NULL.
  */
 int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen);
 
-/* wsep_read_file() - wsep_read() of a whole file. */
+/* wsep_read_file() - wsep_read() of a whole file; its open() or read() errno too. */
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen);
 
 void wsep_program_free(struct wsep_program *p);
@@ -264,11 +265,12 @@ void wsep_program_free(struct wsep_program *p);
  * The weights section is written when @p->weights is not NULL. The result
  * is validated before it is returned, so a program with inconsistent
  * fields is refused here rather than by the firmware.
- * Return: 0 with *@buf (free()) and *@len set, or -1 with a message.
+ * Return: 0 with *@buf (free()) and *@len set, or -EINVAL or -ENOMEM with
+ * a message.
  */
 int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err, size_t errlen);
 
-/* wsep_write_file() - wsep_write() to @path (replaced atomically). */
+/* wsep_write_file() - wsep_write() to @path (replaced atomically); or the I/O errno. */
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
 
 /* Parameters of one layer (W and b) and of all layers. */
