@@ -30,6 +30,15 @@ const struct fwd_op *fwd_op_lookup(uint8_t opcode)
 	return op_table[opcode];
 }
 
+int fwd_data_announced(uint32_t announced, size_t carried, const char *what,
+		       struct wse_link_err *err)
+{
+	if (announced == carried)
+		return 0;
+	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+				"%s announces %u bytes but carries %zu", what, announced, carried);
+}
+
 void fwd_dispatch(struct fwd_conn *c, const struct fwd_op *op, const struct wse_link_frame *f,
 		  struct fwd_rx_ctx *ctx, const uint8_t *payload)
 {

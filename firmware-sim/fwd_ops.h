@@ -56,6 +56,13 @@ struct fwd_op {
 	void (*execute)(struct fwd_exec *x, const struct fwd_request *r);
 };
 
+/*
+ * For a .decode: a request that carries data (@carried bytes after its
+ * fixed part) must carry what its header announces. 0 or -EPROTO.
+ */
+int fwd_data_announced(uint32_t announced, size_t carried, const char *what,
+		       struct wse_link_err *err);
+
 /* The op for @opcode, or NULL if the device does not serve it. */
 const struct fwd_op *fwd_op_lookup(uint8_t opcode);
 

@@ -151,17 +151,13 @@ static int read_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 	return wse_link_params_decode(payload, len, &a->params, err);
 }
 
-/* A write carries exactly the data it announces. */
 static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 			struct wse_link_err *err)
 {
 	int ret = wse_link_params_decode(payload, len, &a->params, err);
 
-	if (!ret && a->params.length != len - sizeof(struct wse_link_params))
-		ret = wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
-				       "PARAMS_WRITE announces %u bytes but carries %zu",
-				       a->params.length, len - sizeof(struct wse_link_params));
-	return ret;
+	return ret ? ret : fwd_data_announced(a->params.length, len - sizeof(struct wse_link_params),
+					      "PARAMS_WRITE", err);
 }
 
 static void read_execute(struct fwd_exec *x, const struct fwd_request *r)

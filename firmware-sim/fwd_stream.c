@@ -125,17 +125,13 @@ static int read_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 	return wse_link_stream_decode(payload, len, &a->stream, err);
 }
 
-/* A write carries exactly the data it announces. */
 static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 			struct wse_link_err *err)
 {
 	int ret = wse_link_stream_decode(payload, len, &a->stream, err);
 
-	if (!ret && a->stream.length != len - sizeof(struct wse_link_stream))
-		ret = wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
-				       "STREAM_WRITE announces %u bytes but carries %zu",
-				       a->stream.length, len - sizeof(struct wse_link_stream));
-	return ret;
+	return ret ? ret : fwd_data_announced(a->stream.length, len - sizeof(struct wse_link_stream),
+					      "STREAM_WRITE", err);
 }
 
 static void write_execute(struct fwd_exec *x, const struct fwd_request *r)

@@ -123,15 +123,10 @@ static void usage(FILE *out)
 "close a link it should have, 2 usage.\n");
 }
 
-static int parse_long(const char *opt, const char *s, long min, long max, long *out)
+/* The value of number option @opt: 0, or -1 once the parser said what was wrong. */
+static int number(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
-	uint64_t v;
-
-	if (wse_opt_u64("wse-hostile-peer", opt, s, (uint64_t)min, (uint64_t)max, WSE_NUM_PLAIN,
-			&v))
-		return -1;
-	*out = (long)v;
-	return 0;
+	return wse_opt_u64("wse-hostile-peer", opt, s, min, max, WSE_NUM_PLAIN, v) ? -1 : 0;
 }
 
 static int parse_kinds(const char *list, bool *kinds)
@@ -209,7 +204,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long v;
+	uint64_t v;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -229,9 +224,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		switch (opt) {
 		case 'l': o->listen = optarg; break;
 		case 'P': o->port_file = optarg; break;
-		case 'f': if (parse_long("--frames", optarg, 1, 10000000, &o->frames)) return -1; break;
-		case 'c': if (parse_long("--connections", optarg, 1, 1000000, &o->connections)) return -1; break;
-		case 'p': if (parse_long("--per-connection", optarg, 1, 100000, &o->per_connection)) return -1; break;
+		case 'f': if (number("--frames", optarg, 1, 10000000, &v)) return -1; o->frames = (long)v; break;
+		case 'c': if (number("--connections", optarg, 1, 1000000, &v)) return -1; o->connections = (long)v; break;
+		case 'p': if (number("--per-connection", optarg, 1, 100000, &v)) return -1; o->per_connection = (long)v; break;
 		case 'm':
 			if (!strcmp(optarg, "after-hello"))
 				o->mode = MODE_AFTER_HELLO;
@@ -247,14 +242,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'k': if (parse_kinds(optarg, o->kinds)) return -1; break;
 		case 'H': if (parse_hello_kinds(optarg, o->hello_kinds)) return -1; break;
 		case 's':
-			if (parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &v))
+			if (number("--seed", optarg, 0, UINT64_MAX, &o->seed))
 				return -1;
-			o->seed = (uint64_t)v;
 			break;
-		case 't': if (parse_long("--time-limit", optarg, 1, 86400, &v)) return -1; o->time_limit_s = (int)v; break;
-		case 'a': if (parse_long("--accept-timeout-ms", optarg, 1, 3600000, &v)) return -1; o->accept_timeout_ms = (int)v; break;
-		case 'w': if (parse_long("--close-wait-ms", optarg, 1, 600000, &v)) return -1; o->close_wait_ms = (int)v; break;
-		case 'r': if (parse_long("--request-wait-ms", optarg, 0, 600000, &v)) return -1; o->request_wait_ms = (int)v; break;
+		case 't': if (number("--time-limit", optarg, 1, 86400, &v)) return -1; o->time_limit_s = (int)v; break;
+		case 'a': if (number("--accept-timeout-ms", optarg, 1, 3600000, &v)) return -1; o->accept_timeout_ms = (int)v; break;
+		case 'w': if (number("--close-wait-ms", optarg, 1, 600000, &v)) return -1; o->close_wait_ms = (int)v; break;
+		case 'r': if (number("--request-wait-ms", optarg, 0, 600000, &v)) return -1; o->request_wait_ms = (int)v; break;
 		case 'e': o->expect_close = true; break;
 		case 'v': o->verbose = true; break;
 		case 'h': usage(stdout); return 1;
