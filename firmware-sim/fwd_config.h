@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
+#include "wse/link_malform.h"
 
 /* Fault knobs for tests; a count of -1 means off. */
 struct fwd_fault_config {

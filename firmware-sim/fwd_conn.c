@@ -383,7 +383,7 @@ static void on_frame(struct fwd_conn *c)
 		fwd_conn_fail(c, c->ctx.status, "%s", c->ctx.text);
 		return;
 	}
-	op->handle(c, &f, &c->ctx, c->prefix_len ? c->prefix : c->scratch);
+	fwd_dispatch(c, op, &f, &c->ctx, c->prefix_len ? c->prefix : c->scratch);
 done:
 	rx_reset(c);
 }

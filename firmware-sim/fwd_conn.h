@@ -14,7 +14,8 @@
 #include "fwd_device.h"
 #include "fwd_fault.h"
 #include "fwd_memory.h"
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_payloads.h"
 
 enum fwd_rx_phase {
 	FWD_RX_HEADER,	/* collecting the 32-byte header */

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Opcode -> handler. New opcodes are one line here plus their own file. */
+/*
+ * Opcode -> op, and a complete request to its op: decoded once, then
+ * served on the connection thread or queued for its queue's worker. New
+ * opcodes are one line of the table plus their own file.
+ */
 #include <stddef.h>
 
 #include "fwd_ops.h"
@@ -24,4 +28,45 @@ static const struct fwd_op *const op_table[256] = {
 const struct fwd_op *fwd_op_lookup(uint8_t opcode)
 {
 	return op_table[opcode];
+}
+
+int fwd_data_announced(uint32_t announced, size_t carried, const char *what,
+		       struct wse_link_err *err)
+{
+	if (announced == carried)
+		return 0;
+	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+				"%s announces %u bytes but carries %zu", what, announced, carried);
+}
+
+void fwd_dispatch(struct fwd_conn *c, const struct fwd_op *op, const struct wse_link_frame *f,
+		  struct fwd_rx_ctx *ctx, const uint8_t *payload)
+{
+	const struct fwd_config *cfg = c->dev->cfg;
+	struct fwd_request r = { .op = op, .f = *f, .data = payload, .len = f->length };
+	struct wse_link_err err;
+	int ret;
+
+	if (op->decode) {
+		ret = op->decode(payload, f->length, &r.args, &err);
+		if (ret) {
+			fwd_conn_fail(c, err.code, "%s", err.text);
+			return;
+		}
+		r.data = payload + op->min_len;
+		r.len = f->length - op->min_len;
+	}
+	if (op->serve) {
+		op->serve(c, ctx, &r);
+		return;
+	}
+	if (f->queue >= cfg->num_queues) {
+		fwd_conn_reply_text(c, f, WSE_LINK_E_INVAL,
+				    "queue %u does not exist (the device has %u queues)", f->queue,
+				    cfg->num_queues);
+		return;
+	}
+	if (fwd_exec_submit(&c->dev->exec, &r))
+		fwd_conn_reply_text(c, f, WSE_LINK_E_INTERNAL,
+				    "the device cannot queue the request (out of memory or threads)");
 }

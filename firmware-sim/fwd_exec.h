@@ -27,7 +27,7 @@
 #include "wse/engine.h"
 #include "fwd_config.h"
 #include "timing/timing.h"
-#include "wse/link_codec.h"
+#include "fwd_request.h"
 #include "wse/wsep.h"
 
 struct fwd_conn;
@@ -92,11 +92,10 @@ struct fwd_assembly {
 	uint8_t *buf;
 };
 
-/* An execution request, read off the link and waiting for its worker. */
+/* An execution request, decoded and waiting for its worker; r.data points into data. */
 struct fwd_req {
 	struct fwd_req *next;
-	struct wse_link_frame f;
-	uint32_t len;
+	struct fwd_request r;
 	uint8_t data[];
 };
 
@@ -138,8 +137,8 @@ void fwd_exec_destroy(struct fwd_exec *x);
 /* A host's link begins / ends: workers stop, programs and counters go. */
 void fwd_exec_attach(struct fwd_exec *x, struct fwd_conn *c);
 void fwd_exec_detach(struct fwd_exec *x);
-/* Appends request @f (payload @payload) to its queue; starts the worker. */
-int fwd_exec_submit(struct fwd_exec *x, const struct wse_link_frame *f, const uint8_t *payload);
+/* Appends a copy of @r (with its data) to its queue; starts the worker. */
+int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *r);
 /* Should the connection thread stop reading (too much read ahead)? */
 bool fwd_exec_throttled(struct fwd_exec *x);
 /* Clears the doorbell after poll() saw it. */
@@ -150,16 +149,12 @@ void fwd_exec_ack_wake(struct fwd_exec *x);
  */
 bool fwd_exec_wait(struct fwd_exec *x);
 
-/* fwd_program.c: PROGRAM_LOAD pieces, placement, PROGRAM_UNLOAD. */
-void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len);
-void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
-			const uint8_t *payload, uint32_t len);
+/* fwd_program.c: the program in a slot; PROGRAM_LOAD and _UNLOAD are its ops. */
 void fwd_program_free(struct fwd_program *p);
 /* The program in @slot, or NULL with a refusal text in @text. Lock held. */
 struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
 
-/* fwd_stream.c: the rings and STREAM_WRITE / STREAM_READ. */
+/* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
@@ -174,21 +169,5 @@ const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n
 void fwd_stream_consume(struct fwd_stream *s, uint64_t n);
 void *fwd_stream_reserve(struct fwd_stream *s, uint64_t n);
 void fwd_stream_commit(struct fwd_stream *s, uint64_t n);
-void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len);
-void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
-		     const uint8_t *payload, uint32_t len);
-
-/* fwd_run.c: RUN. */
-void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
-	     const uint8_t *payload, uint32_t len);
-
-/* fwd_params.c: PARAMS_READ, PARAMS_WRITE, DEVICE_STATS. */
-void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
-		     const uint8_t *payload, uint32_t len);
-void fwd_params_write(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len);
-void fwd_device_stats(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len);
 
 #endif /* FWD_EXEC_H */

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fwd_conn.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_ops.h"
 
 struct worker_arg {
 	struct fwd_exec *x;
@@ -91,39 +91,6 @@ bool fwd_exec_throttled(struct fwd_exec *x)
 	return full;
 }
 
-static void execute(struct fwd_exec *x, struct fwd_req *r)
-{
-	switch (r->f.opcode) {
-	case WSE_LINK_OP_PROGRAM_LOAD:
-		fwd_program_load(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_PROGRAM_UNLOAD:
-		fwd_program_unload(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_STREAM_WRITE:
-		fwd_stream_write(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_STREAM_READ:
-		fwd_stream_read(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_RUN:
-		fwd_run(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_PARAMS_READ:
-		fwd_params_read(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_PARAMS_WRITE:
-		fwd_params_write(x, &r->f, r->data, r->len);
-		break;
-	case WSE_LINK_OP_DEVICE_STATS:
-		fwd_device_stats(x, &r->f, r->data, r->len);
-		break;
-	default:
-		fwd_conn_reply_text(x->conn, &r->f, WSE_LINK_E_INTERNAL,
-				    "internal: opcode 0x%02x reached a queue", r->f.opcode);
-	}
-}
-
 static void *worker(void *arg)
 {
 	struct worker_arg *a = arg;
@@ -144,11 +111,11 @@ static void *worker(void *arg)
 			q->tail = NULL;
 		pthread_mutex_unlock(&x->lock);
 
-		execute(x, r);
+		r->r.op->execute(x, &r->r);
 
 		pthread_mutex_lock(&x->lock);
 		x->pending_reqs--;
-		x->pending_bytes -= r->len;
+		x->pending_bytes -= r->r.f.length;
 		pthread_cond_broadcast(&x->changed);
 		free(r);
 		/* The connection thread may be waiting to read again, or to see
@@ -160,22 +127,23 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int fwd_exec_submit(struct fwd_exec *x, const struct wse_link_frame *f, const uint8_t *payload)
+int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *req)
 {
-	struct fwd_queue *q = &x->queues[f->queue];
-	struct fwd_req *r = malloc(sizeof(*r) + f->length);
+	uint16_t queue = req->f.queue;
+	struct fwd_queue *q = &x->queues[queue];
+	struct fwd_req *r = malloc(sizeof(*r) + req->len);
 	int ret = 0;
 
 	if (!r)
 		return -ENOMEM;
 	r->next = NULL;
-	r->f = *f;
-	r->len = f->length;
-	memcpy(r->data, payload, f->length);
+	r->r = *req;
+	memcpy(r->data, req->data, req->len);
+	r->r.data = r->data;
 	pthread_mutex_lock(&x->lock);
 	if (!q->started) {
-		worker_args[f->queue] = (struct worker_arg){ x, f->queue };
-		ret = -pthread_create(&q->thread, NULL, worker, &worker_args[f->queue]);
+		worker_args[queue] = (struct worker_arg){ x, queue };
+		ret = -pthread_create(&q->thread, NULL, worker, &worker_args[queue]);
 		if (ret) {
 			pthread_mutex_unlock(&x->lock);
 			free(r);
@@ -189,7 +157,7 @@ int fwd_exec_submit(struct fwd_exec *x, const struct wse_link_frame *f, const ui
 		q->head = r;
 	q->tail = r;
 	x->pending_reqs++;
-	x->pending_bytes += r->len;
+	x->pending_bytes += r->r.f.length;
 	pthread_cond_broadcast(&x->changed);
 	pthread_mutex_unlock(&x->lock);
 	return 0;

@@ -6,6 +6,7 @@
  * refusal (no common version, unusable limits) is a HELLO response with a
  * failure status and a text, after which the device closes the link.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,9 +21,9 @@ static void hello_refuse(struct fwd_conn *c, const struct wse_link_frame *f,
 	c->dead = true;
 }
 
-static void hello_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			 struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static void hello_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct fwd_request *r)
 {
+	const struct wse_link_frame *f = &r->f;
 	const struct fwd_config *cfg = c->dev->cfg;
 	struct wse_link_hello_info h;
 	struct wse_link_device_info d = { 0 };
@@ -39,13 +40,14 @@ static void hello_handle(struct fwd_conn *c, const struct wse_link_frame *f,
 		fwd_conn_fail(c, WSE_LINK_E_PROTO, "HELLO after the handshake was done");
 		return;
 	}
-	ret = wse_link_hello_decode(payload, f->length, &h, &err);
-	if (ret == WSE_LINK_E_PROTO) {
-		fwd_conn_fail(c, ret, "%s", err.text);
+	/* Decoded here: a HELLO the device cannot accept is refused, not a violation. */
+	ret = wse_link_hello_decode(r->data, r->len, &h, &err);
+	if (ret == -EPROTO) {
+		fwd_conn_fail(c, err.code, "%s", err.text);
 		return;
 	}
 	if (ret) {
-		hello_refuse(c, f, ret, err.text);
+		hello_refuse(c, f, err.code, err.text);
 		return;
 	}
 	lo = h.version_min > WSE_LINK_VERSION_MIN ? h.version_min : WSE_LINK_VERSION_MIN;
@@ -107,5 +109,5 @@ const struct fwd_op fwd_op_hello = {
 	.before_hello = true,
 	.link_level = true,
 	.min_len = sizeof(struct wse_link_hello),
-	.handle = hello_handle,
+	.serve = hello_serve,
 };

@@ -3,37 +3,34 @@
 #include "fwd_log.h"
 #include "fwd_ops.h"
 
-static void keepalive_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			     struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static void keepalive_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx,
+			    const struct fwd_request *r)
 {
 	(void)ctx;
-	(void)payload;
-	fwd_conn_reply(c, f, WSE_LINK_OK, NULL, 0);
+	fwd_conn_reply(c, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
-static void shutdown_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			    struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static void shutdown_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx,
+			   const struct fwd_request *r)
 {
 	(void)ctx;
-	(void)payload;
 	fwd_info("host %s asked for SHUTDOWN", c->peer);
-	fwd_conn_reply(c, f, WSE_LINK_OK, NULL, 0);
+	fwd_conn_reply(c, &r->f, WSE_LINK_OK, NULL, 0);
 	c->dead = true;
 }
 
-static void error_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			 struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static int error_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			struct wse_link_err *err)
 {
-	struct wse_link_err err;
-	char text[256];
-	uint32_t code;
+	return wse_link_error_decode(payload, len, &a->error.code, a->error.text,
+				     sizeof(a->error.text), err);
+}
 
+static void error_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct fwd_request *r)
+{
 	(void)ctx;
-	if (wse_link_error_decode(payload, f->length, &code, text, sizeof(text), &err)) {
-		fwd_conn_fail(c, err.code, "%s", err.text);
-		return;
-	}
-	fwd_warn("host %s reported %s: %s; closing", c->peer, wse_link_status_name(code), text);
+	fwd_warn("host %s reported %s: %s; closing", c->peer,
+		 wse_link_status_name(r->args.error.code), r->args.error.text);
 	c->dead = true;
 }
 
@@ -42,7 +39,7 @@ const struct fwd_op fwd_op_keepalive = {
 	.link_level = true,
 	.exact_len = true,
 	.min_len = 0,
-	.handle = keepalive_handle,
+	.serve = keepalive_serve,
 };
 
 const struct fwd_op fwd_op_shutdown = {
@@ -50,12 +47,13 @@ const struct fwd_op fwd_op_shutdown = {
 	.link_level = true,
 	.exact_len = true,
 	.min_len = 0,
-	.handle = shutdown_handle,
+	.serve = shutdown_serve,
 };
 
 const struct fwd_op fwd_op_error = {
 	.opcode = WSE_LINK_OP_ERROR,
 	.link_level = true,
 	.min_len = sizeof(struct wse_link_error),
-	.handle = error_handle,
+	.decode = error_decode,
+	.serve = error_serve,
 };

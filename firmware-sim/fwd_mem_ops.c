@@ -72,10 +72,11 @@ static void mem_write_place(struct fwd_conn *c, struct fwd_rx_ctx *ctx,
 	}
 }
 
-static void mem_write_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			     struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static void mem_write_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx,
+			    const struct fwd_request *r)
 {
-	(void)payload;
+	const struct wse_link_frame *f = &r->f;
+
 	if (ctx->status) {
 		fwd_conn_reply_text(c, f, ctx->status, "%s", ctx->text);
 		return;
@@ -86,20 +87,21 @@ static void mem_write_handle(struct fwd_conn *c, const struct wse_link_frame *f,
 	fwd_conn_reply(c, f, WSE_LINK_OK, NULL, 0);
 }
 
-static void mem_read_handle(struct fwd_conn *c, const struct wse_link_frame *f,
-			    struct fwd_rx_ctx *ctx, const uint8_t *payload)
+static int mem_read_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			   struct wse_link_err *err)
 {
+	return wse_link_mem_decode(payload, len, &a->mem.addr, &a->mem.length, err);
+}
+
+static void mem_read_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct fwd_request *r)
+{
+	const struct wse_link_frame *f = &r->f;
 	struct iovec iov[FWD_MEM_MAX_IOV];
-	struct wse_link_err err;
+	uint64_t addr = r->args.mem.addr;
+	uint32_t len = r->args.mem.length;
 	uint32_t status;
-	uint64_t addr;
-	uint32_t len;
 	int cnt = 0;
 
-	if (wse_link_mem_decode(payload, f->length, &addr, &len, &err)) {
-		fwd_conn_fail(c, err.code, "%s", err.text);
-		return;
-	}
 	status = mem_check(c, f->queue, "read", addr, len, ctx->text, sizeof(ctx->text));
 	if (status) {
 		fwd_conn_reply_text(c, f, status, "%s", ctx->text);
@@ -119,12 +121,13 @@ const struct fwd_op fwd_op_mem_write = {
 	.min_len = sizeof(struct wse_link_mem),
 	.prefix_len = sizeof(struct wse_link_mem),
 	.place = mem_write_place,
-	.handle = mem_write_handle,
+	.serve = mem_write_serve,
 };
 
 const struct fwd_op fwd_op_mem_read = {
 	.opcode = WSE_LINK_OP_MEM_READ,
 	.exact_len = true,
 	.min_len = sizeof(struct wse_link_mem),
-	.handle = mem_read_handle,
+	.decode = mem_read_decode,
+	.serve = mem_read_serve,
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "wse/engine.h"
+#include "wse/numparse.h"
 #include "fwd_config.h"
 #include "fwd_log.h"
 #include "fwd_version.h"
@@ -87,54 +88,16 @@ static uint32_t default_workers(void)
 	return n > FWD_WORKERS_MAX ? FWD_WORKERS_MAX : (uint32_t)n;
 }
 
-/* Unsigned number with an optional binary K/M/G suffix. */
+/* A whole number 0..@max with an optional binary K, M, G or T. */
 static int parse_size(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	errno = 0;
-	if (*s == '-' || !*s)
-		goto bad;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		goto bad;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	if (shift)
-		end++;
-	if (*end || v > (max >> shift))
-		goto bad;
-	*out = (uint64_t)v << shift;
-	return 0;
-bad:
-	fprintf(stderr, "wsefwd: %s '%s': expected a number 0..%llu (K, M, G suffixes allowed)\n",
-		opt, s, (unsigned long long)max);
-	return -1;
+	return wse_opt_u64("wsefwd", opt, s, 0, max, WSE_NUM_BINARY, out) ? -1 : 0;
 }
 
+/* A whole number 0..@max, decimal or 0x hex ("010" is ten). */
 static int parse_num(const char *opt, const char *s, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (*s == '-' || !*s)
-		goto bad;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, "wsefwd: %s '%s': expected a number 0..%llu\n", opt, s,
-		(unsigned long long)max);
-	return -1;
+	return wse_opt_u64("wsefwd", opt, s, 0, max, WSE_NUM_PLAIN, out) ? -1 : 0;
 }
 
 enum {

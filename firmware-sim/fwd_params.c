@@ -18,6 +18,7 @@
 #include "fwd_conn.h"
 #include "fwd_device.h"
 #include "fwd_exec.h"
+#include "fwd_ops.h"
 
 /* Copies floats [first, first + n) of array @slot (-1: the weights) to or from @buf. */
 static void copy_floats(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
@@ -144,21 +145,31 @@ static void transfer(struct fwd_program *p, const struct wse_link_params_info *i
 	}
 }
 
-void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
-		     const uint8_t *payload, uint32_t len)
+static int read_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+		       struct wse_link_err *err)
 {
-	struct wse_link_params_info in;
-	struct wse_link_err err;
+	return wse_link_params_decode(payload, len, &a->params, err);
+}
+
+static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			struct wse_link_err *err)
+{
+	int ret = wse_link_params_decode(payload, len, &a->params, err);
+
+	return ret ? ret : fwd_data_announced(a->params.length, len - sizeof(struct wse_link_params),
+					      "PARAMS_WRITE", err);
+}
+
+static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_params_info in = r->args.params;
+	const struct wse_link_frame *f = &r->f;
 	struct fwd_program *p;
 	uint64_t size;
 	char text[256];
 	uint8_t *buf;
 	struct iovec iov;
 
-	if (wse_link_params_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
 	if (!fwd_conn_reply_fits(x->conn, f, in.length))
 		return;
 	buf = malloc(in.length ? in.length : 1);
@@ -182,26 +193,15 @@ void fwd_params_read(struct fwd_exec *x, const struct wse_link_frame *f,
 	free(buf);
 }
 
-void fwd_params_write(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len)
+static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	const uint8_t *data = payload + sizeof(struct wse_link_params);
-	struct wse_link_params_info in;
-	struct wse_link_err err;
+	const struct wse_link_params_info in = r->args.params;
+	const struct wse_link_frame *f = &r->f;
+	const uint8_t *data = r->data;
 	struct fwd_program *p;
 	uint64_t size;
 	char text[256];
 
-	if (wse_link_params_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
-	if (in.length != len - sizeof(struct wse_link_params)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
-				    "PARAMS_WRITE announces %u bytes but carries %zu", in.length,
-				    len - sizeof(struct wse_link_params));
-		return;
-	}
 	/* Untrusted values: a weight that is not a number is refused. */
 	for (uint32_t i = 0; in.which == WSE_LINK_PARAMS_WEIGHTS && i + 4 <= in.length; i += 4) {
 		float v;
@@ -226,15 +226,12 @@ void fwd_params_write(struct fwd_exec *x, const struct wse_link_frame *f,
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
 
-void fwd_device_stats(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len)
+static void stats_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
 	struct wse_link_dev_stats_info s;
 	struct wse_link_dev_stats raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 
-	(void)payload;
-	(void)len;
 	pthread_mutex_lock(&x->lock);
 	s = (struct wse_link_dev_stats_info){
 		.cycles = x->stats.cycles,
@@ -248,5 +245,27 @@ void fwd_device_stats(struct fwd_exec *x, const struct wse_link_frame *f,
 	};
 	pthread_mutex_unlock(&x->lock);
 	wse_link_dev_stats_encode(&raw, &s);
-	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
+	fwd_conn_reply(x->conn, &r->f, WSE_LINK_OK, &iov, 1);
 }
+
+const struct fwd_op fwd_op_params_read = {
+	.opcode = WSE_LINK_OP_PARAMS_READ,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_params),
+	.decode = read_decode,
+	.execute = read_execute,
+};
+
+const struct fwd_op fwd_op_params_write = {
+	.opcode = WSE_LINK_OP_PARAMS_WRITE,
+	.min_len = sizeof(struct wse_link_params),
+	.decode = write_decode,
+	.execute = write_execute,
+};
+
+const struct fwd_op fwd_op_device_stats = {
+	.opcode = WSE_LINK_OP_DEVICE_STATS,
+	.exact_len = true,
+	.min_len = 0,
+	.execute = stats_execute,
+};

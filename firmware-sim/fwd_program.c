@@ -17,6 +17,7 @@
 #include "fwd_device.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_ops.h"
 #include "fwd_pipeline.h"
 #include "wse/engine_wsep.h"
 
@@ -85,11 +86,6 @@ static uint32_t check_device(struct fwd_exec *x, const struct wsep_program *prog
 				 k, r->w, r->h, r->x, r->y);
 			return WSE_LINK_E_INVAL;
 		}
-	}
-	if (prog->num_layers > ENGINE_MAX_LAYERS) {
-		snprintf(text, len, "the program has %u layers; this firmware runs at most %u",
-			 prog->num_layers, ENGINE_MAX_LAYERS);
-		return WSE_LINK_E_UNSUPPORTED;
 	}
 	if (prog->layers[prog->num_layers - 1].out > 256) {
 		snprintf(text, len, "the program has %u classes; labels are bytes on the device, at most 256",
@@ -198,69 +194,20 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	return WSE_LINK_OK;
 }
 
-static bool stream_is(const struct wsep_stream *s, enum wsep_direction dir, enum wsep_elem elem,
-		      uint64_t elems, enum wsep_stream_unit unit)
-{
-	return s->dir == dir && s->elem == elem && s->elems == elems && s->unit == unit;
-}
-
 /* Binds the program's declared streams to what the device produces and consumes. */
 static uint32_t bind_streams(struct fwd_program *p, char *text, size_t len)
 {
-	const struct wsep_program *prog = p->prog;
-	bool ws = prog->mode == WSEP_MODE_WEIGHT_STREAMING;
+	struct wsep_train_streams ts;
 
-	p->samples = p->labels = p->losses = p->predictions = -1;
-	for (int k = 0; k < ENGINE_MAX_LAYERS; k++)
-		p->weights[k] = p->grads[k] = -1;
-	for (uint32_t i = 0; i < prog->num_streams; i++) {
-		const struct wsep_stream *s = &prog->streams[i];
-		int32_t k = s->layer;
-		bool ok = false;
-
-		if (!strcmp(s->name, "samples")) {
-			ok = stream_is(s, WSEP_DIR_HOST_TO_DEVICE, prog->input_type, prog->input_dim,
-				       WSEP_UNIT_PER_SAMPLE);
-			p->samples = (int)i;
-		} else if (!strcmp(s->name, "labels")) {
-			ok = stream_is(s, WSEP_DIR_HOST_TO_DEVICE, WSEP_ELEM_I32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->labels = (int)i;
-		} else if (!strcmp(s->name, "losses")) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->losses = (int)i;
-		} else if (!strcmp(s->name, "predictions")) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_I32, 1, WSEP_UNIT_PER_SAMPLE);
-			p->predictions = (int)i;
-		} else if (k >= 0 && (uint32_t)k < prog->num_layers && !strncmp(s->name, "weights.", 8)) {
-			ok = stream_is(s, ws ? WSEP_DIR_HOST_TO_DEVICE : WSEP_DIR_DEVICE_TO_HOST,
-				       WSEP_ELEM_F32, wsep_layer_params(&prog->layers[k]),
-				       WSEP_UNIT_PER_TRANSFER);
-			p->weights[k] = (int)i;
-		} else if (ws && k >= 0 && (uint32_t)k < prog->num_layers &&
-			   !strncmp(s->name, "grads.", 6)) {
-			ok = stream_is(s, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32,
-				       wsep_layer_params(&prog->layers[k]), WSEP_UNIT_PER_TRANSFER);
-			p->grads[k] = (int)i;
-		}
-		if (!ok) {
-			snprintf(text, len,
-				 "stream %u '%s' (%s, %s x %llu per %s) is not one this firmware can serve for a %s program",
-				 s->id, s->name, wsep_direction_name(s->dir), wsep_elem_name(s->elem),
-				 (unsigned long long)s->elems,
-				 s->unit == WSEP_UNIT_PER_SAMPLE ? "sample" : "transfer",
-				 wsep_mode_name(prog->mode));
-			return WSE_LINK_E_INVAL;
-		}
-	}
-	if (p->samples < 0 || p->labels < 0 || p->losses < 0 || p->predictions < 0) {
-		snprintf(text, len, "the program lacks one of the streams samples, labels, losses, predictions");
+	if (wsep_train_streams(p->prog, &ts, text, len))
 		return WSE_LINK_E_INVAL;
-	}
-	for (uint32_t k = 0; ws && k < prog->num_layers; k++) {
-		if (p->weights[k] < 0 || p->grads[k] < 0) {
-			snprintf(text, len, "weight streaming program lacks weights.%u or grads.%u", k, k);
-			return WSE_LINK_E_INVAL;
-		}
+	p->samples = ts.samples;
+	p->labels = ts.labels;
+	p->losses = ts.losses;
+	p->predictions = ts.predictions;
+	for (int k = 0; k < ENGINE_MAX_LAYERS; k++) {
+		p->weights[k] = ts.weights[k];
+		p->grads[k] = ts.grads[k];
 	}
 	return WSE_LINK_OK;
 }
@@ -431,23 +378,22 @@ static uint32_t take_piece(struct fwd_exec *x, const struct wse_link_prog_load_i
 	return WSE_LINK_OK;
 }
 
-void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len)
+static int load_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+		       struct wse_link_err *err)
 {
-	struct wse_link_prog_load_info in;
+	return wse_link_prog_load_decode(payload, len, &a->load, err);
+}
+
+static void load_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_prog_load_info *in = &r->args.load;
+	const struct wse_link_frame *f = &r->f;
 	struct fwd_assembly *done = NULL;
-	struct wse_link_err err;
 	char text[TEXT_MAX];
 	uint32_t status;
 
-	if (wse_link_prog_load_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
 	pthread_mutex_lock(&x->lock);
-	status = take_piece(x, &in, payload + sizeof(struct wse_link_program_load),
-			    len - (uint32_t)sizeof(struct wse_link_program_load), &done, text,
-			    sizeof(text));
+	status = take_piece(x, in, r->data, r->len, &done, text, sizeof(text));
 	pthread_mutex_unlock(&x->lock);
 	if (status) {
 		fwd_conn_reply_text(x->conn, f, status, "%s", text);
@@ -457,23 +403,24 @@ void fwd_program_load(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 		return;
 	}
-	place(x, f, in.program, done->buf, done->total);
+	place(x, f, in->program, done->buf, done->total);
 	free(done->buf);
 	free(done);
 }
 
-void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
-			const uint8_t *payload, uint32_t len)
+static int unload_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			 struct wse_link_err *err)
 {
-	struct fwd_program *p;
-	struct wse_link_err err;
-	char text[TEXT_MAX];
-	uint32_t slot;
+	return wse_link_prog_ref_decode(payload, len, &a->program, err);
+}
 
-	if (wse_link_prog_ref_decode(payload, len, &slot, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
+static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_frame *f = &r->f;
+	uint32_t slot = r->args.program;
+	struct fwd_program *p;
+	char text[TEXT_MAX];
+
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
 	if (p && p->busy) {
@@ -494,3 +441,18 @@ void fwd_program_unload(struct fwd_exec *x, const struct wse_link_frame *f,
 	fwd_program_free(p);
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
+
+const struct fwd_op fwd_op_program_load = {
+	.opcode = WSE_LINK_OP_PROGRAM_LOAD,
+	.min_len = sizeof(struct wse_link_program_load),
+	.decode = load_decode,
+	.execute = load_execute,
+};
+
+const struct fwd_op fwd_op_program_unload = {
+	.opcode = WSE_LINK_OP_PROGRAM_UNLOAD,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_program_ref),
+	.decode = unload_decode,
+	.execute = unload_execute,
+};

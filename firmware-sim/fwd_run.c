@@ -28,6 +28,7 @@
 #include "fwd_conn.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_ops.h"
 #include "fwd_pipeline.h"
 
 struct step_ctx {
@@ -299,13 +300,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
-	     const uint8_t *payload, uint32_t len)
+static int run_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+		      struct wse_link_err *err)
 {
+	return wse_link_run_decode(payload, len, &a->run, err);
+}
+
+static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
+{
+	const struct wse_link_run_info in = req->args.run;
+	const struct wse_link_frame *f = &req->f;
 	struct wse_link_run_result_info r = { 0 };
 	struct wse_link_run_result raw;
-	struct wse_link_run_info in;
-	struct wse_link_err err;
 	struct fwd_program *p;
 	enum fwd_timing_kind tk;
 	char text[256] = "";
@@ -314,10 +320,6 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 	struct step_ctx c;
 	struct iovec iov;
 
-	if (wse_link_run_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, in.program, text, sizeof(text));
 	if (p && (in.kind < WSE_LINK_RUN_TRAIN || in.kind > WSE_LINK_RUN_PREDICT)) {
@@ -394,3 +396,11 @@ void fwd_run(struct fwd_exec *x, const struct wse_link_frame *f,
 	iov.iov_len = sizeof(raw);
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
 }
+
+const struct fwd_op fwd_op_run = {
+	.opcode = WSE_LINK_OP_RUN,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_run),
+	.decode = run_decode,
+	.execute = run_execute,
+};

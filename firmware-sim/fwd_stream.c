@@ -14,6 +14,7 @@
 #include "fwd_conn.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
+#include "fwd_ops.h"
 
 static uint32_t elem_bytes(enum wsep_elem e)
 {
@@ -143,27 +144,37 @@ static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_strea
 	return s;
 }
 
-void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
-		      const uint8_t *payload, uint32_t len)
+static int read_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+		       struct wse_link_err *err)
 {
-	struct wse_link_stream_info in;
-	struct wse_link_err err;
+	return wse_link_stream_decode(payload, len, &a->stream, err);
+}
+
+static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			struct wse_link_err *err)
+{
+	int ret = wse_link_stream_decode(payload, len, &a->stream, err);
+
+	return ret ? ret : fwd_data_announced(a->stream.length, len - sizeof(struct wse_link_stream),
+					      "STREAM_WRITE", err);
+}
+
+static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	const struct wse_link_stream_info *in = &r->args.stream;
+	const struct wse_link_frame *f = &r->f;
 	struct fwd_stream *s;
 	char text[256];
 
-	if (wse_link_stream_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		/* Looked up again after every wait: the program may have gone. */
-		s = lookup(x, &in, WSEP_DIR_HOST_TO_DEVICE, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, text, sizeof(text));
 		if (!s)
 			break;
-		if (s->cap - s->len >= in.length) {
-			fwd_stream_put(s, payload + sizeof(struct wse_link_stream), in.length);
-			x->stats.bytes_in += in.length;
+		if (s->cap - s->len >= in->length) {
+			fwd_stream_put(s, r->data, in->length);
+			x->stats.bytes_in += in->length;
 			pthread_cond_broadcast(&x->changed);
 			break;
 		}
@@ -179,30 +190,25 @@ void fwd_stream_write(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
 
-void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
-		     const uint8_t *payload, uint32_t len)
+static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	struct wse_link_stream_info in;
-	struct wse_link_err err;
+	const struct wse_link_stream_info *in = &r->args.stream;
+	const struct wse_link_frame *f = &r->f;
 	struct fwd_stream *s;
 	uint8_t *data = NULL;
 	uint64_t n = 0;
 	char text[256];
 	struct iovec iov;
 
-	if (wse_link_stream_decode(payload, len, &in, &err)) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", err.text);
-		return;
-	}
-	if (!fwd_conn_reply_fits(x->conn, f, in.length))
+	if (!fwd_conn_reply_fits(x->conn, f, in->length))
 		return;
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
-		s = lookup(x, &in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
 		if (!s)
 			break;
 		if (s->len >= s->unit) {
-			n = s->len < in.length ? s->len : in.length;
+			n = s->len < in->length ? s->len : in->length;
 			n -= n % s->unit;
 			data = malloc(n);
 			if (!data) {
@@ -230,3 +236,18 @@ void fwd_stream_read(struct fwd_exec *x, const struct wse_link_frame *f,
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
 	free(data);
 }
+
+const struct fwd_op fwd_op_stream_write = {
+	.opcode = WSE_LINK_OP_STREAM_WRITE,
+	.min_len = sizeof(struct wse_link_stream),
+	.decode = write_decode,
+	.execute = write_execute,
+};
+
+const struct fwd_op fwd_op_stream_read = {
+	.opcode = WSE_LINK_OP_STREAM_READ,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_stream),
+	.decode = read_decode,
+	.execute = read_execute,
+};

@@ -11,14 +11,16 @@
 #include <string.h>
 
 #include "fwd_wafer.h"
+#include "wse/numparse.h"
 
 #define PE_SRAM_DEFAULT		(48ULL * 1024)
 #define WAFER_SIDE_MAX		100000UL
 
 int fwd_wafer_parse(const char *spec, struct fwd_wafer *w, char *err, size_t errlen)
 {
-	unsigned long width, height;
-	char *end;
+	const char *p = spec;
+	uint64_t width, height;
+	char why[160];
 
 	w->sram_per_pe = PE_SRAM_DEFAULT;
 	if (!strcmp(spec, "wse2")) {
@@ -31,17 +33,15 @@ int fwd_wafer_parse(const char *spec, struct fwd_wafer *w, char *err, size_t err
 		w->height = 1023;
 		return 0;
 	}
-	errno = 0;
-	width = strtoul(spec, &end, 10);
-	if (end == spec || (*end != 'x' && *end != 'X') || errno)
+	if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_PLAIN, &width, why, sizeof(why)) ||
+	    (*p != 'x' && *p != 'X'))
 		goto bad;
-	spec = end + 1;
-	height = strtoul(spec, &end, 10);
-	if (end == spec || *end || errno)
+	p++;
+	if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_PLAIN, &height, why, sizeof(why)) || *p)
 		goto bad;
 	if (!width || !height || width > WAFER_SIDE_MAX || height > WAFER_SIDE_MAX) {
-		snprintf(err, errlen, "wafer %lux%lu: each side must be 1..%lu PEs",
-			 width, height, WAFER_SIDE_MAX);
+		snprintf(err, errlen, "wafer %llux%llu: each side must be 1..%lu PEs",
+			 (unsigned long long)width, (unsigned long long)height, WAFER_SIDE_MAX);
 		return -1;
 	}
 	w->width = (uint32_t)width;

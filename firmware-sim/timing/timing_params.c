@@ -5,7 +5,7 @@
  * comes from.
  */
 #include <errno.h>
-#include <math.h>
+#include <float.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "timing.h"
+#include "wse/numparse.h"
 
 #define PARAMS_FILE_MAX	(64 * 1024)
 
@@ -75,7 +76,7 @@ static char *trim(char *s)
 static int parse_line(char *line, const char *name, unsigned lineno, struct fwd_timing_params *p,
 		      bool *seen, char *err, size_t errlen)
 {
-	char *hash = strchr(line, '#'), *eq, *key, *val, *end;
+	char *hash = strchr(line, '#'), *eq, *key, *val, why[160];
 	double v;
 	size_t i;
 
@@ -96,9 +97,7 @@ static int parse_line(char *line, const char *name, unsigned lineno, struct fwd_
 		return fail(err, errlen, name, lineno, "unknown key '%s'", key);
 	if (seen[i])
 		return fail(err, errlen, name, lineno, "'%s' given twice", key);
-	errno = 0;
-	v = strtod(val, &end);
-	if (!*val || *end || errno || !isfinite(v) || v < 0 || (keys[i].positive && v <= 0))
+	if (wse_parse_double(val, 0, DBL_MAX, &v, why, sizeof(why)) || (keys[i].positive && v <= 0))
 		return fail(err, errlen, name, lineno, "'%s' needs a finite number %s, not '%s'",
 			    key, keys[i].positive ? "> 0" : ">= 0", val);
 	*(double *)((char *)p + keys[i].offset) = v;

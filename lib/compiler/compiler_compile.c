@@ -5,6 +5,7 @@
  * finds room for every layer); weight streaming otherwise. A forced mode
  * is obeyed or refused with the numbers, never silently changed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,7 +50,7 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 	plan->batch = m->batch;
 	plan->num_layers = m->num_layers;
 	if (wsecc_validate(m, err))
-		return -1;
+		return -EINVAL;
 	if (m->num_layers < 1 || m->num_layers > WSECC_MAX_LAYERS || m->batch < 1)
 		return wsecc_fail(err, m->file, 0, 0, "model has no layers or no batch");
 
@@ -89,7 +90,7 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 	memset(plan->layers, 0, sizeof(plan->layers));
 	memset(&plan->summary, 0, sizeof(plan->summary));
 	if (wsecc_plan_streaming(m, plan, err))
-		return -1;
+		return -EINVAL;
 	plan->mode = WSEP_MODE_WEIGHT_STREAMING;
 done:
 	plan->summary.utilization = plan->total_flops_per_sample * plan->summary.samples_per_s /

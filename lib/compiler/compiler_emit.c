@@ -3,58 +3,29 @@
  * The plan as a .wsep program: everything the firmware needs to run the
  * model without the model file, and the compiler's estimates.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler_internal.h"
 
-static void add_stream(struct wsep_program *p, const char *name, enum wsep_direction dir,
-		       enum wsep_elem elem, int32_t layer, uint64_t elems,
-		       enum wsep_stream_unit unit)
-{
-	struct wsep_stream *s = &p->streams[p->num_streams];
-
-	size_t n = strnlen(name, sizeof(s->name) - 1);
-
-	s->id = p->num_streams++;
-	memcpy(s->name, name, n);
-	s->name[n] = 0;
-	s->dir = dir;
-	s->elem = elem;
-	s->layer = layer;
-	s->elems = elems;
-	s->unit = unit;
-}
-
+/* The training streams, in the order that gives them ids 0, 1, ...: the
+ * fixed four, then per layer weights.K (and grads.K when streaming).
+ */
 static void add_streams(struct wsep_program *p)
 {
-	char name[32];
-	int streaming = p->mode == WSEP_MODE_WEIGHT_STREAMING;
+	struct wsep_stream *s = p->streams;
 
-	add_stream(p, "samples", WSEP_DIR_HOST_TO_DEVICE, p->input_type, -1, p->input_dim,
-		   WSEP_UNIT_PER_SAMPLE);
-	add_stream(p, "labels", WSEP_DIR_HOST_TO_DEVICE, WSEP_ELEM_I32, -1, 1,
-		   WSEP_UNIT_PER_SAMPLE);
-	add_stream(p, "losses", WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32, -1, 1,
-		   WSEP_UNIT_PER_SAMPLE);
-	add_stream(p, "predictions", WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_I32, -1, 1,
-		   WSEP_UNIT_PER_SAMPLE);
+	for (int r = WSEP_TRAIN_SAMPLES; r <= WSEP_TRAIN_PREDICTIONS; r++)
+		wsep_train_stream(p, r, 0, &s[p->num_streams++]);
 	for (uint32_t i = 0; i < p->num_layers; i++) {
-		uint64_t n = wsep_layer_params(&p->layers[i]);
-
-		/* Pipelined: weights live on the wafer and are read back for
-		 * checkpoints. Streaming: they come in from MemoryX, and the
-		 * gradients go back to it.
-		 */
-		snprintf(name, sizeof(name), "weights.%u", i);
-		add_stream(p, name, streaming ? WSEP_DIR_HOST_TO_DEVICE : WSEP_DIR_DEVICE_TO_HOST,
-			   WSEP_ELEM_F32, (int32_t)i, n, WSEP_UNIT_PER_TRANSFER);
-		if (streaming) {
-			snprintf(name, sizeof(name), "grads.%u", i);
-			add_stream(p, name, WSEP_DIR_DEVICE_TO_HOST, WSEP_ELEM_F32, (int32_t)i, n,
-				   WSEP_UNIT_PER_TRANSFER);
-		}
+		if (!wsep_train_stream(p, WSEP_TRAIN_WEIGHTS, i, &s[p->num_streams]))
+			p->num_streams++;
+		if (!wsep_train_stream(p, WSEP_TRAIN_GRADS, i, &s[p->num_streams]))
+			p->num_streams++;
 	}
+	for (uint32_t i = 0; i < p->num_streams; i++)
+		s[i].id = i;
 }
 
 int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *plan,
@@ -120,7 +91,8 @@ int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *pl
 	return 0;
 oom:
 	wsep_program_free(p);
-	return wsecc_fail(err, m->file, 0, 0, "out of memory building the program");
+	wsecc_fail(err, m->file, 0, 0, "out of memory building the program");
+	return -ENOMEM;
 }
 
 int wsecc_emit(const struct wsecc_model *m, const struct wsecc_plan *plan, int with_weights,
@@ -130,8 +102,9 @@ int wsecc_emit(const struct wsecc_model *m, const struct wsecc_plan *plan, int w
 	char msg[256];
 	int ret;
 
-	if (wsecc_build_program(m, plan, with_weights, &p, err))
-		return -1;
+	ret = wsecc_build_program(m, plan, with_weights, &p, err);
+	if (ret)
+		return ret;
 	ret = wsep_write(p, buf, len, msg, sizeof(msg));
 	wsep_program_free(p);
 	if (ret)
@@ -147,11 +120,14 @@ int wsecc_emit_file(const struct wsecc_model *m, const struct wsecc_plan *plan,
 	char msg[512];
 	int ret;
 
-	if (wsecc_build_program(m, plan, with_weights, &p, err))
-		return -1;
+	ret = wsecc_build_program(m, plan, with_weights, &p, err);
+	if (ret)
+		return ret;
 	ret = wsep_write_file(p, path, msg, sizeof(msg));
 	wsep_program_free(p);
-	if (ret)
-		return wsecc_fail(err, path, 0, 0, "cannot write the program: %.400s", msg);
+	if (ret) {
+		wsecc_fail(err, path, 0, 0, "cannot write the program: %.400s", msg);
+		return ret;
+	}
 	return 0;
 }

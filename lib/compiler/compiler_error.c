@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Compiler errors: file, position and a message; and how they print. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,14 +13,14 @@ int wsecc_fail(struct wsecc_error *e, const char *file, unsigned line, unsigned 
 	va_list ap;
 
 	if (!e)
-		return -1;
+		return -EINVAL;
 	snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
 	e->line = line;
 	e->col = col;
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
-	return -1;
+	return -EINVAL;
 }
 
 void wsecc_error_format(const struct wsecc_error *e, char *buf, size_t len)

@@ -5,7 +5,7 @@
 
 #include "wse/compiler.h"
 
-/* Sets @e (file, position, message) and returns -1. */
+/* Sets @e (file, position, message) and returns -EINVAL. */
 int wsecc_fail(struct wsecc_error *e, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -4,6 +4,7 @@
  * kernel names are the firmware engine's: an op with no kernel here is one
  * the device cannot run, and --validate-only reports it.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "compiler_internal.h"
@@ -159,6 +160,6 @@ int wsecc_mode_parse(const char *s, enum wsecc_mode *mode)
 	else if (strcmp(s, "weight_streaming") == 0)
 		*mode = WSECC_MODE_WEIGHT_STREAMING;
 	else
-		return -1;
+		return -EINVAL;
 	return 0;
 }

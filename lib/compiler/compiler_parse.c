@@ -128,7 +128,7 @@ static int parse_model(struct parser *p)
 	const struct word *w = &p->w[1];
 
 	if (once(p, &p->seen_model, "model") || need_words(p, 2, "a model name after 'model'"))
-		return -1;
+		return -EINVAL;
 	if (w->len >= WSEP_NAME_MAX)
 		return FAIL_AT(p, w, "model name is %zu characters: at most %u", w->len,
 			       WSEP_NAME_MAX - 1);
@@ -148,7 +148,7 @@ static int parse_input(struct parser *p)
 	if (once(p, &p->seen_input, "input") ||
 	    need_words(p, 3, "'input DIM TYPE', e.g. 'input 784 u8'") ||
 	    get_uint(p, &p->w[1], 1, WSEP_MAX_DIM, "an input size", &dim))
-		return -1;
+		return -EINVAL;
 	p->m->input_dim = (uint32_t)dim;
 	p->m->input_pos = (struct wsecc_pos){ p->line, p->w[0].col };
 	if (word_is(&p->w[2], "u8")) {
@@ -184,7 +184,7 @@ static int parse_dense(struct parser *p)
 	if (need_words(p, 4, "'dense IN OUT ACTIVATION', e.g. 'dense 784 256 relu'") ||
 	    get_uint(p, &p->w[1], 1, WSEP_MAX_DIM, "an input size", &in) ||
 	    get_uint(p, &p->w[2], 1, WSEP_MAX_DIM, "an output size", &out))
-		return -1;
+		return -EINVAL;
 	for (i = 0; i < sizeof(activations) / sizeof(activations[0]); i++)
 		if (word_is(&p->w[3], activations[i].name))
 			break;
@@ -206,7 +206,7 @@ static int parse_loss(struct parser *p)
 {
 	if (once(p, &p->seen_loss, "loss") ||
 	    need_words(p, 2, "a loss after 'loss': softmax_xent"))
-		return -1;
+		return -EINVAL;
 	p->m->loss_pos = (struct wsecc_pos){ p->line, p->w[1].col };
 	if (word_is(&p->w[1], "softmax_xent"))
 		p->m->loss = WSECC_LOSS_SOFTMAX_XENT;
@@ -257,7 +257,7 @@ static int parse_optimizer(struct parser *p)
 	char list[128];
 
 	if (once(p, &p->seen_opt, "optimizer"))
-		return -1;
+		return -EINVAL;
 	if (p->n < 2)
 		return wsecc_fail(p->err, p->file, p->line, end_col(p),
 				  "expected an optimizer after 'optimizer': sgd, momentum or adam");
@@ -296,7 +296,7 @@ static int parse_optimizer(struct parser *p)
 		if (!eq)
 			return FAIL_AT(p, w, "expected '%s=VALUE'", k->name);
 		if (get_real(p, w, klen + 1, k->name, &v))
-			return -1;
+			return -EINVAL;
 		if (!(k->lo_incl ? v >= k->lo : v > k->lo) || !(v < k->hi))
 			return wsecc_fail(p->err, p->file, p->line, w->col + (unsigned)klen + 1,
 					  "%s %g is out of range: expected %s%g and < %g", k->name,
@@ -320,7 +320,7 @@ static int parse_batch(struct parser *p)
 
 	if (once(p, &p->seen_batch, "batch") || need_words(p, 2, "a batch size after 'batch'") ||
 	    get_uint(p, &p->w[1], 1, WSEP_MAX_BATCH, "a batch size", &v))
-		return -1;
+		return -EINVAL;
 	p->m->batch = (uint32_t)v;
 	p->m->batch_pos = (struct wsecc_pos){ p->line, p->w[1].col };
 	return 0;
@@ -332,7 +332,7 @@ static int parse_seed(struct parser *p)
 
 	if (once(p, &p->seen_seed, "seed") || need_words(p, 2, "a seed after 'seed'") ||
 	    get_uint(p, &p->w[1], 0, UINT64_MAX, "a seed", &v))
-		return -1;
+		return -EINVAL;
 	p->m->seed = v;
 	return 0;
 }
@@ -344,7 +344,7 @@ static int parse_wafer(struct parser *p)
 
 	if (once(p, &p->seen_wafer, "wafer") ||
 	    need_words(p, 2, "a wafer after 'wafer': wse2, wse3 or WxH[:SRAM]"))
-		return -1;
+		return -EINVAL;
 	if (p->w[1].len >= sizeof(p->m->wafer))
 		return FAIL_AT(p, &p->w[1], "wafer spec too long");
 	memcpy(p->m->wafer, p->w[1].s, p->w[1].len);
@@ -445,7 +445,7 @@ int wsecc_parse_string(const char *text, const char *name, struct wsecc_model *m
 
 		p.line++;
 		if (split(&p, s, len))
-			return -1;
+			return -EINVAL;
 		if (p.n) {
 			for (i = 0; i < sizeof(statements) / sizeof(statements[0]); i++)
 				if (word_is(&p.w[0], statements[i].word))
@@ -455,12 +455,12 @@ int wsecc_parse_string(const char *text, const char *name, struct wsecc_model *m
 					       "unknown statement '%s': expected model, input, dense, loss, optimizer, batch, seed or wafer",
 					       word_str(&p.w[0]));
 			if (statements[i].parse(&p))
-				return -1;
+				return -EINVAL;
 		}
 		s += len + (nl ? 1 : 0);
 	}
 	if (check_whole(&p))
-		return -1;
+		return -EINVAL;
 	if (!m->name[0]) {
 		/* The model is named after its file unless it says otherwise. */
 		base = strrchr(p.file, '/');
@@ -480,12 +480,16 @@ int wsecc_parse_file(const char *path, struct wsecc_model *m, struct wsecc_error
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (!f)
-		return wsecc_fail(err, path, 0, 0, "cannot open the model file: %s", strerror(errno));
+	if (!f) {
+		ret = -errno;
+		wsecc_fail(err, path, 0, 0, "cannot open the model file: %s", strerror(-ret));
+		return ret;
+	}
 	text = malloc(MAX_MODEL_TEXT + 1);
 	if (!text) {
 		fclose(f);
-		return wsecc_fail(err, path, 0, 0, "out of memory");
+		wsecc_fail(err, path, 0, 0, "out of memory");
+		return -ENOMEM;
 	}
 	n = fread(text, 1, MAX_MODEL_TEXT + 1, f);
 	fclose(f);

@@ -94,5 +94,5 @@ int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_pla
 		pipelined ? "Each layer is a column strip; activations flow left to right."
 			  : "Weight streaming: each layer runs on the whole wafer in turn (bands show the order).");
 	fprintf(f, "</svg>\n");
-	return ferror(f) ? (errno = EIO, -1) : 0;
+	return ferror(f) ? -EIO : 0;
 }

@@ -1,6 +1,7 @@
 # lib/compiler: the wse compiler library (wse/compiler.h): model parser,
 # op lowering and kernel check, mode choice, placement, estimates, report,
-# SVG, and .wsep emission. wsecc is its CLI; libwse and wsetrain link it.
+# SVG, and .wsep emission. wsecc is its command line and its only program;
+# wsetrain runs wsecc rather than linking the library.
 # The library is libwsecompiler, not libwsecc: the wsecc program and a
 # wsecc library would share the wsecc_srcs variable of the top Makefile.
 libs += wsecompiler

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/*
- * splitmix64 (Steele, Lea and Flood, 2014): tiny, fast, and every seed
- * gives a good sequence, which is all initialisation and test data need.
- */
+/* The engine's seeded numbers: the project's splitmix64 (wse/splitmix64.h). */
 #include "wse/engine.h"
+#include "wse/splitmix64.h"
 
 void engine_rng_seed(struct engine_rng *rng, uint64_t seed)
 {
@@ -12,15 +10,10 @@ void engine_rng_seed(struct engine_rng *rng, uint64_t seed)
 
 uint64_t engine_rng_next(struct engine_rng *rng)
 {
-	uint64_t z = (rng->state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return wse_splitmix64(&rng->state);
 }
 
 float engine_rng_uniform(struct engine_rng *rng)
 {
-	/* The top 24 bits fill a float's significand exactly. */
-	return (float)(engine_rng_next(rng) >> 40) * 0x1p-24f;
+	return wse_splitmix64_unit(&rng->state);
 }

@@ -7,7 +7,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
 
 _Static_assert(sizeof(struct wse_link_program_load) == 24, "program_load layout");
 _Static_assert(sizeof(struct wse_link_program_info) == 40, "program_info layout");

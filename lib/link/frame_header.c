@@ -5,11 +5,12 @@
  * reserved, length; the data CRC once the payload is in).
  */
 #include <endian.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_frame.h"
 
 /*
  * The code follows the structure in uapi/wse_link.h rather than literal
@@ -30,7 +31,8 @@ int wse_link_err_set(struct wse_link_err *err, uint32_t code,
 		vsnprintf(err->text, sizeof(err->text), fmt, ap);
 		va_end(ap);
 	}
-	return (int)code;
+	/* The statuses a receiver's checks report; callers with others return their own errno. */
+	return code == WSE_LINK_E_CRC ? -EBADMSG : code == WSE_LINK_E_INVAL ? -EINVAL : -EPROTO;
 }
 
 void wse_link_hdr_encode(struct wse_link_hdr *raw, const struct wse_link_frame *f)

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
 
 int64_t wse_link_now_ms(void)
 {

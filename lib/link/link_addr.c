@@ -18,7 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
+#include "wse/numparse.h"
 
 /* 4 MiB: a few maximum-size frames in flight each way. */
 #define LINK_SOCKET_BUFFER	(4 << 20)
@@ -28,8 +29,8 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 {
 	const char *rest, *colon;
 	size_t hostlen;
-	char *end;
-	unsigned long port;
+	uint64_t port;
+	char why[160];
 
 	memset(addr, 0, sizeof(*addr));
 	if (!strncmp(spec, "unix:", 5)) {
@@ -38,7 +39,7 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 			snprintf(err, errlen,
 				 "'%s': a unix socket path must be 1..%zu characters",
 				 spec, sizeof(addr->path) - 1);
-			return -1;
+			return -EINVAL;
 		}
 		addr->is_unix = true;
 		strcpy(addr->path, rest);
@@ -47,13 +48,13 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 	if (strncmp(spec, "tcp:", 4)) {
 		snprintf(err, errlen,
 			 "'%s': an address is tcp:HOST:PORT or unix:PATH", spec);
-		return -1;
+		return -EINVAL;
 	}
 	rest = spec + 4;
 	colon = strrchr(rest, ':');
 	if (!colon || colon == rest) {
 		snprintf(err, errlen, "'%s': expected tcp:HOST:PORT", spec);
-		return -1;
+		return -EINVAL;
 	}
 	hostlen = (size_t)(colon - rest);
 	/* [v6addr]:port */
@@ -63,17 +64,15 @@ int wse_link_addr_parse(const char *spec, struct wse_link_addr *addr,
 	}
 	if (!hostlen || hostlen >= sizeof(addr->host)) {
 		snprintf(err, errlen, "'%s': bad host part", spec);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(addr->host, rest, hostlen);
 	addr->host[hostlen] = '\0';
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port > 65535) {
-		snprintf(err, errlen, "'%s': the port must be a number 0..65535", spec);
-		return -1;
+	if (wse_parse_u64(colon + 1, 0, 65535, WSE_NUM_PLAIN, &port, why, sizeof(why))) {
+		snprintf(err, errlen, "'%s': the port %s", spec, why);
+		return -EINVAL;
 	}
-	snprintf(addr->port, sizeof(addr->port), "%lu", port);
+	snprintf(addr->port, sizeof(addr->port), "%llu", (unsigned long long)port);
 	return 0;
 }
 
@@ -95,7 +94,7 @@ static int listen_unix(const struct wse_link_addr *addr, char *err, size_t errle
 		if (!S_ISSOCK(st.st_mode)) {
 			snprintf(err, errlen, "%s exists and is not a socket: remove it or pick another path",
 				 addr->path);
-			return -1;
+			return -EEXIST;
 		}
 		/* A socket file nobody listens on is left over from a crash. */
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -103,7 +102,7 @@ static int listen_unix(const struct wse_link_addr *addr, char *err, size_t errle
 			close(probe);
 			snprintf(err, errlen, "%s: another process is listening there",
 				 addr->path);
-			return -1;
+			return -EADDRINUSE;
 		}
 		if (probe >= 0)
 			close(probe);
@@ -112,11 +111,12 @@ static int listen_unix(const struct wse_link_addr *addr, char *err, size_t errle
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) ||
 	    listen(fd, 8)) {
-		snprintf(err, errlen, "cannot listen on unix:%s: %s", addr->path,
-			 strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen on unix:%s: %s", addr->path, strerror(e));
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return -e;
 	}
 	return fd;
 }
@@ -134,7 +134,7 @@ static int listen_tcp(const struct wse_link_addr *addr, char *err, size_t errlen
 	rc = getaddrinfo(addr->host, addr->port, &hints, &res);
 	if (rc) {
 		snprintf(err, errlen, "cannot resolve %s: %s", addr->host, gai_strerror(rc));
-		return -1;
+		return -EHOSTUNREACH;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -151,9 +151,11 @@ static int listen_tcp(const struct wse_link_addr *addr, char *err, size_t errlen
 		fd = -1;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
+	if (fd < 0) {
 		snprintf(err, errlen, "cannot listen on tcp:%s:%s: %s", addr->host,
 			 addr->port, strerror(saved));
+		return -saved;
+	}
 	return fd;
 }
 
@@ -214,7 +216,7 @@ int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 				 addr->path, strerror(rc));
 			if (fd >= 0)
 				close(fd);
-			return -1;
+			return -rc;
 		}
 		wse_link_tune_socket(fd);
 		return fd;
@@ -222,7 +224,7 @@ int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 	rc = getaddrinfo(addr->host, addr->port, &hints, &res);
 	if (rc) {
 		snprintf(err, errlen, "cannot resolve %s: %s", addr->host, gai_strerror(rc));
-		return -1;
+		return -EHOSTUNREACH;
 	}
 	fd = -1;
 	rc = ENOENT;
@@ -242,7 +244,7 @@ int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot connect to tcp:%s:%s: %s", addr->host,
 			 addr->port, strerror(rc));
-		return -1;
+		return -rc;
 	}
 	wse_link_tune_socket(fd);
 	return fd;
@@ -254,12 +256,12 @@ int wse_link_local_port(int fd)
 	socklen_t len = sizeof(ss);
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		return -1;
+		return -errno;
 	if (ss.ss_family == AF_INET)
 		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (ss.ss_family == AF_INET6)
 		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return -1;
+	return -EAFNOSUPPORT;
 }
 
 void wse_link_tune_socket(int fd)

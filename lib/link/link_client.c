@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_client.h"
 
 static void copy_text(char *text, size_t textlen, const uint8_t *src, size_t n)
 {
@@ -121,9 +122,9 @@ static int await_response(struct wse_link_client *cl, uint32_t tag, int timeout_
 			if (ret)
 				return ret;
 			cl->peer_error = code ? code : WSE_LINK_E_PROTO;
-			return wse_link_err_set(err, cl->peer_error, WSE_LINK_CHECK_OK,
-						"device sent ERROR %s: %s",
-						wse_link_status_name(code), text);
+			wse_link_err_set(err, cl->peer_error, WSE_LINK_CHECK_OK,
+					 "device sent ERROR %s: %s", wse_link_status_name(code), text);
+			return -ECONNRESET;
 		}
 		if (!(f->flags & WSE_LINK_F_RESPONSE)) {
 			if (f->opcode != WSE_LINK_OP_KEEPALIVE && f->opcode != WSE_LINK_OP_SHUTDOWN)

@@ -6,9 +6,12 @@
  * the rule it enforced.
  */
 #include <endian.h>
+#include <errno.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
+#include "wse/link_malform.h"
+#include "wse/splitmix64.h"
 
 static const char *const malform_names[WSE_LINK_MAL_COUNT] = {
 	[WSE_LINK_MAL_BAD_MAGIC] = "bad-magic",
@@ -37,16 +40,7 @@ int wse_link_malform_parse(const char *name)
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		if (!strcmp(name, malform_names[k]))
 			return k;
-	return -1;
-}
-
-uint64_t wse_link_rand(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return -EINVAL;
 }
 
 /* Re-seals the header CRC after a field was changed on purpose. */
@@ -69,7 +63,7 @@ size_t wse_link_malform_build(enum wse_link_malform kind, uint64_t *rng,
 	struct wse_link_status st;
 	uint8_t *payload = buf + sizeof(h);
 	size_t plen = sizeof(st);
-	uint64_t r = wse_link_rand(rng);
+	uint64_t r = wse_splitmix64(rng);
 
 	*close_after = false;
 	wse_link_status_encode(&st, WSE_LINK_OK);
@@ -79,7 +73,7 @@ size_t wse_link_malform_build(enum wse_link_malform kind, uint64_t *rng,
 		size_t n = 1 + r % (WSE_LINK_MALFORM_MAX - 1);
 
 		for (size_t i = 0; i < n; i += 8) {
-			uint64_t v = wse_link_rand(rng);
+			uint64_t v = wse_splitmix64(rng);
 
 			memcpy(buf + i, &v, n - i < 8 ? n - i : 8);
 		}

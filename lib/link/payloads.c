@@ -7,7 +7,7 @@
 #include <endian.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
 
 _Static_assert(sizeof(struct wse_link_hello) == 24, "hello layout");
 _Static_assert(sizeof(struct wse_link_hello_reply) == 88, "hello reply layout");

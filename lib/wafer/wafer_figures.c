@@ -3,6 +3,7 @@
  * Figures derived from a wafer's per-PE numbers, and the check that they
  * reproduce the vendor's published aggregates.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -39,7 +40,7 @@ static int off_by(double computed, double published, double tolerance, const cha
 		 "%s: %s from per-PE figures is %.3g %s, published %.3g %s (%+.1f%%, tolerance %.0f%%)",
 		 w->name, what, computed, unit, published, unit, (ratio - 1.0) * 100.0,
 		 tolerance * 100.0);
-	return -1;
+	return -ERANGE;
 }
 
 int wse_wafer_check_aggregates(const struct wse_wafer *w, double tolerance,
@@ -68,15 +69,15 @@ int wse_wafer_check_aggregates(const struct wse_wafer *w, double tolerance,
 	if (w->published_sram_bytes > 0 &&
 	    off_by(a.sram_bytes, w->published_sram_bytes, tolerance, "SRAM total", "B", w,
 		   err, errlen))
-		return -1;
+		return -ERANGE;
 	if (w->published_mem_bytes_per_s > 0 &&
 	    off_by(a.mem_bytes_per_s, w->published_mem_bytes_per_s, tolerance,
 		   "memory bandwidth", "B/s", w, err, errlen))
-		return -1;
+		return -ERANGE;
 	if (w->published_fabric_bits_per_s > 0 &&
 	    off_by(a.fabric_bits_per_s, w->published_fabric_bits_per_s, tolerance,
 		   "fabric bandwidth", "b/s", w, err, errlen))
-		return -1;
+		return -ERANGE;
 	return 0;
 }
 

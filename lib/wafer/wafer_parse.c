@@ -4,101 +4,74 @@
  * mesh with the wse2 per-PE figures (a small mesh makes weight streaming
  * cheap to demonstrate).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "wse/numparse.h"
 #include "wse/wafer.h"
-
-/* Reads an unsigned decimal at *p; 0 on success, -1 if none or too big. */
-static int read_number(const char **p, unsigned long long *v)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)**p))
-		return -1;
-	errno = 0;
-	*v = strtoull(*p, &end, 10);
-	if (errno)
-		return -1;
-	*p = end;
-	return 0;
-}
 
 int wse_wafer_parse(const char *spec, struct wse_wafer *w, char *err, size_t errlen)
 {
 	const char *p = spec;
-	unsigned long long width, height, sram = 48ULL * 1024, clock;
+	uint64_t width, height, sram = 48ULL * 1024, clock;
 	struct wse_wafer base;
+	char why[160];
 
 	if (!spec || !*spec) {
 		snprintf(err, errlen, "empty wafer spec: give wse1, wse2, wse3 or WxH[:SRAM][@CLOCK]");
-		return -1;
+		return -EINVAL;
 	}
 	if (wse_wafer_preset(spec, w) == 0)
 		return 0;
 	wse_wafer_preset("wse2", &base);
 	clock = base.clock_hz;
 
-	if (read_number(&p, &width) || (*p != 'x' && *p != 'X')) {
+	if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_PLAIN, &width, why, sizeof(why)) ||
+	    (*p != 'x' && *p != 'X')) {
 		snprintf(err, errlen,
 			 "wafer '%s': expected a preset (wse1, wse2, wse3) or WxH[:SRAM][@CLOCK], e.g. 64x48:48K",
 			 spec);
-		return -1;
+		return -EINVAL;
 	}
 	p++;
-	if (read_number(&p, &height)) {
+	if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_PLAIN, &height, why, sizeof(why))) {
 		snprintf(err, errlen, "wafer '%s': expected a height after 'x', e.g. 64x48", spec);
-		return -1;
+		return -EINVAL;
 	}
 	if (width < 1 || width > WSE_WAFER_MAX_DIM || height < 1 || height > WSE_WAFER_MAX_DIM) {
 		snprintf(err, errlen, "wafer '%s': width and height must be 1..%u PEs", spec,
 			 WSE_WAFER_MAX_DIM);
-		return -1;
+		return -EINVAL;
 	}
 	if (*p == ':') {
 		p++;
-		if (read_number(&p, &sram)) {
+		if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_BINARY, &sram, why, sizeof(why))) {
 			snprintf(err, errlen,
 				 "wafer '%s': expected SRAM bytes per PE after ':', e.g. 48K", spec);
-			return -1;
-		}
-		if (*p == 'K' || *p == 'k') {
-			sram *= 1024;
-			p++;
-		} else if (*p == 'M' || *p == 'm') {
-			sram *= 1024 * 1024;
-			p++;
+			return -EINVAL;
 		}
 		if (sram < WSE_WAFER_MIN_SRAM || sram > WSE_WAFER_MAX_SRAM) {
 			snprintf(err, errlen, "wafer '%s': SRAM per PE must be %lluK..%lluM", spec,
 				 WSE_WAFER_MIN_SRAM / 1024, WSE_WAFER_MAX_SRAM >> 20);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (*p == '@') {
 		p++;
-		if (read_number(&p, &clock)) {
+		if (wse_parse_u64_at(&p, 0, UINT64_MAX, WSE_NUM_DECIMAL, &clock, why, sizeof(why))) {
 			snprintf(err, errlen, "wafer '%s': expected a clock after '@', e.g. 850M", spec);
-			return -1;
+			return -EINVAL;
 		}
-		if (*p == 'K' || *p == 'k')
-			clock *= 1000ULL, p++;
-		else if (*p == 'M' || *p == 'm')
-			clock *= 1000000ULL, p++;
-		else if (*p == 'G' || *p == 'g')
-			clock *= 1000000000ULL, p++;
 		if (clock < 1000000ULL || clock > 10000000000ULL) {
 			snprintf(err, errlen, "wafer '%s': clock must be 1M..10G Hz", spec);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (*p) {
 		snprintf(err, errlen, "wafer '%s': unexpected '%s' (format: WxH[:SRAM][@CLOCK])",
 			 spec, p);
-		return -1;
+		return -EINVAL;
 	}
 
 	*w = base;
@@ -114,6 +87,7 @@ int wse_wafer_parse(const char *spec, struct wse_wafer *w, char *err, size_t err
 	if (strlen(spec) < sizeof(w->name))
 		memcpy(w->name, spec, strlen(spec));
 	else
-		snprintf(w->name, sizeof(w->name), "%llux%llu", width, height);
+		snprintf(w->name, sizeof(w->name), "%llux%llu", (unsigned long long)width,
+			 (unsigned long long)height);
 	return 0;
 }

@@ -15,6 +15,7 @@
  *           PEs; simulator scripts clock it at 850 MHz.
  * DESIGN.md carries the same table.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "wse/wafer.h"
@@ -95,5 +96,5 @@ int wse_wafer_preset(const char *name, struct wse_wafer *w)
 			return 0;
 		}
 	}
-	return -1;
+	return -ENOENT;
 }

@@ -18,7 +18,7 @@
 #include <netlink/netlink.h>
 
 #include "wse/ctl.h"
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
 #include "wse_genl.h"
 
 #ifndef SOL_NETLINK
@@ -328,11 +328,11 @@ int wse_ctl_connect(const char *addr, int *fd, char *err, size_t errlen)
 	struct wse_link_addr a;
 	int s;
 
-	if (wse_link_addr_parse(addr, &a, err, errlen))
-		return -EINVAL;
-	s = wse_link_connect(&a, 5000, err, errlen);
+	s = wse_link_addr_parse(addr, &a, err, errlen);
+	if (!s)
+		s = wse_link_connect(&a, 5000, err, errlen);
 	if (s < 0)
-		return -ECONNREFUSED;
+		return s;
 	*fd = s;
 	return 0;
 }

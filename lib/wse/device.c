@@ -4,7 +4,6 @@
  * and "any" are resolved through the control plane (the device's accel
  * minor); a path is checked to be a wse accel node by its DRM driver name.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wse/numparse.h"
 #include "wse_genl.h"
 #include "wse_internal.h"
 
@@ -41,17 +41,13 @@ static int check_driver(int fd)
 	return strcmp(name, "wse") ? -ENOTTY : 0;
 }
 
-/* "12" -> 12; anything but digits (or too large) is -EINVAL. */
+/* "12" -> 12; anything but a whole number (or too large) is -EINVAL. */
 static int parse_index(const char *spec, uint32_t *index)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
+	char err[160];
 
-	if (!isdigit((unsigned char)spec[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(spec, &end, 10);
-	if (errno || *end || v > INT32_MAX)
+	if (wse_parse_u64(spec, 0, INT32_MAX, WSE_NUM_PLAIN, &v, err, sizeof(err)))
 		return -EINVAL;
 	*index = (uint32_t)v;
 	return 0;

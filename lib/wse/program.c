@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
 #include "wse_internal.h"
 
 #define LOAD_WINDOW	4	/* pieces in flight at once */

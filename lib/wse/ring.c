@@ -14,19 +14,6 @@
 
 #define RING_DEFAULT_DEPTH	64
 #define RING_WAIT_MARGIN_MS	20000	/* beyond a command's own timeout */
-#define KERNEL_JOB_TIMEOUT_MS	10000	/* the queue's default */
-
-struct wse_ring {
-	struct wse_dev *dev;
-	struct io_uring ring;
-	uint32_t queue_id;
-	struct wse_ring_params p;
-	unsigned int queued;		/* prepared, not yet submitted */
-	unsigned int inflight;		/* submitted, completion not yet reaped */
-	struct iovec *regs;		/* registered buffers */
-	unsigned int nregs;
-	struct wse_ring_stats st;
-};
 
 int wse_ring_open(struct wse_dev *dev, const struct wse_ring_params *params,
 		  struct wse_ring **out)
@@ -43,7 +30,7 @@ int wse_ring_open(struct wse_dev *dev, const struct wse_ring_params *params,
 		r->p = *params;
 	if (!r->p.depth)
 		r->p.depth = RING_DEFAULT_DEPTH;
-	if (r->p.depth > DRM_WSE_MAX_QUEUE_DEPTH || r->p.timeout_ms > 600000) {
+	if (r->p.depth > DRM_WSE_MAX_QUEUE_DEPTH || r->p.timeout_ms > DRM_WSE_TIMEOUT_MS_MAX) {
 		free(r);
 		return -EINVAL;
 	}
@@ -80,7 +67,7 @@ void wse_ring_close(struct wse_ring *r)
 		wse_ring_submit(r);
 	/* Let what is in flight finish; the kernel's job timeout bounds it. */
 	while (r->inflight &&
-	       wse_ring_reap(r, c, 16, 1, wse_deadline_ns(KERNEL_JOB_TIMEOUT_MS +
+	       wse_ring_reap(r, c, 16, 1, wse_deadline_ns(DRM_WSE_TIMEOUT_MS_DEFAULT +
 							  RING_WAIT_MARGIN_MS)) > 0)
 		;
 	io_uring_queue_exit(&r->ring);
@@ -242,21 +229,20 @@ int wse_ring_reap(struct wse_ring *r, struct wse_completion *out, unsigned int m
 	return (int)got;
 }
 
-static uint32_t cmd_timeout_ms(const struct wse_ring *r)
+int64_t wse_ring_wait_ms(const struct wse_ring *r)
 {
-	return (r->p.timeout_ms ? r->p.timeout_ms : KERNEL_JOB_TIMEOUT_MS) + RING_WAIT_MARGIN_MS;
+	return (r->p.timeout_ms ? r->p.timeout_ms : DRM_WSE_TIMEOUT_MS_DEFAULT) + RING_WAIT_MARGIN_MS;
 }
 
 static bool op_receives(uint32_t op)
 {
-	return op == DRM_WSE_OP_MEM_READ || op == DRM_WSE_OP_STREAM_READ ||
-	       op == DRM_WSE_OP_PARAMS_READ || op == DRM_WSE_OP_RUN ||
-	       op == DRM_WSE_OP_DEVICE_STATS || op == DRM_WSE_OP_PROGRAM_LOAD;
+	return op < 64 && (DRM_WSE_OPS_RECEIVE >> op & 1);
 }
 
 int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 {
 	const bool memory = x->op == DRM_WSE_OP_MEM_WRITE || x->op == DRM_WSE_OP_MEM_READ;
+	const bool params = x->op == DRM_WSE_OP_PARAMS_WRITE || x->op == DRM_WSE_OP_PARAMS_READ;
 	const bool receives = op_receives(x->op);
 	struct wse_completion c[64];
 	uint64_t piece = r->p.piece;
@@ -264,13 +250,14 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 	uint32_t *got = NULL;
 	int fixed, first = 0, n, k;
 	/*
-	 * Memory pieces name their own addresses and go depth at a time. A
+	 * Memory and parameter pieces name their own offsets and go depth at
+	 * a time. A
 	 * stream's pieces go one at a time: the driver would keep them in
 	 * order, but a stream write waiting for room holds its queue, and
 	 * the firmware stops reading the link once 64 MiB wait (the RUN
 	 * that would make room, submitted from elsewhere, could not get in).
 	 */
-	const unsigned int window = memory ? r->p.depth : 1;
+	const unsigned int window = memory || params ? r->p.depth : 1;
 
 	if (done)
 		*done = 0;
@@ -304,6 +291,8 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 			};
 			if (memory)
 				cmd.args[0] += off;
+			else if (params)
+				cmd.args[2] += off;
 			n = prep(r, &cmd, fixed, 0);
 			if (n) {
 				first = n;
@@ -330,7 +319,7 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 		}
 		if (!r->inflight)
 			continue;
-		n = wse_ring_reap(r, c, 64, 1, wse_deadline_ns(cmd_timeout_ms(r)));
+		n = wse_ring_reap(r, c, 64, 1, wse_deadline_ns(wse_ring_wait_ms(r)));
 		if (n < 0) {
 			if (!first)
 				first = n;

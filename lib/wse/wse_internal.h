@@ -3,6 +3,7 @@
 #ifndef WSE_INTERNAL_H
 #define WSE_INTERNAL_H
 
+#include <liburing.h>
 #include <stdint.h>
 
 #include "wse/wse.h"
@@ -15,5 +16,21 @@ struct wse_dev {
 
 /* ioctl() as 0 or -errno, restarted on EINTR. */
 int wse_ioctl(struct wse_dev *dev, unsigned long req, void *arg);
+
+/* A ring (ring.c); the stream batch (batch.c) needs its piece size. */
+struct wse_ring {
+	struct wse_dev *dev;
+	struct io_uring ring;
+	uint32_t queue_id;
+	struct wse_ring_params p;
+	unsigned int queued;		/* prepared, not yet submitted */
+	unsigned int inflight;		/* submitted, completion not yet reaped */
+	struct iovec *regs;		/* registered buffers */
+	unsigned int nregs;
+	struct wse_ring_stats st;
+};
+
+/* How long to wait for a command of @r beyond which the kernel has given up on it. */
+int64_t wse_ring_wait_ms(const struct wse_ring *r);
 
 #endif /* WSE_INTERNAL_H */

@@ -5,6 +5,7 @@
  * whose dimensions match, regions inside the wafer, weights that are all
  * finite), so they run on every read and before every write.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ int wsep_fail(char *err, size_t errlen, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static int finite_nonneg(double v)
@@ -222,7 +223,7 @@ static int check_estimates(const struct wsep_program *p, char *err, size_t errle
 int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 {
 	if (check_wafer(&p->wafer, err, errlen))
-		return -1;
+		return -EINVAL;
 	if (memchr(p->model_name, 0, sizeof(p->model_name)) == NULL)
 		return wsep_fail(err, errlen, "program: model name not NUL-terminated");
 	if (p->mode != WSEP_MODE_PIPELINED && p->mode != WSEP_MODE_WEIGHT_STREAMING)
@@ -242,13 +243,13 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 	if (p->loss != WSEP_LOSS_SOFTMAX_XENT)
 		return wsep_fail(err, errlen, "program: unknown loss %u", (unsigned)p->loss);
 	if (check_optimizer(&p->opt, err, errlen))
-		return -1;
+		return -EINVAL;
 	if (p->num_layers < 1 || p->num_layers > WSEP_MAX_LAYERS)
 		return wsep_fail(err, errlen, "program: %u layers, expected 1..%u", p->num_layers,
 				 WSEP_MAX_LAYERS);
 	if (check_layers(p, err, errlen) || check_regions(p, err, errlen) ||
 	    check_streams(p, err, errlen) || check_estimates(p, err, errlen))
-		return -1;
+		return -EINVAL;
 	if (p->weights) {
 		uint64_t want = wsep_total_params(p->layers, p->num_layers);
 

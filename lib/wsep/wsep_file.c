@@ -13,6 +13,13 @@
 /* Larger than any program we produce (fc-large's weights are ~150 MB). */
 #define WSEP_FILE_LIMIT (1ULL << 30)
 
+/* "@path: what errno @e says", and -@e. */
+static int fail_errno(char *err, size_t errlen, int e, const char *path)
+{
+	wsep_fail(err, errlen, "%s: %s", path, strerror(e));
+	return -e;
+}
+
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen)
 {
 	struct stat st;
@@ -23,7 +30,7 @@ int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return wsep_fail(err, errlen, "%s: %s", path, strerror(errno));
+		return fail_errno(err, errlen, errno, path);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > WSEP_FILE_LIMIT) {
 		close(fd);
 		return wsep_fail(err, errlen, "%s: not a regular file of at most %llu bytes", path,
@@ -32,7 +39,7 @@ int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_
 	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
 	if (!buf) {
 		close(fd);
-		return wsep_fail(err, errlen, "%s: out of memory", path);
+		return fail_errno(err, errlen, ENOMEM, path);
 	}
 	while (got < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
@@ -61,38 +68,39 @@ int wsep_write_file(const struct wsep_program *p, const char *path, char *err, s
 	char tmp[4096];
 	void *buf;
 	size_t len, done = 0;
-	int fd;
+	int fd, ret, e = 0;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return wsep_fail(err, errlen, "%s: path too long", path);
-	if (wsep_write(p, &buf, &len, err, errlen))
-		return -1;
+		return fail_errno(err, errlen, ENAMETOOLONG, path);
+	ret = wsep_write(p, &buf, &len, err, errlen);
+	if (ret)
+		return ret;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(buf);
-		return wsep_fail(err, errlen, "%s: %s", tmp, strerror(errno));
+		return fail_errno(err, errlen, errno, tmp);
 	}
 	while (done < len) {
 		ssize_t n = write(fd, (uint8_t *)buf + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			e = n < 0 ? errno : EIO;
 			break;
+		}
 		done += (size_t)n;
 	}
 	free(buf);
-	if (done < len || fsync(fd) || close(fd)) {
-		int e = errno;
-
+	if (!e && fsync(fd))
+		e = errno;
+	if (close(fd) && !e)
+		e = errno;
+	if (!e && rename(tmp, path))
+		e = errno;
+	if (e) {
 		unlink(tmp);
-		return wsep_fail(err, errlen, "%s: write failed: %s", path, strerror(e));
-	}
-	if (rename(tmp, path)) {
-		int e = errno;
-
-		unlink(tmp);
-		return wsep_fail(err, errlen, "%s: %s", path, strerror(e));
+		return fail_errno(err, errlen, e, path);
 	}
 	return 0;
 }

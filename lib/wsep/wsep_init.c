@@ -8,23 +8,13 @@
  */
 #include <math.h>
 
+#include "wse/splitmix64.h"
 #include "wse/wsep.h"
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 /* A uniform draw in [-bound, bound) from the top 24 bits, exact in float. */
 static float draw(uint64_t *state, float bound)
 {
-	float u = (float)(splitmix64(state) >> 40) * (1.0f / 16777216.0f);
-
-	return (2.0f * u - 1.0f) * bound;
+	return (2.0f * wse_splitmix64_unit(state) - 1.0f) * bound;
 }
 
 uint64_t wsep_layer_params(const struct wsep_layer *l)
@@ -45,7 +35,7 @@ void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out, 
 		     float *b)
 {
 	/* splitmix64's state is a counter: skip the draws of earlier layers. */
-	uint64_t state = seed + 0x9E3779B97F4A7C15ULL * offset;
+	uint64_t state = seed + WSE_SPLITMIX64_GAMMA * offset;
 	float bound = 1.0f / sqrtf((float)in);
 	uint64_t n = (uint64_t)in * out;
 

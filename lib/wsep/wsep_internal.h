@@ -7,7 +7,7 @@
 
 #include "wse/wsep.h"
 
-/* Formats a message into @err and returns -1. */
+/* Formats a message into @err and returns -EINVAL. */
 int wsep_fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

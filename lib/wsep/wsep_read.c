@@ -5,6 +5,7 @@
  * really there, then the records are decoded into a program that owns
  * its memory, and the program's fields are checked (wsep_check.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,7 +188,7 @@ static int check_sections(const uint8_t *b, size_t len, uint32_t hsize, struct s
 		}
 	}
 	if (check_gaps(b, len, table_end, s, n, err, errlen))
-		return -1;
+		return -EINVAL;
 	for (size_t k = 0; k < NUM_KNOWN; k++) {
 		uint32_t i;
 
@@ -212,7 +213,7 @@ static const struct section *find(const struct section *s, uint32_t n, uint32_t 
 static int get_name(char *dst, const uint8_t *src, size_t size)
 {
 	if (!memchr(src, 0, size))
-		return -1;
+		return -EINVAL;
 	memcpy(dst, src, size);
 	return 0;
 }
@@ -365,11 +366,11 @@ int wsep_decode(const void *buf, size_t len, struct wsep_program *p, char *err, 
 		return wsep_fail(err, errlen, "no buffer");
 	if (check_header(b, len, &n, &hsize, err, errlen) ||
 	    check_sections(b, len, hsize, s, n, err, errlen))
-		return -1;
+		return -EINVAL;
 	p->version_major = get_le16(b + HDR_VERSION_MAJOR);
 	p->version_minor = get_le16(b + HDR_VERSION_MINOR);
 	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, err, errlen))
-		return -1;
+		return -EINVAL;
 	return wsep_check_program(p, err, errlen);
 }
 
@@ -403,13 +404,17 @@ int wsep_validate(const void *buf, size_t len, char *err, size_t errlen)
 int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen)
 {
 	struct wsep_program *p = calloc(1, sizeof(*p));
+	int ret;
 
 	*out = NULL;
-	if (!p)
-		return wsep_fail(err, errlen, "out of memory");
-	if (wsep_decode(buf, len, p, err, errlen)) {
+	if (!p) {
+		wsep_fail(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = wsep_decode(buf, len, p, err, errlen);
+	if (ret) {
 		wsep_program_free(p);
-		return -1;
+		return ret;
 	}
 	*out = p;
 	return 0;

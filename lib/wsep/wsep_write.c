@@ -5,6 +5,7 @@
  * before and the bytes validated after, so the writer cannot produce a
  * file the reader would refuse.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,7 +156,7 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		return wsep_fail(err, errlen, "%llu weights exceed one section's limit",
 				 (unsigned long long)p->num_weights);
 	if (wsep_check_program(p, err, errlen))
-		return -1;
+		return -EINVAL;
 
 	size = WSEP_HEADER_SIZE + (uint64_t)n * WSEP_SECTION_ENTRY_SIZE;
 	for (uint32_t i = 0; i < n; i++) {
@@ -168,9 +169,10 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		return wsep_fail(err, errlen, "program of %llu bytes is too large",
 				 (unsigned long long)size);
 	b = calloc(1, (size_t)size);
-	if (!b)
-		return wsep_fail(err, errlen, "out of memory for %llu bytes",
-				 (unsigned long long)size);
+	if (!b) {
+		wsep_fail(err, errlen, "out of memory for %llu bytes", (unsigned long long)size);
+		return -ENOMEM;
+	}
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *e = b + WSEP_HEADER_SIZE + (size_t)i * WSEP_SECTION_ENTRY_SIZE;
@@ -196,7 +198,7 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 
 	if (wsep_validate(b, (size_t)size, err, errlen)) {
 		free(b);
-		return -1;
+		return -EINVAL;
 	}
 	*bufp = b;
 	*lenp = (size_t)size;

@@ -162,4 +162,117 @@ TEST_F(prog, refusals)
 	free(broken);
 }
 
+/*
+ * A training program driven through libwse's own calls: two steps of
+ * samples and labels in and results out, one stream batch per step (the
+ * samples take several commands, the rest one each), a RUN whose result
+ * comes back decoded, and the parameters read back, written and read
+ * again through PARAMS with the optimizer's step count.
+ */
+TEST_F(prog, stream_batches_run_result_and_params)
+{
+	const struct wsep_program *w = self->wsep;
+	struct wse_ring_params in_p = { .hw_queue = 1, .depth = 8 };
+	struct wse_ring_params out_p = { .hw_queue = 2, .depth = 8 };
+	uint64_t floats = wsep_total_params(w->layers, w->num_layers);
+	uint32_t q, batch = w->batch, steps = 2;
+	struct wsep_train_streams ts;
+	struct wse_ring *in, *out;
+	struct wse_run_result res;
+	struct wse_params before, after;
+	struct wse_bo result;
+	uint8_t *x;
+	int32_t *y, *pred;
+	float *loss;
+	uint64_t job;
+	char err[256];
+
+	ASSERT_EQ(0, wsep_train_streams(w, &ts, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(WSEP_OPT_ADAM, w->opt.kind);
+	ASSERT_EQ(0, wse_queue_create(self->dev, 0, 4, 60000, &q));
+	ASSERT_EQ(0, wse_program_load(self->dev, q, 2, self->image, self->len, NULL));
+	ASSERT_EQ(0, wse_ring_open(self->dev, &in_p, &in));
+	ASSERT_EQ(0, wse_ring_open(self->dev, &out_p, &out));
+
+	before = (struct wse_params){ .floats = floats, .state_arrays = 2,
+				      .weights = calloc(floats, 4), .state = calloc(2 * floats, 4) };
+	after = before;
+	after.weights = calloc(floats, 4);
+	after.state = calloc(2 * floats, 4);
+	ASSERT_TRUE(before.weights && before.state && after.weights && after.state);
+	before.step = 99;
+	ASSERT_EQ(0, wse_params_read(out, 2, &before));
+	EXPECT_EQ(0U, before.step);
+	if (w->weights)
+		EXPECT_EQ(0, memcmp(w->weights, before.weights, floats * 4));
+
+	x = malloc((size_t)batch * w->input_dim);
+	y = calloc(batch, 4);
+	pred = calloc(batch, 4);
+	loss = calloc(batch, 4);
+	ASSERT_TRUE(x && y && pred && loss);
+	ASSERT_EQ(0, wse_bo_alloc(self->dev, WSE_RUN_RESULT_BYTES, &result));
+	ASSERT_EQ(0, wse_bo_map(self->dev, &result));
+	ASSERT_EQ(0, wse_run_submit(self->dev, q, &result,
+				    &(struct wse_run){ 2, WSE_RUN_TRAIN, steps, batch }, &job));
+	for (uint32_t s = 0; s < steps; s++) {
+		struct wse_stream_io io[] = {
+			{ DRM_WSE_OP_STREAM_WRITE, w->streams[ts.samples].id, w->input_dim, x,
+			  (size_t)batch * w->input_dim },
+			{ DRM_WSE_OP_STREAM_WRITE, w->streams[ts.labels].id, 4, y, batch * 4 },
+			{ DRM_WSE_OP_STREAM_READ, w->streams[ts.losses].id, 4, loss, batch * 4 },
+			{ DRM_WSE_OP_STREAM_READ, w->streams[ts.predictions].id, 4, pred,
+			  batch * 4 },
+		};
+
+		for (uint32_t i = 0; i < batch * w->input_dim; i++)
+			x[i] = (uint8_t)(i * 31 + s);
+		for (uint32_t i = 0; i < batch; i++)
+			y[i] = (int32_t)((i + s) % 10);
+		memset(pred, 0xff, batch * 4);
+		ASSERT_EQ(0, wse_stream_batch(in, out, 2, io, 4));
+		for (uint32_t i = 0; i < batch; i++) {
+			EXPECT_GT(10U, (uint32_t)pred[i]);
+			EXPECT_LT(0.0f, loss[i]);
+		}
+	}
+	ASSERT_EQ(0, wse_run_wait(self->dev, q, job, &result, wse_deadline_ns(60000), &res));
+	EXPECT_EQ(steps, res.steps);
+	EXPECT_EQ(steps * batch, res.samples);
+	EXPECT_LT(0U, res.cycles);
+	EXPECT_LT(0U, res.est_cycles);
+
+	/* Trained: the step count and the weights moved. */
+	ASSERT_EQ(0, wse_params_read(out, 2, &after));
+	EXPECT_EQ(steps, after.step);
+	EXPECT_NE(0, memcmp(before.weights, after.weights, floats * 4));
+	/* Back to where it began, and read again: the same bits. */
+	ASSERT_EQ(0, wse_params_write(in, 2, &before));
+	ASSERT_EQ(0, wse_params_read(out, 2, &after));
+	EXPECT_EQ(0U, after.step);
+	EXPECT_EQ(0, memcmp(before.weights, after.weights, floats * 4));
+	EXPECT_EQ(0, memcmp(before.state, after.state, 2 * floats * 4));
+
+	/* What the library refuses before anything reaches the device. */
+	{
+		struct wse_stream_io bad = { DRM_WSE_OP_RUN, 0, 4, y, 4 };
+
+		EXPECT_EQ(-EINVAL, wse_stream_batch(in, out, 2, &bad, 1));
+		before.state_arrays = 3;
+		EXPECT_EQ(-EINVAL, wse_params_read(out, 2, &before));
+	}
+	wse_ring_close(in);
+	wse_ring_close(out);
+	EXPECT_EQ(0, wse_program_unload(self->dev, q, 2));
+	wse_bo_free(self->dev, &result);
+	free(before.weights);
+	free(before.state);
+	free(after.weights);
+	free(after.state);
+	free(x);
+	free(y);
+	free(pred);
+	free(loss);
+}
+
 TEST_HARNESS_MAIN

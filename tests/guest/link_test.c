@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
+#include "wse/link_io.h"
 #include "wse_guest.h"
 
 FIXTURE(link) {

@@ -25,7 +25,7 @@
 
 #include "drm/wse_accel.h"
 #include "wse/ctl.h"
-#include "wse/link_codec.h"
+#include "wse_link.h"
 #include "wse_genl.h"
 
 /* Where the guest image puts the project's programs. */

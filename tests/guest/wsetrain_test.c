@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/wse.h"
+#include "wse/crc32c.h"
 #include "wse_guest.h"
 
 #define FMNIST		"/usr/share/datasets/fashion-mnist"

@@ -5,6 +5,7 @@
  * saying what was expected; ops lower to kernels and --validate-only
  * catches the ones without.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
@@ -119,7 +120,7 @@ TEST(errors_name_line_col_and_expectation)
 		struct wsecc_error e = { 0 };
 
 		snprintf(text, sizeof(text), "%s\n%s", cases[i].line, BASE);
-		EXPECT_EQ(-1, wsecc_parse_string(text, "bad.model", &m, &e))
+		EXPECT_EQ(-EINVAL, wsecc_parse_string(text, "bad.model", &m, &e))
 			TH_LOG("'%s' was accepted", cases[i].line);
 		EXPECT_STREQ("bad.model", e.file);
 		EXPECT_EQ(1, e.line) TH_LOG("'%s': line %u", cases[i].line, e.line);
@@ -154,7 +155,7 @@ TEST(whole_model_errors)
 		struct wsecc_error e = { 0 };
 		char formatted[1024];
 
-		EXPECT_EQ(-1, wsecc_parse_string(cases[i].text, "w.model", &m, &e))
+		EXPECT_EQ(-EINVAL, wsecc_parse_string(cases[i].text, "w.model", &m, &e))
 			TH_LOG("case %zu accepted", i);
 		EXPECT_EQ(cases[i].line, e.line) TH_LOG("case %zu: %s", i, e.msg);
 		EXPECT_EQ(cases[i].col, e.col) TH_LOG("case %zu: %s", i, e.msg);
@@ -175,7 +176,7 @@ TEST(too_many_layers)
 	n += (size_t)snprintf(text + n, sizeof(text) - n, "input 8 f32\n");
 	for (unsigned i = 0; i <= WSECC_MAX_LAYERS; i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "dense 8 8 relu\n");
-	EXPECT_EQ(-1, wsecc_parse_string(text, "deep", &m, &e));
+	EXPECT_EQ(-EINVAL, wsecc_parse_string(text, "deep", &m, &e));
 	EXPECT_EQ(WSECC_MAX_LAYERS + 2, e.line);
 	EXPECT_NE(NULL, strstr(e.msg, "too many layers"));
 }
@@ -185,7 +186,7 @@ TEST(file_errors)
 	struct wsecc_model m;
 	struct wsecc_error e;
 
-	EXPECT_EQ(-1, wsecc_parse_file("/nonexistent/model", &m, &e));
+	EXPECT_EQ(-ENOENT, wsecc_parse_file("/nonexistent/model", &m, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "cannot open the model file"));
 	EXPECT_EQ(0, e.line);
 }
@@ -273,7 +274,7 @@ TEST(validate_only_finds_ops_without_kernels)
 
 		ASSERT_EQ(0, wsecc_parse_string(cases[i].text, "k.model", &m, &e))
 			TH_LOG("case %zu: %s", i, e.msg);
-		EXPECT_EQ(-1, wsecc_validate(&m, &e)) TH_LOG("case %zu validated", i);
+		EXPECT_EQ(-EINVAL, wsecc_validate(&m, &e)) TH_LOG("case %zu validated", i);
 		EXPECT_EQ(cases[i].line, e.line) TH_LOG("case %zu: %s", i, e.msg);
 		EXPECT_EQ(cases[i].col, e.col) TH_LOG("case %zu: %s", i, e.msg);
 		EXPECT_NE(NULL, strstr(e.msg, cases[i].msg))
@@ -289,7 +290,7 @@ TEST(mode_names)
 	EXPECT_EQ(WSECC_MODE_AUTO, mode);
 	EXPECT_EQ(0, wsecc_mode_parse("weight_streaming", &mode));
 	EXPECT_EQ(WSECC_MODE_WEIGHT_STREAMING, mode);
-	EXPECT_EQ(-1, wsecc_mode_parse("streaming", &mode));
+	EXPECT_EQ(-EINVAL, wsecc_mode_parse("streaming", &mode));
 }
 
 TEST_HARNESS_MAIN

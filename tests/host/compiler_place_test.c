@@ -5,6 +5,7 @@
  * split), the weight-streaming plan, the report and SVG, and the emitted
  * program read back through the validator.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +182,7 @@ TEST(mode_choice_on_both_sides_of_the_sram_boundary)
 	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p.mode) TH_LOG("%s", spec);
 	EXPECT_NE(NULL, strstr(p.mode_note, "would need"));
 	/* Forced pipelined is refused, with the numbers. */
-	EXPECT_EQ(-1, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "--mode pipelined refused")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "weights 1.08 MB")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "adam state 2.15 MB")) TH_LOG("%s", e.msg);
@@ -245,7 +246,7 @@ TEST(fc_large_streams_and_pipelined_is_refused)
 	}
 	EXPECT_GT(p.summary.samples_per_s, 0);
 	EXPECT_EQ(0, p.summary.even_split_samples_per_s);
-	EXPECT_EQ(-1, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "needs 608.39 MB (weights 147.28 MB + gradients 147.28 MB + adam state 294.55 MB"))
 		TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "the 64x64:48K wafer has 176.16 MB usable")) TH_LOG("%s", e.msg);
@@ -262,7 +263,7 @@ TEST(streaming_refuses_a_batch_that_does_not_fit)
 	load(_metadata, "models/fc-large", &m);
 	wafer(_metadata, "4x4:4K", &w);
 	m.batch = 4096;
-	EXPECT_EQ(-1, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "do not fit even with weight streaming")) TH_LOG("%s", e.msg);
 }
 
@@ -277,7 +278,7 @@ TEST(too_many_layers_for_the_columns)
 
 	ASSERT_EQ(0, wsecc_parse_string(text, "t", &m, &e));
 	wafer(_metadata, "2x64:64K", &w);
-	EXPECT_EQ(-1, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "3 layers need at least 3 columns")) TH_LOG("%s", e.msg);
 	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
 	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p.mode);

@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
 
 static const char *peer_binary(void)
 {

@@ -3,6 +3,7 @@
  * lib/wafer: presets reproduce the published aggregates, specs parse or
  * are refused with a message saying what was wrong.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
@@ -49,19 +50,19 @@ TEST(wrong_figure_is_caught)
 
 	ASSERT_EQ(0, wse_wafer_preset("wse2", &w));
 	w.sram_per_pe = 24 * 1024;
-	EXPECT_EQ(-1, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
+	EXPECT_EQ(-ERANGE, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
 						 err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "SRAM total"));
 
 	ASSERT_EQ(0, wse_wafer_preset("wse2", &w));
 	w.links_per_pe = 2;
-	EXPECT_EQ(-1, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
+	EXPECT_EQ(-ERANGE, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
 						 err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "fabric bandwidth"));
 
 	ASSERT_EQ(0, wse_wafer_preset("wse2", &w));
 	w.clock_hz = 500000000;
-	EXPECT_EQ(-1, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
+	EXPECT_EQ(-ERANGE, wse_wafer_check_aggregates(&w, WSE_WAFER_AGGREGATE_TOLERANCE, NULL,
 						 err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "memory bandwidth"));
 }
@@ -123,7 +124,7 @@ TEST(parse_rejects_bad_specs)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char err[256] = "";
 
-		EXPECT_EQ(-1, wse_wafer_parse(bad[i].spec, &w, err, sizeof(err)))
+		EXPECT_EQ(-EINVAL, wse_wafer_parse(bad[i].spec, &w, err, sizeof(err)))
 			TH_LOG("'%s' was accepted", bad[i].spec);
 		EXPECT_NE(NULL, strstr(err, bad[i].msg))
 			TH_LOG("'%s': message '%s' lacks '%s'", bad[i].spec, err, bad[i].msg);

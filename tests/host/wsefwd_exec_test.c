@@ -17,13 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
+#include "wse/splitmix64.h"
 #include "wse/engine.h"
 
 #define IO_MS		20000
@@ -155,6 +159,12 @@ static int start_argv(FIXTURE_DATA(exec) *self, const char *const *extra)
 	self->pid = fork();
 	if (self->pid == 0) {
 		int lfd = open(self->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		/*
+		 * Dies with the test: after a failed ASSERT the harness (6.12)
+		 * can skip the teardown that would kill it.
+		 */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 
 		if (lfd >= 0) {
 			dup2(lfd, STDERR_FILENO);
@@ -503,6 +513,41 @@ TEST_F(exec, sram_capacity_enforced_with_numbers)
 	EXPECT_EQ(WSE_LINK_E_NOSPC, st) TH_LOG("%s", text);
 	EXPECT_GT(slot, 1U);
 	EXPECT_NE(NULL, strstr(text, "bytes of SRAM; the device has 131072")) TH_LOG("%s", text);
+	free(img);
+}
+
+/* A program as deep as the format allows: the device runs it in both modes. */
+TEST_F(exec, deepest_program_the_format_allows_runs)
+{
+	static char model[64 * WSE_MAX_LAYERS];
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	char text[256] = "";
+	size_t len, at;
+	float loss;
+	void *img;
+
+	at = (size_t)snprintf(model, sizeof(model), "model deep\ninput %d u8\n", TINY_IN);
+	for (int k = 0; k + 1 < WSE_MAX_LAYERS; k++)
+		at += (size_t)snprintf(model + at, sizeof(model) - at, "dense %d %d relu\n", TINY_IN,
+				       TINY_IN);
+	snprintf(model + at, sizeof(model) - at,
+		 "dense %d %d none\nloss softmax_xent\noptimizer adam lr=1e-2\nbatch %d\nseed 3\n",
+		 TINY_IN, TINY_CLASSES, TINY_BATCH);
+	ASSERT_EQ(0, start(self, "--wafer", "64x64"));
+	ASSERT_EQ(0, compile(model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ((uint32_t)WSE_MAX_LAYERS, info.num_layers);
+	free(img);
+	ASSERT_EQ(0, compile(model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, info.mode);
+	EXPECT_EQ((uint32_t)WSE_MAX_LAYERS, info.num_layers);
+	engine_rng_seed(&rng, 5);
+	ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(1U, res.steps);
+	EXPECT_TRUE(isfinite(loss));
 	free(img);
 }
 
@@ -1344,28 +1389,28 @@ TEST_F(exec, fuzzed_exec_requests_do_not_hurt_the_daemon)
 		uint8_t payload[96];
 		struct wse_link_frame f = {
 			.version = 1,
-			.opcode = (uint8_t)(WSE_LINK_OP_PROGRAM_LOAD + wse_link_rand(&rng) % 8),
-			.queue = (uint16_t)(wse_link_rand(&rng) % 5),
+			.opcode = (uint8_t)(WSE_LINK_OP_PROGRAM_LOAD + wse_splitmix64(&rng) % 8),
+			.queue = (uint16_t)(wse_splitmix64(&rng) % 5),
 			.tag = 1000 + (uint32_t)i,
 		};
-		struct iovec iov = { payload, wse_link_rand(&rng) % sizeof(payload) };
+		struct iovec iov = { payload, wse_splitmix64(&rng) % sizeof(payload) };
 		struct wse_link_err err;
 
 		for (size_t b = 0; b < sizeof(payload); b++)
-			payload[b] = (uint8_t)wse_link_rand(&rng);
+			payload[b] = (uint8_t)wse_splitmix64(&rng);
 		/* Half of them are well-formed: the opcode's fixed part with
 		 * reserved words zero, lengths that match, random arguments.
 		 */
 		if (i % 2) {
 			static const uint8_t fixed[8] = { 24, 8, 16, 16, 24, 24, 24, 0 };
-			uint32_t data = (uint32_t)(wse_link_rand(&rng) % 48);
+			uint32_t data = (uint32_t)(wse_splitmix64(&rng) % 48);
 			uint8_t op = f.opcode - WSE_LINK_OP_PROGRAM_LOAD;
 
 			memset(payload, 0, 24);
-			payload[0] = (uint8_t)(wse_link_rand(&rng) % 3);	/* slot 0..2 */
-			payload[4] = (uint8_t)(wse_link_rand(&rng) % 4);
-			payload[8] = (uint8_t)(wse_link_rand(&rng) % 64);
-			payload[12] = (uint8_t)(wse_link_rand(&rng) % 16);
+			payload[0] = (uint8_t)(wse_splitmix64(&rng) % 3);	/* slot 0..2 */
+			payload[4] = (uint8_t)(wse_splitmix64(&rng) % 4);
+			payload[8] = (uint8_t)(wse_splitmix64(&rng) % 64);
+			payload[12] = (uint8_t)(wse_splitmix64(&rng) % 16);
 			iov.iov_len = fixed[op];
 			if (f.opcode == WSE_LINK_OP_PROGRAM_LOAD) {
 				payload[4] &= 1;

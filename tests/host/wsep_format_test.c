@@ -3,6 +3,7 @@
  * .wsep format: round trip, the documented byte layout, the seeded weight
  * initialiser, and specific refusals with the messages they must carry.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,18 +162,18 @@ TEST_F(file, file_round_trip)
 	EXPECT_EQ(self->prog.num_weights, q->num_weights);
 	wsep_program_free(q);
 	unlink(path);
-	EXPECT_EQ(-1, wsep_read_file(path, &q, self->err, sizeof(self->err)));
+	EXPECT_EQ(-ENOENT, wsep_read_file(path, &q, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "No such file"));
 	EXPECT_EQ(NULL, q);
 }
 
 TEST_F(file, truncation_is_named)
 {
-	EXPECT_EQ(-1, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "shorter than the 64-byte header")) TH_LOG("%s", self->err);
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len - 8, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len - 8, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "truncated")) TH_LOG("%s", self->err);
-	EXPECT_EQ(-1, wsep_validate(NULL, 0, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(NULL, 0, self->err, sizeof(self->err)));
 }
 
 TEST_F(file, section_beyond_file_is_named)
@@ -182,7 +183,7 @@ TEST_F(file, section_beyond_file_is_named)
 	section(self->buf, WSEP_SEC_LAYERS, &e);
 	set64(e + 24, self->len);
 	wsep_sample_reseal(self->buf, self->len);
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "section 2 (layers): length")) TH_LOG("%s", self->err);
 	EXPECT_NE(NULL, strstr(self->err, "exceeds file size")) TH_LOG("%s", self->err);
 }
@@ -190,7 +191,7 @@ TEST_F(file, section_beyond_file_is_named)
 TEST_F(file, corrupted_byte_fails_checksum)
 {
 	section(self->buf, WSEP_SEC_REGIONS, NULL)[0] ^= 1;
-	EXPECT_EQ(-1, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, self->len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "section 3 (regions): checksum mismatch"))
 		TH_LOG("%s", self->err);
 }
@@ -219,7 +220,7 @@ TEST_F(file, semantic_checks_behind_valid_checksums)
 		memcpy(copy, self->buf, self->len);
 		set32(section(copy, cases[i].type, NULL) + cases[i].field, cases[i].value);
 		wsep_sample_reseal(copy, self->len);
-		EXPECT_EQ(-1, wsep_validate(copy, self->len, self->err, sizeof(self->err)))
+		EXPECT_EQ(-EINVAL, wsep_validate(copy, self->len, self->err, sizeof(self->err)))
 			TH_LOG("case %zu accepted", i);
 		EXPECT_NE(NULL, strstr(self->err, cases[i].msg))
 			TH_LOG("case %zu: '%s' lacks '%s'", i, self->err, cases[i].msg);
@@ -233,7 +234,7 @@ TEST_F(file, writer_refuses_inconsistent_program)
 	size_t len;
 
 	self->prog.layers[1].in = 31;
-	EXPECT_EQ(-1, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wsep_write(&self->prog, &b, &len, self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "layer 1: input 31")) TH_LOG("%s", self->err);
 	EXPECT_EQ(NULL, b);
 }
@@ -293,6 +294,57 @@ TEST(init_weights_follow_the_recipe)
 	}
 	ASSERT_EQ(26, k);
 	EXPECT_EQ(0, memcmp(want, got, sizeof(got)));
+}
+
+/* The training streams: found in the sample, and every way of being wrong is named. */
+TEST(training_streams)
+{
+	struct wsep_train_streams ts;
+	struct wsep_program p;
+	struct wsep_stream want;
+	char err[256];
+
+	wsep_sample_program(&p, 0);
+	ASSERT_EQ(0, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_EQ(0, ts.samples);
+	EXPECT_EQ(3, ts.predictions);
+	EXPECT_EQ(5, ts.weights[1]);
+	EXPECT_EQ(-1, ts.grads[0]);
+	EXPECT_EQ(-1, ts.weights[2]);
+	/* What the sample declares is what the definition says. */
+	ASSERT_EQ(0, wsep_train_stream(&p, WSEP_TRAIN_WEIGHTS, 1, &want));
+	EXPECT_STREQ("weights.1", want.name);
+	EXPECT_EQ(p.streams[5].elems, want.elems);
+	EXPECT_EQ(-ENOENT, wsep_train_stream(&p, WSEP_TRAIN_GRADS, 0, &want));
+	EXPECT_EQ(-ENOENT, wsep_train_stream(&p, WSEP_TRAIN_WEIGHTS, 2, &want));
+
+	p.streams[1].dir = WSEP_DIR_DEVICE_TO_HOST;
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "stream 1 'labels' is device->host"));
+	p.streams[1].dir = WSEP_DIR_HOST_TO_DEVICE;
+
+	strcpy(p.streams[3].name, "guesses");
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "no stream 'predictions'"));
+	strcpy(p.streams[3].name, "predictions");
+
+	/* The same program by weight streaming lacks its grads.K. */
+	p.mode = WSEP_MODE_WEIGHT_STREAMING;
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "weights.0"));
+	wsep_sample_release(&p);
+
+	/* A stream that is none of them. */
+	wsep_sample_program(&p, 0);
+	p.num_streams = 7;
+	p.streams = realloc(p.streams, 7 * sizeof(*p.streams));
+	ASSERT_NE(NULL, p.streams);
+	p.streams[6] = p.streams[0];
+	p.streams[6].id = 6;
+	strcpy(p.streams[6].name, "extra");
+	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "stream 6 'extra' is not a stream"));
+	wsep_sample_release(&p);
 }
 
 TEST_HARNESS_MAIN

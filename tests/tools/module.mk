@@ -16,8 +16,8 @@ $(B)/host-tests/link_hostile_peer_test $(B)/host-tests-san/link_hostile_peer_tes
 	$(B)/bin/wse-hostile-peer
 
 # A userspace host that trains a compiled program on wsefwd in either mode
-# (MemoryX for weight streaming), until the driver carries the execution
-# opcodes.
+# (MemoryX for weight streaming) over the link itself, without the driver:
+# the firmware's execution opcodes tested on the host.
 progs += wse-trainhost
 wse-trainhost_srcs := tests/tools/wse_trainhost.c
 wse-trainhost_libs := wse wsedata wsep wseengine wselink

@@ -12,7 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
+#include "wse/numparse.h"
+#include "wse/splitmix64.h"
 
 static void usage(FILE *out)
 {
@@ -39,26 +43,10 @@ static void usage(FILE *out)
 "Exit status: 0 success, 1 the device refused or misbehaved, 2 usage.\n");
 }
 
+/* Sizes and addresses take a binary K, M, G or T. */
 static int parse_u64(const char *opt, const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	if (shift)
-		end++;
-	if (errno || end == s || *end || *s == '-' || (v << shift) >> shift != v) {
-		fprintf(stderr, "wse-fakehost: %s '%s' is not a number\n", opt, s);
-		return -1;
-	}
-	*out = (uint64_t)v << shift;
-	return 0;
+	return wse_opt_u64("wse-fakehost", opt, s, 0, UINT64_MAX, WSE_NUM_BINARY, out) ? -1 : 0;
 }
 
 static void print_info(const struct wse_link_device_info *d)
@@ -195,7 +183,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		for (uint64_t i = 0; i < size; i += 8) {
-			uint64_t r = wse_link_rand(&rng);
+			uint64_t r = wse_splitmix64(&rng);
 
 			memcpy(out + i, &r, size - i < 8 ? size - i : 8);
 		}

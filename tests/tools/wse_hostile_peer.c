@@ -19,7 +19,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_payloads.h"
+#include "wse/link_io.h"
+#include "wse/link_addr.h"
+#include "wse/link_malform.h"
+#include "wse/numparse.h"
+#include "wse/splitmix64.h"
 
 enum mode { MODE_AFTER_HELLO, MODE_HANDSHAKE, MODE_MIXED };
 
@@ -118,19 +123,10 @@ static void usage(FILE *out)
 "close a link it should have, 2 usage.\n");
 }
 
-static int parse_long(const char *opt, const char *s, long min, long max, long *out)
+/* The value of number option @opt: 0, or -1 once the parser said what was wrong. */
+static int number(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, "wse-hostile-peer: %s '%s': expected %ld..%ld\n", opt, s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	return wse_opt_u64("wse-hostile-peer", opt, s, min, max, WSE_NUM_PLAIN, v) ? -1 : 0;
 }
 
 static int parse_kinds(const char *list, bool *kinds)
@@ -208,7 +204,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long v;
+	uint64_t v;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -228,9 +224,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		switch (opt) {
 		case 'l': o->listen = optarg; break;
 		case 'P': o->port_file = optarg; break;
-		case 'f': if (parse_long("--frames", optarg, 1, 10000000, &o->frames)) return -1; break;
-		case 'c': if (parse_long("--connections", optarg, 1, 1000000, &o->connections)) return -1; break;
-		case 'p': if (parse_long("--per-connection", optarg, 1, 100000, &o->per_connection)) return -1; break;
+		case 'f': if (number("--frames", optarg, 1, 10000000, &v)) return -1; o->frames = (long)v; break;
+		case 'c': if (number("--connections", optarg, 1, 1000000, &v)) return -1; o->connections = (long)v; break;
+		case 'p': if (number("--per-connection", optarg, 1, 100000, &v)) return -1; o->per_connection = (long)v; break;
 		case 'm':
 			if (!strcmp(optarg, "after-hello"))
 				o->mode = MODE_AFTER_HELLO;
@@ -246,14 +242,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'k': if (parse_kinds(optarg, o->kinds)) return -1; break;
 		case 'H': if (parse_hello_kinds(optarg, o->hello_kinds)) return -1; break;
 		case 's':
-			if (parse_long("--seed", optarg, 0, 0x7fffffffffffffffL, &v))
+			if (number("--seed", optarg, 0, UINT64_MAX, &o->seed))
 				return -1;
-			o->seed = (uint64_t)v;
 			break;
-		case 't': if (parse_long("--time-limit", optarg, 1, 86400, &v)) return -1; o->time_limit_s = (int)v; break;
-		case 'a': if (parse_long("--accept-timeout-ms", optarg, 1, 3600000, &v)) return -1; o->accept_timeout_ms = (int)v; break;
-		case 'w': if (parse_long("--close-wait-ms", optarg, 1, 600000, &v)) return -1; o->close_wait_ms = (int)v; break;
-		case 'r': if (parse_long("--request-wait-ms", optarg, 0, 600000, &v)) return -1; o->request_wait_ms = (int)v; break;
+		case 't': if (number("--time-limit", optarg, 1, 86400, &v)) return -1; o->time_limit_s = (int)v; break;
+		case 'a': if (number("--accept-timeout-ms", optarg, 1, 3600000, &v)) return -1; o->accept_timeout_ms = (int)v; break;
+		case 'w': if (number("--close-wait-ms", optarg, 1, 600000, &v)) return -1; o->close_wait_ms = (int)v; break;
+		case 'r': if (number("--request-wait-ms", optarg, 0, 600000, &v)) return -1; o->request_wait_ms = (int)v; break;
 		case 'e': o->expect_close = true; break;
 		case 'v': o->verbose = true; break;
 		case 'h': usage(stdout); return 1;
@@ -275,7 +270,7 @@ static enum wse_link_malform pick_kind(const struct options *o, uint64_t *rng)
 
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		n += o->kinds[k];
-	choice = (int)(wse_link_rand(rng) % (uint64_t)n);
+	choice = (int)(wse_splitmix64(rng) % (uint64_t)n);
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
 		if (o->kinds[k] && choice-- == 0)
 			return (enum wse_link_malform)k;
@@ -288,7 +283,7 @@ static enum hello_bad pick_hello_kind(const struct options *o, uint64_t *rng)
 
 	for (int k = 0; k < HB_COUNT; k++)
 		n += o->hello_kinds[k];
-	choice = (int)(wse_link_rand(rng) % (uint64_t)n);
+	choice = (int)(wse_splitmix64(rng) % (uint64_t)n);
 	for (int k = 0; k < HB_COUNT; k++)
 		if (o->hello_kinds[k] && choice-- == 0)
 			return (enum hello_bad)k;
@@ -348,9 +343,9 @@ static bool await_close(int fd, int ms, struct stats *st)
 		ret = wse_link_recv(fd, &rules, &f, buf, sizeof(buf), (int)left, &err);
 		if (ret == -ETIMEDOUT)
 			return false;
-		if (ret < 0)
+		if (ret && err.check == WSE_LINK_CHECK_IO)
 			return true;		/* EOF or reset */
-		if (ret > 0)
+		if (ret)
 			break;			/* not a frame: just wait for EOF */
 		if (f.opcode == WSE_LINK_OP_ERROR)
 			st->host_error_frames++;
@@ -411,7 +406,7 @@ static bool bad_hello_reply(int fd, const struct options *o, const struct wse_li
 	switch (how) {
 	case HB_SHORT_BODY:
 		send_hello_response(fd, hello, WSE_LINK_OP_HELLO, WSE_LINK_F_RESPONSE, hello->tag,
-				    WSE_LINK_OK, &raw, sizeof(raw) - 1 - wse_link_rand(rng) % 40);
+				    WSE_LINK_OK, &raw, sizeof(raw) - 1 - wse_splitmix64(rng) % 40);
 		break;
 	case HB_WRONG_TAG:
 		send_hello_response(fd, hello, WSE_LINK_OP_HELLO, WSE_LINK_F_RESPONSE,
@@ -470,7 +465,7 @@ static bool bad_frames(int fd, const struct options *o, long count, uint8_t vers
 	for (long i = 0; i < count && st->frames < o->frames; i++) {
 		uint8_t buf[WSE_LINK_MALFORM_MAX];
 		uint8_t opcode = WSE_LINK_OP_KEEPALIVE;
-		uint32_t tag = (uint32_t)wse_link_rand(rng);
+		uint32_t tag = (uint32_t)wse_splitmix64(rng);
 		struct wse_link_frame req;
 		struct wse_link_err err;
 		struct iovec iov = { buf, 0 };
@@ -523,7 +518,7 @@ static int serve_one(int fd, const struct options *o, uint64_t *rng, struct stat
 		return 0;
 	}
 	handshake = o->mode == MODE_HANDSHAKE ||
-		    (o->mode == MODE_MIXED && (wse_link_rand(rng) & 1));
+		    (o->mode == MODE_MIXED && (wse_splitmix64(rng) & 1));
 	if (handshake) {
 		must_close = bad_hello_reply(fd, o, &hello, &hi, rng, st);
 	} else {

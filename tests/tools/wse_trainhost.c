@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "wse/dataset.h"
-#include "wse/link_codec.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
+#include "wse/numparse.h"
 #include "wse/memoryx.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
@@ -220,12 +222,10 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
-static int stream_id(const struct wsep_program *p, const char *name)
+/* The id of the stream at index @at of @p (the protocol names streams by id). */
+static int sid(const struct wsep_program *p, int at)
 {
-	for (uint32_t i = 0; i < p->num_streams; i++)
-		if (!strcmp(p->streams[i].name, name))
-			return (int)p->streams[i].id;
-	return -1;
+	return (int)p->streams[at].id;
 }
 
 /*
@@ -456,24 +456,21 @@ static int memoryx_step(struct trainer *t, uint32_t s)
 static int trainer_setup(struct trainer *t)
 {
 	const struct wsep_program *p = t->p;
-	char name[32];
+	struct wsep_train_streams ts;
+	char why[256];
 
 	t->b = p->batch;
 	t->elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
 	t->steps_per_run = t->o->run_steps ? t->o->run_steps : t->o->steps;
-	t->samples = stream_id(p, "samples");
-	t->labels = stream_id(p, "labels");
-	t->losses = stream_id(p, "losses");
-	t->preds = stream_id(p, "predictions");
-	if (t->samples < 0 || t->labels < 0 || t->losses < 0 || t->preds < 0)
-		return fail("the program lacks the samples, labels, losses or predictions stream");
+	if (wsep_train_streams(p, &ts, why, sizeof(why)))
+		return fail("%s", why);
+	t->samples = sid(p, ts.samples);
+	t->labels = sid(p, ts.labels);
+	t->losses = sid(p, ts.losses);
+	t->preds = sid(p, ts.predictions);
 	for (uint32_t k = 0; p->mode == WSEP_MODE_WEIGHT_STREAMING && k < p->num_layers; k++) {
-		snprintf(name, sizeof(name), "weights.%u", k);
-		t->weights[k] = stream_id(p, name);
-		snprintf(name, sizeof(name), "grads.%u", k);
-		t->grads[k] = stream_id(p, name);
-		if (t->weights[k] < 0 || t->grads[k] < 0)
-			return fail("the program lacks the streams of layer %u", k);
+		t->weights[k] = sid(p, ts.weights[k]);
+		t->grads[k] = sid(p, ts.grads[k]);
 	}
 	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
 	t->pred = malloc(t->b * 4);
@@ -616,8 +613,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "run-steps", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	unsigned long long v;
-	char *end;
+	uint64_t v;
 	int c;
 
 	*o = (struct opts){ .steps = 200, .report = 50, .seed = 1, .timeout_ms = 60000 };
@@ -644,12 +640,9 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->expect_falling = true;
 			continue;
 		}
-		errno = 0;
-		v = strtoull(optarg, &end, 10);
-		if (errno || *end || end == optarg || *optarg == '-' || v == 0 || v > 100000000) {
-			fail("%s '%s': expected a number 1..100000000", argv[optind - 2], optarg);
+		if (wse_opt_u64("wse-trainhost", argv[optind - 2], optarg, 1, 100000000,
+				WSE_NUM_PLAIN, &v))
 			return -1;
-		}
 		if (c == 's')
 			o->steps = (uint32_t)v;
 		else if (c == 'r')

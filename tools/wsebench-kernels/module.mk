@@ -3,5 +3,5 @@
 # `make`, not run by `make check`.
 progs += wsebench-kernels
 wsebench-kernels_srcs := tools/wsebench-kernels/wsebench-kernels.c
-wsebench-kernels_libs := wseengine
+wsebench-kernels_libs := wseengine wsenum
 wsebench-kernels_ldlibs := -lopenblas -lm

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "wse/engine.h"
+#include "wse/numparse.h"
 
 #define TARGET_RATIO 1.25
 
@@ -56,42 +57,43 @@ static void usage(FILE *f)
 		TARGET_RATIO);
 }
 
-static int parse_long(const char *opt, const char *arg, long lo, long hi,
-		      long *out)
+static int parse_long(const char *opt, const char *arg, long lo, long hi, long *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi) {
-		fprintf(stderr, "wsebench-kernels: %s wants a whole number from %ld to %ld, not '%s'\n",
-			opt, lo, hi, arg);
+	if (wse_opt_u64("wsebench-kernels", opt, arg, (uint64_t)lo, (uint64_t)hi, WSE_NUM_PLAIN,
+			&v))
 		return -1;
-	}
-	*out = v;
+	*out = (long)v;
 	return 0;
 }
 
 static int parse_layers(const char *arg, struct options *o)
 {
 	const char *p = arg;
+	char err[200];
 	size_t n = 0;
+	uint64_t v;
+	int ret;
 
 	while (*p) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v < 1 || v > 65536 ||
-		    (*end && *end != ',') || n > ENGINE_MAX_LAYERS) {
-			fprintf(stderr, "wsebench-kernels: --layers wants 2 to %d comma-separated widths from 1 to 65536, e.g. 784,256,256,10; got '%s'\n",
+		if (n > ENGINE_MAX_LAYERS) {
+			fprintf(stderr, "wsebench-kernels: --layers takes at most %d widths; got '%s'\n",
 				ENGINE_MAX_LAYERS + 1, arg);
 			return -1;
 		}
+		ret = wse_parse_u64_at(&p, 1, 65536, WSE_NUM_PLAIN, &v, err, sizeof(err));
+		if (!ret && *p && *p != ',') {
+			snprintf(err, sizeof(err), "at '%s': expected a comma", p);
+			ret = -EINVAL;
+		}
+		if (ret) {
+			fprintf(stderr, "wsebench-kernels: --layers '%s': %s; give comma-separated widths 1..65536, e.g. 784,256,256,10\n",
+				arg, err);
+			return -1;
+		}
 		o->widths[n++] = (size_t)v;
-		p = *end ? end + 1 : end;
+		p += *p == ',';
 	}
 	if (n < 2 || o->widths[n - 1] > 256) {
 		fprintf(stderr, "wsebench-kernels: --layers needs at least an input and an output width, and at most 256 classes; got '%s'\n",

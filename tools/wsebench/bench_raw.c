@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "wsebench.h"
+#include "wse/link_addr.h"
+#include "wse/link_io.h"
 
 #define RAW_TRIES	50
 #define RAW_IO_MS	10000
@@ -33,7 +35,7 @@ int raw_open(const char *addr, struct wse_link_client *cl, char *err, size_t err
 		.max_payload = WSE_LINK_PAYLOAD_LIMIT,
 	};
 	struct wse_link_addr a;
-	struct wse_link_err lerr;
+	struct wse_link_err lerr = { 0 };
 	char text[200] = "";
 	uint32_t status = 0;
 	int fd, ret = -EIO, i;
@@ -56,7 +58,7 @@ int raw_open(const char *addr, struct wse_link_client *cl, char *err, size_t err
 			return 0;
 		if (ret)
 			snprintf(err, errlen, "HELLO to %s: %s", addr,
-				 ret < 0 ? strerror(-ret) : lerr.text);
+				 lerr.text[0] ? lerr.text : strerror(-ret));
 		else
 			snprintf(err, errlen, "HELLO to %s refused: %s (%s)", addr,
 				 wse_link_status_name(status), text);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "wsebench.h"
+#include "wse/numparse.h"
 
 enum { PATH_URING, PATH_FIXED, PATH_IOCTL, PATH_RAW, NPATHS };
 static const char *const path_names[NPATHS] = { "uring", "uring-fixed", "ioctl", "raw-socket" };
@@ -61,70 +62,40 @@ static void usage(FILE *f)
 "usage. Documentation/wsebench.rst explains the method and the numbers.\n");
 }
 
-static int parse_size(const char *s, size_t *out)
+/* A comma-separated list of whole numbers in [1, @max] (sizes take K, M, G). */
+static int parse_list(const char *opt, const char *arg, uint64_t max, enum wse_num_units units,
+		      size_t *out, unsigned int *n)
 {
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end || !v || v > (1ULL << 32))
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
-
-/* A comma-separated list of sizes (or plain numbers when @plain). */
-static int parse_list(const char *what, const char *arg, size_t *out, unsigned int *n)
-{
-	char buf[256], *tok, *save = NULL;
+	char buf[256], err[200], *tok, *save = NULL;
+	uint64_t v;
 
 	if (strlen(arg) >= sizeof(buf)) {
-		fprintf(stderr, "wsebench: %s list too long\n", what);
+		fprintf(stderr, "wsebench: %s: the list is too long\n", opt);
 		return -1;
 	}
 	strcpy(buf, arg);
 	*n = 0;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (*n == BENCH_MAX_LIST) {
-			fprintf(stderr, "wsebench: at most %d %s\n", BENCH_MAX_LIST, what);
+			fprintf(stderr, "wsebench: %s: at most %d values\n", opt, BENCH_MAX_LIST);
 			return -1;
 		}
-		if (parse_size(tok, &out[*n])) {
-			fprintf(stderr, "wsebench: bad %s '%s': give a positive number, "
-				"optionally with K, M or G\n", what, tok);
+		if (wse_parse_u64(tok, 1, max, units, &v, err, sizeof(err))) {
+			fprintf(stderr, "wsebench: %s: %s\n", opt, err);
 			return -1;
 		}
-		(*n)++;
+		out[(*n)++] = (size_t)v;
 	}
 	if (!*n) {
-		fprintf(stderr, "wsebench: empty %s list\n", what);
+		fprintf(stderr, "wsebench: %s: an empty list\n", opt);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_uint(const char *what, const char *arg, unsigned long lo, unsigned long hi,
-		      unsigned long *out)
+static int parse_uint(const char *opt, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *end;
-
-	errno = 0;
-	*out = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || *out < lo || *out > hi) {
-		fprintf(stderr, "wsebench: %s must be a number from %lu to %lu, not '%s'\n",
-			what, lo, hi, arg);
-		return -1;
-	}
-	return 0;
+	return wse_opt_u64("wsebench", opt, arg, lo, hi, WSE_NUM_PLAIN, out) ? -1 : 0;
 }
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
@@ -146,7 +117,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t list[BENCH_MAX_LIST];
-	unsigned long v;
+	uint64_t v;
 	unsigned int i;
 	int c;
 
@@ -165,26 +136,16 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			o->fw = optarg;
 			break;
 		case 's':
-			if (parse_list("sizes", optarg, o->sizes, &o->nsizes))
+			if (parse_list("--sizes", optarg, 1u << 30, WSE_NUM_BINARY, o->sizes,
+				       &o->nsizes))
 				return -1;
-			for (i = 0; i < o->nsizes; i++) {
-				if (o->sizes[i] > (1u << 30)) {
-					fprintf(stderr, "wsebench: sizes go up to 1G\n");
-					return -1;
-				}
-			}
 			break;
 		case 'q':
-			if (parse_list("depths", optarg, list, &o->ndepths))
+			if (parse_list("--depths", optarg, DRM_WSE_MAX_QUEUE_DEPTH, WSE_NUM_PLAIN, list,
+				       &o->ndepths))
 				return -1;
-			for (i = 0; i < o->ndepths; i++) {
-				if (list[i] > DRM_WSE_MAX_QUEUE_DEPTH) {
-					fprintf(stderr, "wsebench: depths go from 1 to %d\n",
-						DRM_WSE_MAX_QUEUE_DEPTH);
-					return -1;
-				}
+			for (i = 0; i < o->ndepths; i++)
 				o->depths[i] = (unsigned int)list[i];
-			}
 			break;
 		case 'r':
 			if (parse_uint("--reps", optarg, 1, 100, &v))
@@ -202,10 +163,10 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			o->small = (uint32_t)v;
 			break;
 		case 'm':
-			if (parse_size(optarg, &o->min_bytes)) {
-				fprintf(stderr, "wsebench: bad --min-bytes '%s'\n", optarg);
+			if (wse_opt_u64("wsebench", "--min-bytes", optarg, 1, 1ULL << 32,
+					WSE_NUM_BINARY, &v))
 				return -1;
-			}
+			o->min_bytes = (size_t)v;
 			break;
 		case 'i':
 			if (parse_uint("--inflight", optarg, 1, WSE_LINK_CLIENT_MAX_PENDING, &v))

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wse/link_codec.h"
+#include "wse/link_client.h"
 #include "wse/wse.h"
 
 #define BENCH_MAX_LIST	16

@@ -12,6 +12,7 @@
 
 #include "wse/compiler.h"
 #include "wse/compiler_graph.h"
+#include "wse/numparse.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -143,16 +144,17 @@ static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
 		     const char *path)
 {
 	FILE *f = fopen(path, "w");
-	int bad;
+	int ret;
 
 	if (!f) {
 		fprintf(stderr, "wsecc: cannot write the SVG to %s: %s\n", path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
-	bad = wsecc_write_svg(f, m, plan);
-	bad |= fclose(f);
-	if (bad) {
-		fprintf(stderr, "wsecc: writing the SVG to %s failed: %s\n", path, strerror(errno));
+	ret = wsecc_write_svg(f, m, plan);
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, "wsecc: writing the SVG to %s failed: %s\n", path, strerror(-ret));
 		return EXIT_OUTPUT;
 	}
 	return 0;
@@ -223,13 +225,13 @@ int main(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 	if (batch_arg) {
-		char *end;
-		unsigned long b;
+		uint64_t b;
 
-		errno = 0;
-		b = strtoul(batch_arg, &end, 10);
-		if (*end || errno || b < 1 || b > WSEP_MAX_BATCH || batch_arg[0] == '-')
-			return usage_error("--batch '%s': expected an integer 1..65536", batch_arg);
+		if (wse_opt_u64("wsecc", "--batch", batch_arg, 1, WSEP_MAX_BATCH, WSE_NUM_PLAIN,
+				&b)) {
+			fprintf(stderr, "Try 'wsecc --help'.\n");
+			return EXIT_USAGE;
+		}
 		model.batch = (uint32_t)b;
 	}
 	if (validate)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "wse/ctl.h"
+#include "wse/numparse.h"
 
 static bool json;
 
@@ -91,13 +92,11 @@ static int open_ctl(struct wse_ctl **ctl)
 
 static int parse_dev(const char *s, uint32_t *index)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	char err[160];
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v > UINT32_MAX) {
-		fprintf(stderr, "wsectl: '%s' is not a device index: 'wsectl list' shows them\n", s);
+	if (wse_parse_u64(s, 0, INT32_MAX, WSE_NUM_PLAIN, &v, err, sizeof(err))) {
+		fprintf(stderr, "wsectl: device %s; 'wsectl list' shows the indexes\n", err);
 		return -1;
 	}
 	*index = (uint32_t)v;
@@ -315,19 +314,16 @@ static int cmd_attach(int argc, char **argv)
 	};
 	struct wse_dev_status d;
 	struct wse_ctl *ctl;
-	unsigned long keepalive = 0;
+	uint64_t keepalive = 0;
 	char err[256];
 	int fd, ret, c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c != 'k')
+		if (c != 'k' ||
+		    wse_opt_u64("wsectl", "--keepalive-ms", optarg, 100, 60000, WSE_NUM_PLAIN,
+				&keepalive))
 			return 2;
-		keepalive = strtoul(optarg, NULL, 10);
-		if (keepalive < 100 || keepalive > 60000) {
-			fprintf(stderr, "wsectl: --keepalive-ms must be 100..60000\n");
-			return 2;
-		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "wsectl: attach needs one address, e.g. tcp:10.0.2.2:7000 or unix:/run/wsefwd.sock\n");
@@ -399,14 +395,17 @@ static int cmd_monitor(int argc, char **argv)
 	long count = -1, timeout = -1, seen = 0;
 	struct wse_event ev;
 	struct wse_ctl *ctl;
+	uint64_t v;
 	int ret, c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (c == 'c')
-			count = strtol(optarg, NULL, 10);
-		else if (c == 't')
-			timeout = strtol(optarg, NULL, 10);
+		if (c == 'c' && !wse_opt_u64("wsectl", "--count", optarg, 1, INT32_MAX,
+					     WSE_NUM_PLAIN, &v))
+			count = (long)v;
+		else if (c == 't' && !wse_opt_u64("wsectl", "--timeout-ms", optarg, 0, INT32_MAX,
+						  WSE_NUM_PLAIN, &v))
+			timeout = (long)v;
 		else
 			return 2;
 	}

@@ -10,16 +10,7 @@
 #include <string.h>
 
 #include "train.h"
-
-/* splitmix64: small, fast and well mixed; the engine's generator too. */
-static uint64_t mix_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#include "wse/splitmix64.h"
 
 int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
 {
@@ -40,7 +31,7 @@ void train_order_epoch(struct train_order *o, uint32_t epoch)
 		o->perm[i] = i;
 	/* Fisher-Yates; the modulo bias of a 64-bit draw is negligible here. */
 	for (uint32_t i = o->n; i > 1; i--) {
-		uint32_t j = (uint32_t)(mix_next(&state) % i), t = o->perm[i - 1];
+		uint32_t j = (uint32_t)(wse_splitmix64(&state) % i), t = o->perm[i - 1];
 
 		o->perm[i - 1] = o->perm[j];
 		o->perm[j] = t;

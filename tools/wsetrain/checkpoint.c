@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "train.h"
-#include "wse/link_codec.h"
+#include "wse/crc32c.h"
 
 #define CKPT_MAGIC	"WSECKPT"
 #define CKPT_VERSION	1U

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "train.h"
+#include "wse/numparse.h"
 
 void train_usage(FILE *f)
 {
@@ -71,19 +72,10 @@ int train_fail(const char *fmt, ...)
 	return -1;
 }
 
-/* A whole number in [lo, hi]. */
+/* A whole number in [lo, hi]: the tools' one parser. */
 static int number(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
 {
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || *v < lo || *v > hi) {
-		train_fail("%s '%s': expected a whole number %llu..%llu", opt, s,
-			   (unsigned long long)lo, (unsigned long long)hi);
-		return -1;
-	}
-	return 0;
+	return wse_opt_u64("wsetrain", opt, s, lo, hi, WSE_NUM_PLAIN, v) ? -1 : 0;
 }
 
 enum {
@@ -123,9 +115,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *opt;
+	char opt[40];
+	int idx;
 	uint64_t v;
-	char *end;
 	int c;
 
 	*o = (struct train_opts){
@@ -133,8 +125,12 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.report = 50, .chunk = 64, .expect_accuracy = -1,
 	};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:q", lo, NULL)) != -1) {
-		opt = argv[optind - 1];
+	while ((idx = -1, c = getopt_long(argc, argv, "ho:q", lo, &idx)) != -1) {
+		/* The option as named in messages: "--epochs", or the word given. */
+		if (idx >= 0)
+			snprintf(opt, sizeof(opt), "--%s", lo[idx].name);
+		else
+			snprintf(opt, sizeof(opt), "%s", argv[optind - 1]);
 		switch (c) {
 		case 'h':
 			train_usage(stdout);
@@ -186,12 +182,8 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			o->tensorboard = optarg;
 			break;
 		case OPT_EXPECT:
-			errno = 0;
-			o->expect_accuracy = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->expect_accuracy >= 0) ||
-			    o->expect_accuracy > 1)
-				return train_fail("--expect-accuracy '%s': expected a number 0..1",
-						  optarg);
+			if (wse_opt_double("wsetrain", opt, optarg, 0, 1, &o->expect_accuracy))
+				return -1;
 			break;
 		case OPT_SYSTEMS:
 			if (number(opt, optarg, 1, TRAIN_MAX_SYSTEMS, &v))

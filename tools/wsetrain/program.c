@@ -156,39 +156,19 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 
 int train_find_streams(const struct wsep_program *p, struct train_streams *s)
 {
-	char name[32];
+	struct wsep_train_streams ts;
+	char err[256];
 
-	memset(s, -1, sizeof(*s));
-	for (uint32_t i = 0; i < p->num_streams; i++) {
-		const char *n = p->streams[i].name;
-		int id = (int)p->streams[i].id;
-		unsigned int k;
-
-		if (!strcmp(n, "samples"))
-			s->samples = id;
-		else if (!strcmp(n, "labels"))
-			s->labels = id;
-		else if (!strcmp(n, "losses"))
-			s->losses = id;
-		else if (!strcmp(n, "predictions"))
-			s->predictions = id;
-		else if (sscanf(n, "weights.%u", &k) == 1 && k < WSEP_MAX_LAYERS)
-			s->weights[k] = id;
-		else if (sscanf(n, "grads.%u", &k) == 1 && k < WSEP_MAX_LAYERS)
-			s->grads[k] = id;
-	}
-	if (s->samples < 0 || s->labels < 0 || s->losses < 0 || s->predictions < 0)
-		return train_fail("program %s lacks a samples, labels, losses or predictions stream: not a training program",
-				  p->model_name);
-	if (p->mode != WSEP_MODE_WEIGHT_STREAMING)
-		return 0;
-	for (uint32_t k = 0; k < p->num_layers; k++) {
-		if (s->weights[k] < 0 || s->grads[k] < 0) {
-			snprintf(name, sizeof(name), "%s.%u", s->weights[k] < 0 ? "weights" : "grads",
-				 k);
-			return train_fail("weight-streaming program %s has no stream %s",
-					  p->model_name, name);
-		}
+	if (wsep_train_streams(p, &ts, err, sizeof(err)))
+		return train_fail("%s: %s", p->model_name, err);
+	/* The protocol names a stream by its id. */
+	s->samples = (int)p->streams[ts.samples].id;
+	s->labels = (int)p->streams[ts.labels].id;
+	s->losses = (int)p->streams[ts.losses].id;
+	s->predictions = (int)p->streams[ts.predictions].id;
+	for (uint32_t k = 0; k < WSEP_MAX_LAYERS; k++) {
+		s->weights[k] = ts.weights[k] < 0 ? -1 : (int)p->streams[ts.weights[k]].id;
+		s->grads[k] = ts.grads[k] < 0 ? -1 : (int)p->streams[ts.grads[k]].id;
 	}
 	return 0;
 }

@@ -11,10 +11,9 @@
 #include <string.h>
 
 #include "train.h"
-#include "wse/link_codec.h"
 #include "wse_genl.h"
 
-#define RUN_TIMEOUT_MS		600000	/* the longest a queue allows: a chunk of steps */
+#define RUN_TIMEOUT_MS		DRM_WSE_TIMEOUT_MS_MAX	/* a chunk of steps */
 #define XFER_TIMEOUT_MS		120000
 #define RING_DEPTH		32
 
@@ -85,7 +84,7 @@ int train_system_open(struct train_system *s, const char *spec)
 				  s->info.dev.num_queues);
 	ret = wse_queue_create(s->dev, 0, 4, RUN_TIMEOUT_MS, &s->run_queue);
 	if (!ret)
-		ret = wse_bo_alloc(s->dev, 4096, &s->result);
+		ret = wse_bo_alloc(s->dev, WSE_RUN_RESULT_BYTES, &s->result);
 	if (!ret)
 		ret = wse_bo_map(s->dev, &s->result);
 	if (!ret)
@@ -130,11 +129,8 @@ int train_system_load(struct train_system *s, const void *image, size_t len)
 
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch)
 {
-	struct wse_job run = {
-		.op = DRM_WSE_OP_RUN, .handle = s->result.handle, .length = 4096,
-		.args = { TRAIN_SLOT, kind, steps, batch },
-	};
-	int ret = wse_submit(s->dev, s->run_queue, &run, &s->run_job);
+	const struct wse_run run = { TRAIN_SLOT, kind, steps, batch };
+	int ret = wse_run_submit(s->dev, s->run_queue, &s->result, &run, &s->run_job);
 
 	if (ret)
 		return train_fail("%s: RUN of %u steps: %s", s->name, steps, wse_strerror(ret));
@@ -144,56 +140,15 @@ int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint
 
 int train_run_wait(struct train_system *s)
 {
-	struct wse_link_run_result_info r;
-	struct wse_link_err err;
-	uint32_t len = 0;
-	int status = 0, ret;
+	struct wse_run_result r;
+	int ret;
 
 	s->run_pending = false;
-	ret = wse_wait(s->dev, s->run_queue, s->run_job, wse_deadline_ns(RUN_TIMEOUT_MS + 10000),
-		       &status, &len);
-	if (ret || status)
-		return train_fail("%s: the RUN failed: %s", s->name,
-				  wse_strerror(ret ? ret : status));
-	if (wse_link_run_result_decode(s->result.map, len, &r, &err))
-		return train_fail("%s: the RUN's result: %s", s->name, err.text);
+	ret = wse_run_wait(s->dev, s->run_queue, s->run_job, &s->result,
+			   wse_deadline_ns(RUN_TIMEOUT_MS + 10000), &r);
+	if (ret)
+		return train_fail("%s: the RUN failed: %s", s->name, wse_strerror(ret));
 	s->cycles += r.cycles;
 	s->est_cycles += r.est_cycles;
 	return 0;
-}
-
-/* PARAMS_READ/WRITE piece by piece: each piece names its own offset. */
-static int params_xfer(struct train_system *s, uint32_t op, uint32_t which, void *buf, size_t len)
-{
-	struct wse_ring *r = op == DRM_WSE_OP_PARAMS_READ ? s->out : s->in;
-	size_t piece = s->info.max_job_bytes & ~(size_t)3, off, n, done;
-	int ret;
-
-	for (off = 0; off < len; off += n) {
-		struct wse_xfer x = { .op = op, .args = { TRAIN_SLOT, which, off },
-				      .buf = (uint8_t *)buf + off };
-
-		n = len - off < piece ? len - off : piece;
-		x.len = n;
-		done = 0;
-		ret = wse_ring_xfer(r, &x, &done);
-		if (!ret && op == DRM_WSE_OP_PARAMS_READ && done != n)
-			ret = -EIO;
-		if (ret)
-			return train_fail("%s: %s of the %s: %s", s->name,
-					  op == DRM_WSE_OP_PARAMS_READ ? "reading" : "writing",
-					  which == WSE_LINK_PARAMS_WEIGHTS ? "weights" :
-					  "optimizer state", wse_strerror(ret));
-	}
-	return 0;
-}
-
-int train_params_read(struct train_system *s, uint32_t which, void *buf, size_t len)
-{
-	return params_xfer(s, DRM_WSE_OP_PARAMS_READ, which, buf, len);
-}
-
-int train_params_write(struct train_system *s, uint32_t which, const void *buf, size_t len)
-{
-	return params_xfer(s, DRM_WSE_OP_PARAMS_WRITE, which, (void *)buf, len);
 }

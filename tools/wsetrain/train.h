@@ -1,7 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * wsetrain's parts: options, the program, device sessions, batches,
- * the step loop, checkpoints and metrics. Documentation/wsetrain.rst.
+ * wsetrain's parts, one concern each (Documentation/wsetrain.rst):
+ *
+ *   options.c    the command line
+ *   program.c    the program: a .wsep, or a model compiled by wsecc
+ *   session.c    one system: its device, queues, rings, the loaded program
+ *   job.c        what a run holds fixed: data, systems, program, mode
+ *   batches.c    the order samples are taken in
+ *   steps.c      chunks of steps on every system: RUNs, streams, tallies
+ *   mode.h       what the execution mode adds to a step, and where the
+ *                weights live: mode_pipelined.c, mode_streaming.c
+ *   schedule.c   the run: epochs, chunks, report and checkpoint boundaries
+ *   state.c      checkpoint capture and resume
+ *   checkpoint.c the checkpoint file
+ *   report.c     progress lines, ETA, test results, the summary
+ *   metrics.c    CSV and TensorBoard
  */
 #ifndef WSETRAIN_TRAIN_H
 #define WSETRAIN_TRAIN_H
@@ -12,7 +25,6 @@
 #include <stdio.h>
 
 #include "wse/dataset.h"
-#include "wse/memoryx.h"
 #include "wse/swarmx.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
@@ -65,7 +77,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 /* Runs the compiler for --compile-only / --validate-only; returns its exit status. */
 int train_pass_through(const struct train_opts *o);
 
-/* The stream ids a training program must have. */
+/* The stream ids a training program has (-1: none). */
 struct train_streams {
 	int samples, labels, losses, predictions;
 	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];	/* weight streaming */
@@ -90,11 +102,33 @@ void train_system_close(struct train_system *s);
 int train_system_load(struct train_system *s, const void *image, size_t len);
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch);
 int train_run_wait(struct train_system *s);
-/* Pipelined checkpoints: the resident weights and optimizer state. */
-int train_params_read(struct train_system *s, uint32_t which, void *buf, size_t len);
-int train_params_write(struct train_system *s, uint32_t which, const void *buf, size_t len);
 /* Which devices: @o->devices or the first @o->systems with a live link. */
 int train_pick_devices(const struct train_opts *o, char specs[][16]);
+
+/* job.c: what a run holds fixed. */
+struct train_mode;
+
+struct train_job {
+	const struct train_opts *o;
+	struct wsep_program *p;
+	void *image;
+	size_t image_len;
+	struct train_streams ids;
+	unsigned int n;			/* systems */
+	struct train_system sys[TRAIN_MAX_SYSTEMS];
+	struct wse_dataset train, test;
+	uint32_t batch;			/* samples per step */
+	uint32_t record;		/* bytes of one sample */
+	uint32_t used;			/* training samples used (--train-limit) */
+	const struct train_mode *mode;
+	void *mode_state;
+};
+
+/* Loads the data, opens the systems, loads the program, sets the mode up. */
+int train_job_open(struct train_job *j, const struct train_opts *o);
+void train_job_close(struct train_job *j);
+/* System @m's share of a batch of @b samples, and where it starts. */
+uint32_t train_shard(const struct train_job *j, uint32_t b, unsigned int m, uint32_t *first);
 
 /* batches.c: the order samples are taken in, epoch by epoch. */
 struct train_order {
@@ -111,7 +145,43 @@ void train_order_free(struct train_order *o);
 void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t first,
 		  uint32_t count, uint8_t *x, int32_t *y);
 
-/* checkpoint.c */
+/* steps.c: chunks of steps on every system. */
+struct train_steps;
+
+/* What the steps of a chunk came to. */
+struct train_tally {
+	double loss;			/* summed over the samples */
+	uint64_t right;			/* correct predictions */
+};
+
+/* Where the host's time went, and what it trained. */
+struct train_step_times {
+	double io;			/* in the steps' transfers */
+	double update;			/* in the mode's work after a step */
+	uint64_t trained;		/* samples trained in this process */
+};
+
+int train_steps_open(struct train_job *j, struct train_steps **out);
+void train_steps_close(struct train_steps *s);
+/*
+ * @steps steps (WSE_RUN_TRAIN or WSE_RUN_EVAL) of @b samples of @ds,
+ * from sample @first of @perm's order (NULL: as the data lies), one RUN
+ * job per system; their losses and right answers are added to @tally.
+ */
+int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_dataset *ds,
+		    const uint32_t *perm, uint32_t first, uint32_t steps, uint32_t b,
+		    struct train_tally *tally);
+const struct train_step_times *train_steps_times(const struct train_steps *s);
+
+/* Where the run is (schedule.c; state.c saves and restores it). */
+struct train_progress {
+	uint64_t step;			/* optimizer steps done */
+	uint32_t epoch;			/* the epoch the next step belongs to */
+	uint32_t position;		/* samples of it already used */
+	struct train_order order;
+};
+
+/* checkpoint.c: the file. */
 struct train_checkpoint {
 	char model[WSEP_NAME_MAX];
 	uint32_t mode;			/* enum wsep_mode it was written in */
@@ -135,6 +205,33 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 void train_checkpoint_free(struct train_checkpoint *c);
 int train_checkpoint_inspect(const char *path);
 
+/* state.c: the run's state to and from a checkpoint. */
+int train_state_save(struct train_job *j, const struct train_progress *at);
+/* Restores --resume into the devices (or MemoryX) and @at. */
+int train_state_resume(struct train_job *j, struct train_progress *at);
+
+/* report.c: what the user sees. */
+struct train_report;
+
+/* Opens the metrics and says what is about to be trained. */
+int train_report_open(const struct train_job *j, struct train_report **out);
+/* The clock of samples/s and of the summary starts (after any resume). */
+void train_report_start(struct train_report *r);
+/* Closes the metrics; 0 or their write error. */
+int train_report_close(struct train_report *r);
+/* Adds a training chunk's samples to the current progress window. */
+void train_report_add(struct train_report *r, const struct train_tally *t, uint64_t samples);
+/* The progress line of the window, at @at; starts a new window. */
+void train_report_progress(struct train_report *r, const struct train_progress *at,
+			   uint64_t steps_total, uint32_t steps_per_epoch);
+/* A test-set evaluation of @samples samples that took @seconds. */
+void train_report_test(struct train_report *r, const struct train_progress *at,
+		       const struct train_tally *t, uint32_t samples, double seconds);
+/* The last test accuracy; false if none was measured. */
+bool train_report_accuracy(const struct train_report *r, double *accuracy);
+void train_report_summary(struct train_report *r, const struct train_progress *at,
+			  const struct train_step_times *times);
+
 /* metrics.c */
 struct train_metrics;
 int train_metrics_open(const struct train_opts *o, struct train_metrics **out);
@@ -144,7 +241,7 @@ void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, 
 			double accuracy);
 int train_metrics_close(struct train_metrics *m);
 
-/* loop.c: the whole run. */
+/* schedule.c: the whole run. */
 int train_run(const struct train_opts *o);
 
 double train_now(void);		/* CLOCK_MONOTONIC seconds */

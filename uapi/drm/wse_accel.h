@@ -172,6 +172,10 @@ struct drm_wse_mem_xfer {
 /* Most jobs a queue holds before WAIT collects them. */
 #define DRM_WSE_MAX_QUEUE_DEPTH		256
 
+/* Timeouts in ms: what a timeout_ms of 0 means, and the most one may ask for. */
+#define DRM_WSE_TIMEOUT_MS_DEFAULT	10000
+#define DRM_WSE_TIMEOUT_MS_MAX		600000
+
 /**
  * struct drm_wse_queue_create - open a queue on one of the device's
  * hardware queues (its DMA channels)
@@ -233,6 +237,15 @@ enum drm_wse_op {
 	/** @DRM_WSE_OP_DEVICE_STATS: receives the device's counters. */
 	DRM_WSE_OP_DEVICE_STATS = 10,
 };
+
+/* The operations that send and those that receive, a bit (1 << op) each. */
+#define DRM_WSE_OPS_SEND \
+	(_BITULL(DRM_WSE_OP_MEM_WRITE) | _BITULL(DRM_WSE_OP_PROGRAM_LOAD) | \
+	 _BITULL(DRM_WSE_OP_STREAM_WRITE) | _BITULL(DRM_WSE_OP_PARAMS_WRITE))
+#define DRM_WSE_OPS_RECEIVE \
+	(_BITULL(DRM_WSE_OP_MEM_READ) | _BITULL(DRM_WSE_OP_PROGRAM_LOAD) | \
+	 _BITULL(DRM_WSE_OP_STREAM_READ) | _BITULL(DRM_WSE_OP_RUN) | \
+	 _BITULL(DRM_WSE_OP_PARAMS_READ) | _BITULL(DRM_WSE_OP_DEVICE_STATS))
 
 /**
  * struct drm_wse_submit - queue a job

@@ -93,7 +93,8 @@ struct wsecc_model {
 /**
  * wsecc_parse_string() - parse model text
  * @name: the file name to use in messages
- * Return: 0, or -1 with @err set (file:line:col and what was expected).
+ * Return: 0, or -EINVAL with @err set (file:line:col and what was
+ * expected); wsecc_parse_file() also the errno of opening the file.
  */
 int wsecc_parse_string(const char *text, const char *name, struct wsecc_model *m,
 		       struct wsecc_error *err);
@@ -135,7 +136,7 @@ size_t wsecc_lower(const struct wsecc_model *m, struct wsecc_op *ops, size_t max
 
 /**
  * wsecc_validate() - does every op map to a kernel? (fast: no placement)
- * Return: 0, or -1 with @err at the first op without one.
+ * Return: 0, or -EINVAL with @err at the first op without one.
  */
 int wsecc_validate(const struct wsecc_model *m, struct wsecc_error *err);
 
@@ -145,7 +146,7 @@ enum wsecc_mode {
 	WSECC_MODE_WEIGHT_STREAMING = WSEP_MODE_WEIGHT_STREAMING,
 };
 
-/* Parses "auto", "pipelined", "weight_streaming"; -1 if none. */
+/* Parses "auto", "pipelined", "weight_streaming"; -EINVAL if none. */
 int wsecc_mode_parse(const char *s, enum wsecc_mode *mode);
 
 /**
@@ -206,7 +207,7 @@ void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
  * wsecc_compile() - choose the mode, place, estimate
  * @mode: WSECC_MODE_AUTO picks pipelined when the model fits; a forced
  *	pipelined mode that cannot fit is refused, with the numbers.
- * Return: 0, or -1 with @err.
+ * Return: 0, or -EINVAL with @err.
  */
 int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum wsecc_mode mode,
 		  struct wsecc_plan *plan, struct wsecc_error *err);
@@ -214,7 +215,7 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 /* The text report (placement and estimates). */
 void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan);
 
-/* An SVG picture of the wafer with each layer's region. 0 or -1 (errno). */
+/* An SVG picture of the wafer with each layer's region. 0 or -EIO. */
 int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan);
 
 /**

@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wse/layers.h"
+
 const char *engine_strerror(int err);
 
 /* --- threads and determinism (threads.c) ----------------------------------
@@ -222,7 +224,7 @@ double engine_lr_at(const struct engine_lr_schedule *s, double lr, uint64_t t);
  * followed by a ReLU when relu[k]. The last layer's outputs are the logits
  * of a softmax cross-entropy loss over width[layers] classes.
  */
-#define ENGINE_MAX_LAYERS 16
+#define ENGINE_MAX_LAYERS WSE_MAX_LAYERS
 
 struct engine_shape {
 	size_t layers;

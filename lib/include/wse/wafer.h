@@ -68,7 +68,7 @@ struct wse_wafer {
 
 /**
  * wse_wafer_preset() - fill @w with a named preset: "wse1", "wse2", "wse3"
- * Return: 0, or -1 if @name is not a preset.
+ * Return: 0, or -ENOENT if @name is not a preset.
  */
 int wse_wafer_preset(const char *name, struct wse_wafer *w);
 
@@ -80,7 +80,7 @@ int wse_wafer_preset(const char *name, struct wse_wafer *w);
  * Hz with an optional K, M or G suffix (decimal: 850M); default that of
  * the wse2 preset. Per-PE figures not given come from the wse2 preset;
  * a custom mesh has no published aggregates.
- * Return: 0, or -1 with a message in @err saying what was wrong.
+ * Return: 0, or -EINVAL with a message in @err saying what was wrong.
  */
 int wse_wafer_parse(const char *spec, struct wse_wafer *w, char *err, size_t errlen);
 
@@ -125,7 +125,7 @@ struct wse_wafer_aggregates {
  * @agg: if not NULL, receives the computed figures
  *
  * Return: 0 if every published aggregate is matched within @tolerance,
- * 1 if the wafer publishes none (a custom mesh), -1 with a message in
+ * 1 if the wafer publishes none (a custom mesh), -ERANGE with a message in
  * @err naming the first figure that is off and by how much.
  */
 int wse_wafer_check_aggregates(const struct wse_wafer *w, double tolerance,

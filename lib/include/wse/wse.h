@@ -67,7 +67,7 @@ int wse_bo_free(struct wse_dev *dev, struct wse_bo *bo);
 
 /* ------------------------------------------------------- queues, jobs */
 
-/* @depth 1..DRM_WSE_MAX_QUEUE_DEPTH; @timeout_ms 0 for the kernel's 10 s. */
+/* @depth 1..DRM_WSE_MAX_QUEUE_DEPTH; @timeout_ms up to DRM_WSE_TIMEOUT_MS_MAX, 0 for the default. */
 int wse_queue_create(struct wse_dev *dev, uint32_t hw_queue, uint32_t depth,
 		     uint32_t timeout_ms, uint32_t *queue_id);
 int wse_queue_destroy(struct wse_dev *dev, uint32_t queue_id);
@@ -122,7 +122,7 @@ struct wse_ring_params {
 	uint32_t depth;			/* most commands in flight: 1..256 (0: 64) */
 	uint32_t batch;			/* SQEs per io_uring_submit() (0: depth / 4, >= 1) */
 	uint32_t piece;			/* most bytes per command (0: max-job-bytes) */
-	uint32_t timeout_ms;		/* per command (0: the kernel's 10 s) */
+	uint32_t timeout_ms;		/* per command (0: DRM_WSE_TIMEOUT_MS_DEFAULT) */
 };
 
 /* Counters of what a ring did, for tests and benchmarks. */
@@ -152,7 +152,8 @@ int wse_ring_unregister(struct wse_ring *ring);
 
 /*
  * A transfer: @op with @args over @len bytes at @buf. Memory operations
- * (MEM_WRITE/MEM_READ) advance the device address (args[0]) piece by piece;
+ * (MEM_WRITE/MEM_READ) advance the device address (args[0]) piece by piece,
+ * parameter operations (PARAMS_WRITE/PARAMS_READ) their offset (args[2]);
  * other operations repeat their arguments on every piece. Every piece but
  * the last is a whole number of @unit bytes (0 or 1: any size): a stream
  * moves whole records.
@@ -187,6 +188,90 @@ int wse_stream_write(struct wse_ring *ring, uint32_t slot, uint32_t stream, uint
 /* Reads up to @len bytes; *@got gets how many came. */
 int wse_stream_read(struct wse_ring *ring, uint32_t slot, uint32_t stream, uint32_t record,
 		    void *buf, size_t len, size_t *got);
+
+/* One transfer of a stream batch: all @len bytes go, or all of them come back. */
+struct wse_stream_io {
+	uint32_t op;			/* DRM_WSE_OP_STREAM_WRITE or DRM_WSE_OP_STREAM_READ */
+	uint32_t stream;
+	uint32_t record;		/* the stream's record size, as for wse_stream_write() */
+	void *buf;
+	size_t len;
+};
+
+/*
+ * A batch of stream transfers of program @slot, such as one training
+ * step's: writes go on @in, reads on @out (rings on different hardware
+ * queues, so a write waiting for room in a device stream never holds up
+ * the read that would make it; @in == @out is allowed when that cannot
+ * happen). A transfer longer than one command goes first, by itself,
+ * piece by piece in order; the others are all in flight at once, so the
+ * order between them is not kept: a batch writes a stream at most once,
+ * or twice with the same bytes. A read that comes back short is carried
+ * on until its @len bytes are in (-EIO if the device sends nothing).
+ * Returns 0 or the first failure's negative errno; everything submitted
+ * is still reaped.
+ */
+int wse_stream_batch(struct wse_ring *in, struct wse_ring *out, uint32_t slot,
+		     const struct wse_stream_io *io, unsigned int n);
+
+/* ------------------------------------------------- runs, parameters */
+
+/* What a RUN does (the RUN job's kind argument; the link's WSE_LINK_RUN_*). */
+enum wse_run_kind {
+	WSE_RUN_TRAIN = 1,		/* forward, loss, backward, update */
+	WSE_RUN_EVAL = 2,		/* forward and loss */
+	WSE_RUN_PREDICT = 3,		/* forward only */
+};
+
+/* A RUN: @steps steps of @batch samples of the program in @slot. */
+struct wse_run {
+	uint32_t slot, kind, steps, batch;
+};
+
+/* How a RUN went, decoded from its reply. */
+struct wse_run_result {
+	uint32_t steps;			/* steps completed */
+	uint32_t samples;
+	uint64_t cycles;		/* device cycles, by the firmware's timing model */
+	uint64_t est_cycles;		/* the compiler's estimate of the same work */
+	uint64_t host_ns;		/* wall time the simulator took */
+};
+
+/* Room a RUN's reply takes in its buffer object. */
+#define WSE_RUN_RESULT_BYTES	32U
+
+/*
+ * Submits @run as a job on queue @queue_id; its reply will land at the
+ * start of @result (at least WSE_RUN_RESULT_BYTES, mapped). A RUN waits on
+ * the device for its input streams, so it goes on a queue of its own.
+ */
+int wse_run_submit(struct wse_dev *dev, uint32_t queue_id, const struct wse_bo *result,
+		   const struct wse_run *run, uint64_t *job_id);
+/*
+ * Waits until @deadline_ns (as wse_wait()) for the RUN and decodes its
+ * result into @res. Returns 0, the wait's or the job's negative errno, or
+ * -EPROTO for a reply that is not a run result.
+ */
+int wse_run_wait(struct wse_dev *dev, uint32_t queue_id, uint64_t job_id,
+		 const struct wse_bo *result, int64_t deadline_ns, struct wse_run_result *res);
+
+/*
+ * A layer-pipelined program's resident parameters, for checkpoints: the
+ * weights in the .wsep layout, the optimizer's state arrays (each laid out
+ * as the weights, one after another) and its step count (Adam's t). The
+ * caller sets @floats and @state_arrays and provides the arrays.
+ */
+struct wse_params {
+	uint64_t floats;
+	unsigned int state_arrays;	/* 0 (SGD), 1 (momentum) or 2 (Adam) */
+	float *weights;			/* @floats */
+	float *state;			/* @state_arrays * @floats */
+	uint64_t step;
+};
+
+/* PARAMS_READ / PARAMS_WRITE of all of @p on @ring; 0 or a negative errno. */
+int wse_params_read(struct wse_ring *ring, uint32_t slot, struct wse_params *p);
+int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_params *p);
 
 /*
  * Single commands, for callers that drive their own pipeline (wsebench):

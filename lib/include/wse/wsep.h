@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wse/layers.h"
+
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
 #define WSEP_VERSION_MINOR	0
@@ -25,7 +27,7 @@
 
 /* Hard limits every reader enforces. */
 #define WSEP_MAX_SECTIONS	32U
-#define WSEP_MAX_LAYERS		64U
+#define WSEP_MAX_LAYERS		((uint32_t)WSE_MAX_LAYERS)
 #define WSEP_MAX_STREAMS	(4U + 2U * WSEP_MAX_LAYERS + 8U)
 #define WSEP_MAX_DIM		(1U << 24)	/* largest layer or input dimension */
 #define WSEP_MAX_BATCH		65536U
@@ -239,19 +241,20 @@ struct wsep_program {
  * sizes and every field's range and consistency (layer chain, regions
  * inside the wafer and not overlapping, streams, weights finite). Never
  * reads outside [@buf, @buf + @len).
- * Return: 0, or -1 with a message in @err saying what is wrong, e.g.
+ * Return: 0, or -EINVAL with a message in @err saying what is wrong, e.g.
  * "section 2 (layers): length 120 exceeds file size 100".
  */
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
 
 /**
  * wsep_read() - validate and parse a file into a new program
- * Return: 0 with *@out set (free with wsep_program_free()), or -1 with a
- * message in @err; *@out is then NULL.
+ * Return: 0 with *@out set (free with wsep_program_free()), or a negative
+ * errno (-EINVAL: not a valid program; -ENOMEM) with a message in @err;
+ * *@out is then NULL.
  */
 int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen);
 
-/* wsep_read_file() - wsep_read() of a whole file. */
+/* wsep_read_file() - wsep_read() of a whole file; its open() or read() errno too. */
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen);
 
 void wsep_program_free(struct wsep_program *p);
@@ -262,11 +265,12 @@ void wsep_program_free(struct wsep_program *p);
  * The weights section is written when @p->weights is not NULL. The result
  * is validated before it is returned, so a program with inconsistent
  * fields is refused here rather than by the firmware.
- * Return: 0 with *@buf (free()) and *@len set, or -1 with a message.
+ * Return: 0 with *@buf (free()) and *@len set, or -EINVAL or -ENOMEM with
+ * a message.
  */
 int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err, size_t errlen);
 
-/* wsep_write_file() - wsep_write() to @path (replaced atomically). */
+/* wsep_write_file() - wsep_write() to @path (replaced atomically); or the I/O errno. */
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
 
 /* Parameters of one layer (W and b) and of all layers. */
@@ -292,6 +296,44 @@ void wsep_init_layer(uint64_t seed, uint64_t offset, uint32_t in, uint32_t out,
 /* wsep_init_weights() - all layers into @out at each layer's weight_offset. */
 void wsep_init_weights(uint64_t seed, const struct wsep_layer *layers, uint32_t n, float *out);
 
+
+/*
+ * The training streams (Documentation/wsep-format.rst, "streams"): the
+ * streams the compiler emits, the firmware serves and a host feeds and
+ * drains. weights.K is one per layer; grads.K one per layer in weight
+ * streaming only.
+ */
+enum wsep_train_role {
+	WSEP_TRAIN_SAMPLES,
+	WSEP_TRAIN_LABELS,
+	WSEP_TRAIN_LOSSES,
+	WSEP_TRAIN_PREDICTIONS,
+	WSEP_TRAIN_WEIGHTS,
+	WSEP_TRAIN_GRADS,
+};
+
+/*
+ * wsep_train_stream() - how @p declares training stream @role (of @layer
+ * for weights and grads): every field but the id, from @p's mode, input
+ * and layers. Return: 0, or -ENOENT when @p has no such stream (grads of
+ * a pipelined program, a layer past the last).
+ */
+int wsep_train_stream(const struct wsep_program *p, enum wsep_train_role role, uint32_t layer,
+		      struct wsep_stream *out);
+
+/* Where a program's training streams are: indexes into ->streams, -1 for none. */
+struct wsep_train_streams {
+	int samples, labels, losses, predictions;
+	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
+};
+
+/*
+ * wsep_train_streams() - find @p's training streams. Every one must be
+ * there, declared as wsep_train_stream() says, and there must be no other.
+ * Return: 0, or -EINVAL with a message in @err naming the stream.
+ */
+int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *ts, char *err,
+		       size_t errlen);
 
 /* Names for enums, for reports and messages ("pipelined", "relu", ...). */
 const char *wsep_mode_name(uint32_t mode);

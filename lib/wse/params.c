@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libwse PARAMS_READ / PARAMS_WRITE of a pipelined program's resident
+ * parameters. The layout of what they address is the link's
+ * (Documentation/link-protocol.rst): WSE_LINK_PARAMS_WEIGHTS is the .wsep
+ * weights layout; WSE_LINK_PARAMS_OPT_STATE the state arrays one after
+ * another and then the optimizer's step count, a little-endian u64. That
+ * layout is known here only: callers see a struct wse_params.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "wse_internal.h"
+#include "wse_link.h"
+
+/* One region (or part of one, from byte @offset) through @op. */
+static int params_xfer(struct wse_ring *r, uint32_t op, uint32_t slot, uint32_t which,
+		       uint64_t offset, void *buf, size_t len)
+{
+	struct wse_xfer x = { .op = op, .args = { slot, which, offset }, .buf = buf, .len = len,
+			      .unit = 4 };
+	size_t done = 0;
+	int ret;
+
+	if (!len)
+		return 0;
+	ret = wse_ring_xfer(r, &x, &done);
+	return !ret && op == DRM_WSE_OP_PARAMS_READ && done != len ? -EIO : ret;
+}
+
+/* Weights, state arrays, step count: @op one way or the other. */
+static int params_move(struct wse_ring *r, uint32_t op, uint32_t slot, const struct wse_params *p,
+		       uint64_t *step_le)
+{
+	size_t wbytes = p->floats * sizeof(float), sbytes = p->state_arrays * wbytes;
+	int ret;
+
+	if (!p->floats || p->state_arrays > 2 || !p->weights || (sbytes && !p->state))
+		return -EINVAL;
+	ret = params_xfer(r, op, slot, WSE_LINK_PARAMS_WEIGHTS, 0, p->weights, wbytes);
+	if (!ret)
+		ret = params_xfer(r, op, slot, WSE_LINK_PARAMS_OPT_STATE, 0, p->state, sbytes);
+	if (!ret)
+		ret = params_xfer(r, op, slot, WSE_LINK_PARAMS_OPT_STATE, sbytes, step_le,
+				  sizeof(*step_le));
+	return ret;
+}
+
+int wse_params_read(struct wse_ring *ring, uint32_t slot, struct wse_params *p)
+{
+	uint64_t le = 0;
+	int ret = params_move(ring, DRM_WSE_OP_PARAMS_READ, slot, p, &le);
+
+	if (!ret)
+		p->step = le64toh(le);
+	return ret;
+}
+
+int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_params *p)
+{
+	uint64_t le = htole64(p->step);
+
+	return params_move(ring, DRM_WSE_OP_PARAMS_WRITE, slot, p, &le);
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What a run holds fixed: the data, the systems, the program loaded on
+ * every one of them and the execution mode that goes with it. Everything
+ * that can be refused is checked here, before the first step.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mode.h"
+
+/* The dataset against the program: input size and type, classes. */
+static int check_data(const struct train_job *j)
+{
+	const struct wsep_program *p = j->p;
+	uint32_t classes = p->layers[p->num_layers - 1].out;
+	bool eval = !j->o->no_eval;
+
+	if (p->input_type != WSEP_ELEM_U8)
+		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
+				  p->model_name, "f32");
+	if (j->train.item != p->input_dim || (eval && j->test.item != p->input_dim))
+		return train_fail("the dataset's images are %ux%u = %u values; %s takes %u inputs",
+				  j->train.rows, j->train.cols, j->train.item, p->model_name,
+				  p->input_dim);
+	if (j->train.classes > classes || (eval && j->test.classes > classes))
+		return train_fail("the dataset has %u classes; %s has %u outputs",
+				  j->train.classes > j->test.classes ? j->train.classes :
+								     j->test.classes,
+				  p->model_name, classes);
+	return 0;
+}
+
+int train_job_open(struct train_job *j, const struct train_opts *o)
+{
+	char specs[TRAIN_MAX_SYSTEMS][16], err[512];
+
+	memset(j, 0, sizeof(*j));
+	j->o = o;
+	if (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
+	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
+		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
+				  err);
+	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
+								       j->train.count;
+	if (train_pick_devices(o, specs))
+		return -1;
+	for (unsigned int m = 0; m < o->systems; m++) {
+		if (train_system_open(&j->sys[m], specs[m]))
+			return -1;
+		j->n = m + 1;
+	}
+	if (train_program(o, &j->sys[0].info.dev, &j->image, &j->image_len, &j->p))
+		return -1;
+	j->batch = j->p->batch;
+	j->record = j->p->input_dim;
+	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
+							     &train_mode_pipelined;
+	if (train_find_streams(j->p, &j->ids) || check_data(j))
+		return -1;
+	if (j->n > 1 && j->mode != &train_mode_streaming)
+		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--mode weight_streaming)",
+				  j->n);
+	if (j->batch < j->n)
+		return train_fail("a batch of %u cannot be split between %u systems", j->batch,
+				  j->n);
+	for (unsigned int m = 0; m < j->n; m++)
+		if (train_system_load(&j->sys[m], j->image, j->image_len))
+			return -1;
+	return j->mode->open(j, &j->mode_state);
+}
+
+void train_job_close(struct train_job *j)
+{
+	/* The rings first: they may still use the mode's buffers. */
+	for (unsigned int m = 0; m < j->n; m++)
+		train_system_close(&j->sys[m]);
+	if (j->mode && j->mode_state)
+		j->mode->close(j->mode_state);
+	wse_dataset_free(&j->train);
+	wse_dataset_free(&j->test);
+	wsep_program_free(j->p);
+	free(j->image);
+}
