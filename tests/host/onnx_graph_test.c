@@ -369,12 +369,12 @@ TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
 			EXPECT_NE(0, err.msg[0]);
 		}
 	}
-	ASSERT_EQ(-1, wsecc_onnx_import_buffer("\x0a\xff\xff\xff\x0f", 5, "junk.onnx", NULL, &g, &err));
+	ASSERT_GT(0, wsecc_onnx_import_buffer("\x0a\xff\xff\xff\x0f", 5, "junk.onnx", NULL, &g, &err));
 	EXPECT_NE(NULL, strstr(err.msg, "truncated or corrupted"));
 	/* An op with no kernel: the listing and the check name it. */
 	ASSERT_TRUE(patch(buf, len, "\x22\x07Softmax", "\x22\x07Softmin"));	/* op_type */
 	ASSERT_EQ(0, wsecc_onnx_import_buffer(buf, len, "softmin.onnx", NULL, &g, &err));
-	ASSERT_EQ(-1, wsecc_graph_check(g, &err));
+	ASSERT_GT(0, wsecc_graph_check(g, &err));
 	EXPECT_NE(NULL, strstr(err.msg, "unsupported op"));
 	EXPECT_NE(NULL, strstr(err.msg, "Softmin"));
 	EXPECT_NE(NULL, strstr(err.msg, "/attn/"));
@@ -385,7 +385,7 @@ TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
 	ASSERT_NE(NULL, buf);
 	ASSERT_TRUE(patch(buf, len, "\x0a\x05group", "\x0a\x05grouq"));	/* a name */
 	ASSERT_EQ(0, wsecc_onnx_import_buffer(buf, len, "attr.onnx", NULL, &g, &err));
-	ASSERT_EQ(-1, wsecc_graph_check(g, &err));
+	ASSERT_GT(0, wsecc_graph_check(g, &err));
 	EXPECT_NE(NULL, strstr(err.msg, "attribute 'grouq' is not supported"));
 	EXPECT_NE(NULL, strstr(err.msg, "Conv"));
 	wsecc_graph_free(g);
