@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Mode choice: layer-pipelined when weights, gradients, optimizer state
  * and the batch's activations fit in the wafer's SRAM (and the placement

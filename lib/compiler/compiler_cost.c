@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The cost model: FLOPs, SRAM and cycles of a dense layer on a rectangle
  * of PEs. Documentation/compiler.rst derives each formula; in short, a

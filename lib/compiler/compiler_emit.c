@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The plan as a .wsep program: everything the firmware needs to run the
  * model without the model file, and the compiler's estimates.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Compiler errors: file, position and a message; and how they print. */
 #include <errno.h>
 #include <stdarg.h>

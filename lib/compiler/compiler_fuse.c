@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Pattern fusion: exporters spell some ops as several primitive nodes.
  * torch.onnx.export (opset < 20) writes GELU as x * 0.5 * (1 + erf(x /

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The graph IR: building it, lowering a text model into it, checking that
  * every node runs, and the --validate-only listing.

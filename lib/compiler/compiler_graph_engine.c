@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A checked graph as an engine graph (wse/engine_graph.h), for the host
  * executor now and the firmware later: one engine value per tensor that a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Building graphs, shared by the front ends, folding and fusion; not public. */
 #ifndef WSECC_GRAPH_INTERNAL_H
 #define WSECC_GRAPH_INTERNAL_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared inside lib/compiler; not public. */
 #ifndef WSECC_INTERNAL_H
 #define WSECC_INTERNAL_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * ONNX import: protobuf-c parses the file (onnx.proto from Debian's
  * libonnx-dev, compiled at build time); this file turns the model into the

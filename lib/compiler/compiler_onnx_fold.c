@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Constant folding for the ONNX importer. Exporters compute shapes in the
  * graph (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) and slice

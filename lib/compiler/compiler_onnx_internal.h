@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The ONNX importer's shared state (protobuf-c types); not public. */
 #ifndef WSECC_ONNX_INTERNAL_H
 #define WSECC_ONNX_INTERNAL_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * ONNX ops to engine kernels: each handler checks a node's attributes
  * (any it does not know refuses the node: an attribute is never ignored),

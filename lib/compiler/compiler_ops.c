@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Lowering a model to ops, and the table of kernels that run them. The
  * kernel names are the firmware engine's: an op with no kernel here is one

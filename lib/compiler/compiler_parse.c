@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The model language (Documentation/model-format.rst): one statement per
  * line, words separated by blanks, '#' starts a comment. Every error names

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Layer-pipelined placement. Layers become column strips, left to right in
  * layer order, each as tall as is useful (min(H, in) rows), so neighbours

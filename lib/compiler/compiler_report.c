@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* The text report: the wafer, the mode and why, each layer's region and
  * estimate, the overall estimate, and the even split for comparison.
  */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Weight streaming: each layer in turn on the whole wafer. The batch's
  * activations stay in SRAM; weights stream in from MemoryX for the forward

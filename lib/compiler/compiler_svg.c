@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* An SVG picture of the wafer: the mesh, and each layer's region. */
 #include <errno.h>
 #include <stdio.h>

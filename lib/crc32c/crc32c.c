@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * CRC32C (Castagnoli, reflected polynomial 0x82F63B78). Debian ships no C
  * library for it, so: slicing-by-8 tables built on first use, and the

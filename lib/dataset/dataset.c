@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A dataset: an images file and a labels file that must agree on the
  * number of samples. Documentation/dataset.rst.

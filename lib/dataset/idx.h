@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/dataset internals: one IDX file of unsigned bytes. */
 #ifndef WSE_DATASET_IDX_H
 #define WSE_DATASET_IDX_H

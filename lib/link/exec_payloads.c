@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Payloads of the execution opcodes (program load, streams, RUN, params,
  * device stats): encoders for the sender and decoders that check sizes and

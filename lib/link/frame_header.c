@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The 32-byte frame header: encoding, and the receive checks in the order
  * Documentation/link-protocol.rst fixes (magic, header CRC, version, flags,

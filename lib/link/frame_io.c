@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Whole-frame I/O on a stream socket with a deadline. Works on blocking and
  * non-blocking descriptors alike: every wait is a poll() bounded by the

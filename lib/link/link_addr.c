@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Link addresses ("tcp:HOST:PORT", "unix:PATH"): parsing, listening,
  * connecting with a timeout, and socket tuning for bulk transfer.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A small synchronous host for the link: handshake, request/response with
  * full checking of what the device sends. Used by wse-fakehost, the

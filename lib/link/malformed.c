@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Deliberately broken frames, for wsefwd's --fault-malformed-after knob and
  * the hostile peer. Each kind breaks exactly one receive rule of an

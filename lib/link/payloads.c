@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Payload helpers: HELLO and its reply, the response status, ERROR and the
  * device-memory access header. Decoders check everything the receiver is

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The tensorflow.Event protobuf, encoded by hand for the two events we
  * write. The subset of tensorflow/core/util/event.proto and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* lib/metrics internals: TFRecord framing and the Event protobuf. */
 #ifndef WSE_METRICS_H
 #define WSE_METRICS_H

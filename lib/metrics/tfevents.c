@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * TensorBoard event file writer. The file is a sequence of TFRecords
  * (tfrecord.c: length, masked CRC32C, data, masked CRC32C), each holding

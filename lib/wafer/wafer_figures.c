@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Figures derived from a wafer's per-PE numbers, and the check that they
  * reproduce the vendor's published aggregates.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Parsing a wafer spec: a preset name, or "WxH[:SRAM][@CLOCK]" for a custom
  * mesh with the wse2 per-PE figures (a small mesh makes weight streaming

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The wafer presets. Every figure names its source; where a figure is not
  * published it says how it was derived. Sources:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Semantic checks of a program: every field in range, and the fields
  * consistent with each other. The firmware relies on these (a layer chain

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /* Reading and writing .wsep programs as files. */
 #include <errno.h>
 #include <fcntl.h>

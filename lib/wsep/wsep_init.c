@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Deterministic initial weights from the program's seed, so that the host
  * (MemoryX) and the firmware produce the same bits without shipping them.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Shared between the .wsep reader, validator and writer; not public. */
 #ifndef WSEP_INTERNAL_H
 #define WSEP_INTERNAL_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Little-endian field access for the .wsep codec, and the byte offsets of
  * every on-disk field (Documentation/wsep-format.rst has the same table).

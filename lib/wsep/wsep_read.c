@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Reading a .wsep file: header, section table and sections are checked
  * before anything they describe is touched, every length against what is

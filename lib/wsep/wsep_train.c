@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The training streams: the one definition of which streams a training
  * program has and how each is declared. The compiler emits them from

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+// SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Writing a .wsep file: header, section table, then the sections in type
  * order, each 8-byte aligned and with its CRC32C. The program is checked

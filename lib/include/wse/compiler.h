@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/compiler.h: the wse compiler as a library, libwsecompiler (link it
  * with wsep and wafer, and -lm; wsecc is its CLI; libwse

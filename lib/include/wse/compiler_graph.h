@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/compiler_graph.h: the compiler's graph IR, which both front ends
  * lower to, and what is done with it.

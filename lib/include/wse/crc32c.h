@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/crc32c.h - CRC32C (Castagnoli), the one implementation the link
  * protocol, the .wsep format and TFRecord files share. Its object file is

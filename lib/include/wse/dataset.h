@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/dataset.h: image classification datasets in the IDX format of MNIST
  * and Fashion-MNIST, plain or gzip-compressed (library libwsedata, link

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_addr.h - link addresses, "tcp:HOST:PORT" and "unix:PATH":
  * parsing, listening, connecting with a timeout, and socket tuning for

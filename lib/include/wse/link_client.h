@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_client.h - a small host side of the link for tools, tests and
  * benchmarks (library wselink): the handshake, and requests with their

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_frame.h - the link's frame header in userspace (library
  * wselink): encoding, the receive checks in the order the protocol fixes

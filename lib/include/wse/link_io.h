@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_io.h - whole frames on a stream socket with a deadline
  * (library wselink). Blocking and non-blocking descriptors alike: every

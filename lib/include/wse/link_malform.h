@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_malform.h - deliberately broken frames, for wsefwd's fault
  * knobs and the hostile peer (library wselink). Each kind breaks exactly

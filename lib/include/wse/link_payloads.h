@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/link_payloads.h - every payload of the link protocol mirrored in
  * host byte order (struct wse_link_*_info), with an encoder for the sender

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/tfevents.h: TensorBoard event files (library libwsemetrics, libc
  * only). A writer appends scalar summaries - (tag, step, wall time, value)

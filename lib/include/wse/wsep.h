@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/wsep.h: the .wsep program binary - what the compiler produces and
  * the firmware executes. Documentation/wsep-format.rst is the byte-level
