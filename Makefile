@@ -35,7 +35,7 @@ host_tests :=
 guest_tests :=
 include $(sort $(wildcard */module.mk */*/module.mk))
 
-.PHONY: all module userspace check demo bench bench-train clean distclean help deps print-kdir
+.PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train clean distclean help deps print-kdir
 all: module userspace
 
 help:
@@ -51,12 +51,25 @@ deps:
 	tools/install-deps
 
 # --- kernel module ----------------------------------------------------------
+# Kbuild writes its objects next to the sources it is given, and 6.12 has no
+# separate output directory for external modules (MO= came in 6.13). So the
+# module is built in $(KMOD), a tree of links to driver/, uapi/ and Kbuild:
+# every .o, .cmd and wse.ko lands there, none in the source tree.
+KMOD := $(CURDIR)/$(B)/kmod
+DRIVER_SRCS := $(wildcard driver/*.c driver/*.h)
+
 module: $(B)/wse.ko
-$(B)/wse.ko: $(wildcard driver/*.c driver/*.h uapi/*/*.h uapi/*.h) Kbuild
+kmod-tree:
+	@mkdir -p $(KMOD)/driver
+	@find $(KMOD)/driver -xtype l -delete
+	@for f in $(DRIVER_SRCS); do ln -sfn $(CURDIR)/$$f $(KMOD)/$$f; done
+	@ln -sfn $(CURDIR)/uapi $(KMOD)/uapi
+	@ln -sfn $(CURDIR)/Kbuild $(KMOD)/Kbuild
+$(B)/wse.ko: $(DRIVER_SRCS) $(wildcard uapi/*/*.h uapi/*.h) Kbuild
 	@test -d $(KDIR) || { echo "no kernel headers in $(KDIR): run tools/install-deps" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
-	@mkdir -p $(B)
-	cp wse.ko $@
+	$(MAKE) --no-print-directory kmod-tree
+	$(MAKE) -C $(KDIR) M=$(KMOD) modules
+	cp $(KMOD)/wse.ko $@
 
 # --- userspace --------------------------------------------------------------
 $(B)/obj/%.o: %.c
@@ -120,11 +133,12 @@ bench-train:
 	tools/bench-train/run
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean >/dev/null 2>&1
 	rm -rf $(B)
 
 distclean: clean
 
-# For scripts: where the kernel headers are.
+# For scripts: where the kernel headers are, and the module's build tree.
 print-kdir:
 	@echo $(KDIR)
+print-kmod:
+	@echo $(KMOD)
