@@ -64,10 +64,12 @@ struct fwd_program {
 	struct engine_shape shape;
 	struct engine_optim opt;
 	/* A step's batch is cut into micro-batches of micro_size samples (the
-	 * last may be shorter), at most micro_max of them, each with its own
-	 * workspace so that pipeline stages can hold different ones at once.
+	 * last may be shorter), each with its own workspace so that pipeline
+	 * stages can hold different ones at once: micro_max workspaces of
+	 * ws_rows samples. micro_size is micro_default (--micro-batches)
+	 * unless a RUN names its own.
 	 */
-	uint32_t micro_size, micro_max;
+	uint32_t micro_size, micro_default, micro_max, ws_rows;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
 	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */

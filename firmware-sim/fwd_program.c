@@ -147,8 +147,7 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 		return WSE_LINK_E_INVAL;
 	}
 	fwd_micro_setup(p, cfg->micro_batches);
-	for (uint32_t m = 0; !err && m < p->micro_max; m++)
-		err = engine_workspace_create(&p->shape, p->micro_size, &p->micro_ws[m]);
+	err = fwd_micro_prepare(p, 0, b);
 	if (!err && prog->mode == WSEP_MODE_PIPELINED)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);
 	if (err) {

@@ -36,6 +36,7 @@ struct step_ctx {
 	struct fwd_program *p;
 	uint32_t kind;		/* WSE_LINK_RUN_* */
 	uint32_t batch;
+	uint32_t norm;		/* the batch the loss is averaged over */
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
@@ -228,8 +229,8 @@ static uint32_t run_graph(struct step_ctx *c)
 {
 	struct fwd_exec *x = c->x;
 	struct fwd_program *p = c->p;
-	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
-				 .t = p->step + 1 };
+	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .norm = c->norm,
+				 .number = c->step, .t = p->step + 1 };
 	struct streamed sd = { 0 };
 	bool stopped = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;
@@ -333,6 +334,16 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		snprintf(text, sizeof(text), "RUN batch %u is outside 1..%u (the program's batch)",
 			 in.batch, p->prog->batch);
 		p = NULL;
+	} else if (p && in.micro && (in.micro > in.batch ||
+				     (in.batch + in.micro - 1) / in.micro > FWD_MICRO_BATCHES_MAX)) {
+		snprintf(text, sizeof(text),
+			 "RUN micro-batch of %u samples: must be 1..%u and cut the batch into at most %u",
+			 in.micro, in.batch, FWD_MICRO_BATCHES_MAX);
+		p = NULL;
+	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
+		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
+			 in.norm, in.batch, FWD_RUN_NORM_MAX);
+		p = NULL;
 	} else if (p && p->busy) {
 		snprintf(text, sizeof(text), "program %u is already running a RUN on another queue",
 			 in.program);
@@ -345,9 +356,21 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
 		return;
 	}
+	/* The program is busy: its workspaces are this RUN's to resize. */
+	if (fwd_micro_prepare(p, in.micro, in.batch) ||
+	    fwd_pipeline_reserve(p->pipeline, fwd_micro_count(p, in.batch))) {
+		pthread_mutex_lock(&x->lock);
+		p->busy = false;
+		pthread_mutex_unlock(&x->lock);
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
+				    "the simulator has no memory for micro-batches of %u samples",
+				    in.micro ? in.micro : p->micro_default);
+		return;
+	}
 
 	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind, .batch = in.batch,
-			       .text = text, .len = sizeof(text) };
+			       .norm = in.norm ? in.norm : in.batch, .text = text,
+			       .len = sizeof(text) };
 	for (uint32_t s = 0; s < in.steps; s++) {
 		bool stopping;
 

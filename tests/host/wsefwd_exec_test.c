@@ -279,7 +279,8 @@ static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void 
 static int submit_run(FIXTURE_DATA(exec) *self, uint32_t kind, uint32_t steps, uint32_t batch,
 		      uint32_t *tag)
 {
-	struct wse_link_run_info in = { PROG, kind, steps, batch };
+	struct wse_link_run_info in = { .program = PROG, .kind = kind, .steps = steps,
+					 .batch = batch };
 	struct wse_link_run raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;

@@ -119,6 +119,12 @@ int engine_dense_backward_input(const float *dy, const float *w, size_t batch,
 int engine_dense_backward_params(const float *dy, const float *x, size_t batch,
 				 size_t in, size_t out, float grad_beta, float *dw,
 				 float *db);
+/*
+ * acc[i] += x[i] for @n floats: the one add the gradient sums use
+ * (micro-batch pairs on a device, systems in SwarmX), so both give the
+ * same bits.
+ */
+void engine_vec_add(float *acc, const float *x, size_t n);
 
 /* --- ReLU (relu.c) --------------------------------------------------------- */
 /* y = max(x, 0); NaN propagates. y may equal x. */
