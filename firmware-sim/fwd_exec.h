@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "wse/engine.h"
+#include "wse/link_region.h"
 #include "fwd_config.h"
 #include "timing/timing.h"
 #include "fwd_request.h"
@@ -131,6 +132,8 @@ struct fwd_exec {
 	uint64_t pending_bytes;
 	int wake_fd;			/* eventfd: the poll loop's doorbell */
 	struct fwd_exec_stats stats;
+	/* Shared-memory regions the host mapped (REGION_MAP), by id - 1. */
+	struct wse_link_region regions[WSE_LINK_REGIONS_MAX];
 };
 
 /* fwd_exec_queue.c: life cycle, FIFOs and workers. */
@@ -155,6 +158,11 @@ bool fwd_exec_wait(struct fwd_exec *x);
 void fwd_program_free(struct fwd_program *p);
 /* The program in @slot, or NULL with a refusal text in @text. Lock held. */
 struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
+
+/* fwd_region.c: the host's regions (lock held); NULL and a text if @ref is not in one. */
+void *fwd_region_at(struct fwd_exec *x, const struct wse_link_region_ref_info *ref,
+		    uint64_t len, char *text, size_t textlen);
+void fwd_region_unmap_all(struct fwd_exec *x);
 
 /* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);

@@ -208,5 +208,6 @@ void fwd_exec_detach(struct fwd_exec *x)
 	x->pending_reqs = 0;
 	x->pending_bytes = 0;
 	x->stats = (struct fwd_exec_stats){ 0 };
+	fwd_region_unmap_all(x);
 	x->conn = NULL;
 }

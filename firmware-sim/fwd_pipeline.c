@@ -25,15 +25,13 @@
  * X(k, m) or X(k - 1, m).
  *
  * The reduction tree. A layer's gradient is the sum over the step's
- * micro-batches in a fixed tree: pairs first (the second GEMM of a pair
- * adds its product to the first's once, as an explicit add would), then
- * the pairs' sums, a node over pairs [lo, lo + c) adding the subtree of
- * [lo + h, lo + c) into that of [lo, lo + h), h the largest power of two
- * below c. A power-of-two run of micro-batches aligned to its size is a
- * subtree, so a data-parallel host that gives each system such a run of
- * the same micro-batches and sums the systems' results in the same tree
- * gets the bits of one system doing all of them (Documentation/
- * wse-appliance.rst, "Bit for bit on any number of systems").
+ * micro-batches in the engine's sum tree (wse/engine.h): pairs first (the
+ * second GEMM of a pair adds its product to the first's once, as an
+ * explicit add would), then the pairs' sums. A power-of-two run of
+ * micro-batches aligned to its size is a subtree, so a data-parallel host
+ * that gives each system such a run of the same micro-batches and sums
+ * the systems' results in the same tree (SwarmX) gets the bits of one
+ * system doing all of them (Documentation/wse-appliance.rst).
  *
  * Determinism: every task is one fixed engine call sequence on fixed
  * inputs, whichever thread runs it and whenever, and the sums across
@@ -122,16 +120,6 @@ static uint32_t pairs_of(uint32_t n)
 	return (n + 1) / 2;
 }
 
-/* The largest power of two below @c (c >= 2). */
-static uint32_t split_of(uint32_t c)
-{
-	uint32_t h = 1;
-
-	while (2 * h < c)
-		h *= 2;
-	return h;
-}
-
 /* Lock held. Have pair i's G tasks all run? */
 static bool pair_done(const struct fwd_pipeline *pl, const struct layer_state *ls, uint32_t i)
 {
@@ -144,7 +132,7 @@ static bool pair_done(const struct fwd_pipeline *pl, const struct layer_state *l
 static bool node_done(const struct fwd_pipeline *pl, const struct layer_state *ls, uint32_t lo,
 		      uint32_t c)
 {
-	return c == 1 ? pair_done(pl, ls, lo) : (ls->a_done >> (lo + split_of(c)) & 1);
+	return c == 1 ? pair_done(pl, ls, lo) : (ls->a_done >> (lo + engine_sum_tree_split(c)) & 1);
 }
 
 /* Lock held. An add of the subtree over pairs [lo, lo + c) that can run, or false. */
@@ -155,7 +143,7 @@ static bool ready_add(const struct fwd_pipeline *pl, const struct layer_state *l
 
 	if (c < 2)
 		return false;
-	h = split_of(c);
+	h = engine_sum_tree_split(c);
 	mid = lo + h;
 	if (ls->a_done >> mid & 1)
 		return false;

@@ -5,7 +5,9 @@
  * the answer: backpressure); STREAM_READ once at least one record is
  * there. Per-sample streams move whole records (one sample's elements);
  * per-transfer streams (weights.K, grads.K) any whole number of f32
- * elements, the consumer taking whole transfers.
+ * elements, the consumer taking whole transfers. The _REGION variants
+ * take the data from, or put it into, a region the host mapped
+ * (fwd_region.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,10 +161,14 @@ static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 					      "STREAM_WRITE", err);
 }
 
-static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
+/*
+ * STREAM_WRITE's data is @data; STREAM_WRITE_REGION's (@ref) is in a
+ * region the host mapped, found when the ring has room for it.
+ */
+static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
+		       const struct wse_link_stream_info *in,
+		       const struct wse_link_region_ref_info *ref, const void *data)
 {
-	const struct wse_link_stream_info *in = &r->args.stream;
-	const struct wse_link_frame *f = &r->f;
 	struct fwd_stream *s;
 	char text[256];
 
@@ -173,7 +179,14 @@ static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 		if (!s)
 			break;
 		if (s->cap - s->len >= in->length) {
-			fwd_stream_put(s, r->data, in->length);
+			const void *src = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) :
+						data;
+
+			if (!src) {
+				s = NULL;
+				break;
+			}
+			fwd_stream_put(s, src, in->length);
 			x->stats.bytes_in += in->length;
 			pthread_cond_broadcast(&x->changed);
 			break;
@@ -190,17 +203,33 @@ static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
 
-static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
+static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	const struct wse_link_stream_info *in = &r->args.stream;
-	const struct wse_link_frame *f = &r->f;
+	write_from(x, &r->f, &r->args.stream, NULL, r->data);
+}
+
+static void write_region_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	write_from(x, &r->f, &r->args.region_stream.stream, &r->args.region_stream.ref, NULL);
+}
+
+/*
+ * STREAM_READ answers with the data; STREAM_READ_REGION (@ref) puts it in
+ * a region the host mapped, which must have room for all that was asked,
+ * and answers with its length.
+ */
+static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const struct wse_link_stream_info *in,
+		      const struct wse_link_region_ref_info *ref)
+{
+	struct wse_link_region_done done;
 	struct fwd_stream *s;
 	uint8_t *data = NULL;
 	uint64_t n = 0;
 	char text[256];
 	struct iovec iov;
 
-	if (!fwd_conn_reply_fits(x->conn, f, in->length))
+	if (!ref && !fwd_conn_reply_fits(x->conn, f, in->length))
 		return;
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
@@ -210,9 +239,10 @@ static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 		if (s->len >= s->unit) {
 			n = s->len < in->length ? s->len : in->length;
 			n -= n % s->unit;
-			data = malloc(n);
+			data = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) : malloc(n);
 			if (!data) {
-				snprintf(text, sizeof(text), "the simulator is out of memory");
+				if (!ref)
+					snprintf(text, sizeof(text), "the simulator is out of memory");
 				s = NULL;
 				break;
 			}
@@ -231,10 +261,37 @@ static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
 		return;
 	}
-	iov.iov_base = data;
-	iov.iov_len = n;
+	if (ref) {
+		wse_link_region_done_encode(&done, (uint32_t)n);
+		iov.iov_base = &done;
+		iov.iov_len = sizeof(done);
+	} else {
+		iov.iov_base = data;
+		iov.iov_len = n;
+	}
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
-	free(data);
+	if (!ref)
+		free(data);
+}
+
+static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	read_into(x, &r->f, &r->args.stream, NULL);
+}
+
+static void read_region_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	read_into(x, &r->f, &r->args.region_stream.stream, &r->args.region_stream.ref);
+}
+
+static int region_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			 struct wse_link_err *err)
+{
+	int ret = wse_link_stream_decode(payload, len, &a->region_stream.stream, err);
+
+	return ret ? ret : wse_link_region_ref_decode(payload + sizeof(struct wse_link_stream),
+						      len - sizeof(struct wse_link_stream),
+						      &a->region_stream.ref, err);
 }
 
 const struct fwd_op fwd_op_stream_write = {
@@ -250,4 +307,20 @@ const struct fwd_op fwd_op_stream_read = {
 	.min_len = sizeof(struct wse_link_stream),
 	.decode = read_decode,
 	.execute = read_execute,
+};
+
+const struct fwd_op fwd_op_stream_write_region = {
+	.opcode = WSE_LINK_OP_STREAM_WRITE_REGION,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_stream) + sizeof(struct wse_link_region_ref),
+	.decode = region_decode,
+	.execute = write_region_execute,
+};
+
+const struct fwd_op fwd_op_stream_read_region = {
+	.opcode = WSE_LINK_OP_STREAM_READ_REGION,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_stream) + sizeof(struct wse_link_region_ref),
+	.decode = region_decode,
+	.execute = read_region_execute,
 };

@@ -65,16 +65,6 @@ int engine_dense_forward(const float *x, const float *w, const float *b,
 	return 0;
 }
 
-void engine_vec_add(float *acc, const float *row, size_t n)
-{
-	size_t j = 0;
-
-	for (; j + VLEN <= n; j += VLEN)
-		vstore(acc + j, vload(acc + j) + vload(row + j));
-	for (; j < n; j++)
-		acc[j] += row[j];
-}
-
 #define BIAS_CHUNK	256	/* columns summed at a time into a stack buffer */
 
 /*
