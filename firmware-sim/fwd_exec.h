@@ -55,6 +55,7 @@ struct fwd_stream {
 	uint64_t record;	/* bytes of one sample's record, or of one transfer */
 	uint8_t *buf;
 	uint64_t cap, head, len;
+	bool writing, reading;	/* a transfer copies in or out without the lock */
 };
 
 struct fwd_program {
@@ -68,9 +69,10 @@ struct fwd_program {
 	 * last may be shorter), each with its own workspace so that pipeline
 	 * stages can hold different ones at once: micro_max workspaces of
 	 * ws_rows samples. micro_size is micro_default (--micro-batches)
-	 * unless a RUN names its own.
+	 * unless a RUN names leaves of its gradient sum (leaf_size; else the
+	 * leaves are the micro-batches), when it is whole leaves.
 	 */
-	uint32_t micro_size, micro_default, micro_max, ws_rows;
+	uint32_t micro_size, micro_default, micro_max, ws_rows, leaf_size;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
 	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */
@@ -87,6 +89,7 @@ struct fwd_program {
 	uint8_t *preds_u8;
 	float *losses_f32;
 	bool busy;
+	uint32_t io;			/* stream copies in progress (fwd_stream.c) */
 };
 
 /* A program image arriving in pieces. */
@@ -132,8 +135,11 @@ struct fwd_exec {
 	uint64_t pending_bytes;
 	int wake_fd;			/* eventfd: the poll loop's doorbell */
 	struct fwd_exec_stats stats;
-	/* Shared-memory regions the host mapped (REGION_MAP), by id - 1. */
+	/* Shared-memory regions the host mapped (REGION_MAP), by id - 1, and
+	 * copies in progress that may use one.
+	 */
 	struct wse_link_region regions[WSE_LINK_REGIONS_MAX];
+	uint32_t region_users;
 };
 
 /* fwd_exec_queue.c: life cycle, FIFOs and workers. */

@@ -260,6 +260,9 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 
 	pthread_mutex_lock(&x->lock);
 	old = x->slots[slot];
+	/* A stream copy in progress outside the lock is brief: let it end. */
+	while (old && old->io && fwd_exec_wait(x))
+		old = x->slots[slot];
 	if (old && old->busy) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
@@ -422,6 +425,8 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
+	while (p && p->io && fwd_exec_wait(x))
+		p = fwd_program_get(x, slot, text, sizeof(text));
 	if (p && p->busy) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
 		p = NULL;

@@ -53,6 +53,9 @@ static void map_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct f
 		return;
 	}
 	pthread_mutex_lock(&x->lock);
+	/* A copy in progress may use the old mapping: a moment's wait. */
+	while (x->region_users)
+		pthread_cond_wait(&x->changed, &x->lock);
 	old = x->regions[r->args.region.region - 1];
 	x->regions[r->args.region.region - 1] = region;
 	pthread_mutex_unlock(&x->lock);

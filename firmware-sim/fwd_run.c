@@ -334,11 +334,11 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		snprintf(text, sizeof(text), "RUN batch %u is outside 1..%u (the program's batch)",
 			 in.batch, p->prog->batch);
 		p = NULL;
-	} else if (p && in.micro && (in.micro > in.batch ||
-				     (in.batch + in.micro - 1) / in.micro > FWD_MICRO_BATCHES_MAX)) {
+	} else if (p && in.leaf && (in.leaf > in.batch ||
+				    (in.batch + in.leaf - 1) / in.leaf > FWD_LEAVES_MAX)) {
 		snprintf(text, sizeof(text),
-			 "RUN micro-batch of %u samples: must be 1..%u and cut the batch into at most %u",
-			 in.micro, in.batch, FWD_MICRO_BATCHES_MAX);
+			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
+			 in.leaf, in.batch, FWD_LEAVES_MAX);
 		p = NULL;
 	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
 		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
@@ -357,14 +357,14 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		return;
 	}
 	/* The program is busy: its workspaces are this RUN's to resize. */
-	if (fwd_micro_prepare(p, in.micro, in.batch) ||
-	    fwd_pipeline_reserve(p->pipeline, fwd_micro_count(p, in.batch))) {
+	if (fwd_micro_prepare(p, in.leaf, in.batch) ||
+	    fwd_pipeline_reserve(p->pipeline, fwd_micro_leaves(p, in.batch))) {
 		pthread_mutex_lock(&x->lock);
 		p->busy = false;
 		pthread_mutex_unlock(&x->lock);
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
-				    "the simulator has no memory for micro-batches of %u samples",
-				    in.micro ? in.micro : p->micro_default);
+				    "the simulator has no memory for micro-batches of leaves of %u samples",
+				    in.leaf ? in.leaf : p->micro_default);
 		return;
 	}
 

@@ -105,7 +105,8 @@ void fwd_stream_commit(struct fwd_stream *s, uint64_t n)
  * Returns NULL with a text when it is refused.
  */
 static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_stream_info *in,
-				 enum wsep_direction dir, char *text, size_t len)
+				 enum wsep_direction dir, struct fwd_program **prog, char *text,
+				 size_t len)
 {
 	struct fwd_program *p = fwd_program_get(x, in->program, text, len);
 	struct fwd_stream *s;
@@ -119,6 +120,7 @@ static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_strea
 		return NULL;
 	}
 	s = &p->streams[in->stream];
+	*prog = p;
 	if (s->decl->dir != dir) {
 		snprintf(text, len, "stream %u '%s' flows %s: the host cannot %s it", in->stream,
 			 s->decl->name, wsep_direction_name(s->decl->dir), verb);
@@ -162,23 +164,50 @@ static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 }
 
 /*
+ * Copies @n bytes between @buf and stream @s's ring at byte @at (from the
+ * ring's start), in one or two pieces, with the lock dropped: the caller
+ * marked the stream and its program in use, so the ring stays where it is
+ * and nobody else moves its data meanwhile.
+ */
+static void copy_unlocked(struct fwd_exec *x, struct fwd_stream *s, uint64_t at, void *buf,
+			  uint64_t n, bool into_ring)
+{
+	uint64_t first = n < s->cap - at ? n : s->cap - at;
+	uint8_t *b = buf;
+
+	pthread_mutex_unlock(&x->lock);
+	if (into_ring) {
+		memcpy(s->buf + at, b, first);
+		memcpy(s->buf, b + first, n - first);
+	} else {
+		memcpy(b, s->buf + at, first);
+		memcpy(b + first, s->buf, n - first);
+	}
+	pthread_mutex_lock(&x->lock);
+}
+
+/*
  * STREAM_WRITE's data is @data; STREAM_WRITE_REGION's (@ref) is in a
- * region the host mapped, found when the ring has room for it.
+ * region the host mapped, found when the ring has room for it. The copy
+ * runs without the lock (a weight transfer is a megabyte): the stream is
+ * marked as being written, which holds off other writers, and its
+ * program and the regions as in use, which holds off their removal.
  */
 static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 		       const struct wse_link_stream_info *in,
 		       const struct wse_link_region_ref_info *ref, const void *data)
 {
+	struct fwd_program *p = NULL;
 	struct fwd_stream *s;
 	char text[256];
 
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		/* Looked up again after every wait: the program may have gone. */
-		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, &p, text, sizeof(text));
 		if (!s)
 			break;
-		if (s->cap - s->len >= in->length) {
+		if (!s->writing && s->cap - s->len >= in->length) {
 			const void *src = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) :
 						data;
 
@@ -186,7 +215,14 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 				s = NULL;
 				break;
 			}
-			fwd_stream_put(s, src, in->length);
+			s->writing = true;
+			p->io++;
+			x->region_users++;
+			copy_unlocked(x, s, (s->head + s->len) % s->cap, (void *)src, in->length, true);
+			x->region_users--;
+			p->io--;
+			s->writing = false;
+			s->len += in->length;
 			x->stats.bytes_in += in->length;
 			pthread_cond_broadcast(&x->changed);
 			break;
@@ -216,13 +252,15 @@ static void write_region_execute(struct fwd_exec *x, const struct fwd_request *r
 /*
  * STREAM_READ answers with the data; STREAM_READ_REGION (@ref) puts it in
  * a region the host mapped, which must have room for all that was asked,
- * and answers with its length.
+ * and answers with its length. The copy runs without the lock, as a
+ * write's does.
  */
 static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
 		      const struct wse_link_stream_info *in,
 		      const struct wse_link_region_ref_info *ref)
 {
 	struct wse_link_region_done done;
+	struct fwd_program *p = NULL;
 	struct fwd_stream *s;
 	uint8_t *data = NULL;
 	uint64_t n = 0;
@@ -233,10 +271,10 @@ static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
 		return;
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
-		s = lookup(x, in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_DEVICE_TO_HOST, &p, text, sizeof(text));
 		if (!s)
 			break;
-		if (s->len >= s->unit) {
+		if (!s->reading && s->len >= s->unit) {
 			n = s->len < in->length ? s->len : in->length;
 			n -= n % s->unit;
 			data = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) : malloc(n);
@@ -246,7 +284,14 @@ static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
 				s = NULL;
 				break;
 			}
-			fwd_stream_get(s, data, n);
+			s->reading = true;
+			p->io++;
+			x->region_users++;
+			copy_unlocked(x, s, s->head, data, n, false);
+			x->region_users--;
+			p->io--;
+			s->reading = false;
+			fwd_stream_consume(s, n);
 			x->stats.bytes_out += n;
 			pthread_cond_broadcast(&x->changed);
 			break;

@@ -329,9 +329,11 @@ struct wse_link_stream {
  * @kind: WSE_LINK_RUN_*
  * @steps: batches to process (each takes one batch from every input stream)
  * @batch: samples in each step, 1 .. the program's batch (a short last batch)
- * @micro: samples per micro-batch, 1 .. @batch; 0: the device chooses.
- *	A data-parallel host fixes it so that every system cuts its shard
- *	along the same leaves of the gradient sum (Documentation/
+ * @leaf: samples per leaf of the gradient sum, 1 .. @batch; 0: the
+ *	device's micro-batches are the leaves. The device sums a step's
+ *	weight gradients over leaves of this size in a fixed tree, whatever
+ *	micro-batches it computes in: a data-parallel host fixes it so that
+ *	every system's shard is a subtree of the same sum (Documentation/
  *	link-protocol.rst, "RUN")
  * @norm: the batch the loss is averaged over, @batch .. 2^24; 0: @batch.
  *	A system training a shard of a larger batch is given the whole
@@ -342,7 +344,7 @@ struct wse_link_run {
 	__le32 kind;
 	__le32 steps;
 	__le32 batch;
-	__le32 micro;
+	__le32 leaf;
 	__le32 norm;
 };
 

@@ -39,7 +39,8 @@
 #define REGION_SX	2
 #define REGION_IN	3
 #define RING_STEPS	4	/* steps whose input may be in flight at once */
-#define MAX_WRITES	(8 + 4 * WSEP_MAX_LAYERS)
+#define MAX_WRITES	(2 * WSEP_MAX_LAYERS)	/* in flight: a step's weights, on this machine */
+#define INPUT_WRITES	8		/* in flight: a step's samples and labels */
 
 struct coord_run;
 
@@ -52,16 +53,16 @@ struct driver {
 	bool started;
 	uint8_t result[sizeof(struct wse_link_run_result)];
 	struct wse_link_run_result_info res;
-	uint32_t input_tags[RING_STEPS][4];	/* a step's input writes, by step % RING_STEPS */
+	uint32_t input_tags[RING_STEPS][INPUT_WRITES];	/* a step's input writes, by step % RING_STEPS */
 	int ninput[RING_STEPS];
 	uint32_t next_input;		/* the first step whose input is not yet written */
-	uint32_t writes[MAX_WRITES];	/* weight writes of the step */
-	int nwrites;
+	uint32_t writes[2][MAX_WRITES];	/* weight writes, by step % 2 */
+	int nwrites[2];
 };
 
 struct coord_run {
 	struct coord *c;
-	uint32_t kind, steps, batch, micro;
+	uint32_t kind, steps, batch, leaf;
 	unsigned int n;
 	struct driver d[COORD_SYSTEMS_MAX];
 	uint64_t base;			/* the job's step at the start */
@@ -136,11 +137,12 @@ static int submit(struct driver *d, uint8_t op, uint16_t q, const struct iovec *
 
 /*
  * A stream write of @len bytes: from @region at @off if the system maps
- * the appliance's regions, else in frames from @inline_data.
+ * the appliance's regions, else in frames from @inline_data. Its tags go
+ * to @tags (room for @cap; when they are full the oldest are waited for).
  */
 static int write_stream(struct driver *d, uint32_t stream, uint16_t q, uint32_t region,
 			uint64_t off, const uint8_t *inline_data, uint64_t len, uint32_t *tags,
-			int *ntags)
+			int *ntags, int cap)
 {
 	struct coord *c = d->run->c;
 	struct coord_part *s = &c->sys[d->sys];
@@ -155,7 +157,14 @@ static int write_stream(struct driver *d, uint32_t stream, uint16_t q, uint32_t 
 			struct wse_link_region_ref r;
 		} raw;
 		struct iovec iov[2] = { { &raw, sizeof(raw) } };
+		size_t rlen;
 
+		if (*ntags == cap) {
+			for (int i = 0; i < cap; i++)
+				if (await(d, tags[i], WSE_LINK_OP_STREAM_WRITE, &rlen))
+					return -1;
+			*ntags = 0;
+		}
 		wse_link_stream_encode(&raw.s, &in);
 		if (s->maps_regions) {
 			wse_link_region_ref_encode(&raw.r, &ref);
@@ -172,55 +181,79 @@ static int write_stream(struct driver *d, uint32_t stream, uint16_t q, uint32_t 
 	return 0;
 }
 
+/* A stream read in flight: its request, and where the data go. */
+struct pending_read {
+	uint32_t tag;
+	uint32_t stream, region;
+	uint64_t off;			/* in the region */
+	uint8_t *dst;			/* the same place, as this process sees it */
+	uint64_t len, got;
+	bool by_region;
+	struct wse_link_region_done done;
+};
+
 /*
- * A stream read of exactly @len bytes into @dst (@region at @off if the
- * system maps it; region 0: always in frames).
+ * Asks for the rest of a read: @r->len bytes into @r->dst (@r->region at
+ * @r->off if the system maps it; region 0: always in frames).
  */
-static int read_stream(struct driver *d, uint32_t stream, uint32_t region, uint64_t off,
-		       uint8_t *dst, uint64_t len)
+static int read_submit(struct driver *d, struct pending_read *r)
 {
 	struct coord *c = d->run->c;
 	struct coord_part *s = &c->sys[d->sys];
-	uint64_t max = s->link.rules.max_payload - 64;
-	bool by_region = region && s->maps_regions;
+	uint64_t max = s->link.rules.max_payload - 64, left = r->len - r->got;
+	uint32_t want = (uint32_t)(left < max || r->by_region ? left : max);
+	struct wse_link_stream_info in = { c->job.slot, r->stream, want };
+	struct wse_link_region_ref_info ref = { r->region, r->off + r->got };
+	struct {
+		struct wse_link_stream s;
+		struct wse_link_region_ref r;
+	} raw;
+	struct iovec iov = { &raw, sizeof(raw) };
 
-	for (uint64_t got = 0; got < len;) {
-		uint32_t want = (uint32_t)(len - got < max || by_region ? len - got : max);
-		struct wse_link_stream_info in = { c->job.slot, stream, want };
-		struct wse_link_region_ref_info ref = { region, off + got };
-		struct {
-			struct wse_link_stream s;
-			struct wse_link_region_ref r;
-		} raw;
-		struct iovec iov = { &raw, sizeof(raw) };
-		struct wse_link_region_done done;
-		struct wse_link_err err;
-		uint32_t tag, n;
-		size_t rlen = 0;
-
-		wse_link_stream_encode(&raw.s, &in);
-		if (by_region) {
-			wse_link_region_ref_encode(&raw.r, &ref);
-			if (submit(d, WSE_LINK_OP_STREAM_READ_REGION, Q_OUT, &iov, 1, &done,
-				   sizeof(done), &tag) ||
-			    await(d, tag, WSE_LINK_OP_STREAM_READ_REGION, &rlen))
-				return -1;
-			if (wse_link_region_done_decode(&done, rlen, &n, &err) || !n || n > want) {
-				pthread_mutex_lock(&c->lock);
-				coord_job_fail(c, "%s answered a region read badly", s->name);
-				pthread_mutex_unlock(&c->lock);
-				return -1;
-			}
-		} else {
-			iov.iov_len = sizeof(raw.s);
-			if (submit(d, WSE_LINK_OP_STREAM_READ, Q_OUT, &iov, 1, dst + got, want, &tag) ||
-			    await(d, tag, WSE_LINK_OP_STREAM_READ, &rlen))
-				return -1;
-			n = (uint32_t)rlen;
-		}
-		got += n;
+	wse_link_stream_encode(&raw.s, &in);
+	if (r->by_region) {
+		wse_link_region_ref_encode(&raw.r, &ref);
+		return submit(d, WSE_LINK_OP_STREAM_READ_REGION, Q_OUT, &iov, 1, &r->done,
+			      sizeof(r->done), &r->tag);
 	}
-	return 0;
+	iov.iov_len = sizeof(raw.s);
+	return submit(d, WSE_LINK_OP_STREAM_READ, Q_OUT, &iov, 1, r->dst + r->got, want, &r->tag);
+}
+
+static int read_start(struct driver *d, struct pending_read *r, uint32_t stream, uint32_t region,
+		      uint64_t off, uint8_t *dst, uint64_t len)
+{
+	*r = (struct pending_read){ .stream = stream, .region = region, .off = off, .dst = dst,
+				    .len = len, .by_region = region && d->run->c->sys[d->sys].maps_regions };
+	return read_submit(d, r);
+}
+
+/* Waits for a read, asking again for what a short answer lacked. */
+static int read_finish(struct driver *d, struct pending_read *r)
+{
+	struct coord *c = d->run->c;
+	struct wse_link_err err;
+
+	for (;;) {
+		size_t rlen = 0;
+		uint32_t n;
+
+		if (await(d, r->tag, r->by_region ? WSE_LINK_OP_STREAM_READ_REGION :
+						     WSE_LINK_OP_STREAM_READ, &rlen))
+			return -1;
+		n = (uint32_t)rlen;
+		if (r->by_region && (wse_link_region_done_decode(&r->done, rlen, &n, &err) || !n)) {
+			pthread_mutex_lock(&c->lock);
+			coord_job_fail(c, "%s answered a region read badly", c->sys[d->sys].name);
+			pthread_mutex_unlock(&c->lock);
+			return -1;
+		}
+		r->got += n;
+		if (r->got >= r->len)
+			return 0;
+		if (read_submit(d, r))
+			return -1;
+	}
 }
 
 /* Lock held: is step @s's batch in the input rings? */
@@ -248,14 +281,16 @@ static int write_input(struct driver *d, uint32_t s)
 	n = coord_ring_pieces(&j->samples, at * j->record, (uint64_t)d->count * j->record, off, len);
 	for (int i = 0; i < n; i++)
 		if (write_stream(d, j->samples_id, Q_IN, REGION_IN, j->samples.at + off[i],
-				 j->samples.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot]))
+				 j->samples.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot],
+				 INPUT_WRITES))
 			return -1;
 	if (run->kind == WSE_LINK_RUN_PREDICT)
 		return 0;
 	n = coord_ring_pieces(&j->labels, at * 4, (uint64_t)d->count * 4, off, len);
 	for (int i = 0; i < n; i++)
 		if (write_stream(d, j->labels_id, Q_IN, REGION_IN, j->labels.at + off[i],
-				 j->labels.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot]))
+				 j->labels.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot],
+				 INPUT_WRITES))
 			return -1;
 	return 0;
 }
@@ -314,9 +349,8 @@ static int send_weights(struct driver *d, uint32_t s)
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
-	int passes = run->kind == WSE_LINK_RUN_TRAIN ? 2 : 1;
+	int passes = run->kind == WSE_LINK_RUN_TRAIN ? 2 : 1, set = s % 2;
 
-	d->nwrites = 0;
 	for (uint32_t k = 0; k < run->L; k++) {
 		const struct wsep_layer *l = &j->prog->layers[k];
 		uint64_t off = WSE_LINK_REGION_HEADER + l->weight_offset * 4;
@@ -331,7 +365,8 @@ static int send_weights(struct driver *d, uint32_t s)
 		pthread_mutex_unlock(&c->lock);
 		for (int p = 0; ok && p < passes; p++)
 			if (write_stream(d, j->weights_id[k], Q_CTL, REGION_MX, off,
-					 j->mx_region.base + off, len, d->writes, &d->nwrites))
+					 j->mx_region.base + off, len, d->writes[set], &d->nwrites[set],
+					 MAX_WRITES))
 				return -1;
 		if (!ok)
 			return -1;
@@ -431,38 +466,52 @@ static int results_in(struct driver *d, uint32_t s)
 	return ret;
 }
 
+/*
+ * Step @s: its batch (written ahead if it was there), the reads of its
+ * gradients and results asked for at once, each layer's gradient summed
+ * and applied as it comes, the next step's weights sent as soon as MemoryX
+ * has them (layer 0's update is the last thing the next step waits for),
+ * and only then the results.
+ */
 static int one_step(struct driver *d, uint32_t s)
 {
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
+	struct pending_read grads[WSEP_MAX_LAYERS], losses, preds;
 	bool train = run->kind == WSE_LINK_RUN_TRAIN;
+	bool results = run->kind != WSE_LINK_RUN_PREDICT;
+	int set = s % 2;
 	size_t len;
 
-	if (feed(d, s, true) || send_weights(d, s))
+	if (feed(d, s, true) || (!s && send_weights(d, 0)))
+		return -1;
+	for (uint32_t k = run->L; train && k-- > 0;) {
+		const struct wsep_layer *l = &j->prog->layers[k];
+		uint64_t off = WSE_LINK_REGION_HEADER + (d->slot * j->floats + l->weight_offset) * 4;
+
+		if (read_start(d, &grads[k], j->grads_id[k], REGION_SX, off, j->sx_region.base + off,
+			       wsep_layer_params(l) * 4))
+			return -1;
+	}
+	if ((results && read_start(d, &losses, j->losses_id, 0, 0,
+				   (uint8_t *)(run->loss_stage + d->first), (uint64_t)d->count * 4)) ||
+	    read_start(d, &preds, j->preds_id, 0, 0, (uint8_t *)(run->pred_stage + d->first),
+		       (uint64_t)d->count * 4))
 		return -1;
 	/* Meanwhile the next batch goes too, if it is there. */
 	if (input_done(d, s) || feed(d, s + 1, false))
 		return -1;
-	for (uint32_t k = run->L; train && k-- > 0;) {
-		const struct wsep_layer *l = &j->prog->layers[k];
-		uint64_t off = (d->slot * j->floats + l->weight_offset) * 4;
-
-		if (read_stream(d, j->grads_id[k], REGION_SX, WSE_LINK_REGION_HEADER + off,
-				j->sx_region.base + WSE_LINK_REGION_HEADER + off,
-				wsep_layer_params(l) * 4) ||
-		    layer_in(d, k, s))
+	for (uint32_t k = run->L; train && k-- > 0;)
+		if (read_finish(d, &grads[k]) || layer_in(d, k, s))
 			return -1;
-	}
-	for (int i = 0; i < d->nwrites; i++)
-		if (await(d, d->writes[i], WSE_LINK_OP_STREAM_WRITE, &len))
-			return -1;
-	if (run->kind != WSE_LINK_RUN_PREDICT &&
-	    read_stream(d, j->losses_id, 0, 0, (uint8_t *)(run->loss_stage + d->first),
-			(uint64_t)d->count * 4))
+	if (s + 1 < run->steps && send_weights(d, s + 1))
 		return -1;
-	if (read_stream(d, j->preds_id, 0, 0, (uint8_t *)(run->pred_stage + d->first),
-			(uint64_t)d->count * 4))
+	for (int i = 0; i < d->nwrites[set]; i++)
+		if (await(d, d->writes[set][i], WSE_LINK_OP_STREAM_WRITE, &len))
+			return -1;
+	d->nwrites[set] = 0;
+	if ((results && read_finish(d, &losses)) || read_finish(d, &preds))
 		return -1;
 	return results_in(d, s);
 }
@@ -475,7 +524,7 @@ static void *driver_main(void *arg)
 	struct coord_part *s = &c->sys[d->sys];
 	struct wse_link_run_info in = { .program = c->job.slot, .kind = run->kind,
 					.steps = run->steps, .batch = d->count,
-					.micro = run->micro, .norm = run->batch };
+					.leaf = run->leaf, .norm = run->batch };
 	struct wse_link_run raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;
@@ -559,8 +608,8 @@ static void shard(struct coord_run *run)
 
 	while (leaves < j->n)
 		leaves *= 2;
-	run->micro = (run->batch + leaves - 1) / leaves;
-	used = (run->batch + run->micro - 1) / run->micro;
+	run->leaf = (run->batch + leaves - 1) / leaves;
+	used = (run->batch + run->leaf - 1) / run->leaf;
 	run->n = 0;
 	for (unsigned int m = 0; m < j->n; m++) {
 		uint32_t lo = m * leaves / j->n, hi = (m + 1) * leaves / j->n, end;
@@ -568,11 +617,11 @@ static void shard(struct coord_run *run)
 
 		lo = lo < used ? lo : used;
 		hi = hi < used ? hi : used;
-		end = hi * run->micro < run->batch ? hi * run->micro : run->batch;
+		end = hi * run->leaf < run->batch ? hi * run->leaf : run->batch;
 		if (lo == hi)
 			continue;	/* a batch too small for every system */
 		*d = (struct driver){ .run = run, .sys = j->sys[m], .slot = m,
-				      .first = lo * run->micro, .count = end - lo * run->micro };
+				      .first = lo * run->leaf, .count = end - lo * run->leaf };
 		run->n++;
 	}
 }
@@ -598,9 +647,9 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	bool failed;
 
 	if (in->kind < WSE_LINK_RUN_TRAIN || in->kind > WSE_LINK_RUN_PREDICT || !in->steps ||
-	    !in->batch || in->batch > j->prog->batch || in->micro || in->norm) {
+	    !in->batch || in->batch > j->prog->batch || in->leaf || in->norm) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
-				 "RUN kind %u, %u steps, batch %u: the kind must be 1..3, steps at least 1, the batch 1..%u, and micro and norm 0 (the appliance chooses them)",
+				 "RUN kind %u, %u steps, batch %u: the kind must be 1..3, steps at least 1, the batch 1..%u, and leaf and norm 0 (the appliance chooses them)",
 				 in->kind, in->steps, in->batch, j->prog->batch);
 		return;
 	}

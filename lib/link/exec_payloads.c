@@ -143,7 +143,7 @@ void wse_link_run_encode(struct wse_link_run *raw, const struct wse_link_run_inf
 	raw->kind = htole32(in->kind);
 	raw->steps = htole32(in->steps);
 	raw->batch = htole32(in->batch);
-	raw->micro = htole32(in->micro);
+	raw->leaf = htole32(in->leaf);
 	raw->norm = htole32(in->norm);
 }
 
@@ -159,7 +159,7 @@ int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *o
 	out->kind = le32toh(raw.kind);
 	out->steps = le32toh(raw.steps);
 	out->batch = le32toh(raw.batch);
-	out->micro = le32toh(raw.micro);
+	out->leaf = le32toh(raw.leaf);
 	out->norm = le32toh(raw.norm);
 	return 0;
 }

@@ -822,18 +822,18 @@ TEST_F(exec, results_do_not_depend_on_the_worker_count)
 static const uint32_t tiny_floats[2] = { TINY_L0, TINY_L1 };
 
 /*
- * One weight-streaming training step of @batch samples (a RUN of @micro
+ * One weight-streaming training step of @batch samples (a RUN of @leaf
  * and @norm): weights @w[k] for both passes, gradients into @g[k], the
  * per-sample losses into @losses. With @reg the data go through region 1
  * instead of frames: weights from offset 4096, gradients to 16384.
  */
 static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32_t *labels,
-			uint32_t batch, uint32_t micro, uint32_t norm, float *const w[2],
+			uint32_t batch, uint32_t leaf, uint32_t norm, float *const w[2],
 			float *g[2], float *losses, struct wse_link_region *reg, char *text,
 			size_t textlen)
 {
 	struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN, .steps = 1,
-					 .batch = batch, .micro = micro, .norm = norm };
+					 .batch = batch, .leaf = leaf, .norm = norm };
 	struct wse_link_run raw_run;
 	struct iovec iov = { &raw_run, sizeof(raw_run) };
 	struct wse_link_err err;
@@ -898,12 +898,13 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
 }
 
 /*
- * Data parallelism without a trace in the bits: a batch of 8 in 8
- * micro-batches of one sample (the RUN's micro), split into 1, 2, 4 or 8
- * shards of aligned micro-batches, each a RUN averaging over the whole
- * batch (norm 8); the shards' gradients summed in the engine's sum tree
- * (SwarmX's reduction) are the whole batch's, bit for bit, and so are
- * the losses.
+ * Data parallelism without a trace in the bits: a batch of 8 in 8 leaves
+ * of one sample (the RUN's leaf), split into 1, 2, 4 or 8 shards of
+ * aligned leaves, each a RUN averaging over the whole batch (norm 8); the
+ * shards' gradients summed in the engine's sum tree (SwarmX's reduction)
+ * are the whole batch's, bit for bit, and so are the losses. Each device
+ * computes its shard in one micro-batch of all its leaves: the leaves, not
+ * the micro-batches, decide the bits.
  */
 TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
 {
@@ -953,7 +954,7 @@ TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
 	/* Unaligned micro-batches are refused with the numbers, not cut otherwise. */
 	{
 		struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN,
-						 .steps = 1, .batch = 4, .micro = 5, .norm = 8 };
+						 .steps = 1, .batch = 4, .leaf = 5, .norm = 8 };
 		struct wse_link_run raw;
 		uint32_t tag;
 		struct iovec iov = { &raw, sizeof(raw) };
@@ -963,8 +964,8 @@ TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
 		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
 						    &err));
 		EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, NULL, text, sizeof(text)));
-		EXPECT_NE(NULL, strstr(text, "micro-batch of 5 samples")) TH_LOG("%s", text);
-		run.micro = 0;
+		EXPECT_NE(NULL, strstr(text, "leaf of 5 samples")) TH_LOG("%s", text);
+		run.leaf = 0;
 		run.norm = 3;
 		wse_link_run_encode(&raw, &run);
 		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
