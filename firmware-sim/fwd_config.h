@@ -30,8 +30,6 @@ struct fwd_fault_config {
 #define FWD_MICRO_BATCHES_DEFAULT	4
 #define FWD_MICRO_MIN_SAMPLES		64
 #define FWD_MICRO_BATCHES_MAX		32
-/* Leaves of a step's gradient sum (a RUN's leaf size cuts the batch into them). */
-#define FWD_LEAVES_MAX			64
 /* The largest batch a RUN may average its loss over (RUN's norm). */
 #define FWD_RUN_NORM_MAX		(1U << 24)
 /* Threads that run a program's steps (fwd_pipeline.c). */

@@ -69,10 +69,9 @@ struct fwd_program {
 	 * last may be shorter), each with its own workspace so that pipeline
 	 * stages can hold different ones at once: micro_max workspaces of
 	 * ws_rows samples. micro_size is micro_default (--micro-batches)
-	 * unless a RUN names leaves of its gradient sum (leaf_size; else the
-	 * leaves are the micro-batches), when it is whole leaves.
+	 * unless a RUN names its leaf size.
 	 */
-	uint32_t micro_size, micro_default, micro_max, ws_rows, leaf_size;
+	uint32_t micro_size, micro_default, micro_max, ws_rows;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
 	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */

@@ -25,7 +25,6 @@ void fwd_micro_setup(struct fwd_program *p, uint32_t wanted)
 	/* Equal sizes rounded up; the count follows (10 in 4 is 3, 3, 3, 1). */
 	p->micro_default = (b + n - 1) / n;
 	p->micro_size = p->micro_default;
-	p->leaf_size = p->micro_default;
 }
 
 int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)
@@ -33,14 +32,16 @@ int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)
 	uint32_t size = p->micro_default, count;
 	int err = 0;
 
-	/* Micro-batches of whole leaves, about the default size. */
-	if (leaf) {
-		size = leaf * (p->micro_default / leaf ? p->micro_default / leaf : 1);
-		while ((batch + size - 1) / size > FWD_MICRO_BATCHES_MAX)
-			size += leaf;
-	}
+	/*
+	 * A RUN's leaves are its micro-batches: sgemm's result for a row
+	 * depends on how many rows the call has (OpenBLAS's kernels and
+	 * edges), so the bits of a sample depend on its micro-batch's size,
+	 * and systems that must agree compute the same micro-batches.
+	 */
+	if (leaf)
+		size = leaf;
 	count = (batch + size - 1) / size;
-	if (!size || count > FWD_MICRO_BATCHES_MAX || (leaf && (batch + leaf - 1) / leaf > FWD_LEAVES_MAX))
+	if (!size || count > FWD_MICRO_BATCHES_MAX)
 		return -EINVAL;
 	/* Workspaces too small for the new size go; enough of the right size come. */
 	if (size > p->ws_rows) {
@@ -54,13 +55,7 @@ int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)
 	if (err)
 		return err;
 	p->micro_size = size;
-	p->leaf_size = leaf ? leaf : size;
 	return 0;
-}
-
-uint32_t fwd_micro_leaves(const struct fwd_program *p, uint32_t batch)
-{
-	return (batch + p->leaf_size - 1) / p->leaf_size;
 }
 
 uint32_t fwd_micro_count(const struct fwd_program *p, uint32_t batch)

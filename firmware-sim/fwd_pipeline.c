@@ -10,34 +10,31 @@
  *             training, takes the loss and masks its output gradient.
  *   X(k, m)   k > 0: the gradient of layer k's input, then layer k - 1's
  *             ReLU mask on it (engine_backward_input, _mask).
- *   G(k, l)   layer k's weight and bias gradients of leaf l (rows of one
- *             micro-batch; the leaves are the micro-batches unless a RUN
- *             names smaller ones) into the buffer of its pair of leaves
- *             (l / 2): grad_beta 0 for the first of the pair, 1 for the
- *             second (engine_backward_params_rows).
+ *   G(k, m)   layer k's weight and bias gradients of m into the buffer of
+ *             its pair of micro-batches (m / 2): grad_beta 0 for the first
+ *             of the pair, 1 for the second (engine_backward_params).
  *   A(k, i)   adds pair buffer i of layer k into the one on its left in
  *             the reduction tree (below), once both are complete.
  *   U(k)      layer pipelined: layer k's optimizer update, once the step's
  *             last X(k, .) and the tree's root are done.
  * Dependencies: F(k, m) after F(k - 1, m) and layer k's forward weights;
  * X(k, m) after m's gradient reached layer k (the loss, or X(k + 1, m));
- * G(k, l) after its micro-batch's gradient reached layer k and, for the
- * second of a pair, after the first.
+ * G(k, m) after the same and, for the second of a pair, after the first.
  * A micro-batch's F and X tasks hold its workspace one at a time; a G
  * task only reads what they have finished with, so G(k, m) runs beside
  * X(k, m) or X(k - 1, m).
  *
  * The reduction tree. A layer's gradient is the sum over the step's
- * leaves in the engine's sum tree (wse/engine.h): pairs first (the second
- * GEMM of a pair adds its product to the first's once, as an explicit add
- * would), then the pairs' sums. A power-of-two run of leaves aligned to
- * its size is a subtree, so a data-parallel host that gives each system
- * such a run of the same leaves and sums the systems' results in the same
- * tree (SwarmX) gets the bits of one system doing all of them
- * (Documentation/wse-appliance.rst). The forward and input-gradient
- * passes are the same bits for a sample whatever micro-batch it is in, so
- * the micro-batches can be larger than the leaves, which keeps the GEMMs
- * large.
+ * micro-batches in the engine's sum tree (wse/engine.h): pairs first (the
+ * second GEMM of a pair adds its product to the first's once, as an
+ * explicit add would), then the pairs' sums. A power-of-two run of
+ * micro-batches aligned to its size is a subtree, so a data-parallel host
+ * that gives each system such a run of the same micro-batches (a RUN's
+ * leaf size) and sums the systems' results in the same tree (SwarmX) gets
+ * the bits of one system doing all of them (Documentation/
+ * wse-appliance.rst). The micro-batches must be the same, not only the
+ * sums: a sample's forward bits depend on the number of rows of the sgemm
+ * its micro-batch makes.
  *
  * Determinism: every task is one fixed engine call sequence on fixed
  * inputs, whichever thread runs it and whenever, and the sums across
@@ -105,7 +102,7 @@ struct fwd_pipeline {
 	/* The step in flight. */
 	bool active, abort;
 	struct fwd_step step;
-	uint32_t n, nl, L;	/* micro-batches, leaves of the gradient sums, layers */
+	uint32_t n, L;		/* micro-batches (the leaves of the gradient sums), layers */
 	bool train, resident;
 	void (*notify)(void *arg);
 	void *notify_arg;
@@ -121,12 +118,6 @@ struct fwd_pipeline {
 	uint32_t scratch_pairs;
 };
 
-/* The micro-batch leaf @l lies in (micro-batches are whole leaves). */
-static uint32_t leaf_micro(const struct fwd_pipeline *pl, uint32_t l)
-{
-	return l * pl->p->leaf_size / pl->p->micro_size;
-}
-
 static uint32_t pairs_of(uint32_t n)
 {
 	return (n + 1) / 2;
@@ -137,7 +128,7 @@ static bool pair_done(const struct fwd_pipeline *pl, const struct layer_state *l
 {
 	uint32_t m = 2 * i;
 
-	return (ls->g_done >> m & 1) && (m + 1 >= pl->nl || (ls->g_done >> (m + 1) & 1));
+	return (ls->g_done >> m & 1) && (m + 1 >= pl->n || (ls->g_done >> (m + 1) & 1));
 }
 
 /* Lock held. Is the tree node over pairs [lo, lo + c) complete? */
@@ -170,9 +161,9 @@ static bool ready_add(const struct fwd_pipeline *pl, const struct layer_state *l
 /* Lock held. Layer k's gradient complete: every G task ran and the tree is summed. */
 static bool grads_done(const struct fwd_pipeline *pl, const struct layer_state *ls)
 {
-	uint64_t all = pl->nl == 64 ? ~0ULL : (1ULL << pl->nl) - 1;
+	uint64_t all = pl->n == 64 ? ~0ULL : (1ULL << pl->n) - 1;
 
-	return ls->g_done == all && node_done(pl, ls, 0, pairs_of(pl->nl));
+	return ls->g_done == all && node_done(pl, ls, 0, pairs_of(pl->n));
 }
 
 /* Pair @i's gradient buffers of layer @k: W, and b after it. */
@@ -245,16 +236,15 @@ static struct task pick(const struct fwd_pipeline *pl)
 
 			if (!ls->grad_open)
 				continue;
-			if (ready_add(pl, ls, 0, pairs_of(pl->nl), &t)) {
+			if (ready_add(pl, ls, 0, pairs_of(pl->n), &t)) {
 				t.kind = TASK_A;
 				t.k = k;
 				return t;
 			}
-			for (uint32_t l = 0; l < pl->nl; l++) {
+			for (uint32_t l = 0; l < pl->n; l++) {
 				uint64_t bit = 1ULL << l;
 
-				if (!(ls->g_done & bit) && !(ls->g_busy & bit) &&
-				    pl->micro[leaf_micro(pl, l)].dy <= k &&
+				if (!(ls->g_done & bit) && !(ls->g_busy & bit) && pl->micro[l].dy <= k &&
 				    (!(l & 1) || (ls->g_done & bit >> 1)))
 					return (struct task){ TASK_G, k, l, 0 };
 			}
@@ -340,7 +330,6 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 	const struct layer_state *ls = &pl->layer[t->k];
 	struct engine_workspace *ws = p->micro_ws[t->m];
 	struct fwd_micro s = fwd_micro_at(p, step->batch, t->m);
-	uint32_t m, first, rows;
 	const struct wsep_layer *l;
 	struct engine_loss_result res;
 	float *dw, *db, *rw, *rb;
@@ -375,14 +364,9 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		err = engine_backward_input(ws, t->k, ls->wx);
 		return err ? err : engine_backward_mask(ws, t->k - 1);
 	case TASK_G:
-		/* t->m is a leaf here: its rows of its micro-batch. */
 		*what = "the backward pass";
-		m = leaf_micro(pl, t->m);
-		first = t->m * p->leaf_size;
-		rows = step->batch - first < p->leaf_size ? step->batch - first : p->leaf_size;
 		dw = pair_buf(pl, t->k, t->m / 2, &db);
-		return engine_backward_params_rows(p->micro_ws[m], t->k, first - m * p->micro_size,
-						   rows, t->m & 1 ? 1.0f : 0.0f, dw, db);
+		return engine_backward_params(ws, t->k, t->m & 1 ? 1.0f : 0.0f, dw, db);
 	case TASK_A:
 		*what = "the gradient sum";
 		dw = pair_buf(pl, t->k, t->lo, &db);
@@ -505,9 +489,9 @@ int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage
 	return 0;
 }
 
-int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t leaves)
+int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t micro)
 {
-	uint32_t extra = pairs_of(leaves) - 1;
+	uint32_t extra = pairs_of(micro) - 1;
 
 	if (extra <= pl->scratch_pairs)
 		return 0;
@@ -531,7 +515,6 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pthread_mutex_lock(&pl->lock);
 	pl->step = *step;
 	pl->n = fwd_micro_count(p, step->batch);
-	pl->nl = fwd_micro_leaves(p, step->batch);
 	pl->train = step->kind == WSE_LINK_RUN_TRAIN;
 	pl->resident = p->params != NULL;
 	pl->notify = notify;

@@ -31,15 +31,12 @@ struct fwd_micro {
 void fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
 /*
  * The micro-batches of steps of @batch for a RUN whose gradient sums go
- * over leaves of @leaf samples (0: leaves are the program's default
- * micro-batches; else micro-batches are whole leaves, about the default
- * size): workspaces for them, made or remade between steps. 0, -EINVAL
- * (more than FWD_MICRO_BATCHES_MAX or FWD_LEAVES_MAX) or the engine's
- * -ENOMEM.
+ * over leaves of @leaf samples, which are then its micro-batches (0: the
+ * program's default micro-batches are the leaves): workspaces for them,
+ * made or remade between steps. 0, -EINVAL (more than
+ * FWD_MICRO_BATCHES_MAX) or the engine's -ENOMEM.
  */
 int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch);
-/* Leaves of the gradient sum in a batch of @batch samples. */
-uint32_t fwd_micro_leaves(const struct fwd_program *p, uint32_t batch);
 /* Micro-batches in a batch of @batch samples (fewer for a short batch). */
 uint32_t fwd_micro_count(const struct fwd_program *p, uint32_t batch);
 struct fwd_micro fwd_micro_at(const struct fwd_program *p, uint32_t batch, uint32_t m);
@@ -64,8 +61,7 @@ uint32_t fwd_micro_failed(char *text, size_t len, uint32_t step, const char *wha
  *   for m: (load m) for k: engine_forward_layer(m, k)
  *          (last layer) results of m; train: engine_loss over norm, mask
  *   for k = L-1 .. 0, for m: engine_backward_input(m, k), mask k - 1 (k > 0)
- *                   for each leaf l: engine_backward_params_rows(its rows,
- *                                    l & 1) into pair l / 2
+ *                            engine_backward_params(m, k, m & 1) into pair m / 2
  *          the pairs summed in the engine's sum tree (fwd_pipeline.c)
  *          pipelined: update layer k
  */
@@ -85,10 +81,10 @@ struct fwd_step {
 int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage,
 			struct fwd_pipeline **out);
 /*
- * Room for the pair sums of steps of up to @leaves leaves; between steps.
- * 0 or -ENOMEM.
+ * Room for the pair sums of steps of up to @micro micro-batches; between
+ * steps. 0 or -ENOMEM.
  */
-int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t leaves);
+int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t micro);
 /* Ends and joins the workers; no step may be in flight. */
 void fwd_pipeline_destroy(struct fwd_pipeline *pl);
 

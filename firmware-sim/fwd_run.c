@@ -335,10 +335,10 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 			 in.batch, p->prog->batch);
 		p = NULL;
 	} else if (p && in.leaf && (in.leaf > in.batch ||
-				    (in.batch + in.leaf - 1) / in.leaf > FWD_LEAVES_MAX)) {
+				    (in.batch + in.leaf - 1) / in.leaf > FWD_MICRO_BATCHES_MAX)) {
 		snprintf(text, sizeof(text),
 			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
-			 in.leaf, in.batch, FWD_LEAVES_MAX);
+			 in.leaf, in.batch, FWD_MICRO_BATCHES_MAX);
 		p = NULL;
 	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
 		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
@@ -358,12 +358,12 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	}
 	/* The program is busy: its workspaces are this RUN's to resize. */
 	if (fwd_micro_prepare(p, in.leaf, in.batch) ||
-	    fwd_pipeline_reserve(p->pipeline, fwd_micro_leaves(p, in.batch))) {
+	    fwd_pipeline_reserve(p->pipeline, fwd_micro_count(p, in.batch))) {
 		pthread_mutex_lock(&x->lock);
 		p->busy = false;
 		pthread_mutex_unlock(&x->lock);
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
-				    "the simulator has no memory for micro-batches of leaves of %u samples",
+				    "the simulator has no memory for micro-batches of %u samples",
 				    in.leaf ? in.leaf : p->micro_default);
 		return;
 	}

@@ -329,12 +329,11 @@ struct wse_link_stream {
  * @kind: WSE_LINK_RUN_*
  * @steps: batches to process (each takes one batch from every input stream)
  * @batch: samples in each step, 1 .. the program's batch (a short last batch)
- * @leaf: samples per leaf of the gradient sum, 1 .. @batch; 0: the
- *	device's micro-batches are the leaves. The device sums a step's
- *	weight gradients over leaves of this size in a fixed tree, whatever
- *	micro-batches it computes in: a data-parallel host fixes it so that
- *	every system's shard is a subtree of the same sum (Documentation/
- *	link-protocol.rst, "RUN")
+ * @leaf: samples per micro-batch, 1 .. @batch, each a leaf of the fixed
+ *	tree the step's weight gradients are summed in; 0: the device
+ *	chooses. A data-parallel host fixes it so that every system's shard
+ *	is the same micro-batches, a subtree of the same sum
+ *	(Documentation/link-protocol.rst, "RUN")
  * @norm: the batch the loss is averaged over, @batch .. 2^24; 0: @batch.
  *	A system training a shard of a larger batch is given the whole
  *	batch, so its gradients need no rescaling

@@ -198,26 +198,16 @@ int engine_backward_input(struct engine_workspace *ws, size_t k, const float *w)
 	return 0;
 }
 
-int engine_backward_params_rows(const struct engine_workspace *ws, size_t k, size_t first,
-				size_t rows, float grad_beta, float *dw, float *db)
-{
-	size_t in, out;
-
-	/* Masked, and not yet overwritten by a new step (which resets masked). */
-	if (!ws || !dw || k >= ws->shape.layers ||
-	    atomic_load_explicit(&ws->masked, memory_order_relaxed) > k ||
-	    !rows || first > ws->batch || rows > ws->batch - first)
-		return -EINVAL;
-	in = ws->shape.width[k];
-	out = ws->shape.width[k + 1];
-	return engine_dense_backward_params(ws->delta[k + 1] + first * out, ws->act[k] + first * in,
-					    rows, in, out, grad_beta, dw, db);
-}
-
 int engine_backward_params(const struct engine_workspace *ws, size_t k,
 			   float grad_beta, float *dw, float *db)
 {
-	return ws ? engine_backward_params_rows(ws, k, 0, ws->batch, grad_beta, dw, db) : -EINVAL;
+	/* Masked, and not yet overwritten by a new step (which resets masked). */
+	if (!ws || !dw || k >= ws->shape.layers ||
+	    atomic_load_explicit(&ws->masked, memory_order_relaxed) > k)
+		return -EINVAL;
+	return engine_dense_backward_params(ws->delta[k + 1], ws->act[k], ws->batch,
+					    ws->shape.width[k], ws->shape.width[k + 1],
+					    grad_beta, dw, db);
 }
 
 int engine_backward_layer(struct engine_workspace *ws, size_t k,

@@ -344,13 +344,6 @@ int engine_backward_mask(struct engine_workspace *ws, size_t k);
 int engine_backward_input(struct engine_workspace *ws, size_t k, const float *w);
 int engine_backward_params(const struct engine_workspace *ws, size_t k,
 			   float grad_beta, float *dw, float *db);
-/*
- * The same for samples [@first, @first + @rows) of the loaded batch only:
- * the gradient of a leaf of it (a data-parallel sum's unit, smaller than
- * the micro-batch the workspace computes).
- */
-int engine_backward_params_rows(const struct engine_workspace *ws, size_t k, size_t first,
-				size_t rows, float grad_beta, float *dw, float *db);
 
 /* train.c: whole steps on an engine_params (layer pipelined execution).
  * Labels are checked before any parameter changes: a bad one (-EDOM) leaves

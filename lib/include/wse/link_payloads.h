@@ -116,7 +116,7 @@ struct wse_link_run_info {
 	uint32_t kind;		/* WSE_LINK_RUN_* */
 	uint32_t steps;
 	uint32_t batch;
-	uint32_t leaf;		/* samples per leaf of the gradient sum; 0: a micro-batch */
+	uint32_t leaf;		/* samples per micro-batch, a leaf of the gradient sum; 0: any */
 	uint32_t norm;		/* the batch the loss is averaged over; 0: batch */
 };
 
