@@ -55,6 +55,7 @@ struct coord_opts {
 	uint64_t max_program;
 	uint64_t memoryx_capacity;	/* what HELLO reports */
 	int hello_timeout_ms;
+	bool no_regions;		/* systems' data in frames, as to other machines */
 };
 
 /* A part: a system, or a service. */
@@ -174,6 +175,12 @@ int coord_service_call(struct coord *c, struct coord_part *p, uint8_t op, const 
 		       int iovcnt, void *out, size_t cap, size_t *len, char *text, size_t textlen);
 /* Drops system @i's link (after a failed job): the device forgets what it ran. */
 void coord_system_reset(struct coord *c, unsigned int i);
+/*
+ * A new user node starts clean, as on a system: every part's link is
+ * dropped (each forgets what it held) and the counters start again. The
+ * links come back when a job needs them.
+ */
+void coord_parts_restart(struct coord *c);
 /* WSE_LINK_PARAMS_APPLIANCE's reply for the user node. */
 size_t coord_parts_state(struct coord *c, void *buf, size_t cap);
 

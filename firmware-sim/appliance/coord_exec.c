@@ -548,4 +548,5 @@ void coord_host_gone(struct coord *c)
 	c->assembling = 0;
 	c->job_systems = 0;
 	memset(&c->input, 0, sizeof(c->input));
+	coord_parts_restart(c);
 }

@@ -204,7 +204,9 @@ static uint32_t open_systems(struct coord *c, uint32_t slot, const void *image, 
 			return status;
 		if (!m)
 			*info = one;
-		s->maps_regions = map_on(&s->link, &j->mx_map, REGION_MX, why, sizeof(why)) == 0 &&
+		snprintf(why, sizeof(why), "--no-regions");
+		s->maps_regions = !c->o.no_regions &&
+				  map_on(&s->link, &j->mx_map, REGION_MX, why, sizeof(why)) == 0 &&
 				  map_on(&s->link, &j->sx_map, REGION_SX, why, sizeof(why)) == 0 &&
 				  map_on(&s->link, &j->in_map, REGION_IN, why, sizeof(why)) == 0;
 		if (!s->maps_regions)

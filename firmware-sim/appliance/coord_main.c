@@ -64,11 +64,14 @@ static void usage(FILE *f)
 "usage: wse-appliance --role coordinator --listen ADDR --system ADDR...\n"
 "                     --memoryx ADDR --swarmx ADDR --input ADDR\n"
 "                     [--max-program BYTES] [--memoryx-capacity BYTES]\n"
-"                     [--hello-timeout-ms MS] [--port-file FILE] [--log-level LEVEL]\n"
+"                     [--hello-timeout-ms MS] [--no-regions] [--port-file FILE]\n"
+"                     [--log-level LEVEL]\n"
 "\n"
 "The coordinator: the device a user node attaches (wsectl attach ADDR), the\n"
 "host of every system's link (--system, once per system, in order) and of\n"
-"MemoryX's, SwarmX's and the input workers'. wse-appliance starts it; see\n"
+"MemoryX's, SwarmX's and the input workers'. The systems' data go through\n"
+"shared memory when they are on this machine; --no-regions sends them in\n"
+"frames, as to systems on other machines. wse-appliance starts it; see\n"
 "Documentation/wse-appliance.rst.\n");
 }
 
@@ -83,6 +86,7 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 		{ "max-program", required_argument, NULL, 'P' },
 		{ "memoryx-capacity", required_argument, NULL, 'C' },
 		{ "hello-timeout-ms", required_argument, NULL, 'H' },
+		{ "no-regions", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct role_opts ro = { 0 };
@@ -124,6 +128,9 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 					optarg, 4096, 1ULL << 50, WSE_NUM_BINARY, &v))
 				return -1;
 			*(c == 'P' ? &o->max_program : &o->memoryx_capacity) = v;
+			break;
+		case 'R':
+			o->no_regions = true;
 			break;
 		case 'H':
 			if (wse_opt_u64(ROLE_PROG, "--hello-timeout-ms", optarg, 1, 3600000,

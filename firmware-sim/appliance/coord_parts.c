@@ -265,3 +265,27 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 	snprintf(st.reason, sizeof(st.reason), "%.127s", reason);
 	return wse_link_appliance_state_encode(buf, cap, &st);
 }
+
+void coord_parts_restart(struct coord *c)
+{
+	struct coord_part *svc[] = { &c->mx, &c->sx, &c->in };
+
+	for (unsigned int i = 0; i < c->nsys; i++) {
+		coord_system_reset(c, i);
+		c->sys[i].steps = c->sys[i].samples = 0;
+		c->sys[i].base_frames_tx = c->sys[i].base_frames_rx = 0;
+		c->sys[i].base_bytes_tx = c->sys[i].base_bytes_rx = 0;
+		c->sys[i].reason[0] = 0;
+	}
+	for (size_t i = 0; i < sizeof(svc) / sizeof(svc[0]); i++) {
+		pthread_mutex_lock(&svc[i]->call_lock);
+		if (svc[i]->opened)
+			hostlink_close(&svc[i]->link);
+		svc[i]->opened = false;
+		svc[i]->reason[0] = 0;
+		pthread_mutex_unlock(&svc[i]->call_lock);
+	}
+	pthread_mutex_lock(&c->lock);
+	c->broadcast = c->reduced = 0;
+	pthread_mutex_unlock(&c->lock);
+}

@@ -351,6 +351,9 @@ static int send_weights(struct driver *d, uint32_t s)
 	struct coord_job *j = &c->job;
 	int passes = run->kind == WSE_LINK_RUN_TRAIN ? 2 : 1, set = s % 2;
 
+	/* Training, step s needs the updates of the steps before it; else none come. */
+	uint64_t need = run->base + (run->kind == WSE_LINK_RUN_TRAIN ? s : 0);
+
 	for (uint32_t k = 0; k < run->L; k++) {
 		const struct wsep_layer *l = &j->prog->layers[k];
 		uint64_t off = WSE_LINK_REGION_HEADER + l->weight_offset * 4;
@@ -358,7 +361,7 @@ static int send_weights(struct driver *d, uint32_t s)
 		bool ok;
 
 		pthread_mutex_lock(&c->lock);
-		while (j->updated[k] < run->base + s && !stopped(c) && coord_wait(c, 500))
+		while (j->updated[k] < need && !stopped(c) && coord_wait(c, 500))
 			;
 		ok = !stopped(c);
 		c->broadcast += ok ? len * passes : 0;

@@ -50,7 +50,7 @@ struct launcher {
 	const char *fw_args[ARGS_MAX];
 	int nfw_args;
 	uint64_t capacity;
-	bool restart;
+	bool restart, no_regions;
 	char dir[PATH_MAX / 2];
 	bool made_dir;
 	char self[PATH_MAX], wsefwd[PATH_MAX];
@@ -264,6 +264,8 @@ static void plan(struct launcher *l)
 	if (l->log_level)
 		add_arg(co, "--log-level=%s", l->log_level);
 	add_arg(co, "--memoryx-capacity=%s", buf);
+	if (l->no_regions)
+		add_arg(co, "%s", "--no-regions");
 	for (unsigned int i = 0; i < (l->nremote ? l->nremote : l->systems); i++) {
 		if (l->nremote) {
 			add_arg(co, "--system=%s", l->remote[i]);
@@ -301,6 +303,8 @@ static void usage(FILE *f)
 "                          datasets are (default /usr/share/datasets)\n"
 "  --fw-arg ARG            pass ARG to every local wsefwd (repeatable)\n"
 "  --no-restart            leave a part that dies down\n"
+"  --no-regions            carry the systems' data in frames, as to systems on\n"
+"                          other machines, instead of through shared memory\n"
 "  --log-level LEVEL       error, warn, info (default) or debug, for all parts\n"
 "  --help\n"
 "\n"
@@ -319,6 +323,7 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "data-root", required_argument, NULL, 'D' },
 		{ "fw-arg", required_argument, NULL, 'f' },
 		{ "no-restart", no_argument, NULL, 'n' },
+		{ "no-regions", no_argument, NULL, 'R' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -361,6 +366,9 @@ static int parse(int argc, char **argv, struct launcher *l)
 			break;
 		case 'n':
 			l->restart = false;
+			break;
+		case 'R':
+			l->no_regions = true;
 			break;
 		case 'L':
 			if (fwd_log_parse_level(optarg) < 0) {
