@@ -271,12 +271,16 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 					 c->job.slot);
 			wsep_program_free(prog);
 		} else {
-			unload_slot(c, in.program);
+			/* The job in the slot goes only when the new one is taken. */
 			status = coord_job_open(c, in.program, prog, s->image, s->total, &info, text,
 						sizeof(text));
 			if (status) {
 				coord_reply_text(conn, &r->f, status, "%s", text);
+				if (s->kind == SLOT_JOB && !c->job.active)
+					s->kind = SLOT_EMPTY;
 			} else {
+				if (s->kind == SLOT_SYSTEM)
+					unload_slot(c, in.program);
 				s->kind = SLOT_JOB;
 				wse_link_prog_info_encode(&raw, &info);
 				coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);

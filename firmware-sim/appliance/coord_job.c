@@ -109,11 +109,14 @@ static uint32_t map_on(struct hostlink *h, const struct wse_link_region_map_info
 	return status;
 }
 
-/* The job's program on MemoryX: its weights region, mapped here too. */
-static uint32_t open_memoryx(struct coord *c, const void *image, size_t len, char *text,
-			     size_t textlen)
+/*
+ * The job's program on MemoryX: its weights region, mapped here too (into
+ * @region). MemoryX replaces what it held only if it takes the program.
+ */
+static uint32_t open_memoryx(struct coord *c, const void *image, size_t len,
+			     struct wse_link_region *region, struct wse_link_region_map_info *map,
+			     char *text, size_t textlen)
 {
-	struct coord_job *j = &c->job;
 	uint8_t reply[sizeof(struct wse_link_region_map)];
 	size_t piece = (4U << 20) - 64, n = 0;
 	int ret = 0;
@@ -134,7 +137,7 @@ static uint32_t open_memoryx(struct coord *c, const void *image, size_t len, cha
 	if (ret)
 		return ret == -EIO && strstr(text, "E_NOSPC") ? WSE_LINK_E_NOSPC :
 		       ret == -EIO ? WSE_LINK_E_INVAL : WSE_LINK_E_INTERNAL;
-	if (map_service_region(reply, n, &j->mx_region, &j->mx_map, text, textlen))
+	if (map_service_region(reply, n, region, map, text, textlen))
 		return WSE_LINK_E_INTERNAL;
 	return WSE_LINK_OK;
 }
@@ -258,9 +261,19 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, co
 		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen)
 {
 	struct coord_job *j = &c->job;
+	struct wse_link_region_map_info mx_map;
+	struct wse_link_region mx_region;
 	uint32_t st;
 
+	/* MemoryX first: a program it refuses leaves the job it holds as it was. */
+	st = open_memoryx(c, image, len, &mx_region, &mx_map, text, textlen);
+	if (st) {
+		wsep_program_free(prog);
+		return st;
+	}
 	coord_job_close(c);
+	j->mx_region = mx_region;
+	j->mx_map = mx_map;
 	j->prog = prog;
 	j->slot = slot;
 	j->record = prog->input_dim * (prog->input_type == WSEP_ELEM_U8 ? 1 : 4);
@@ -270,8 +283,6 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, co
 		goto fail;
 	}
 	st = pick_systems(c, text, textlen);
-	if (!st)
-		st = open_memoryx(c, image, len, text, textlen);
 	if (!st)
 		st = open_swarmx(c, text, textlen);
 	if (!st)

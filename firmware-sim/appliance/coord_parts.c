@@ -19,6 +19,7 @@
 
 #define OPEN_MS		5000
 #define START_TRIES	100	/* at start, parts may still be coming up: 100 x 100 ms */
+#define REOPEN_TRIES	30	/* a part started again: 30 x 100 ms */
 
 static int open_part(struct coord *c, struct coord_part *p, uint32_t caps, char *text,
 		     size_t len)
@@ -34,7 +35,13 @@ static int open_part(struct coord *c, struct coord_part *p, uint32_t caps, char 
 		hostlink_close(&p->link);
 		p->opened = false;
 	}
-	ret = hostlink_open(&p->link, p->name, p->addr, caps, OPEN_MS, text, len);
+	/* A part the launcher is starting again listens a moment later. */
+	for (int t = 0; t < REOPEN_TRIES; t++) {
+		ret = hostlink_open(&p->link, p->name, p->addr, caps, OPEN_MS, text, len);
+		if (ret != -ENOENT && ret != -ECONNREFUSED)
+			break;
+		usleep(100000);
+	}
 	if (ret) {
 		snprintf(p->reason, sizeof(p->reason), "%s", text);
 		return ret;
@@ -148,7 +155,7 @@ int coord_parts_start(struct coord *c)
 
 	c->nsys = c->o.systems;
 	for (unsigned int i = 0; i < c->nsys; i++) {
-		char what[16];
+		char what[24];
 
 		snprintf(what, sizeof(what), "system %u", i);
 		name_part(&c->sys[i], what, c->o.system[i]);

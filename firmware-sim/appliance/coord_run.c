@@ -271,14 +271,20 @@ static int write_input(struct driver *d, uint32_t s)
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
-	uint64_t at, off[2], len[2];
-	int slot = s % RING_STEPS, n;
+	uint64_t at, off[2], len[2], loff[2], llen[2];
+	int slot = s % RING_STEPS, n, nl;
 
+	/*
+	 * Where the shard lies, found under the lock: the ring's head moves
+	 * when another system is done with an earlier step, but these bytes
+	 * stay until this system is done with them.
+	 */
 	pthread_mutex_lock(&c->lock);
 	at = (uint64_t)(s - run->freed) * run->batch + d->first;
+	n = coord_ring_pieces(&j->samples, at * j->record, (uint64_t)d->count * j->record, off, len);
+	nl = coord_ring_pieces(&j->labels, at * 4, (uint64_t)d->count * 4, loff, llen);
 	pthread_mutex_unlock(&c->lock);
 	d->ninput[slot] = 0;
-	n = coord_ring_pieces(&j->samples, at * j->record, (uint64_t)d->count * j->record, off, len);
 	for (int i = 0; i < n; i++)
 		if (write_stream(d, j->samples_id, Q_IN, REGION_IN, j->samples.at + off[i],
 				 j->samples.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot],
@@ -286,7 +292,9 @@ static int write_input(struct driver *d, uint32_t s)
 			return -1;
 	if (run->kind == WSE_LINK_RUN_PREDICT)
 		return 0;
-	n = coord_ring_pieces(&j->labels, at * 4, (uint64_t)d->count * 4, off, len);
+	n = nl;
+	memcpy(off, loff, sizeof(off));
+	memcpy(len, llen, sizeof(len));
 	for (int i = 0; i < n; i++)
 		if (write_stream(d, j->labels_id, Q_IN, REGION_IN, j->labels.at + off[i],
 				 j->labels.buf + off[i], len[i], d->input_tags[slot], &d->ninput[slot],

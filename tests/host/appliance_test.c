@@ -29,6 +29,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
+#include "wse/dataset.h"
 #include "wse/engine.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
@@ -452,7 +453,7 @@ static uint32_t appliance_state(FIXTURE_DATA(appl) *self, struct wse_link_applia
 }
 
 /* Waits (bounded) until the launcher has started @what again: a pid other than @old. */
-static pid_t __attribute__((unused)) restarted(FIXTURE_DATA(appl) *self, const char *what, pid_t old)
+static pid_t restarted(FIXTURE_DATA(appl) *self, const char *what, pid_t old)
 {
 	for (int i = 0; i < 500; i++) {
 		pid_t pid = part_pid(self, what);
@@ -558,6 +559,387 @@ TEST_F_TIMEOUT(appl, weight_streaming_is_the_same_on_1_2_4_8_systems, 240)
 	for (int m = 0; m < 6 * BATCH; m++) {
 		ASSERT_LT(fabsf(loss[m] - ref_loss[m]), 1e-3f) TH_LOG("sample %d", m);
 	}
+}
+
+/* A tiny IDX dataset: @n samples of 8x8 pixels, labelled by the teacher, under @dir/tiny. */
+static int write_dataset(const char *dir, uint32_t n, uint8_t *px, int32_t *labels)
+{
+	uint8_t head[16], *lab = malloc(n);
+	char path[256];
+	uint32_t be;
+	FILE *f;
+	int ret = 0;
+
+	if (!lab)
+		return -1;
+	for (uint32_t b = 0; b < n / BATCH; b++)
+		make_batch(7, b, px + (size_t)b * BATCH * IN, labels + b * BATCH);
+	for (uint32_t i = 0; i < n; i++)
+		lab[i] = (uint8_t)labels[i];
+	snprintf(path, sizeof(path), "%s/tiny", dir);
+	mkdir(dir, 0755);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/tiny/train-images-idx3-ubyte", dir);
+	f = fopen(path, "w");
+	be = htobe32(0x803);
+	memcpy(head, &be, 4);
+	be = htobe32(n);
+	memcpy(head + 4, &be, 4);
+	be = htobe32(8);
+	memcpy(head + 8, &be, 4);
+	memcpy(head + 12, &be, 4);
+	if (!f || fwrite(head, 16, 1, f) != 1 || fwrite(px, IN, n, f) != n)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	snprintf(path, sizeof(path), "%s/tiny/train-labels-idx1-ubyte", dir);
+	f = fopen(path, "w");
+	be = htobe32(0x801);
+	memcpy(head, &be, 4);
+	be = htobe32(n);
+	memcpy(head + 4, &be, 4);
+	if (!f || fwrite(head, 8, 1, f) != 1 || fwrite(lab, 1, n, f) != n)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	free(lab);
+	return ret;
+}
+
+static uint32_t name_input(FIXTURE_DATA(appl) *self, bool dataset, uint32_t first, char *text,
+			   size_t textlen)
+{
+	struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
+					   sizeof(struct wse_link_input) };
+	struct wse_link_input_info info = {
+		.source = dataset ? WSE_LINK_INPUT_DATASET : WSE_LINK_INPUT_STREAM,
+		.flags = WSE_LINK_INPUT_SHUFFLE, .seed = 5, .epoch = 0, .first = first,
+		.dataset = "tiny", .split = "train",
+	};
+	struct wse_link_params raw;
+	struct wse_link_input body;
+
+	wse_link_params_encode(&raw, &in);
+	wse_link_input_encode(&body, &info);
+	return call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		    NULL, NULL, text, textlen);
+}
+
+/*
+ * The input workers read the dataset in the order the host would take it
+ * (wse_dataset_order(), seed 5, epoch 0), in RUNs of 6, 3, 6 and 1 steps,
+ * each named from its position: the same losses and weights as the host's
+ * samples. An eval RUN after it runs too.
+ */
+TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+{
+	enum { N = 16 * BATCH, CHUNKS = 4 };
+	static uint8_t px[N * IN], batch_px[BATCH * IN];
+	static int32_t labels[N], batch_y[BATCH], preds[BATCH];
+	static struct snapshot a, b;
+	static float loss[2][16 * BATCH];
+	static uint32_t order[N];
+	/* RUNs longer than the rings (4 batches), and of odd lengths. */
+	uint32_t chunks[CHUNKS][2] = { { 0, 6 }, { 6, 3 }, { 9, 6 }, { 15, 1 } };
+	char root[128], arg[160], text[512] = "";
+
+	snprintf(root, sizeof(root), "%s/data", self->dir);
+	ASSERT_EQ(0, write_dataset(root, N, px, labels));
+	wse_dataset_order(order, N, 5, 0);
+	snprintf(arg, sizeof(arg), "--data-root=%s", root);
+	ASSERT_EQ(0, start(self, 2, arg));
+	for (int r = 0; r < 2; r++) {
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		for (int c = 0; c < CHUNKS; c++) {
+			struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+							 .steps = chunks[c][1], .batch = BATCH };
+			struct wse_link_run rr;
+			struct iovec iov = { &rr, sizeof(rr) };
+			struct wse_link_err err;
+			uint32_t tag, st;
+			size_t rest;
+
+			ASSERT_EQ(0, name_input(self, r, chunks[c][0] * BATCH, text, sizeof(text)))
+				TH_LOG("%s", text);
+			wse_link_run_encode(&rr, &run);
+			ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+							    &err));
+			for (uint32_t s = 0; s < chunks[c][1]; s++) {
+				uint32_t step = chunks[c][0] + s;
+
+				for (int i = 0; i < BATCH; i++) {
+					uint32_t at = order[step * BATCH + i];
+
+					memcpy(batch_px + i * IN, px + (size_t)at * IN, IN);
+					batch_y[i] = labels[at];
+				}
+				if (!r) {
+					ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px),
+								  text, sizeof(text))) TH_LOG("%s", text);
+					ASSERT_EQ(0, write_stream(self, S_LABELS, batch_y, sizeof(batch_y),
+								  text, sizeof(text)));
+				}
+				ASSERT_EQ(0, read_all(self, S_LOSSES, loss[r] + step * BATCH, BATCH * 4,
+						      text, sizeof(text))) TH_LOG("%s", text);
+				ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text,
+						      sizeof(text)));
+			}
+			ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+			ASSERT_EQ(0, st);
+		}
+		ASSERT_EQ(0, snap(self, r ? &b : &a, false, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+	EXPECT_EQ(0, memcmp(a.w, b.w, sizeof(a.w)));
+	EXPECT_EQ(0, memcmp(a.state, b.state, sizeof(a.state)));
+	/* The host may not write samples the workers read; past the epoch's end the RUN fails. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+	ASSERT_EQ(0, name_input(self, true, 15 * BATCH, text, sizeof(text)));
+	EXPECT_NE(0, train(self, 1, 0, 2, false, loss[0], text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
+	/* An unknown dataset is refused with the workers' reason. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
+						   sizeof(struct wse_link_input) };
+		struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET,
+						    .dataset = "nothing-here", .split = "train" };
+		struct wse_link_params raw;
+		struct wse_link_input body;
+
+		wse_link_params_encode(&raw, &in);
+		wse_link_input_encode(&body, &info);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw,
+						 sizeof(raw), &body, sizeof(body), NULL, NULL, text,
+						 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "nothing-here")) TH_LOG("%s", text);
+	}
+	/* Host samples again, and an eval RUN of them. */
+	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss[0], text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_EVAL,
+						 .steps = 2, .batch = BATCH };
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		for (int s = 0; s < 2; s++) {
+			make_batch(2, s, batch_px, batch_y);
+			ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						  sizeof(text)));
+			ASSERT_EQ(0, write_stream(self, S_LABELS, batch_y, sizeof(batch_y), text,
+						  sizeof(text)));
+			ASSERT_EQ(0, read_all(self, S_LOSSES, loss[1], BATCH * 4, text, sizeof(text)));
+			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+		}
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
+		EXPECT_TRUE(isfinite(loss[1][0]) && loss[1][0] > 0);
+	}
+}
+
+/*
+ * The frames a system on another machine gets (--no-regions), and a slow
+ * system (every answer 3 ms late), change nothing of the results.
+ */
+TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[4 * BATCH], loss[4 * BATCH];
+	static const char *const variants[][2] = {
+		{ "--log-level=info", "--log-level=info" },
+		{ "--no-regions", "--fw-arg=--fault-delay-ms=3" },
+	};
+	char text[512] = "";
+
+	for (int v = 0; v < 2; v++) {
+		ASSERT_EQ(0, start(self, 2, variants[v][0], variants[v][1]));
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 2, 0, 4, true, v ? loss : ref_loss, text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, snap(self, v ? &got : &ref, false, text, sizeof(text)));
+		stop(self);
+	}
+	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
+	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+}
+
+/*
+ * A layer-pipelined program runs on one system of the appliance, as on a
+ * system of its own: it trains, and its weights are read from that system.
+ */
+TEST_F(appl, a_pipelined_program_runs_on_one_system)
+{
+	struct wse_link_appliance_state st;
+	static float loss[20 * BATCH];
+	static struct snapshot sn;
+	char text[512] = "";
+	float first = 0, last = 0;
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	EXPECT_EQ(WSE_LINK_E_INVAL, set_job(self, 3, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "this appliance has 2")) TH_LOG("%s", text);
+	ASSERT_EQ(0, set_job(self, 2, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, self->pipe, self->pipe_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "runs on one system")) TH_LOG("%s", text);
+	ASSERT_EQ(0, set_job(self, 1, text, sizeof(text)));
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 3, 0, 20, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	for (int i = 0; i < 5 * BATCH; i++) {
+		first += loss[i];
+		last += loss[15 * BATCH + i];
+	}
+	EXPECT_LT(last, first);
+	ASSERT_EQ(0, snap(self, &sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text)));
+	EXPECT_EQ(20, st.part[0].steps);
+	EXPECT_EQ(0, st.part[1].steps);
+	EXPECT_EQ(0, st.job_systems);
+}
+
+/*
+ * Refusals with texts, and nothing MemoryX holds is lost: a program whose
+ * weights and optimizer state exceed MemoryX's capacity (the job before it
+ * keeps training), weights out of range or not finite, a weight stream
+ * written by the host.
+ */
+TEST_F(appl, refusals_lose_nothing)
+{
+	static const char big_model[] =
+		"model big\ninput 64 u8\ndense 64 4096 relu\ndense 4096 10 none\n"
+		"loss softmax_xent\noptimizer adam lr=1e-2\nbatch 64\nseed 3\n";
+	static struct snapshot before, after;
+	static float loss[2 * BATCH];
+	char text[512] = "";
+	size_t big_len;
+	void *big;
+
+	ASSERT_EQ(0, compile(big_model, WSECC_MODE_WEIGHT_STREAMING, &big, &big_len));
+	ASSERT_EQ(0, start(self, 2, "--memoryx-capacity=1M"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &before, false, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_NOSPC, load(self, big, big_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "MemoryX holds at most 1048576")) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &after, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
+	ASSERT_EQ(0, train(self, 1, 2, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	/* Parameters outside the program's, and values that are not numbers. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, params(self, true, WSE_LINK_PARAMS_WEIGHTS, 4, before.w,
+					   sizeof(before.w), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "inside the")) TH_LOG("%s", text);
+	before.w[5] = NAN;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params(self, true, WSE_LINK_PARAMS_WEIGHTS, 0, before.w,
+					   sizeof(before.w), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not finite")) TH_LOG("%s", text);
+	/* The host writes samples and labels only. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, 4, before.w, 64, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "live in MemoryX")) TH_LOG("%s", text);
+	/* A run with the device's own micro-batching is the appliance's to choose. */
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 1, .batch = BATCH, .leaf = 8 };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &run);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL, 0,
+						 NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "appliance chooses")) TH_LOG("%s", text);
+	}
+	free(big);
+}
+
+/*
+ * kill -9 of a part mid-run fails the RUN with a text naming the part; the
+ * appliance starts the part again and the next job trains. The
+ * coordinator's death closes the link: the host attaches again.
+ */
+static void kill_mid_run(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *self,
+			 const char *part, const char *named)
+{
+	static float loss[40 * BATCH];
+	char text[512] = "";
+	pid_t victim;
+	uint32_t st;
+
+	ASSERT_EQ(0, start(self, 2, "--fw-arg=--fault-delay-ms=2"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	victim = part_pid(self, part);
+	ASSERT_LT(0, victim);
+	st = train_kill(self, 1, 0, 40, true, loss, 10, victim, text, sizeof(text));
+	EXPECT_NE(0, st);
+	EXPECT_NE(NULL, strstr(text, named)) TH_LOG("%s", text);
+	ASSERT_NE(0, restarted(self, part, victim)) TH_LOG("%s was not started again", part);
+	if (!strcmp(part, "coordinator")) {
+		disconnect(self);
+		ASSERT_EQ(0, connect_appliance(self, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE));
+	} else {
+		struct wse_link_appliance_state state;
+
+		/* The device is still there: its link answers, its state says what went. */
+		ASSERT_EQ(0, appliance_state(self, &state, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_NE(NULL, strstr(state.reason, named)) TH_LOG("%s", state.reason);
+	}
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+TEST_F_TIMEOUT(appl, kill_a_system_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "system-1", "system 1");
+}
+
+TEST_F_TIMEOUT(appl, kill_memoryx_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "memoryx", "MemoryX");
+}
+
+TEST_F_TIMEOUT(appl, kill_the_coordinator_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "coordinator", "");
+}
+
+/*
+ * A checkpoint (MemoryX's weights, optimizer state and step count) taken
+ * after 3 steps, the appliance stopped, a new one started and the
+ * checkpoint written back: 3 more steps end with the bits of 6 steps
+ * never interrupted.
+ */
+TEST_F_TIMEOUT(appl, resume_on_a_new_appliance_is_bit_for_bit, 120)
+{
+	static struct snapshot whole, ckpt, resumed;
+	static float loss[6 * BATCH];
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 0, 6, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &whole, false, text, sizeof(text)));
+	stop(self);
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 0, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ckpt, false, text, sizeof(text)));
+	stop(self);
+
+	ASSERT_EQ(0, start(self, 4, "--log-level=info"));
+	ASSERT_EQ(0, set_job(self, 4, text, sizeof(text)));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ckpt, true, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 3, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &resumed, false, text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(whole.w, resumed.w, sizeof(whole.w)));
+	EXPECT_EQ(0, memcmp(whole.state, resumed.state, sizeof(whole.state)));
 }
 
 int main(int argc, char **argv)
