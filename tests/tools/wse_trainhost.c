@@ -500,6 +500,11 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n",
 			       wsep_mode_name(p->mode), (unsigned long long)o->steps * t.b, wall,
 			       (double)o->steps * t.b / wall);
+		/* The timing model's view of the same RUNs, at the device's clock. */
+		if (!ret && t.cycles && cl->dev.clock_khz)
+			printf("modelled: %.0f samples/s (%llu cycles at %u kHz)\n",
+			       (double)o->steps * t.b * cl->dev.clock_khz * 1000.0 / (double)t.cycles,
+			       (unsigned long long)t.cycles, cl->dev.clock_khz);
 	}
 	trainer_free(&t);
 	return ret;
