@@ -56,6 +56,14 @@ struct fwd_stream {
 	uint8_t *buf;
 	uint64_t cap, head, len;
 	bool writing, reading;	/* a transfer copies in or out without the lock */
+	/*
+	 * A layer's weights may be held by reference: whole transfers lying in
+	 * a region the host mapped (STREAM_WRITE_REGION), read where they lie.
+	 * Then len counts them and the ring's bytes are unused.
+	 */
+	const uint8_t *ref[FWD_STREAM_TRANSFERS];
+	uint32_t ref_region[FWD_STREAM_TRANSFERS];
+	uint32_t nref;
 };
 
 struct fwd_program {
@@ -165,6 +173,8 @@ void fwd_program_free(struct fwd_program *p);
 struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
 
 /* fwd_region.c: the host's regions (lock held); NULL and a text if @ref is not in one. */
+/* Does a program hold transfers of region @id by reference, or run? (lock held) */
+bool fwd_region_in_use(struct fwd_exec *x, uint32_t id);
 void *fwd_region_at(struct fwd_exec *x, const struct wse_link_region_ref_info *ref,
 		    uint64_t len, char *text, size_t textlen);
 void fwd_region_unmap_all(struct fwd_exec *x);
@@ -175,8 +185,9 @@ void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
 /*
  * In place, for a RUN (lock held): @n bytes of @s from @off bytes past its
- * first if they are there and lie in one piece of its ring (else NULL),
- * dropped from the front by fwd_stream_consume() once used; and room for @n
+ * first if they are there and lie in one piece of its ring or are one
+ * transfer held by reference (else NULL), dropped from the front by
+ * fwd_stream_consume() once used; and room for @n
  * bytes after its data, in one piece (else NULL), made data by
  * fwd_stream_commit() once written.
  */

@@ -28,6 +28,23 @@ void *fwd_region_at(struct fwd_exec *x, const struct wse_link_region_ref_info *r
 	return at;
 }
 
+bool fwd_region_in_use(struct fwd_exec *x, uint32_t id)
+{
+	for (int i = 0; i < FWD_PROGRAM_SLOTS; i++) {
+		struct fwd_program *p = x->slots[i];
+
+		if (!p)
+			continue;
+		if (p->busy)
+			return true;
+		for (uint32_t k = 0; k < p->prog->num_streams; k++)
+			for (uint32_t r = 0; r < p->streams[k].nref; r++)
+				if (p->streams[k].ref_region[r] == id)
+					return true;
+	}
+	return false;
+}
+
 void fwd_region_unmap_all(struct fwd_exec *x)
 {
 	for (int i = 0; i < WSE_LINK_REGIONS_MAX; i++)
@@ -53,6 +70,16 @@ static void map_serve(struct fwd_conn *c, struct fwd_rx_ctx *ctx, const struct f
 		return;
 	}
 	pthread_mutex_lock(&x->lock);
+	/* Transfers held by reference, or a RUN, use the old mapping. */
+	if (x->regions[r->args.region.region - 1].base &&
+	    fwd_region_in_use(x, r->args.region.region)) {
+		pthread_mutex_unlock(&x->lock);
+		wse_link_region_destroy(&region);
+		fwd_conn_reply_text(c, &r->f, WSE_LINK_E_INVAL,
+				    "region %u is in use (a RUN, or weights held by reference): map it again between RUNs",
+				    r->args.region.region);
+		return;
+	}
 	/* A copy in progress may use the old mapping: a moment's wait. */
 	while (x->region_users)
 		pthread_cond_wait(&x->changed, &x->lock);

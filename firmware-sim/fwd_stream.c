@@ -79,11 +79,23 @@ const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n
 {
 	uint64_t at = (s->head + off) % s->cap;
 
+	if (s->nref)
+		return n == s->record && off % s->record == 0 && off / s->record < s->nref ?
+		       s->ref[off / s->record] : NULL;
 	return off <= s->len && s->len - off >= n && at + n <= s->cap ? s->buf + at : NULL;
 }
 
 void fwd_stream_consume(struct fwd_stream *s, uint64_t n)
 {
+	if (s->nref) {
+		uint32_t drop = (uint32_t)(n / s->record);
+
+		s->nref -= drop;
+		memmove(s->ref, s->ref + drop, s->nref * sizeof(s->ref[0]));
+		memmove(s->ref_region, s->ref_region + drop, s->nref * sizeof(s->ref_region[0]));
+		s->len -= n;
+		return;
+	}
 	s->head = (s->head + n) % s->cap;
 	s->len -= n;
 }
@@ -187,8 +199,23 @@ static void copy_unlocked(struct fwd_exec *x, struct fwd_stream *s, uint64_t at,
 }
 
 /*
+ * A whole transfer of a layer's weights from a region is held by
+ * reference, not copied: the device reads it where it lies when the layer
+ * computes, so the host leaves those bytes alone until the layer's
+ * gradients are out (as an appliance's coordinator does).
+ */
+static bool by_reference(const struct fwd_stream *s, const struct wse_link_region_ref_info *ref,
+			 uint32_t length)
+{
+	return ref && s->decl->unit == WSEP_UNIT_PER_TRANSFER && s->decl->layer >= 0 &&
+	       length == s->record && s->len == (uint64_t)s->nref * s->record &&
+	       s->nref < FWD_STREAM_TRANSFERS;
+}
+
+/*
  * STREAM_WRITE's data is @data; STREAM_WRITE_REGION's (@ref) is in a
- * region the host mapped, found when the ring has room for it. The copy
+ * region the host mapped, found when the ring has room for it (a layer's
+ * weights are held by reference instead: by_reference()). The copy
  * runs without the lock (a weight transfer is a megabyte): the stream is
  * marked as being written, which holds off other writers, and its
  * program and the regions as in use, which holds off their removal.
@@ -207,12 +234,22 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, &p, text, sizeof(text));
 		if (!s)
 			break;
-		if (!s->writing && s->cap - s->len >= in->length) {
+		/* Transfers held by reference and bytes in the ring do not mix. */
+		if (!s->writing && s->cap - s->len >= in->length &&
+		    (!s->nref || by_reference(s, ref, in->length))) {
 			const void *src = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) :
 						data;
 
 			if (!src) {
 				s = NULL;
+				break;
+			}
+			if (by_reference(s, ref, in->length)) {
+				s->ref[s->nref] = src;
+				s->ref_region[s->nref++] = ref->region;
+				s->len += in->length;
+				x->stats.bytes_in += in->length;
+				pthread_cond_broadcast(&x->changed);
 				break;
 			}
 			s->writing = true;

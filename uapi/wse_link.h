@@ -322,11 +322,17 @@ struct wse_link_stream {
 #define WSE_LINK_RUN_TRAIN		1	/* forward, loss, backward, update */
 #define WSE_LINK_RUN_EVAL		2	/* forward and loss; no update */
 #define WSE_LINK_RUN_PREDICT		3	/* forward only; predictions out */
+/* RUN kind's bits 0..15 are the kind, bits 16..31 these flags. */
+#define WSE_LINK_RUN_KIND_MASK		0x0000ffff
+/* Weight streaming: a layer's forward weights serve its backward pass too;
+ * the host sends them once a step.
+ */
+#define WSE_LINK_RUN_RETAIN		0x00010000
 
 /**
  * struct wse_link_run - run a loaded program
  * @program: the slot
- * @kind: WSE_LINK_RUN_*
+ * @kind: WSE_LINK_RUN_* in bits 0..15, WSE_LINK_RUN_RETAIN in bits 16..31
  * @steps: batches to process (each takes one batch from every input stream)
  * @batch: samples in each step, 1 .. the program's batch (a short last batch)
  * @leaf: samples per micro-batch, 1 .. @batch, each a leaf of the fixed

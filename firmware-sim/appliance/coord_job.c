@@ -310,6 +310,12 @@ void coord_job_close(struct coord *c)
 {
 	struct coord_job *j = &c->job;
 
+	/* A RUN that failed is still stopping its systems: let it finish. */
+	pthread_mutex_lock(&c->lock);
+	while (j->run)
+		pthread_cond_wait(&c->changed, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+
 	for (unsigned int m = 0; j->active && m < j->n; m++) {
 		struct coord_part *s = &c->sys[j->sys[m]];
 		struct wse_link_program_ref ref;

@@ -8,8 +8,8 @@
  * on 1, 2, 4 or 8 systems (firmware-sim/fwd_pipeline.c).
  *
  * A driver thread per system carries its steps: its shard of the samples
- * and labels, every layer's weights from MemoryX for the forward pass and
- * again for the backward pass once MemoryX has updated them, its
+ * and labels, every layer's weights from MemoryX once MemoryX has updated
+ * them (the system keeps them for the backward pass), its
  * gradients into its SwarmX slot, its losses and predictions into the
  * step's stage. When every system's gradient of a layer is in, the last
  * driver there asks SwarmX to sum them and MemoryX to update the layer;
@@ -55,7 +55,7 @@ struct driver {
 	struct wse_link_run_result_info res;
 	uint32_t input_tags[RING_STEPS][INPUT_WRITES];	/* a step's input writes, by step % RING_STEPS */
 	int ninput[RING_STEPS];
-	uint32_t next_input;		/* the first step whose input is not yet written */
+	pthread_t feeder;		/* writes the inputs ahead (feeder_main) */
 	uint32_t writes[2][MAX_WRITES];	/* weight writes, by step % 2 */
 	int nwrites[2];
 };
@@ -332,33 +332,43 @@ static int input_done(struct driver *d, uint32_t s)
 	return 0;
 }
 
-/* Writes the input of step @s, waiting for it to come if @wait (else only if it is there). */
-static int feed(struct driver *d, uint32_t s, bool wait)
+/*
+ * The system's inputs, on a thread of their own: each step's shard as
+ * soon as it is in the rings, as far ahead as the system's own rings take
+ * (a write it has no room for waits there), so that a step never waits
+ * for its batch while the last step's results are being collected.
+ */
+static void *feeder_main(void *arg)
 {
-	struct coord *c = d->run->c;
-	bool ready;
+	struct driver *d = arg;
+	struct coord_run *run = d->run;
+	struct coord *c = run->c;
 
-	if (s != d->next_input || s >= d->run->steps)
-		return 0;
-	pthread_mutex_lock(&c->lock);
-	while (!(ready = input_ready(d->run, s)) && wait && !stopped(c) && coord_wait(c, 500))
-		;
-	ready = ready && !stopped(c);
-	pthread_mutex_unlock(&c->lock);
-	if (!ready)
-		return wait ? -1 : 0;
-	d->next_input++;
-	return write_input(d, s);
+	for (uint32_t s = 0; s < run->steps; s++) {
+		bool ready;
+
+		pthread_mutex_lock(&c->lock);
+		while (!(ready = input_ready(run, s)) && !stopped(c) && coord_wait(c, 500))
+			;
+		ready = ready && !stopped(c);
+		pthread_mutex_unlock(&c->lock);
+		if (!ready || write_input(d, s) || input_done(d, s))
+			break;
+	}
+	return NULL;
 }
 
-/* Every layer's weights for step @s (twice when training), once MemoryX has them. */
+/*
+ * Every layer's weights for step @s, in the order the system needs them,
+ * once MemoryX has them: once a step, as the system keeps the forward
+ * transfer for the backward pass (WSE_LINK_RUN_RETAIN).
+ */
 static int send_weights(struct driver *d, uint32_t s)
 {
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
-	int passes = run->kind == WSE_LINK_RUN_TRAIN ? 2 : 1, set = s % 2;
-
+	int set = s % 2;
 	/* Training, step s needs the updates of the steps before it; else none come. */
 	uint64_t need = run->base + (run->kind == WSE_LINK_RUN_TRAIN ? s : 0);
 
@@ -372,14 +382,11 @@ static int send_weights(struct driver *d, uint32_t s)
 		while (j->updated[k] < need && !stopped(c) && coord_wait(c, 500))
 			;
 		ok = !stopped(c);
-		c->broadcast += ok ? len * passes : 0;
+		c->broadcast += ok ? len : 0;
 		pthread_mutex_unlock(&c->lock);
-		for (int p = 0; ok && p < passes; p++)
-			if (write_stream(d, j->weights_id[k], Q_CTL, REGION_MX, off,
-					 j->mx_region.base + off, len, d->writes[set], &d->nwrites[set],
-					 MAX_WRITES))
-				return -1;
-		if (!ok)
+		if (!ok || write_stream(d, j->weights_id[k], Q_CTL, REGION_MX, off,
+					j->mx_region.base + off, len, d->writes[set], &d->nwrites[set],
+					MAX_WRITES))
 			return -1;
 	}
 	return 0;
@@ -478,8 +485,8 @@ static int results_in(struct driver *d, uint32_t s)
 }
 
 /*
- * Step @s: its batch (written ahead if it was there), the reads of its
- * gradients and results asked for at once, each layer's gradient summed
+ * Step @s (its batch is the feeder's): the reads of its gradients and
+ * results asked for at once, each layer's gradient summed
  * and applied as it comes, the next step's weights sent as soon as MemoryX
  * has them (layer 0's update is the last thing the next step waits for),
  * and only then the results.
@@ -495,7 +502,7 @@ static int one_step(struct driver *d, uint32_t s)
 	int set = s % 2;
 	size_t len;
 
-	if (feed(d, s, true) || (!s && send_weights(d, 0)))
+	if (!s && send_weights(d, 0))
 		return -1;
 	for (uint32_t k = run->L; train && k-- > 0;) {
 		const struct wsep_layer *l = &j->prog->layers[k];
@@ -509,9 +516,6 @@ static int one_step(struct driver *d, uint32_t s)
 				   (uint8_t *)(run->loss_stage + d->first), (uint64_t)d->count * 4)) ||
 	    read_start(d, &preds, j->preds_id, 0, 0, (uint8_t *)(run->pred_stage + d->first),
 		       (uint64_t)d->count * 4))
-		return -1;
-	/* Meanwhile the next batch goes too, if it is there. */
-	if (input_done(d, s) || feed(d, s + 1, false))
 		return -1;
 	for (uint32_t k = run->L; train && k-- > 0;)
 		if (read_finish(d, &grads[k]) || layer_in(d, k, s))
@@ -533,7 +537,8 @@ static void *driver_main(void *arg)
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_part *s = &c->sys[d->sys];
-	struct wse_link_run_info in = { .program = c->job.slot, .kind = run->kind,
+	struct wse_link_run_info in = { .program = c->job.slot,
+					.kind = run->kind | WSE_LINK_RUN_RETAIN,
 					.steps = run->steps, .batch = d->count,
 					.leaf = run->leaf, .norm = run->batch };
 	struct wse_link_run raw;
@@ -541,14 +546,22 @@ static void *driver_main(void *arg)
 	struct wse_link_err err;
 	uint32_t tag;
 	size_t len = 0;
+	int ret = 0;
 
 	wse_link_run_encode(&raw, &in);
 	if (submit(d, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, d->result, sizeof(d->result), &tag))
 		return NULL;
-	for (uint32_t step = 0; step < run->steps; step++)
-		if (one_step(d, step))
-			return NULL;
-	if (await(d, tag, WSE_LINK_OP_RUN, &len))
+	if (pthread_create(&d->feeder, NULL, feeder_main, d)) {
+		pthread_mutex_lock(&c->lock);
+		coord_job_fail(c, "the coordinator cannot start a feeder thread");
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
+	}
+	for (uint32_t step = 0; step < run->steps && !ret; step++)
+		ret = one_step(d, step);
+	/* The feeder ends with the last step's input, or sees the failure. */
+	pthread_join(d->feeder, NULL);
+	if (ret || await(d, tag, WSE_LINK_OP_RUN, &len))
 		return NULL;
 	if (wse_link_run_result_decode(d->result, len, &d->res, &err)) {
 		pthread_mutex_lock(&c->lock);
@@ -715,12 +728,17 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	snprintf(why, sizeof(why), "%s", j->why);
 	if (!failed && in->kind == WSE_LINK_RUN_TRAIN)
 		j->step = run->base + in->steps;
-	j->run = NULL;
 	pthread_mutex_unlock(&c->lock);
 	if (failed) {
 		/* The systems' RUNs wait for what will never come: their links go. */
 		for (unsigned int m = 0; m < j->n; m++)
 			coord_system_reset(c, j->sys[m]);
+	}
+	pthread_mutex_lock(&c->lock);
+	j->run = NULL;
+	pthread_cond_broadcast(&c->changed);
+	pthread_mutex_unlock(&c->lock);
+	if (failed) {
 		if (!c->stopping)
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
 					 "%s (%u of %u steps completed); load the program again to go on (from a checkpoint)",

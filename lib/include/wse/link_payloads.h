@@ -113,7 +113,7 @@ struct wse_link_stream_info {
 
 struct wse_link_run_info {
 	uint32_t program;
-	uint32_t kind;		/* WSE_LINK_RUN_* */
+	uint32_t kind;		/* WSE_LINK_RUN_*, flags included (WSE_LINK_RUN_RETAIN) */
 	uint32_t steps;
 	uint32_t batch;
 	uint32_t leaf;		/* samples per micro-batch, a leaf of the gradient sum; 0: any */
