@@ -13,9 +13,12 @@
  * through fwd_conn_reply(), whose send path is locked.
  *
  * One mutex (exec->lock) guards the programs, streams, assemblies,
- * counters and FIFOs; one condition variable (exec->changed) is broadcast
- * whenever any of them changes. The arithmetic of a RUN runs unlocked, on
- * a program marked busy (unload, replace and params access refuse it).
+ * counters and FIFOs. A queue's worker waits on its queue's condition (a
+ * request came); everyone else (transfers, a RUN's thread, programs coming
+ * and going) on exec->changed, broadcast whenever the state changes, so a
+ * finished request, which changes nothing another waits for, wakes nobody.
+ * The arithmetic of a RUN runs unlocked, on a program marked busy (unload,
+ * replace and params access refuse it).
  */
 #ifndef FWD_EXEC_H
 #define FWD_EXEC_H
@@ -116,6 +119,7 @@ struct fwd_queue {
 	struct fwd_req *head, *tail;
 	pthread_t thread;
 	bool started;
+	pthread_cond_t cond;	/* a request came, or the link is going */
 };
 
 struct fwd_exec_stats {
