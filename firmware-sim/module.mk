@@ -51,5 +51,5 @@ timing_model_test_ldlibs := -lm
 # fc-mnist through wsecc, wsefwd and wse-trainhost, in both modes.
 host_tests += wsefwd_trainhost_test
 wsefwd_trainhost_test_srcs := tests/host/wsefwd_trainhost_test.c
-$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
-$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc
