@@ -26,6 +26,7 @@
 #include "roles.h"
 #include "svc.h"
 #include "wse/link_payloads.h"
+#include "wse/link_region.h"
 #include "wse/numparse.h"
 
 #define PARTS_MAX	(WSE_LINK_APPLIANCE_SYSTEMS_MAX + 4)
@@ -181,6 +182,24 @@ static int find_binaries(struct launcher *l)
 			ROLE_PROG, l->wsefwd);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The parts share their data through POSIX shared memory (/dev/shm): a
+ * machine without it is told so now, not as a refused job later.
+ */
+static int check_shared_memory(void)
+{
+	struct wse_link_region r;
+	char text[256];
+
+	if (wse_link_region_create(&r, "probe", 4096, text, sizeof(text))) {
+		fprintf(stderr, "%s: %s: the appliance's parts share memory through /dev/shm (mount a tmpfs there)\n",
+			ROLE_PROG, text);
+		return -1;
+	}
+	wse_link_region_destroy(&r);
 	return 0;
 }
 
@@ -443,7 +462,7 @@ int launcher_main(int argc, char **argv)
 	ret = parse(argc, argv, &l);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if ((l.config && read_config(&l)) || find_binaries(&l))
+	if ((l.config && read_config(&l)) || find_binaries(&l) || check_shared_memory())
 		return 1;
 	if (!l.dir[0]) {
 		snprintf(l.dir, sizeof(l.dir), "/tmp/wse-appliance.XXXXXX");
