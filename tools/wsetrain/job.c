@@ -43,6 +43,7 @@ static int find_appliance(struct train_job *j)
 	int ret = wse_appliance_info(j->sys[0].out, &a);
 
 	j->appliance = !ret;
+	j->sys[0].appliance = j->appliance;
 	if (!j->appliance)
 		return ret == -EINVAL ? 0 : train_fail("%s: %s", j->sys[0].name, wse_strerror(ret));
 	if (j->o->systems > a.systems)

@@ -142,9 +142,24 @@ int train_run_wait(struct train_system *s)
 	s->run_pending = false;
 	ret = wse_run_wait(s->dev, s->run_queue, s->run_job, &s->result,
 			   wse_deadline_ns(RUN_TIMEOUT_MS + 10000), &r);
-	if (ret)
-		return train_fail("%s: the RUN failed: %s", s->name, wse_strerror(ret));
+	if (ret) {
+		train_fail("%s: the RUN failed: %s", s->name, wse_strerror(ret));
+		train_system_why(s);
+		return -1;
+	}
 	s->cycles += r.cycles;
 	s->est_cycles += r.est_cycles;
 	return 0;
+}
+
+/*
+ * The kernel passes a RUN's failure on as an errno; the appliance keeps
+ * the text (which part went, and why), so it is asked, if it still answers.
+ */
+void train_system_why(struct train_system *s)
+{
+	struct wse_appliance a;
+
+	if (s->appliance && !wse_appliance_info(s->out, &a) && a.reason[0])
+		fprintf(stderr, "wsetrain: %s says: %s\n", s->name, a.reason);
 }

@@ -117,8 +117,10 @@ static int step_io(struct train_steps *s, int send, uint32_t send_count, uint32_
 						  (size_t)collect * 4 };
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
-	if (ret)
+	if (ret) {
 		train_fail("%s: %s", sys->name, wse_strerror(ret));
+		train_system_why(sys);
+	}
 	return ret;
 }
 

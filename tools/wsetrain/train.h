@@ -94,6 +94,7 @@ struct train_system {
 	struct wse_bo result;		/* RUN results land here */
 	uint64_t run_job;
 	bool run_pending;
+	bool appliance;			/* it answers for parts (wse_appliance_info) */
 	uint64_t cycles, est_cycles;	/* summed over finished RUNs */
 };
 
@@ -102,6 +103,8 @@ void train_system_close(struct train_system *s);
 int train_system_load(struct train_system *s, const void *image, size_t len);
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch);
 int train_run_wait(struct train_system *s);
+/* After a failure on an appliance: which of its parts went, as it says. */
+void train_system_why(struct train_system *s);
 /* Which device: the first of @o->devices, or the first with a live link. */
 int train_pick_device(const struct train_opts *o, char spec[16]);
 
