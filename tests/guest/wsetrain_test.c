@@ -403,4 +403,23 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	EXPECT_STREQ(before[1], after[1]);
 }
 
+/* A wafer too small for the model: the refusal gives its size in units. */
+TEST_F(wsetrain, compiler_refusal_names_the_wafer_in_units)
+{
+	struct guest_peer fw;
+	struct wse_dev_status d;
+	int st;
+
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "4x4", "--clock-mhz", "850",
+				      "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u --no-eval",
+		       d.index);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "(4x4 PEs, 48 KiB SRAM per PE, 850 MHz; exit 1)"))
+		TH_LOG("%s", self->out);
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&fw, SIGKILL);
+}
+
 TEST_HARNESS_MAIN
