@@ -33,6 +33,26 @@ libs :=
 progs :=
 host_tests :=
 guest_tests :=
+gen_headers := $(B)/gen/wse_version.h
+
+# --- protobuf-c -------------------------------------------------------------
+# A schema (.proto) is compiled by protoc-c into $(B)/gen at build time, never
+# committed: $(eval $(call protobuf_c,PATH/NAME.proto)) in a module.mk makes
+# $(B)/gen/NAME.pb-c.c (list it among a library's sources), NAME.pb-c.h
+# (which every object waits for) and NAME.desc, the schema as a descriptor
+# set for readers in other languages. Programs that link the code add
+# $(PROTOBUF_C_LIBS).
+PROTOBUF_C_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+define protobuf_c
+gen_headers += $(B)/gen/$(basename $(notdir $(1))).pb-c.h
+$(B)/gen/$(basename $(notdir $(1))).pb-c.h: $(B)/gen/$(basename $(notdir $(1))).pb-c.c
+$(B)/gen/$(basename $(notdir $(1))).pb-c.c: $(1)
+	@test -r $$< || { echo "no $$<: run tools/install-deps" >&2; exit 1; }
+	@mkdir -p $$(dir $$@)
+	protoc-c -I$$(dir $$<) --c_out=$$(dir $$@) \
+		--descriptor_set_out=$$(@:.pb-c.c=.desc) $$<
+endef
+
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 .PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train clean distclean help deps print-kdir
@@ -72,11 +92,11 @@ $(B)/wse.ko: $(DRIVER_SRCS) $(wildcard uapi/*/*.h uapi/*.h) Kbuild
 	cp $(KMOD)/wse.ko $@
 
 # --- userspace --------------------------------------------------------------
-# Generated sources and headers ($(B)/gen) exist before anything compiles.
-$(B)/obj/%.o: %.c | $(B)/gen/wse_version.h
+# Generated headers ($(B)/gen) exist before anything compiles.
+$(B)/obj/%.o: %.c | $(gen_headers)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
-$(B)/obj-san/%.o: %.c | $(B)/gen/wse_version.h
+$(B)/obj-san/%.o: %.c | $(gen_headers)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
 
