@@ -104,7 +104,8 @@ $(B)/obj-san/%.o: %.c | $(gen_headers)
 # so only what prints it is rebuilt.
 $(B)/gen/wse_version.h: config.mk
 	@mkdir -p $(dir $@)
-	@printf '/* Generated from config.mk. */\n#define WSE_VERSION "%s"\n' '$(WSE_VERSION)' >$@.tmp
+	@printf '/* Generated from config.mk. */\n#define WSE_VERSION "%s"\n%s\n' '$(WSE_VERSION)' \
+		'#define WSE_VERSION_LINE(prog) prog " (wse) " WSE_VERSION "\n"' >$@.tmp
 	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 objs = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
