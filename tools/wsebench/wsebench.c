@@ -581,8 +581,15 @@ int main(int argc, char **argv)
 				bw[i][d][p] = -1;
 	ret = wse_open(o.device, &dev);
 	if (ret) {
-		fprintf(stderr, "wsebench: cannot open device '%s': %s (see 'wsectl list')\n",
-			o.device, wse_strerror(ret));
+		char hint[512];
+
+		if ((ret == -EACCES || ret == -EPERM) &&
+		    !wse_access_hint(o.device, hint, sizeof(hint)))
+			fprintf(stderr, "wsebench: cannot open device '%s': %s: %s\n", o.device,
+				wse_strerror(ret), hint);
+		else
+			fprintf(stderr, "wsebench: cannot open device '%s': %s (see 'wsectl list')\n",
+				o.device, wse_strerror(ret));
 		return 1;
 	}
 	ret = wse_info(dev, &info);
