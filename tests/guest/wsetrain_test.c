@@ -22,22 +22,6 @@
 #define FMNIST		"/usr/share/datasets/fashion-mnist"
 #define OUT_MAX		(64 << 10)
 
-/* The host firmware addresses wsevm left for the guest. */
-static int host_firmware(char addrs[][160], int max)
-{
-	FILE *f = fopen("/wse/fw-addrs", "r");
-	int n = 0;
-
-	while (f && n < max && fgets(addrs[n], 160, f)) {
-		addrs[n][strcspn(addrs[n], "\n")] = 0;
-		if (addrs[n][0])
-			n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
 FIXTURE(wsetrain) {
 	struct wse_ctl *ctl;
 	struct wse_dev_status dev[4];
@@ -70,7 +54,7 @@ FIXTURE_TEARDOWN(wsetrain)
 static int attach_host(struct __test_metadata *_metadata, FIXTURE_DATA(wsetrain) *self, int n)
 {
 	char addrs[4][160];
-	int have = host_firmware(addrs, 4), at = 0;
+	int have = guest_host_firmware(addrs, 4), at = 0;
 
 	if (have < n)
 		return -1;
