@@ -40,3 +40,6 @@ userspace: $(B)/host-tests/uapi_layout_test32
 $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_accel.h
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(filter-out -MMD -MP,$(BASE_CFLAGS)) $(HARNESS_CFLAGS) -o $@ $<
+
+# Shell tests (host_scripts): bash completion of wsectl and wsetrain.
+host_scripts += completion_test
