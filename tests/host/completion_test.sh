@@ -3,10 +3,8 @@
 # bash completion of wsectl and wsetrain (tools/*/completion.bash), driven
 # as bash drives it (COMP_WORDS, COMP_CWORD), against the programs in
 # build/bin: wsetrain's options come from its own --help.
-top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/tap.sh.inc"
-cd "$top" || exit 1
-PATH=$top/build/bin:$PATH
+PATH=$t_top/build/bin:$PATH
 . tools/wsectl/completion.bash
 . tools/wsetrain/completion.bash
 

@@ -6,15 +6,11 @@
 # there), with DKMS's own tree in a temporary directory so the machine's
 # /var/lib/dkms is untouched. The module it builds is the one `make`
 # builds: the same vermagic, dependencies, parameters and description.
-top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/tap.sh.inc"
-cd "$top" || exit 1
-version=$(sed -n 's/^WSE_VERSION := //p' config.mk)
-kver=$(sed -n 's/^KVER := //p' config.mk)
-tmp=$(mktemp -d /tmp/wse-dkms-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "$@"; }
-kdir=$(mk -s print-kdir)
+version=$(t_config WSE_VERSION)
+kver=$(t_config KVER)
+tmp=$t_tmp
+kdir=$(t_make -s print-kdir)
 dkms=$(command -v dkms || echo /usr/sbin/dkms)
 
 if [ ! -x "$dkms" ]; then
@@ -25,7 +21,7 @@ if [ ! -d "$kdir" ] || [ ! -f build/wse.ko ]; then
 	t_not_ok "the pinned kernel's headers and build/wse.ko" "run tools/install-deps and make"
 	t_done
 fi
-if ! out=$(mk install DESTDIR="$tmp/root" PREFIX=/usr 2>&1); then
+if ! out=$(t_make install DESTDIR="$tmp/root" PREFIX=/usr 2>&1); then
 	t_not_ok "make install DESTDIR=..." "$(tail -n 20 <<<"$out")"
 	t_done
 fi

@@ -7,18 +7,13 @@
 # libwse` (shared and static) and run, each man page through `man -l`, the
 # udev rule, sysusers file and header naming one group, wsefwd finding its
 # installed data, the DKMS tree; then make uninstall leaving nothing.
-top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/tap.sh.inc"
-cd "$top" || exit 1
-version=$(sed -n 's/^WSE_VERSION := //p' config.mk)
-soversion=$(sed -n 's/^WSE_SOVERSION := //p' config.mk)
-tmp=$(mktemp -d /tmp/wse-install-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+version=$(t_config WSE_VERSION)
+soversion=$(t_config WSE_SOVERSION)
+tmp=$t_tmp
 dest=$tmp/root
-# A make of its own, not a part of the caller's (make check's) job server.
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "$@"; }
 
-if ! out=$(mk install DESTDIR="$dest" PREFIX=/usr 2>&1); then
+if ! out=$(t_make install DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	t_not_ok "make install DESTDIR=... PREFIX=/usr" "$(tail -n 20 <<<"$out")"
 	t_done
 fi
@@ -141,7 +136,7 @@ t_same "dkms.conf names this version" "PACKAGE_VERSION=\"$version\"" \
 	"$(grep '^PACKAGE_VERSION=' "$dest/usr/src/wse-$version/dkms.conf")"
 
 # --- and away again -----------------------------------------------------------------
-if out=$(mk uninstall DESTDIR="$dest" PREFIX=/usr 2>&1); then
+if out=$(t_make uninstall DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	t_same "make uninstall leaves no file" "" "$(cd "$dest" && find . ! -type d | sort | tr '\n' ' ')"
 else
 	t_not_ok "make uninstall" "$(tail -n 20 <<<"$out")"

@@ -4,6 +4,18 @@
 # ends with the kselftest "# Totals:" line tests/run-tests counts.
 t_pass=0 t_fail=0 t_skip=0 t_n=0
 
+# The tree (scripts run as build/host-tests/NAME, two levels below it), as
+# the working directory; a temporary directory removed at exit.
+t_top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$t_top" || exit 1
+t_tmp=$(mktemp -d "/tmp/wse-${0##*/}.XXXXXX")
+trap 'rm -rf "$t_tmp"' EXIT
+# t_config VAR: VAR's value in config.mk (KVER, WSE_VERSION, ...).
+t_config() { sed -n "s/^$1 := //p" config.mk; }
+# t_make ARGS...: a make of its own, not a part of the caller's (make
+# check's) job server.
+t_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory "$@"; }
+
 t_ok() { # NAME
 	t_n=$((t_n + 1)) t_pass=$((t_pass + 1))
 	echo "ok $t_n $1"
