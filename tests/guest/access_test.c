@@ -70,6 +70,9 @@ TEST_F(access, the_rule_gives_the_node_to_the_group)
 	EXPECT_EQ(self->gid, st.st_gid);
 	EXPECT_EQ(0660, st.st_mode & 07777);
 	EXPECT_EQ(0, st.st_uid);
+	/* and leaves every other node as the kernel made it. */
+	ASSERT_EQ(0, stat("/dev/null", &st));
+	EXPECT_EQ(0666, st.st_mode & 07777);
 }
 
 TEST_F_TIMEOUT(access, a_member_of_the_group_trains, 300)
