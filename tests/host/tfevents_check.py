@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Reads a TensorBoard event file independently of libwsemetrics.
 
-Usage: tfevents_check.py SCHEMA.desc EVENTFILE
+Usage: tfevents_check.py [--schema SCHEMA.desc] EVENTFILE
 
 Checks the TFRecord framing and both masked CRC32Cs of every record,
 parses each record as a tensorflow.Event with Debian's python3-protobuf
 (the schema is lib/metrics/tfevent.proto, as the descriptor set protoc-c
-made of it at build time: build/gen/tfevent.desc), checks that protobuf
-reserializes it to the very same bytes, and prints, one per line:
+made of it at build time: build/gen/tfevent.desc of the tree this script
+is in, unless --schema names another), checks that protobuf reserializes
+it to the very same bytes, and prints, one per line:
 
     file_version<TAB>VERSION<TAB>WALL_TIME
     scalar<TAB>TAG<TAB>STEP<TAB>VALUE<TAB>WALL_TIME
@@ -16,6 +17,7 @@ reserializes it to the very same bytes, and prints, one per line:
 VALUE and WALL_TIME are repr() of Python floats, which read back exactly.
 Exits 1 on any error, 77 when google.protobuf is missing (tests skip).
 """
+import os
 import struct
 import sys
 
@@ -78,12 +80,22 @@ def records(data):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print("usage: tfevents_check.py SCHEMA.desc EVENTFILE", file=sys.stderr)
+    args = sys.argv[1:]
+    schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                          "build", "gen", "tfevent.desc")
+    if len(args) == 3 and args[0] == "--schema":
+        schema, args = args[1], args[2:]
+    if len(args) != 1:
+        print("usage: tfevents_check.py [--schema SCHEMA.desc] EVENTFILE", file=sys.stderr)
         return 2
-    event_type = event_class(sys.argv[1])
+    path = args[0]
+    try:
+        event_type = event_class(schema)
+    except OSError as exc:
+        print(f"tfevents_check: the schema's descriptor set: {exc} (run make)", file=sys.stderr)
+        return 1
     sys.stdout.reconfigure(encoding="utf-8")  # tags are UTF-8 whatever the locale
-    with open(sys.argv[2], "rb") as f:
+    with open(path, "rb") as f:
         data = f.read()
     try:
         for index, (at, payload) in enumerate(records(data)):
@@ -105,7 +117,7 @@ def main():
             else:
                 raise ValueError(f"offset {at}: an event with neither file_version nor summary")
     except Exception as exc:  # parse errors come as several types
-        print(f"tfevents_check: {sys.argv[2]}: {exc}", file=sys.stderr)
+        print(f"tfevents_check: {path}: {exc}", file=sys.stderr)
         return 1
     return 0
 

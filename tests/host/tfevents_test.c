@@ -345,7 +345,7 @@ static int find_checker(char *script, char *desc, size_t len)
 	return access(script, R_OK);
 }
 
-/* Runs PYTHON SCRIPT DESC FILE; its stdout into @out. Exit status, or -1. */
+/* Runs PYTHON SCRIPT --schema DESC FILE; its stdout into @out. Exit status, or -1. */
 static int run_checker(const char *script, const char *desc, const char *file, char *out,
 		       size_t len)
 {
@@ -363,7 +363,7 @@ static int run_checker(const char *script, const char *desc, const char *file, c
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		execl(PYTHON, PYTHON, script, desc, file, (char *)NULL);
+		execl(PYTHON, PYTHON, script, "--schema", desc, file, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
