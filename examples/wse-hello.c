@@ -81,6 +81,10 @@ int main(int argc, char **argv)
 		ret = wse_mem_read(ring, 0, in, HELLO_BYTES);
 	if (ret) {
 		fprintf(stderr, "wse-hello: transfer: %s\n", wse_strerror(ret));
+		/* Raw device memory is shared by every opener: root's alone. */
+		if (ret == -EPERM)
+			fprintf(stderr, "  (device memory is for CAP_SYS_ADMIN only; training "
+				"needs none of it: see Documentation/uapi.rst, Ownership)\n");
 	} else if (memcmp(out, in, HELLO_BYTES)) {
 		fprintf(stderr, "wse-hello: the data read back differs from what was written\n");
 		ret = 1;

@@ -4,8 +4,9 @@
  * image applies packaging/60-wse.rules (through busybox mdev, as udev
  * would) and has a user "wse" in the rule's group and "nobody" outside
  * it (tools/wsevm, Documentation/guest.rst). A member trains, in both
- * execution modes; a non-member is told which group to join; a node the
- * rule never reached is named as such, with the rule to install.
+ * execution modes (training needs no raw device memory, which the driver
+ * keeps for CAP_SYS_ADMIN); a non-member is told which group to join; a
+ * node the rule never reached is named as such, with the rule to install.
  */
 #include <grp.h>
 
@@ -83,11 +84,9 @@ TEST_F_TIMEOUT(access, a_member_of_the_group_trains, 300)
 
 	if (stat(FMNIST "/train-images-idx3-ubyte.gz", &st))
 		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
-	rc = guest_run(self->out, OUT_MAX, "su -s /bin/sh wse -c 'id -u; wse-hello %u'",
-		       self->dev.index);
+	rc = guest_run(self->out, OUT_MAX, "su -s /bin/sh wse -c 'id -u'");
 	ASSERT_EQ(0, rc) TH_LOG("%s", self->out);
-	EXPECT_EQ(0, strncmp(self->out, "1000\n", 5)) TH_LOG("%s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "identical")) TH_LOG("%s", self->out);
+	ASSERT_STREQ("1000\n", self->out);
 	for (int i = 0; i < 2; i++) {
 		rc = guest_run(self->out, OUT_MAX, "su -s /bin/sh wse -c '" TRAIN " --mode %s'",
 			       self->dev.index, modes[i]);
