@@ -28,6 +28,7 @@
 #include "wse/link_payloads.h"
 #include "wse/link_region.h"
 #include "wse/numparse.h"
+#include "wse_version.h"
 
 #define PARTS_MAX	(WSE_LINK_APPLIANCE_SYSTEMS_MAX + 4)
 #define ARGS_MAX	64
@@ -325,7 +326,7 @@ static void usage(FILE *f)
 "  --no-regions            carry the systems' data in frames, as to systems on\n"
 "                          other machines, instead of through shared memory\n"
 "  --log-level LEVEL       error, warn, info (default) or debug, for all parts\n"
-"  --help\n"
+"  --help, --version\n"
 "\n"
 "See Documentation/wse-appliance.rst.\n");
 }
@@ -345,6 +346,7 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "no-regions", no_argument, NULL, 'R' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -400,6 +402,9 @@ static int parse(int argc, char **argv, struct launcher *l)
 			break;
 		case 'h':
 			usage(stdout);
+			return 1;
+		case 'V':
+			fputs(WSE_VERSION_LINE("wse-appliance"), stdout);
 			return 1;
 		default:
 			usage(stderr);

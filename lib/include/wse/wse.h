@@ -336,7 +336,7 @@ struct wse_input {
 	bool dataset;			/* false: the host writes them (the default) */
 	const char *path;		/* relative to the appliance's shared directory */
 	const char *split;		/* "train", "t10k" */
-	bool shuffle;			/* in the order wse_dataset_order() gives */
+	bool shuffle;			/* in libwsedata's epoch order (wsetrain's) */
 	uint64_t seed;
 	uint32_t epoch;
 	uint32_t first;			/* the position in that order */
