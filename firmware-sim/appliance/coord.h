@@ -12,7 +12,12 @@
  *   coord_run.c    a weight-streaming RUN: a driver thread per system, the reductions
  *
  * Locking: coord->lock guards the job's rings, progress and failure and the
- * parts' states; coord->changed is broadcast whenever any of them changes.
+ * parts' states. Waiters wait on what they wait for: the input rings
+ * (data in, room freed: input_cond), MemoryX's updates (update_cond), the
+ * output rings and the steps committed (output_cond), a queue's requests
+ * (its own condition); the rest (the job's RUN ending, read-ahead) on
+ * coord->changed. A failure or the link going wakes them all
+ * (coord_wake_all()), and every wait is bounded.
  * Each link (hostlink.h) has its own locks; a service link is called by one
  * thread at a time under its own mutex. No thread waits on a link holding
  * coord->lock.
@@ -130,6 +135,7 @@ struct coord {
 	uint8_t *proxy_buf[COORD_QUEUES];	/* replies of programs on a system */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
+	pthread_cond_t input_cond, update_cond, output_cond;
 	bool stopping;				/* the user node's link is going */
 	struct coord_slot slots[COORD_SLOTS];
 	uint64_t assembling;			/* image bytes being assembled */
@@ -149,6 +155,10 @@ void coord_reply_text(struct coord_conn *conn, const struct wse_link_frame *f, u
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Lock held: waits on c->changed at most @ms; false when the link is going. */
 bool coord_wait(struct coord *c, int ms);
+/* The same on another of the coordinator's conditions. */
+bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms);
+/* Lock held: the job failed or the link is going; every waiter looks. */
+void coord_wake_all(struct coord *c);
 
 /* A request as a queue worker sees it: decoded header, payload copied. */
 struct coord_request {

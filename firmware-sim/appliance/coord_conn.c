@@ -42,6 +42,7 @@ struct coord_queue {
 	struct coord_req *head, *tail;
 	pthread_t thread;
 	bool started;
+	pthread_cond_t cond;	/* a request came, or the link is going */
 };
 
 struct coord_conn {
@@ -59,6 +60,22 @@ struct coord_conn {
 
 bool coord_wait(struct coord *c, int ms)
 {
+	return coord_wait_on(c, &c->changed, ms);
+}
+
+void coord_wake_all(struct coord *c)
+{
+	pthread_cond_broadcast(&c->changed);
+	pthread_cond_broadcast(&c->input_cond);
+	pthread_cond_broadcast(&c->update_cond);
+	pthread_cond_broadcast(&c->output_cond);
+	if (c->conn)
+		for (int i = 0; i < COORD_QUEUES; i++)
+			pthread_cond_broadcast(&c->conn->q[i].cond);
+}
+
+bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms)
+{
 	struct timespec until;
 
 	if (c->stopping)
@@ -70,7 +87,7 @@ bool coord_wait(struct coord *c, int ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	pthread_cond_timedwait(&c->changed, &c->lock, &until);
+	pthread_cond_timedwait(cond, &c->lock, &until);
 	return !c->stopping;
 }
 
@@ -142,7 +159,7 @@ static void *worker_main(void *arg)
 		struct coord_req *r;
 
 		while (!q->head && !c->stopping)
-			pthread_cond_wait(&c->changed, &c->lock);
+			pthread_cond_wait(&q->cond, &c->lock);
 		if (c->stopping)
 			break;
 		r = q->head;
@@ -152,10 +169,12 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		coord_execute(c, conn, &r->r);
 		pthread_mutex_lock(&c->lock);
+		/* The receive thread waits only when the read-ahead is full. */
+		if (conn->pending_reqs >= PENDING_REQS || conn->pending_bytes >= PENDING_BYTES)
+			pthread_cond_broadcast(&c->changed);
 		conn->pending_reqs--;
 		conn->pending_bytes -= r->r.len;
 		free(r);
-		pthread_cond_broadcast(&c->changed);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return NULL;
@@ -195,7 +214,7 @@ static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const
 	q->tail = r;
 	conn->pending_reqs++;
 	conn->pending_bytes += r->r.len;
-	pthread_cond_broadcast(&c->changed);
+	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
@@ -331,8 +350,10 @@ void coord_conn_serve(struct coord *c, int fd)
 	conn->c = c;
 	conn->fd = fd;
 	pthread_mutex_init(&conn->tx_lock, NULL);
-	for (int i = 0; i < COORD_QUEUES; i++)
+	for (int i = 0; i < COORD_QUEUES; i++) {
 		conn->q[i].conn = conn;
+		pthread_cond_init(&conn->q[i].cond, NULL);
+	}
 	wse_link_tune_socket(fd);
 	wse_link_peer_name(fd, conn->peer, sizeof(conn->peer));
 	fwd_info("host %s connected", conn->peer);
@@ -342,7 +363,7 @@ void coord_conn_serve(struct coord *c, int fd)
 	}
 	pthread_mutex_lock(&c->lock);
 	c->stopping = true;
-	pthread_cond_broadcast(&c->changed);
+	coord_wake_all(c);
 	pthread_mutex_unlock(&c->lock);
 	shutdown(fd, SHUT_RDWR);
 	for (int i = 0; i < COORD_QUEUES; i++) {
@@ -356,6 +377,7 @@ void coord_conn_serve(struct coord *c, int fd)
 			q->head = r->next;
 			free(r);
 		}
+		pthread_cond_destroy(&q->cond);
 	}
 	coord_host_gone(c);
 	pthread_mutex_lock(&c->lock);

@@ -76,7 +76,7 @@ void coord_job_fail(struct coord *c, const char *fmt, ...)
 		va_end(ap);
 		fwd_warn("the job failed: %s", c->job.why);
 	}
-	pthread_cond_broadcast(&c->changed);
+	coord_wake_all(c);
 }
 
 /* Maps a region a service described (its REGION_MAP body) into this process. */
@@ -393,7 +393,7 @@ void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coor
 	}
 	pthread_mutex_lock(&c->lock);
 	while (!j->failed && !j->from_dataset && coord_ring_room(ring) < in->length &&
-	       coord_wait(c, 500))
+	       coord_wait_on(c, &c->input_cond, 500))
 		;
 	if (j->failed || j->from_dataset || c->stopping) {
 		bool dataset = j->from_dataset;
@@ -409,7 +409,7 @@ void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coor
 		return;
 	}
 	coord_ring_put(ring, r->payload + sizeof(struct wse_link_stream), in->length);
-	pthread_cond_broadcast(&c->changed);
+	pthread_cond_broadcast(&c->input_cond);
 	pthread_mutex_unlock(&c->lock);
 	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
@@ -438,14 +438,14 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
-	while (!j->failed && ring->len < 4 && coord_wait(c, 500))
+	while (!j->failed && ring->len < 4 && coord_wait_on(c, &c->output_cond, 500))
 		;
 	if (ring->len >= 4) {
 		n = ring->len < in->length ? ring->len : in->length;
 		buf = malloc(n);
 		if (buf) {
 			coord_ring_get(ring, buf, n);
-			pthread_cond_broadcast(&c->changed);
+			pthread_cond_broadcast(&c->output_cond);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);

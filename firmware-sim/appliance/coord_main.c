@@ -166,6 +166,9 @@ int coordinator_main(int argc, char **argv)
 	pthread_mutex_init(&coord.lock, NULL);
 	pthread_mutex_init(&coord.parts_lock, NULL);
 	pthread_cond_init(&coord.changed, NULL);
+	pthread_cond_init(&coord.input_cond, NULL);
+	pthread_cond_init(&coord.update_cond, NULL);
+	pthread_cond_init(&coord.output_cond, NULL);
 	ro = (struct role_opts){ .listen = coord.o.listen, .port_file = coord.o.port_file };
 	fwd_log_set_name("wse-coordinator");
 	svc_catch_signals();

@@ -326,7 +326,7 @@ static int input_done(struct driver *d, uint32_t s)
 			j->labels.len -= (uint64_t)run->batch * 4;
 		}
 		run->freed++;
-		pthread_cond_broadcast(&c->changed);
+		pthread_cond_broadcast(&c->input_cond);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -348,7 +348,8 @@ static void *feeder_main(void *arg)
 		bool ready;
 
 		pthread_mutex_lock(&c->lock);
-		while (!(ready = input_ready(run, s)) && !stopped(c) && coord_wait(c, 500))
+		while (!(ready = input_ready(run, s)) && !stopped(c) &&
+		       coord_wait_on(c, &c->input_cond, 500))
 			;
 		ready = ready && !stopped(c);
 		pthread_mutex_unlock(&c->lock);
@@ -379,7 +380,7 @@ static int send_weights(struct driver *d, uint32_t s)
 		bool ok;
 
 		pthread_mutex_lock(&c->lock);
-		while (j->updated[k] < need && !stopped(c) && coord_wait(c, 500))
+		while (j->updated[k] < need && !stopped(c) && coord_wait_on(c, &c->update_cond, 500))
 			;
 		ok = !stopped(c);
 		c->broadcast += ok ? len : 0;
@@ -436,7 +437,8 @@ static int layer_in(struct driver *d, uint32_t k, uint32_t s)
 	last = ++run->arrived[k] == run->n;
 	if (last)
 		run->arrived[k] = 0;
-	while (!last && j->updated[k] < run->base + s + 1 && !stopped(c) && coord_wait(c, 500))
+	while (!last && j->updated[k] < run->base + s + 1 && !stopped(c) &&
+	       coord_wait_on(c, &c->update_cond, 500))
 		;
 	pthread_mutex_unlock(&c->lock);
 	if (last)
@@ -447,7 +449,8 @@ static int layer_in(struct driver *d, uint32_t k, uint32_t s)
 	else if (last)
 		j->updated[k] = run->base + s + 1;
 	ret = stopped(c) ? -1 : 0;
-	pthread_cond_broadcast(&c->changed);
+	if (last)
+		pthread_cond_broadcast(&c->update_cond);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
@@ -466,7 +469,7 @@ static int results_in(struct driver *d, uint32_t s)
 	if (++run->outputs == run->n) {
 		while ((coord_ring_room(&j->preds) < bytes ||
 			(losses && coord_ring_room(&j->losses) < bytes)) &&
-		       !stopped(c) && coord_wait(c, 500))
+		       !stopped(c) && coord_wait_on(c, &c->output_cond, 500))
 			;
 		if (!stopped(c)) {
 			if (losses)
@@ -476,10 +479,10 @@ static int results_in(struct driver *d, uint32_t s)
 			run->committed++;
 		}
 	}
-	while (run->committed <= s && !stopped(c) && coord_wait(c, 500))
+	while (run->committed <= s && !stopped(c) && coord_wait_on(c, &c->output_cond, 500))
 		;
 	ret = stopped(c) ? -1 : 0;
-	pthread_cond_broadcast(&c->changed);
+	pthread_cond_broadcast(&c->output_cond);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
@@ -589,7 +592,7 @@ static void fill_from_dataset(struct coord_run *run)
 		int ns, nl, ret = 0;
 
 		if (coord_ring_room(&j->samples) < sbytes || coord_ring_room(&j->labels) < lbytes) {
-			coord_wait(c, 500);
+			coord_wait_on(c, &c->input_cond, 500);
 			continue;
 		}
 		if (j->dataset_left < run->batch) {
@@ -619,7 +622,7 @@ static void fill_from_dataset(struct coord_run *run)
 		j->labels.len += lbytes;
 		j->dataset_left -= run->batch;
 		run->filled++;
-		pthread_cond_broadcast(&c->changed);
+		pthread_cond_broadcast(&c->input_cond);
 	}
 	pthread_mutex_unlock(&c->lock);
 }

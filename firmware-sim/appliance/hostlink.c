@@ -35,8 +35,17 @@ static void die_locked(struct hostlink *h, int err, const char *why)
 			p->done = true;
 			p->err = err;
 		}
+		pthread_cond_broadcast(&p->cond);
 	}
-	pthread_cond_broadcast(&h->cond);
+	pthread_cond_broadcast(&h->slot_cond);
+}
+
+/* Lock held: slot @p is free again. */
+static void release_locked(struct hostlink *h, struct hostlink_pending *p)
+{
+	p->used = false;
+	if (h->slot_waiters)
+		pthread_cond_signal(&h->slot_cond);
 }
 
 static void die(struct hostlink *h, int err, const char *why)
@@ -149,8 +158,7 @@ static void *rx_main(void *arg)
 			break;
 		}
 		if (p->forgotten) {
-			p->used = false;
-			pthread_cond_broadcast(&h->cond);
+			release_locked(h, p);
 			pthread_mutex_unlock(&h->lock);
 			continue;
 		}
@@ -174,7 +182,7 @@ static void *rx_main(void *arg)
 			p->len = rest_len;
 		}
 		p->done = true;
-		pthread_cond_broadcast(&h->cond);
+		pthread_cond_signal(&p->cond);
 		pthread_mutex_unlock(&h->lock);
 	}
 	return NULL;
@@ -199,7 +207,9 @@ int hostlink_open(struct hostlink *h, const char *name, const char *addr, uint32
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	pthread_mutex_init(&h->tx_lock, NULL);
 	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
+	pthread_cond_init(&h->slot_cond, NULL);
+	for (int i = 0; i < HOSTLINK_PENDING; i++)
+		pthread_cond_init(&h->pending[i].cond, NULL);
 	if (wse_link_addr_parse(addr, &a, why, sizeof(why))) {
 		snprintf(text, textlen, "%s: %s", name, why);
 		return -EINVAL;
@@ -289,10 +299,19 @@ int hostlink_submit(struct hostlink *h, uint8_t op, uint16_t queue, const struct
 				p = &h->pending[i];
 		if (p)
 			break;
-		pthread_cond_wait(&h->cond, &h->lock);
+		h->slot_waiters++;
+		pthread_cond_wait(&h->slot_cond, &h->lock);
+		h->slot_waiters--;
 	}
-	*p = (struct hostlink_pending){ .used = true, .tag = h->next_tag++, .out = out,
-					 .cap = cap };
+	p->used = true;
+	p->done = p->forgotten = false;
+	p->tag = h->next_tag++;
+	p->out = out;
+	p->cap = cap;
+	p->len = 0;
+	p->status = 0;
+	p->err = 0;
+	p->text[0] = 0;
 	if (!h->next_tag)
 		h->next_tag = 1;
 	f.tag = p->tag;
@@ -325,7 +344,7 @@ int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *st
 		return -EINVAL;
 	}
 	while (!p->done && ret != ETIMEDOUT)
-		ret = pthread_cond_timedwait(&h->cond, &h->lock, &until);
+		ret = pthread_cond_timedwait(&p->cond, &h->lock, &until);
 	if (!p->done) {
 		/* Still pending: the caller may wait again, or give up with hostlink_forget(). */
 		snprintf(text, textlen, "%s did not answer within %d ms", h->name, timeout_ms);
@@ -342,8 +361,7 @@ int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *st
 			snprintf(text, textlen, "%s", p->text);
 		ret = 0;
 	}
-	p->used = false;
-	pthread_cond_broadcast(&h->cond);	/* a free slot */
+	release_locked(h, p);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }

@@ -30,6 +30,7 @@ struct hostlink_pending {
 	uint32_t status;
 	int err;		/* the link died: its negative errno */
 	char text[HOSTLINK_TEXT];
+	pthread_cond_t cond;	/* its answer came, or the link died */
 };
 
 struct hostlink {
@@ -42,7 +43,12 @@ struct hostlink {
 	bool rx_started;
 	pthread_mutex_t tx_lock;	/* one frame on the socket at a time */
 	pthread_mutex_t lock;		/* guards what follows */
-	pthread_cond_t cond;
+	/*
+	 * A waiter waits on its request's condition, so an answer wakes only
+	 * its waiter; a submitter finding no free slot waits on slot_cond.
+	 */
+	pthread_cond_t slot_cond;
+	unsigned int slot_waiters;
 	uint32_t next_tag;
 	bool dead;
 	int dead_err;
