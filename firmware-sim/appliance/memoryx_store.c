@@ -69,6 +69,17 @@ int mx_store_create(struct mx_store *st, const struct wsep_program *p, char *tex
 
 void mx_store_destroy(struct mx_store *st)
 {
+	struct mx_helper *h = &st->helper;
+
+	if (h->started) {
+		pthread_mutex_lock(&h->lock);
+		h->stop = true;
+		pthread_cond_broadcast(&h->cond);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->thread, NULL);
+		pthread_cond_destroy(&h->cond);
+		pthread_mutex_destroy(&h->lock);
+	}
 	wse_link_region_destroy(&st->region);
 	free(st->state);
 	memset(st, 0, sizeof(*st));
@@ -90,6 +101,65 @@ static int step_range(struct mx_store *st, uint64_t t, size_t at, size_t n, cons
 	return engine_optim_step(&st->opt, t, st->w + at, g, s[0], s[1], n);
 }
 
+static void *helper_main(void *arg)
+{
+	struct mx_store *st = arg;
+	struct mx_helper *h = &st->helper;
+
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		while (!h->busy && !h->stop)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (h->stop)
+			break;
+		pthread_mutex_unlock(&h->lock);
+		h->err = step_range(st, h->t, h->at, h->n, h->g);
+		pthread_mutex_lock(&h->lock);
+		h->busy = false;
+		pthread_cond_broadcast(&h->cond);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+/* Below this many floats a second thread costs more than it saves. */
+#define SPLIT_MIN	(64 * 1024)
+
+/* step_range() of [at, at + n), the upper part on the helper when it is large. */
+static int step_split(struct mx_store *st, uint64_t t, size_t at, size_t n, const float *g)
+{
+	struct mx_helper *h = &st->helper;
+	size_t lower = n / 2 & ~(size_t)63;
+	int err;
+
+	if (n < SPLIT_MIN)
+		return step_range(st, t, at, n, g);
+	if (!h->started) {
+		pthread_mutex_init(&h->lock, NULL);
+		pthread_cond_init(&h->cond, NULL);
+		h->started = !pthread_create(&h->thread, NULL, helper_main, st);
+		if (!h->started) {
+			pthread_cond_destroy(&h->cond);
+			pthread_mutex_destroy(&h->lock);
+			return step_range(st, t, at, n, g);
+		}
+	}
+	pthread_mutex_lock(&h->lock);
+	h->t = t;
+	h->at = at + lower;
+	h->n = n - lower;
+	h->g = g + lower;
+	h->busy = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	err = step_range(st, t, at, lower, g);
+	pthread_mutex_lock(&h->lock);
+	while (h->busy)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+	return err ? err : h->err;
+}
+
 int mx_store_update(struct mx_store *st, uint32_t k, uint64_t t, const float *g)
 {
 	size_t wn;
@@ -99,7 +169,7 @@ int mx_store_update(struct mx_store *st, uint32_t k, uint64_t t, const float *g)
 		return -EINVAL;
 	wn = (size_t)st->in[k] * st->out[k];
 	/* W and b separately, as the device updates a resident layer. */
-	err = step_range(st, t, st->offset[k], wn, g);
+	err = step_split(st, t, st->offset[k], wn, g);
 	if (!err)
 		err = step_range(st, t, st->offset[k] + wn, st->out[k], g + wn);
 	if (!err) {

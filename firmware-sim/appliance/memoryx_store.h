@@ -15,6 +15,8 @@
 #ifndef APPLIANCE_MEMORYX_STORE_H
 #define APPLIANCE_MEMORYX_STORE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,21 @@ struct mx_store {
 	float *state;				/* arrays * floats */
 	uint64_t step;				/* optimizer steps applied (Adam's t) */
 	uint64_t updates;			/* layer updates applied */
+	/*
+	 * A second thread takes the upper part of a large layer's update:
+	 * the next step's layer 0 waits for it, and the optimizer is element
+	 * by element, so the split changes no bit. Started on first use.
+	 */
+	struct mx_helper {
+		pthread_t thread;
+		bool started, stop, busy;
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+		uint64_t t;
+		size_t at, n;
+		const float *g;
+		int err;
+	} helper;
 };
 
 /* Bytes the store of @p holds (weights and optimizer state); 0 if MemoryX cannot serve @p. */

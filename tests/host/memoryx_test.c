@@ -16,28 +16,38 @@
 #include "../../firmware-sim/appliance/memoryx_store.h"
 #include "wse/engine.h"
 
-/* A two-layer program as wsep_read() would give it. */
-static void small_program(struct wsep_program *p, struct wsep_layer *l)
+/* A two-layer program (in -> hidden -> 3) as wsep_read() would give it. */
+static void program_of(struct wsep_program *p, struct wsep_layer *l, uint32_t in, uint32_t hidden)
 {
 	memset(p, 0, sizeof(*p));
 	memset(l, 0, 2 * sizeof(*l));
-	l[0] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_RELU, .in = 12,
-				    .out = 5, .weight_offset = 0 };
-	l[1] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_NONE, .in = 5,
-				    .out = 3, .weight_offset = 12 * 5 + 5 };
+	l[0] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_RELU, .in = in,
+				    .out = hidden, .weight_offset = 0 };
+	l[1] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_NONE, .in = hidden,
+				    .out = 3, .weight_offset = in * hidden + hidden };
 	p->num_layers = 2;
 	p->layers = l;
 	p->seed = 7;
 	p->batch = 4;
-	p->input_dim = 12;
+	p->input_dim = in;
 	p->mode = WSEP_MODE_WEIGHT_STREAMING;
 	p->opt = (struct wsep_optimizer){ .kind = WSEP_OPT_ADAM, .lr = 1e-2, .beta1 = 0.9,
 					  .beta2 = 0.999, .eps = 1e-8 };
 }
 
-TEST(memoryx_updates_as_the_engine)
+static void small_program(struct wsep_program *p, struct wsep_layer *l)
 {
-	struct engine_shape shape = { .layers = 2, .width = { 12, 5, 3 }, .relu = { true } };
+	program_of(p, l, 12, 5);
+}
+
+/*
+ * Five Adam steps of MemoryX against the engine's own update of resident
+ * parameters, in -> hidden -> 3: the same bits (a layer large enough is
+ * updated on two threads).
+ */
+static void updates_as_the_engine(struct __test_metadata *_metadata, uint32_t in, uint32_t hidden)
+{
+	struct engine_shape shape = { .layers = 2, .width = { in, hidden, 3 }, .relu = { true } };
 	struct engine_params *ep;
 	struct engine_optim opt;
 	struct mx_store st;
@@ -45,13 +55,14 @@ TEST(memoryx_updates_as_the_engine)
 	struct wsep_layer l[2];
 	struct engine_rng rng;
 	char text[256];
-	float g[12 * 5 + 5];
+	float *g = malloc(((size_t)in * hidden + hidden) * sizeof(float));
 
-	small_program(&p, l);
+	ASSERT_NE(NULL, g);
+	program_of(&p, l, in, hidden);
 	ASSERT_EQ(0, mx_store_create(&st, &p, text, sizeof(text))) TH_LOG("%s", text);
-	ASSERT_EQ(12 * 5 + 5 + 5 * 3 + 3, st.floats);
+	ASSERT_EQ(in * hidden + hidden + hidden * 3 + 3, st.floats);
 	ASSERT_EQ(2, st.arrays);
-	ASSERT_EQ((12 * 5 + 5 + 5 * 3 + 3) * 4 * 3, mx_store_bytes(&p));
+	ASSERT_EQ((in * hidden + hidden + hidden * 3 + 3) * 4 * 3, mx_store_bytes(&p));
 	ASSERT_EQ(0, engine_params_create(&shape, ENGINE_ADAM, &ep));
 	engine_optim_defaults(&opt, ENGINE_ADAM, 1e-2);
 	for (uint32_t k = 0; k < 2; k++) {
@@ -91,6 +102,17 @@ TEST(memoryx_updates_as_the_engine)
 	EXPECT_EQ(-EINVAL, mx_store_update(&st, 0, 0, g));
 	engine_params_destroy(ep);
 	mx_store_destroy(&st);
+	free(g);
+}
+
+TEST(memoryx_updates_as_the_engine)
+{
+	updates_as_the_engine(_metadata, 12, 5);
+}
+
+TEST(memoryx_updates_a_large_layer_on_two_threads_as_the_engine)
+{
+	updates_as_the_engine(_metadata, 784, 101);	/* 79,184 floats: split unevenly */
 }
 
 /* PARAMS_READ / _WRITE as a device answers them: the checkpoint's layout. */
