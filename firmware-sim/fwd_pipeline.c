@@ -205,9 +205,13 @@ static bool step_done(const struct fwd_pipeline *pl)
 
 /*
  * Lock held. The next ready task: updates, then input gradients (they
- * open the layers below), then weight gradients and their sums from the
- * lowest layer up (layer 0's are the last a step needs), then forward
- * passes, earliest micro-batch first.
+ * open the layers below), then weight gradients and their sums, then
+ * forward passes, earliest micro-batch first. Weight gradients go from the
+ * lowest layer up when the device updates the layers itself (layer 0's
+ * chain is the longest); weight streaming, from the top layer down, so
+ * that the host updates the upper layers while layer 0's gradients are
+ * still being summed, and layer 0's update, which the next step waits
+ * for first, is the only one left at the end. The order changes no bit.
  */
 static struct task pick(const struct fwd_pipeline *pl)
 {
@@ -231,7 +235,8 @@ static struct task pick(const struct fwd_pipeline *pl)
 			if (!ms->busy && k > 0 && k < L && pl->layer[k].in_open)
 				return (struct task){ TASK_X, k, m, 0 };
 		}
-		for (uint32_t k = 0; k < L; k++) {
+		for (uint32_t i = 0; i < L; i++) {
+			uint32_t k = pl->resident ? i : L - 1 - i;
 			const struct layer_state *ls = &pl->layer[k];
 
 			if (!ls->grad_open)
