@@ -17,6 +17,7 @@
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
+#include "fwd_ring.h"
 
 static uint32_t elem_bytes(enum wsep_elem e)
 {
@@ -57,20 +58,13 @@ int fwd_stream_setup(struct fwd_program *p)
 
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n)
 {
-	uint64_t tail = (s->head + s->len) % s->cap;
-	uint64_t first = n < s->cap - tail ? n : s->cap - tail;
-
-	memcpy(s->buf + tail, data, first);
-	memcpy(s->buf, (const uint8_t *)data + first, n - first);
+	fwd_ring_write(s->buf, s->cap, (s->head + s->len) % s->cap, data, n);
 	s->len += n;
 }
 
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n)
 {
-	uint64_t first = n < s->cap - s->head ? n : s->cap - s->head;
-
-	memcpy(data, s->buf + s->head, first);
-	memcpy((uint8_t *)data + first, s->buf, n - first);
+	fwd_ring_read(s->buf, s->cap, s->head, data, n);
 	s->head = (s->head + n) % s->cap;
 	s->len -= n;
 }
@@ -184,17 +178,11 @@ static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 static void copy_unlocked(struct fwd_exec *x, struct fwd_stream *s, uint64_t at, void *buf,
 			  uint64_t n, bool into_ring)
 {
-	uint64_t first = n < s->cap - at ? n : s->cap - at;
-	uint8_t *b = buf;
-
 	pthread_mutex_unlock(&x->lock);
-	if (into_ring) {
-		memcpy(s->buf + at, b, first);
-		memcpy(s->buf, b + first, n - first);
-	} else {
-		memcpy(b, s->buf + at, first);
-		memcpy(b + first, s->buf, n - first);
-	}
+	if (into_ring)
+		fwd_ring_write(s->buf, s->cap, at, buf, n);
+	else
+		fwd_ring_read(s->buf, s->cap, at, buf, n);
 	pthread_mutex_lock(&x->lock);
 }
 

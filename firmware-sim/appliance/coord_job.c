@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../fwd_log.h"
+#include "../fwd_ring.h"
 #include "coord.h"
 #include "svc_proto.h"
 #include "wse/engine_wsep.h"
@@ -33,20 +34,13 @@ uint64_t coord_ring_room(const struct coord_ring *r)
 
 void coord_ring_put(struct coord_ring *r, const void *data, uint64_t n)
 {
-	uint64_t tail = (r->head + r->len) % r->cap;
-	uint64_t first = n < r->cap - tail ? n : r->cap - tail;
-
-	memcpy(r->buf + tail, data, first);
-	memcpy(r->buf, (const uint8_t *)data + first, n - first);
+	fwd_ring_write(r->buf, r->cap, (r->head + r->len) % r->cap, data, n);
 	r->len += n;
 }
 
 void coord_ring_get(struct coord_ring *r, void *data, uint64_t n)
 {
-	uint64_t first = n < r->cap - r->head ? n : r->cap - r->head;
-
-	memcpy(data, r->buf + r->head, first);
-	memcpy((uint8_t *)data + first, r->buf, n - first);
+	fwd_ring_read(r->buf, r->cap, r->head, data, n);
 	r->head = (r->head + n) % r->cap;
 	r->len -= n;
 }

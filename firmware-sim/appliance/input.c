@@ -194,6 +194,23 @@ static void usage(FILE *f)
 "wse-appliance starts it; see Documentation/wse-appliance.rst.\n");
 }
 
+/* --data-root: where the datasets are. */
+static int option(struct role_service *rs, int c, const char *arg)
+{
+	struct input *in = rs->ctx;
+
+	if (c != 'd')
+		return -1;
+	in->root = arg;
+	return 0;
+}
+
+/* The host is gone and the worker stops: what it holds goes. */
+static void stop(void *ctx)
+{
+	drop(ctx);
+}
+
 int input_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -204,31 +221,9 @@ int input_main(int argc, char **argv)
 	static struct input in = { .root = "/usr/share/datasets" };
 	struct svc_ops ops = { .fw_version = "wse-input 1", .handle = handle,
 			       .disconnected = disconnected };
-	struct role_opts o = { 0 };
-	int c, fd, ret;
+	struct role_service rs = { .role = "input", .logname = "wse-input", .options = lo,
+				   .usage = usage, .option = option, .ops = &ops, .ctx = &in,
+				   .drop = stop };
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		ret = role_common_option(c, optarg, &o);
-		if (ret < 0)
-			return 2;
-		if (ret)
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c != 'd') {
-			usage(stderr);
-			return 2;
-		}
-		in.root = optarg;
-	}
-	fd = role_listen(&o, "input", "wse-input");
-	if (fd < 0)
-		return o.listen ? 1 : 2;
-	ret = svc_serve(&ops, &in, fd);
-	drop(&in);
-	close(fd);
-	return ret;
+	return role_service_main(&rs, argc, argv);
 }

@@ -287,6 +287,20 @@ static void usage(FILE *f)
 "wse-appliance starts it; see Documentation/wse-appliance.rst.\n");
 }
 
+/* --capacity: what it holds at most, which its HELLO says too. */
+static int option(struct role_service *rs, int c, const char *arg)
+{
+	struct memoryx *mx = rs->ctx;
+
+	if (c != 'c')
+		return -1;
+	if (wse_opt_u64(ROLE_PROG, "--capacity", arg, 4096, 1ULL << 50, WSE_NUM_BINARY,
+			&mx->capacity))
+		return 1;
+	rs->ops->capacity = mx->capacity;
+	return 0;
+}
+
 int memoryx_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -295,36 +309,11 @@ int memoryx_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct memoryx mx = { .capacity = 4ULL << 30 };
-	struct svc_ops ops = { .fw_version = "wse-memoryx 1", .handle = handle,
-			       .disconnected = disconnected };
-	struct role_opts o = { 0 };
-	int c, fd, ret;
+	struct svc_ops ops = { .fw_version = "wse-memoryx 1", .capacity = 4ULL << 30,
+			       .handle = handle, .disconnected = disconnected };
+	struct role_service rs = { .role = "memoryx", .logname = "wse-memoryx", .options = lo,
+				   .usage = usage, .option = option, .ops = &ops, .ctx = &mx,
+				   .drop = disconnected };
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		ret = role_common_option(c, optarg, &o);
-		if (ret < 0)
-			return 2;
-		if (ret)
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c != 'c') {
-			usage(stderr);
-			return 2;
-		}
-		if (wse_opt_u64(ROLE_PROG, "--capacity", optarg, 4096, 1ULL << 50, WSE_NUM_BINARY,
-				&mx.capacity))
-			return 2;
-	}
-	ops.capacity = mx.capacity;
-	fd = role_listen(&o, "memoryx", "wse-memoryx");
-	if (fd < 0)
-		return o.listen ? 1 : 2;
-	ret = svc_serve(&ops, &mx, fd);
-	drop_job(&mx);
-	close(fd);
-	return ret;
+	return role_service_main(&rs, argc, argv);
 }

@@ -2,6 +2,7 @@
 /* What every role of wse-appliance shares: its common options and start (roles.h). */
 #include <stdio.h>
 #include <getopt.h>
+#include <unistd.h>
 
 #include "../fwd_log.h"
 #include "roles.h"
@@ -45,4 +46,35 @@ int role_listen(const struct role_opts *o, const char *role, const char *logname
 	svc_catch_signals();
 	fd = svc_listen(o->listen, o->port_file);
 	return fd < 0 ? -1 : fd;
+}
+
+int role_service_main(struct role_service *rs, int argc, char **argv)
+{
+	struct role_opts o = { 0 };
+	int c, fd, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", rs->options, NULL)) != -1) {
+		ret = role_common_option(c, optarg, &o);
+		if (ret < 0)
+			return 2;
+		if (ret)
+			continue;
+		if (c == 'h') {
+			rs->usage(stdout);
+			return 0;
+		}
+		ret = rs->option ? rs->option(rs, c, optarg) : -1;
+		if (ret < 0)
+			rs->usage(stderr);
+		if (ret)
+			return 2;
+	}
+	fd = role_listen(&o, rs->role, rs->logname);
+	if (fd < 0)
+		return o.listen ? 1 : 2;
+	ret = svc_serve(rs->ops, rs->ctx, fd);
+	rs->drop(rs->ctx);
+	close(fd);
+	return ret;
 }

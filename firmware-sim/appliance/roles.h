@@ -7,6 +7,8 @@
 #ifndef APPLIANCE_ROLES_H
 #define APPLIANCE_ROLES_H
 
+#include <stdio.h>
+
 int launcher_main(int argc, char **argv);
 int coordinator_main(int argc, char **argv);
 int memoryx_main(int argc, char **argv);
@@ -39,5 +41,21 @@ int role_common_option(int c, const char *arg, struct role_opts *o);
  * lines, catches SIGTERM, listens. Returns the listening fd, or -1 (said).
  */
 int role_listen(const struct role_opts *o, const char *role, const char *logname);
+
+/* A service part (MemoryX, SwarmX, the input worker): its options, then svc_serve(). */
+struct svc_ops;
+struct option;
+struct role_service {
+	const char *role, *logname;		/* "memoryx", "wse-memoryx" */
+	const struct option *options;		/* ROLE_COMMON_OPTIONS and its own */
+	void (*usage)(FILE *f);
+	/* Its own option @c: 0 taken, 1 a bad value (said), -1 not one of its. */
+	int (*option)(struct role_service *rs, int c, const char *arg);
+	struct svc_ops *ops;
+	void *ctx;
+	void (*drop)(void *ctx);		/* after serving: what it holds goes */
+};
+/* Parses the options, listens and serves; returns the exit status. */
+int role_service_main(struct role_service *rs, int argc, char **argv);
 
 #endif /* APPLIANCE_ROLES_H */

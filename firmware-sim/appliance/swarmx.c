@@ -149,28 +149,9 @@ int swarmx_main(int argc, char **argv)
 	static struct swarmx sx;
 	struct svc_ops ops = { .fw_version = "wse-swarmx 1", .handle = handle,
 			       .disconnected = disconnected };
-	struct role_opts o = { 0 };
-	int c, fd, ret;
+	struct role_service rs = { .role = "swarmx", .logname = "wse-swarmx", .options = lo,
+				   .usage = usage, .ops = &ops, .ctx = &sx,
+				   .drop = disconnected };
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		ret = role_common_option(c, optarg, &o);
-		if (ret < 0)
-			return 2;
-		if (ret)
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		usage(stderr);
-		return 2;
-	}
-	fd = role_listen(&o, "swarmx", "wse-swarmx");
-	if (fd < 0)
-		return o.listen ? 1 : 2;
-	ret = svc_serve(&ops, &sx, fd);
-	drop(&sx);
-	close(fd);
-	return ret;
+	return role_service_main(&rs, argc, argv);
 }

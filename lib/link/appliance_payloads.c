@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "payload_fields.h"
 #include "wse/link_payloads.h"
 
 _Static_assert(sizeof(struct wse_link_appliance_hello) == 16, "appliance_hello layout");
@@ -16,20 +17,6 @@ _Static_assert(sizeof(struct wse_link_job) == 16, "job layout");
 _Static_assert(sizeof(struct wse_link_input) == 256, "input layout");
 _Static_assert(sizeof(struct wse_link_appliance_info) == 200, "appliance_info layout");
 _Static_assert(sizeof(struct wse_link_appliance_part) == 192, "appliance_part layout");
-
-/* A string into a NUL-padded text field (cut at its size). */
-static void text_out(char *field, size_t cap, const char *s)
-{
-	size_t n = strnlen(s, cap);
-
-	memcpy(field, s, n);
-	memset(field + n, 0, cap - n);
-}
-
-static int bad(struct wse_link_err *err, const char *what)
-{
-	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD, "%s", what);
-}
 
 /* A NUL-padded text field into a NUL-terminated string, unprintables replaced. */
 static void text_in(char *out, const char *field, size_t cap)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "payload_fields.h"
 #include "wse/link_payloads.h"
 
 _Static_assert(sizeof(struct wse_link_region_map) == 64, "region_map layout");
@@ -16,20 +17,6 @@ _Static_assert(sizeof(struct wse_link_region_done) == 8, "region_done layout");
 
 #define REGION_SIZE_MAX		(1ULL << 40)
 #define REGION_PAGE		4096ULL
-
-/* A string into a NUL-padded text field (cut at its size). */
-static void text_out(char *field, size_t cap, const char *s)
-{
-	size_t n = strnlen(s, cap);
-
-	memcpy(field, s, n);
-	memset(field + n, 0, cap - n);
-}
-
-static int bad(struct wse_link_err *err, const char *what)
-{
-	return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD, "%s", what);
-}
 
 void wse_link_region_map_encode(struct wse_link_region_map *raw,
 				const struct wse_link_region_map_info *in)

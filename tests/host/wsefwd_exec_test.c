@@ -903,8 +903,8 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
  * aligned leaves, each a RUN averaging over the whole batch (norm 8); the
  * shards' gradients summed in the engine's sum tree (SwarmX's reduction)
  * are the whole batch's, bit for bit, and so are the losses. Each device
- * computes its shard in one micro-batch of all its leaves: the leaves, not
- * the micro-batches, decide the bits.
+ * computes its shard in micro-batches of one leaf, as the whole batch is
+ * (sgemm gives a row other bits in a call of another number of rows).
  */
 TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
 {
