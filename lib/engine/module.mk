@@ -32,3 +32,8 @@ host_tests += engine_optim_test
 engine_optim_test_srcs := tests/host/engine_optim_test.c
 engine_optim_test_libs := wseengine
 engine_optim_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_graph_test
+engine_graph_test_srcs := tests/host/engine_graph_test.c
+engine_graph_test_libs := wseengine
+engine_graph_test_ldlibs := -lopenblas -lm
