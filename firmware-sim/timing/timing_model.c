@@ -38,6 +38,7 @@ static double opt_flops_per_param(const struct fwd_timing_params *p,
 	case WSEP_OPT_MOMENTUM:
 		return p->momentum_flops_per_param + decay;
 	case WSEP_OPT_ADAM:
+	case WSEP_OPT_ADAMW:	/* the decay applied to w instead of g: as many FLOPs */
 		return p->adam_flops_per_param + decay;
 	}
 	return 0;

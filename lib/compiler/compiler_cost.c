@@ -27,7 +27,8 @@ uint64_t wsecc_reserve_per_pe(const struct wse_wafer *w)
 
 unsigned wsecc_opt_state_per_param(const struct wsep_optimizer *o)
 {
-	return o->kind == WSEP_OPT_ADAM ? 2 : o->kind == WSEP_OPT_MOMENTUM ? 1 : 0;
+	return o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW ? 2 :
+	       o->kind == WSEP_OPT_MOMENTUM ? 1 : 0;
 }
 
 double wsecc_opt_flops_per_param(const struct wsep_optimizer *o)
@@ -37,7 +38,8 @@ double wsecc_opt_flops_per_param(const struct wsep_optimizer *o)
 	switch (o->kind) {
 	case WSEP_OPT_SGD: return 2 + decay;		/* w -= lr * g */
 	case WSEP_OPT_MOMENTUM: return 4 + decay;	/* v = mu v + g; w -= lr v */
-	case WSEP_OPT_ADAM: return 12 + decay;		/* two moments, bias correction, sqrt, divide */
+	case WSEP_OPT_ADAM:		/* two moments, bias correction, sqrt, divide */
+	case WSEP_OPT_ADAMW: return 12 + decay;	/* (the decay applied to w instead of g) */
 	}
 	return 0;
 }

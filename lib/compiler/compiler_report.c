@@ -19,7 +19,7 @@ static void optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len
 
 	if (o->kind == WSEP_OPT_MOMENTUM)
 		n += snprintf(buf + n, len - (size_t)n, " momentum=%g", o->momentum);
-	if (o->kind == WSEP_OPT_ADAM)
+	if (o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW)
 		n += snprintf(buf + n, len - (size_t)n, " beta1=%g beta2=%g eps=%g", o->beta1,
 			      o->beta2, o->eps);
 	if (o->weight_decay > 0)

@@ -202,12 +202,13 @@ TEST_F(file, semantic_checks_behind_valid_checksums)
 		uint32_t type, field, value;
 		const char *msg;
 	} cases[] = {
-		{ WSEP_SEC_LAYERS, 32 + 8, 33, "input 33 does not match previous layer's output 32" },
+		{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD + 8, 33,
+		  "input 33 does not match previous layer's output 32" },
 		{ WSEP_SEC_REGIONS, 16, 5, "region 1 overlaps region 0" },
 		{ WSEP_SEC_REGIONS, 16 + 8, 5, "is not inside the 8x4 wafer" },
 		{ WSEP_SEC_PROGRAM, 32, 3, "unknown mode 3" },
 		{ WSEP_SEC_PROGRAM, 36, 0, "batch 0" },
-		{ WSEP_SEC_LAYERS, 4 + 32, 1, "must have no activation" },
+		{ WSEP_SEC_LAYERS, 4 + WSEP_LAYER_RECORD, 1, "must have no activation" },
 		{ WSEP_SEC_STREAMS, 48 + 12, 2, "layer 2 outside" },
 		{ WSEP_SEC_STREAMS, 48 + 0, 0, "id 0 used twice" },
 		{ WSEP_SEC_WEIGHTS, 4 * 100, 0x7fc00000, "float 100 is not finite" },
@@ -271,8 +272,8 @@ TEST(init_weights_are_deterministic_and_bounded)
 TEST(init_weights_follow_the_recipe)
 {
 	static const struct wsep_layer layers[] = {
-		{ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 5, 3, 0, 0 },
-		{ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 3, 2, 0, 18 },
+		{ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 5, 3, 0, 0, 0 },
+		{ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 3, 2, 0, 18, 0 },
 	};
 	float got[26], want[26];
 	uint64_t state = 1234;

@@ -77,9 +77,9 @@ void wsep_sample_program(struct wsep_program *p, int with_weights)
 	p->regions = calloc(2, sizeof(*p->regions));
 	p->estimates = calloc(2, sizeof(*p->estimates));
 	p->layers[0] = (struct wsep_layer){ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 784, 32,
-					    400000, 0 };
+					    400000, 0, 784 * 32 + 32 };
 	p->layers[1] = (struct wsep_layer){ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 32, 10, 20000,
-					    784 * 32 + 32 };
+					    784 * 32 + 32, 32 * 10 + 10 };
 	p->regions[0] = (struct wsep_region){ 0, 0, 6, 4 };
 	p->regions[1] = (struct wsep_region){ 6, 0, 1, 4 };
 	for (int i = 0; i < 2; i++) {
