@@ -6,6 +6,8 @@
  * tile of ceil(in/h) x ceil(out/w) weights: inputs flow along the rows,
  * partial sums reduce along the columns, one fp32 FMAC per PE per cycle.
  */
+#include <stdio.h>
+
 #include "compiler_internal.h"
 
 /* Cycles per element of an elementwise op (bias, ReLU, loss) on one PE. */
@@ -156,6 +158,10 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	lp->sram_per_pe = 4 * params_pe * (2 + wsecc_opt_state_per_param(&m->opt)) +
 			  (acts + (uint64_t)rows * cols - 1) / ((uint64_t)rows * cols);
 	lp->sram_bytes = lp->sram_per_pe * lp->pes;
+	lp->bwd_compute = bwd;
+	lp->opt_cycles = opt;
+	lp->act_bytes = acts;
+	lp->params = (uint64_t)l->in * l->out + l->out;
 	e->flops_per_sample = wsecc_layer_flops(m, i);
 	e->fwd_cycles = fwd;
 	e->bwd_cycles = bwd + opt;
@@ -175,4 +181,44 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 		e->limit = WSEP_LIMIT_HOST_IO;
 	}
 	return lp->sram_per_pe <= usable ? 0 : -1;
+}
+
+/* The dense layers as stages: a layer uses no more rows than inputs, no
+ * more columns than outputs.
+ */
+static int model_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h,
+		      uint32_t w, struct wsecc_layer_plan *lp)
+{
+	return wsecc_cost_pipelined(ctx, i, wf, h, w, lp);
+}
+
+static uint32_t model_rows(const void *ctx, uint32_t i)
+{
+	return ((const struct wsecc_model *)ctx)->layers[i].in;
+}
+
+static uint32_t model_cols(const void *ctx, uint32_t i)
+{
+	return ((const struct wsecc_model *)ctx)->layers[i].out;
+}
+
+static void model_describe(const void *ctx, uint32_t i, char *buf, size_t len,
+			   struct wsecc_pos *pos)
+{
+	const struct wsecc_layer *l = &((const struct wsecc_model *)ctx)->layers[i];
+
+	snprintf(buf, len, "layer %u (%ux%u)", i, l->in, l->out);
+	*pos = l->pos;
+}
+
+void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st)
+{
+	*st = (struct wsecc_stages){
+		.ctx = m, .file = m->file, .name = m->name,
+		.opt_name = wsep_optimizer_name(m->opt.kind), .n = m->num_layers,
+		.batch = m->batch, .batch_pos = m->batch_pos,
+		.host_bytes = m->input_dim * input_elem_bytes(m) + HOST_EXTRA_BYTES,
+		.cost = model_cost, .rows = model_rows, .cols = model_cols,
+		.describe = model_describe,
+	};
 }

@@ -21,6 +21,45 @@ double wsecc_opt_flops_per_param(const struct wsep_optimizer *o);
 /* Forward + backward + amortised update FLOPs of layer @i per sample. */
 double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i);
 
+/*
+ * What placement, weight streaming and the mode choice need of a network,
+ * whatever it is made of: its stages (dense layers, or the units of a
+ * graph) and what each costs on a rectangle of PEs.
+ */
+struct wsecc_stages {
+	const void *ctx;
+	const char *file;		/* for messages */
+	const char *name;		/* the model's */
+	const char *opt_name;		/* its optimizer's, for the memory it needs */
+	uint32_t n, batch;
+	struct wsecc_pos batch_pos;	/* where the model sets its batch */
+	double host_bytes;		/* per sample: its input in, its results out */
+	/*
+	 * Stage @i on a region of @h rows by @w columns, of which it uses no
+	 * more than rows() and cols(): fills @lp (region 0,0,w,h); 0 if it
+	 * fits that SRAM, -1 if not.
+	 */
+	int (*cost)(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h, uint32_t w,
+		    struct wsecc_layer_plan *lp);
+	/* The most rows and columns stage @i has work for. */
+	uint32_t (*rows)(const void *ctx, uint32_t i);
+	uint32_t (*cols)(const void *ctx, uint32_t i);
+	/* "layer 0 (784x256)" for messages, and its place in the model file. */
+	void (*describe)(const void *ctx, uint32_t i, char *buf, size_t len, struct wsecc_pos *pos);
+};
+
+/* A text model's dense layers as stages. */
+void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st);
+
+/*
+ * wsecc_choose_mode() - the mode, the placement and the estimate of @st
+ * (mode choice in Documentation/compiler.rst). The caller sets @plan's
+ * wafer, name, labels, batch, num_layers, mem (what running
+ * layer-pipelined needs), total_flops_per_sample and host_io_samples_per_s.
+ */
+int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
+		      struct wsecc_plan *plan, struct wsecc_error *err);
+
 /**
  * wsecc_cost_pipelined() - a layer's stage on an h x w region
  * Fills @lp (tile, SRAM per PE, estimate) for a region of @h rows and @w
@@ -37,12 +76,15 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch);
 
 /* Pipelined placement (balanced) and the even split, into @plan. */
-int wsecc_place_pipelined(const struct wsecc_model *m, struct wsecc_plan *plan,
+int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan,
 			  struct wsecc_error *err);
 
 /* Weight-streaming plan into @plan. */
-int wsecc_plan_streaming(const struct wsecc_model *m, struct wsecc_plan *plan,
+int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 			 struct wsecc_error *err);
+
+/* The estimate lines of the report (both front ends): estimate, PEs, utilization, host I/O, even split. */
+void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan);
 
 /* Human-readable byte counts: "5.61 MB". */
 void wsecc_bytes(char *buf, size_t len, double bytes);

@@ -39,11 +39,9 @@ static void rate_text(char *buf, size_t len, double samples_per_s)
 void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan)
 {
 	const struct wse_wafer *w = &plan->wafer;
-	const struct wsep_summary *s = &plan->summary;
-	const struct wsecc_layer_plan *b = &plan->layers[s->bottleneck_layer];
 	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
 	uint64_t params = 0;
-	char desc[256], opt[160], rate[48], even[48], bytes[32];
+	char desc[256], opt[160], bytes[32];
 
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		params += (uint64_t)m->layers[i].in * m->layers[i].out + m->layers[i].out;
@@ -79,9 +77,20 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	fprintf(f, "(cycles per %s)\n\n", pipelined ? "sample of each pipeline stage"
 						 : "batch of each layer on the whole wafer");
 
+	wsecc_report_summary(f, plan);
+}
+
+void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
+{
+	const struct wse_wafer *w = &plan->wafer;
+	const struct wsep_summary *s = &plan->summary;
+	const struct wsecc_layer_plan *b = &plan->layers[s->bottleneck_layer];
+	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
+	char rate[48], even[48], bytes[32];
+
 	rate_text(rate, sizeof(rate), s->samples_per_s);
 	if (pipelined) {
-		double step = wsecc_pipelined_step_cycles(plan->layers, m->num_layers, plan->batch);
+		double step = wsecc_pipelined_step_cycles(plan->layers, plan->num_layers, plan->batch);
 
 		fprintf(f, "estimate:    %s: %.0f cycles per step of %u, the slowest stage's %.0f\n"
 			   "             (layer %u, %s, %.1f cycles/sample) and %.0f to fill and drain\n"
@@ -114,7 +123,7 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	if (s->even_split_samples_per_s > 0) {
 		uint32_t worst = 0;
 
-		for (uint32_t i = 1; i < m->num_layers; i++)
+		for (uint32_t i = 1; i < plan->num_layers; i++)
 			if (plan->even[i].est.stage_cycles > plan->even[worst].est.stage_cycles)
 				worst = i;
 		rate_text(even, sizeof(even), s->even_split_samples_per_s);

@@ -140,8 +140,7 @@ static int onnx_model(const char *path, const char *batch_arg, int validate, int
 	return 0;
 }
 
-static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
-		     const char *path)
+static int write_svg(const struct wsecc_plan *plan, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	int ret;
@@ -150,7 +149,7 @@ static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
 		fprintf(stderr, "wsecc: cannot write the SVG to %s: %s\n", path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
-	ret = wsecc_write_svg(f, m, plan);
+	ret = wsecc_write_svg(f, plan);
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret) {
@@ -254,7 +253,7 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;
 		}
-		ret = write_svg(&model, &plan, svg);
+		ret = write_svg(&plan, svg);
 		if (ret)
 			return ret;
 		printf("svg:         %s\n", svg);
