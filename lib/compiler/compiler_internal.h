@@ -5,6 +5,29 @@
 
 #include "wse/compiler.h"
 
+/*
+ * The cost model's kernel figures (Documentation/compiler.rst, "Cost
+ * model"). The firmware's timing model reads the same from its parameter
+ * file (firmware-sim/timing/wse2.params), where each carries its source.
+ */
+#define WSECC_ELEMENTWISE_CYCLES	1.0	/* bias, ReLU, scaling, a copy: per element */
+#define WSECC_LOSS_FWD_CYCLES		5.0	/* softmax cross-entropy per logit: max, exp, sum, divide, log */
+#define WSECC_LOSS_BWD_CYCLES		1.0	/* softmax minus one-hot */
+#define WSECC_TRANSCENDENTAL_CYCLES	8.0	/* tanh, sigmoid, GELU's erf: a polynomial */
+#define WSECC_NORMALIZE_CYCLES		5.0	/* layer norm: mean, variance, subtract, scale, shift */
+#define WSECC_SOFTMAX_CYCLES		4.0	/* max, exp, sum, divide */
+#define WSECC_WINDOW_CYCLES		1.0	/* pooling: a compare or add per window element */
+#define WSECC_SRAM_BYTES_PER_WEIGHT	16.0	/* read forward, for dL/dx, read and write dL/dW */
+#define WSECC_FABRIC_DIRECTIONS		2.0	/* activations along rows, sums down columns, both passes */
+/* Host bytes per sample besides the input: label (i32), loss and prediction. */
+#define WSECC_HOST_EXTRA_BYTES		12.0
+/*
+ * A wavelet's cost per router hop: one wavelet per port per cycle (Sean Lie,
+ * "Cerebras Architecture Deep Dive", Hot Chips 34, 2022); the timing
+ * model's hop_cycles.
+ */
+#define WSECC_HOP_CYCLES		1.0
+
 /* Sets @e (file, position, message) and returns -EINVAL. */
 int wsecc_fail(struct wsecc_error *e, const char *file, unsigned line, unsigned col,
 	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
@@ -82,6 +105,9 @@ int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan
 /* Weight-streaming plan into @plan. */
 int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 			 struct wsecc_error *err);
+
+/* "adam lr=0.001 beta1=0.9 ..., 30 warm-up steps then cosine to 0 at step 300" */
+void wsecc_optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len);
 
 /* The estimate lines of the report (both front ends): estimate, PEs, utilization, host I/O, even split. */
 void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan);

@@ -13,17 +13,23 @@ static const char *act_name(enum wsecc_act a)
 	return (unsigned)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
 }
 
-static void optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len)
+void wsecc_optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s lr=%g", wsep_optimizer_name(o->kind), o->lr);
 
 	if (o->kind == WSEP_OPT_MOMENTUM)
-		n += snprintf(buf + n, len - (size_t)n, " momentum=%g", o->momentum);
+		n += snprintf(buf + n, len - (size_t)n, " momentum=%g%s", o->momentum,
+			      o->nesterov ? " nesterov" : "");
+	if (o->dampening > 0)
+		n += snprintf(buf + n, len - (size_t)n, " dampening=%g", o->dampening);
 	if (o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW)
 		n += snprintf(buf + n, len - (size_t)n, " beta1=%g beta2=%g eps=%g", o->beta1,
 			      o->beta2, o->eps);
 	if (o->weight_decay > 0)
-		snprintf(buf + n, len - (size_t)n, " weight_decay=%g", o->weight_decay);
+		n += snprintf(buf + n, len - (size_t)n, " weight_decay=%g", o->weight_decay);
+	if (o->schedule == WSEP_LR_WARMUP_COSINE)
+		snprintf(buf + n, len - (size_t)n, ", %llu warm-up steps then cosine to %g at step %llu",
+			 (unsigned long long)o->warmup, o->min_lr, (unsigned long long)o->total_steps);
 }
 
 static void rate_text(char *buf, size_t len, double samples_per_s)
@@ -46,7 +52,7 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		params += (uint64_t)m->layers[i].in * m->layers[i].out + m->layers[i].out;
 	wse_wafer_describe(w, desc, sizeof(desc));
-	optimizer_text(&m->opt, opt, sizeof(opt));
+	wsecc_optimizer_text(&m->opt, opt, sizeof(opt));
 	fprintf(f, "model:  %s (%s): input %u %s%s, %u dense layers, %llu parameters,\n"
 		   "        loss softmax_xent, %s, batch %u, seed %llu\n",
 		m->name, m->file, m->input_dim, wsep_elem_name(m->input_type),

@@ -20,7 +20,8 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PROTOBUF_C_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
-	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c $(B)/gen/onnx.pb-c.c
+	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c lib/compiler/compiler_units.c \
+	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c $(B)/gen/onnx.pb-c.c
 CFLAGS_lib += -I$(B)/gen
 CFLAGS_build += -I$(B)/gen
 $(B)/gen/onnx.pb-c.h: $(B)/gen/onnx.pb-c.c

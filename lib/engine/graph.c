@@ -732,6 +732,34 @@ enum engine_value_kind engine_graph_kind(const struct engine_graph *g, int id)
 	return g && valid_id(g, id) ? g->v[id].kind : ENGINE_VAL_ACT;
 }
 
+enum engine_dtype engine_graph_dtype(const struct engine_graph *g, int id)
+{
+	return g && valid_id(g, id) ? g->v[id].dtype : ENGINE_DT_F32;
+}
+
+int engine_graph_node(const struct engine_graph *g, size_t i, enum engine_op *op,
+		      struct engine_node_attrs *a, size_t *n_in, int *in, size_t *n_out, int *out)
+{
+	const struct gnode *nd;
+
+	if (!g || i >= g->nn)
+		return -EINVAL;
+	nd = &g->n[i];
+	*op = nd->op;
+	*a = nd->a;
+	*n_in = nd->n_in;
+	*n_out = nd->n_out;
+	memcpy(in, nd->in, nd->n_in * sizeof(*in));
+	memcpy(out, nd->out, nd->n_out * sizeof(*out));
+	return 0;
+}
+
+void engine_graph_loss_values(const struct engine_graph *g, int *logits, int *labels)
+{
+	*logits = g ? g->loss_logits : -1;
+	*labels = g ? g->loss_labels : -1;
+}
+
 size_t engine_graph_param_floats(const struct engine_graph *g)
 {
 	size_t n = 0;

@@ -252,30 +252,32 @@ static int check_node(const struct wsep_program *p, uint32_t i, int32_t *produce
 	return 0;
 }
 
-/*
- * What crosses each boundary between units: every activation computed in
- * a unit up to k and read after it. The layer records say as much.
- */
-static int check_boundaries(const struct wsep_program *p, const int32_t *producer, char *err,
-			    size_t errlen)
+int wsep_graph_boundaries(const struct wsep_program *p, uint64_t *cross, char *err, size_t errlen)
 {
 	const struct wsep_graph *g = p->graph;
 	uint32_t L = p->num_layers;
-	uint64_t *cross = calloc(L, sizeof(*cross));
+	int32_t *producer = malloc(g->num_values * sizeof(*producer));
 	int32_t *last = malloc(g->num_values * sizeof(*last));
 	int ret = 0;
 
-	if (!cross || !last) {
-		free(cross);
+	if (!producer || !last) {
+		free(producer);
 		free(last);
 		return wsep_fail(err, errlen, "out of memory");
 	}
 	for (uint32_t v = 0; v < g->num_values; v++)
-		last[v] = -1;
-	for (uint32_t i = 0; i < g->num_nodes; i++)
-		for (uint32_t k = 0; k < g->nodes[i].n_in; k++)
-			if (g->nodes[i].in[k] >= 0)
-				last[g->nodes[i].in[k]] = (int32_t)g->nodes[i].unit;
+		producer[v] = last[v] = -1;
+	memset(cross, 0, L * sizeof(*cross));
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		const struct wsep_graph_node *nd = &g->nodes[i];
+
+		for (uint32_t k = 0; k < nd->n_in && k < WSEP_GRAPH_MAX_IO; k++)
+			if (nd->in[k] >= 0 && (uint32_t)nd->in[k] < g->num_values)
+				last[nd->in[k]] = (int32_t)nd->unit;
+		for (uint32_t k = 0; k < nd->n_out && k < WSEP_GRAPH_MAX_IO; k++)
+			if (nd->out[k] >= 0 && (uint32_t)nd->out[k] < g->num_values)
+				producer[nd->out[k]] = (int32_t)nd->unit;
+	}
 	for (uint32_t v = 0; v < g->num_values; v++) {
 		const struct wsep_graph_value *x = &g->values[v];
 
@@ -285,33 +287,42 @@ static int check_boundaries(const struct wsep_program *p, const int32_t *produce
 			ret = wsep_fail(err, errlen, "value %u: an activation no node computes", v);
 			goto out;
 		}
-		for (int32_t k = (int32_t)g->nodes[producer[v]].unit; k < last[v]; k++)
+		for (int32_t k = producer[v]; k < last[v] && k < (int32_t)L; k++)
 			cross[k] += per_sample(p, x);
 	}
-	if (g->nodes[producer[g->logits]].unit != L - 1) {
+	if (g->logits < 0 || (uint32_t)g->logits >= g->num_values || producer[g->logits] != (int32_t)L - 1) {
 		ret = wsep_fail(err, errlen, "graph: the logits are not computed by the last unit");
 		goto out;
 	}
 	cross[L - 1] = (uint64_t)g->rows * g->classes;
-	for (uint32_t k = 0; k < L; k++) {
-		uint32_t first, end;
-
-		wsep_graph_unit_nodes(g, k, &first, &end);
-		if (first == end) {
-			ret = wsep_fail(err, errlen, "unit %u has no nodes", k);
-			goto out;
-		}
-		if (p->layers[k].out != cross[k]) {
-			ret = wsep_fail(err, errlen,
-					"layer %u: %u elements per sample leave it, its graph hands on %llu",
-					k, p->layers[k].out, (unsigned long long)cross[k]);
-			goto out;
-		}
-	}
 out:
-	free(cross);
+	free(producer);
 	free(last);
 	return ret;
+}
+
+/*
+ * What crosses each boundary between units: every activation computed in
+ * a unit up to k and read after it. The layer records say as much.
+ */
+static int check_boundaries(const struct wsep_program *p, char *err, size_t errlen)
+{
+	uint64_t cross[WSEP_MAX_LAYERS];
+
+	if (wsep_graph_boundaries(p, cross, err, errlen))
+		return -EINVAL;
+	for (uint32_t k = 0; k < p->num_layers; k++) {
+		uint32_t first, end;
+
+		wsep_graph_unit_nodes(p->graph, k, &first, &end);
+		if (first == end)
+			return wsep_fail(err, errlen, "unit %u has no nodes", k);
+		if (p->layers[k].out != cross[k])
+			return wsep_fail(err, errlen,
+					 "layer %u: %u elements per sample leave it, its graph hands on %llu",
+					 k, p->layers[k].out, (unsigned long long)cross[k]);
+	}
+	return 0;
 }
 
 int wsep_check_graph(const struct wsep_program *p, char *err, size_t errlen)
@@ -349,7 +360,7 @@ int wsep_check_graph(const struct wsep_program *p, char *err, size_t errlen)
 	for (uint32_t i = 0; i < g->num_nodes && !ret; i++)
 		ret = check_node(p, i, producer, err, errlen);
 	if (!ret)
-		ret = check_boundaries(p, producer, err, errlen);
+		ret = check_boundaries(p, err, errlen);
 	free(producer);
 	return ret;
 }

@@ -125,6 +125,15 @@ size_t engine_graph_nodes(const struct engine_graph *g);
 /* Shape of value @id: rank, and dims into @dims (ENGINE_MAX_RANK). */
 int engine_graph_shape(const struct engine_graph *g, int id, size_t *rank, size_t *dims);
 enum engine_value_kind engine_graph_kind(const struct engine_graph *g, int id);
+enum engine_dtype engine_graph_dtype(const struct engine_graph *g, int id);
+/*
+ * Node @i as it was added: its op, attributes, inputs and outputs (room for
+ * ENGINE_GRAPH_MAX_IO each). -EINVAL for a node that does not exist.
+ */
+int engine_graph_node(const struct engine_graph *g, size_t i, enum engine_op *op,
+		      struct engine_node_attrs *a, size_t *n_in, int *in, size_t *n_out, int *out);
+/* The loss's logits and labels values; -1 when the graph has no loss. */
+void engine_graph_loss_values(const struct engine_graph *g, int *logits, int *labels);
 /* Trainable parameters, counted in floats. */
 size_t engine_graph_param_floats(const struct engine_graph *g);
 

@@ -458,6 +458,13 @@ uint32_t wsep_classes(const struct wsep_program *p);
 uint32_t wsep_features(const struct wsep_program *p);
 /* Unit @k's nodes of a graph program: [*first, *end). */
 void wsep_graph_unit_nodes(const struct wsep_graph *g, uint32_t k, uint32_t *first, uint32_t *end);
+/*
+ * wsep_graph_boundaries() - per unit k, the elements per sample of the
+ * activations computed in units 0..k and read after k (for the last unit:
+ * the logits of a sample). What a graph program's layer records hold as
+ * out (and the next one's in). 0, or -EINVAL with a message.
+ */
+int wsep_graph_boundaries(const struct wsep_program *p, uint64_t *cross, char *err, size_t errlen);
 /* Elements of value @v at @batch samples (its batch dimension scaled). */
 uint64_t wsep_graph_value_elems(const struct wsep_program *p, const struct wsep_graph_value *v,
 				uint32_t batch);
