@@ -195,7 +195,8 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 
 		/* The second transfer, behind the first. */
 		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
-			if (k)
+			/* A graph's unit 0 has a backward pass too (its weights' gradients). */
+			if (k || p->graph)
 				fwd_pipeline_open_input(p->pipeline, k, w);
 			sd->in_open |= bit;
 			*moved = true;
