@@ -26,6 +26,7 @@
 
 #include "wse/dataset.h"
 #include "wse/swarmx.h"
+#include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 
@@ -62,6 +63,11 @@ struct train_opts {
 	bool quiet;
 	bool no_eval;
 	double expect_accuracy;		/* exit 1 below it; < 0: no check */
+	const char *text[WSE_TEXT_MAX_FILES];	/* --text: a corpus instead of IDX data */
+	size_t n_text;
+	uint32_t sample;		/* --sample N characters */
+	const char *prompt;
+	double temperature;
 };
 
 /* options.c: 0 run, 1 done (--help), -1 usage error (message printed). */
