@@ -157,7 +157,7 @@ struct train_steps;
 /* What the steps of a chunk came to. */
 struct train_tally {
 	double loss;			/* summed over the samples */
-	uint64_t right;			/* correct predictions */
+	double right;			/* correct predictions (of tokens: each sample's share) */
 };
 
 /* Where the host's time went, and what it trained. */
