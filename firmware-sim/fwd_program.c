@@ -157,6 +157,11 @@ static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *tex
 	uint32_t st;
 	int err;
 
+	/* PARAMS_READ and _WRITE size the optimizer's state arrays from it. */
+	if (engine_optim_from_wsep(&p->prog->opt, &p->opt)) {
+		snprintf(text, len, "the engine refuses the program's optimizer");
+		return WSE_LINK_E_INVAL;
+	}
 	fwd_micro_setup(p, cfg->micro_batches);
 	st = fwd_graph_create(p, &p->graph, text, len);
 	if (!st)

@@ -13,8 +13,8 @@ wsep_format_test_ldlibs := -lm
 # tests/corpus/wsep/ (regenerate them with tests/corpus/wsep/make-corpus).
 host_tests += wsep_fuzz_test
 wsep_fuzz_test_srcs := tests/host/wsep_fuzz_test.c tests/host/wsep_sample.c
-wsep_fuzz_test_libs := wsep
-wsep_fuzz_test_ldlibs := -lm
+wsep_fuzz_test_libs := wsep wseengine
+wsep_fuzz_test_ldlibs := -lopenblas -lm
 
 # Optional, not part of `make all`: a libFuzzer target for the validator
 # (needs clang). See tests/host/wsep_libfuzzer.c for how to run it.
