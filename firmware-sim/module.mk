@@ -50,6 +50,17 @@ timing_model_test_libs := wsecompiler wsep wafer
 timing_model_test_ldlibs := -lm
 
 # fc-mnist through wsecc, wsefwd and wse-trainhost, in both modes.
+# Graph programs (the ONNX exports) on the real daemon, both modes, against
+# the host's graph executor.
+host_tests += wsefwd_graph_test
+wsefwd_graph_test_srcs := tests/host/wsefwd_graph_test.c tests/host/wsep_sample.c
+wsefwd_graph_test_libs := wsep
+wsefwd_graph_test_ldlibs := -lm
+$(B)/host-tests/wsefwd_graph_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc \
+	$(B)/bin/wse-graphtrain
+$(B)/host-tests-san/wsefwd_graph_test: | $(B)/san-bin/wsefwd $(B)/bin/wse-trainhost \
+	$(B)/bin/wsecc $(B)/bin/wse-graphtrain
+
 host_tests += wsefwd_trainhost_test
 wsefwd_trainhost_test_srcs := tests/host/wsefwd_trainhost_test.c
 $(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
