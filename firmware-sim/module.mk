@@ -46,8 +46,8 @@ $(B)/host-tests-san/wsefwd_exec_test: | $(B)/san-bin/wsefwd
 host_tests += timing_model_test
 timing_model_test_srcs := tests/host/timing_model_test.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
-timing_model_test_libs := wsecompiler wsep wafer
-timing_model_test_ldlibs := -lm
+timing_model_test_libs := wsecompiler wseengine wsep wafer
+timing_model_test_ldlibs = $(PROTOBUF_C_LIBS) -lopenblas -lm
 
 # fc-mnist through wsecc, wsefwd and wse-trainhost, in both modes.
 # Graph programs (the ONNX exports) on the real daemon, both modes, against

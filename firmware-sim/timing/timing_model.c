@@ -230,7 +230,8 @@ uint64_t fwd_timing_est_cycles(const struct wsep_program *prog, enum fwd_timing_
 	step_b = B * clock / prog->summary.samples_per_s;
 	for (uint32_t k = 0; k < prog->num_layers; k++) {
 		const struct wsep_estimate *e = &prog->estimates[k];
-		double f = max2(e->fwd_cycles, e->io_cycles);
+		/* Forward only, the fabric carries activations one way: half its traffic. */
+		double f = max2(e->fwd_cycles, e->io_cycles / 2);
 
 		worst = max2(worst, e->stage_cycles);
 		sum += e->stage_cycles;

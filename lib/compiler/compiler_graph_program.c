@@ -27,6 +27,8 @@ struct side {
 
 struct build {
 	const char *path;
+	const void *buf;		/* the file's bytes, or NULL: read @path */
+	size_t len;
 	const struct wsecc_graph_options *o;
 	uint32_t batch;
 	struct side s[2];
@@ -47,7 +49,9 @@ static int import(struct build *b, struct side *s, uint32_t batch)
 	struct wsecc_onnx_options io = { .batch = batch };
 	struct wsecc_error *err = b->err;
 
-	if (wsecc_onnx_import(b->path, &io, &s->ir, err) || wsecc_graph_check(s->ir, err))
+	if ((b->buf ? wsecc_onnx_import_buffer(b->buf, b->len, b->path, &io, &s->ir, err) :
+		      wsecc_onnx_import(b->path, &io, &s->ir, err)) ||
+	    wsecc_graph_check(s->ir, err))
 		return -EINVAL;
 	if (s->ir->n_inputs != 1 || s->ir->n_outputs < 1)
 		return wsecc_fail(err, b->path, 0, 0,
@@ -593,11 +597,10 @@ static void release(struct build *b)
 	free(b->order);
 }
 
-int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
-			const struct wse_wafer *w, struct wsecc_graph_program **out,
-			struct wsecc_error *err)
+static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph_program **out,
+		   struct wsecc_error *err)
 {
-	struct build b = { .path = path, .o = o, .batch = o->batch ? o->batch : 1, .err = err };
+	const char *path = b.path;
 	struct wsecc_graph_program *gp = calloc(1, sizeof(*gp));
 	uint32_t batch2 = b.batch < WSEP_MAX_BATCH ? b.batch + 1 : b.batch - 1;
 	int logits, labels, ret = -EINVAL;
@@ -652,6 +655,25 @@ fail:
 	release(&b);
 	wsecc_graph_program_free(gp);
 	return ret ? ret : -EINVAL;
+}
+
+int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
+			const struct wse_wafer *w, struct wsecc_graph_program **out,
+			struct wsecc_error *err)
+{
+	struct build b = { .path = path, .o = o, .batch = o->batch ? o->batch : 1, .err = err };
+
+	return compile(b, w, out, err);
+}
+
+int wsecc_graph_compile_buffer(const void *buf, size_t len, const char *name,
+			       const struct wsecc_graph_options *o, const struct wse_wafer *w,
+			       struct wsecc_graph_program **out, struct wsecc_error *err)
+{
+	struct build b = { .path = name, .buf = buf, .len = len, .o = o,
+			   .batch = o->batch ? o->batch : 1, .err = err };
+
+	return compile(b, w, out, err);
 }
 
 void wsecc_graph_program_free(struct wsecc_graph_program *gp)

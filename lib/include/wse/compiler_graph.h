@@ -269,6 +269,10 @@ struct wsecc_graph_program {
 int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
 			const struct wse_wafer *w, struct wsecc_graph_program **out,
 			struct wsecc_error *err);
+/* The same from the file's bytes in memory; @name is used in messages. */
+int wsecc_graph_compile_buffer(const void *buf, size_t len, const char *name,
+			       const struct wsecc_graph_options *o, const struct wse_wafer *w,
+			       struct wsecc_graph_program **out, struct wsecc_error *err);
 void wsecc_graph_program_free(struct wsecc_graph_program *gp);
 
 /* The --report of a compiled ONNX model: its units, then the estimate. */
