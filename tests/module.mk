@@ -2,7 +2,8 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test
+guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
+	wsetrain_graph_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 link_test_srcs := tests/guest/link_test.c
@@ -21,6 +22,10 @@ train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 wsetrain_test_srcs := tests/guest/wsetrain_test.c
 wsetrain_test_libs := wse wselink
 wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
+# wsecc and wsetrain on the ONNX exports: graph programs in both modes.
+wsetrain_graph_test_srcs := tests/guest/wsetrain_graph_test.c
+wsetrain_graph_test_libs := wse wselink
+wsetrain_graph_test_ldlibs := $(WSE_LDLIBS) -lm
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c
