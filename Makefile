@@ -23,7 +23,7 @@ CC := gcc
 PKG_CFLAGS := $(shell pkg-config --cflags libdrm libnl-genl-3.0 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -MMD -MP \
-	-Iuapi -Ilib/include $(PKG_CFLAGS)
+	-Iuapi -Ilib/include -I$(B)/gen $(PKG_CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The kselftest harness comes from Debian's linux-source-6.12, never from this tree.
 HARNESS_CFLAGS := -isystem $(KSRC)/tools/testing/selftests -Wno-unused-parameter \
@@ -72,12 +72,20 @@ $(B)/wse.ko: $(DRIVER_SRCS) $(wildcard uapi/*/*.h uapi/*.h) Kbuild
 	cp $(KMOD)/wse.ko $@
 
 # --- userspace --------------------------------------------------------------
-$(B)/obj/%.o: %.c
+# Generated sources and headers ($(B)/gen) exist before anything compiles.
+$(B)/obj/%.o: %.c | $(B)/gen/wse_version.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
-$(B)/obj-san/%.o: %.c
+$(B)/obj-san/%.o: %.c | $(B)/gen/wse_version.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+
+# WSE_VERSION (config.mk) for --version: rewritten only when it changes,
+# so only what prints it is rebuilt.
+$(B)/gen/wse_version.h: config.mk
+	@mkdir -p $(dir $@)
+	@printf '/* Generated from config.mk. */\n#define WSE_VERSION "%s"\n' '$(WSE_VERSION)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
 
 objs = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
 libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)

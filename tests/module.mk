@@ -3,7 +3,7 @@
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
-	wsetrain_graph_test
+	wsectl_test wsetrain_graph_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 link_test_srcs := tests/guest/link_test.c
@@ -26,6 +26,10 @@ wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
 wsetrain_graph_test_srcs := tests/guest/wsetrain_graph_test.c
 wsetrain_graph_test_libs := wse wselink
 wsetrain_graph_test_ldlibs := $(WSE_LDLIBS) -lm
+# Runs the wsectl program itself and reads its JSON with json-c.
+wsectl_test_srcs := tests/guest/wsectl_test.c
+wsectl_test_libs := wse wselink
+wsectl_test_ldlibs := $(WSE_LDLIBS) -ljson-c
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c

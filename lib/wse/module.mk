@@ -3,7 +3,7 @@ libs += wse
 wse_srcs := lib/wse/ctl.c lib/wse/device.c lib/wse/bo.c lib/wse/job.c lib/wse/memoryx.c \
 	lib/wse/program.c lib/wse/ring.c lib/wse/batch.c lib/wse/run.c lib/wse/params.c \
 	lib/wse/strerror.c lib/wse/swarmx.c \
-	lib/numparse/numparse.c
+	lib/numparse/numparse.c lib/numparse/numformat.c
 # Programs linking libwse also need libwselink after it, and these.
 WSE_LDLIBS := -lnl-genl-3 -lnl-3 -luring
 

@@ -18,31 +18,6 @@
 #define FORTUNES	"/usr/share/games/fortunes/fortunes"
 #define OUT_MAX		(64 << 10)
 
-static int run(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Runs a shell command; its exit status, and its stdout+stderr in @out. */
-static int run(char *out, size_t len, const char *fmt, ...)
-{
-	char cmd[2048];
-	size_t have = 0, n;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (have + 1 < len && (n = fread(out + have, 1, len - have - 1, p)) > 0)
-		have += n;
-	out[have] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 FIXTURE(graph) {
 	struct wse_ctl *ctl;
 	struct wse_dev_status dev;
@@ -99,10 +74,10 @@ TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 
 	if (access(FMNIST "/train-images-idx3-ubyte.gz", R_OK))
 		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --lr 0.01 --mode pipelined -q -o /tmp/cnn.wsep");
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain /tmp/cnn.wsep %s --steps 150 --test-limit 1000 --report 50 --expect-accuracy 0.45",
 		 self->devices);
 	TH_LOG("%s", self->out);
@@ -118,11 +93,11 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 
 	if (access(FORTUNES, R_OK))
 		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --lr 0.01 --mode weight_streaming -q -o /tmp/gpt.wsep");
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	unlink("/tmp/gpt.ckpt");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain /tmp/gpt.wsep %s --text " FORTUNES " --steps 60 --report 20 --checkpoint /tmp/gpt.ckpt",
 		 self->devices);
 	TH_LOG("%s", self->out);
@@ -132,7 +107,7 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 	/* ln(96) = 4.56 untrained; a character model learns fast. */
 	EXPECT_GT(last, 0);
 	EXPECT_LT(last, 3.2) TH_LOG("validation loss %.4f", last);
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain /tmp/gpt.wsep %s --text " FORTUNES " --resume /tmp/gpt.ckpt --sample 40 --prompt 'The ' --seed 3",
 		 self->devices);
 	TH_LOG("%s", self->out);
@@ -140,9 +115,9 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 	EXPECT_EQ(0, strncmp(self->out, "The ", 4));
 	EXPECT_GE(strlen(self->out), 4 + 40);
 	/* Sampling needs a checkpoint and the corpus, and a program over characters. */
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain /tmp/gpt.wsep --sample 5"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain /tmp/gpt.wsep --sample 5"));
 	EXPECT_NE(NULL, strstr(self->out, "--sample needs --resume CHECKPOINT and --text FILE"));
-	EXPECT_EQ(1, run(self->out, OUT_MAX, "wsetrain tests/corpus/onnx/gpt-tiny.onnx %s --steps 1",
+	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain tests/corpus/onnx/gpt-tiny.onnx %s --steps 1",
 			 self->devices));
 	EXPECT_NE(NULL, strstr(self->out, "compile it first (wsecc"));
 }
