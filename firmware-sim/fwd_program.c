@@ -150,45 +150,24 @@ static uint32_t staging(struct fwd_program *p, char *text, size_t len)
 	return WSE_LINK_OK;
 }
 
-/* A graph program: its graphs, weights (pipelined) and staging. */
+/* A graph program: its graphs and, pipelined, its weights (fwd_graph.c). */
 static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
 {
-	const struct fwd_config *cfg = x->dev->cfg;
-	uint32_t st;
-	int err;
-
 	/* PARAMS_READ and _WRITE size the optimizer's state arrays from it. */
 	if (engine_optim_from_wsep(&p->prog->opt, &p->opt)) {
 		snprintf(text, len, "the engine refuses the program's optimizer");
 		return WSE_LINK_E_INVAL;
 	}
-	fwd_micro_setup(p, cfg->micro_batches);
-	st = fwd_graph_create(p, &p->graph, text, len);
-	if (!st)
-		st = staging(p, text, len);
-	if (st)
-		return st;
-	err = fwd_pipeline_create(p, cfg->workers, p->resident ? (int)cfg->fault.stage_error : -1,
-				  &p->pipeline);
-	if (err) {
-		snprintf(text, len, "the simulator cannot start the program's worker threads: %s",
-			 strerror(-err));
-		return WSE_LINK_E_NOSPC;
-	}
-	return WSE_LINK_OK;
+	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	return fwd_graph_create(p, &p->graph, text, len);
 }
 
-/* Engine objects, parameters and staging for a validated program. */
-static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+/* A layer program: a workspace per micro-batch and, pipelined, its parameters. */
+static uint32_t build_layers(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
 {
-	const struct fwd_config *cfg = x->dev->cfg;
 	const struct wsep_program *prog = p->prog;
-	uint32_t L = prog->num_layers, st;
+	uint32_t L = prog->num_layers;
 	int err;
-
-	p->resident = prog->mode == WSEP_MODE_PIPELINED;
-	if (prog->graph)
-		return build_graph(x, p, text, len);
 
 	p->shape.layers = L;
 	p->shape.width[0] = prog->input_dim;
@@ -205,36 +184,47 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 		snprintf(text, len, "the engine refuses the program: %s", engine_strerror(err));
 		return WSE_LINK_E_INVAL;
 	}
-	fwd_micro_setup(p, cfg->micro_batches);
+	fwd_micro_setup(p, x->dev->cfg->micro_batches);
 	for (uint32_t m = 0; !err && m < p->micro_max; m++)
 		err = engine_workspace_create(&p->shape, p->micro_size, &p->micro_ws[m]);
-	if (!err && prog->mode == WSEP_MODE_PIPELINED)
+	if (!err && p->resident)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);
 	if (err) {
 		snprintf(text, len, "the simulator cannot allocate the program's memory: %s",
 			 engine_strerror(err));
 		return WSE_LINK_E_NOSPC;
 	}
-	if (p->params) {
-		for (uint32_t k = 0; k < L; k++) {
-			const struct wsep_layer *l = &prog->layers[k];
-			struct engine_layer *el = &p->params->layer[k];
+	for (uint32_t k = 0; p->params && k < L; k++) {
+		const struct wsep_layer *l = &prog->layers[k];
+		struct engine_layer *el = &p->params->layer[k];
 
-			if (prog->weights) {
-				memcpy(el->w, prog->weights + l->weight_offset,
-				       (size_t)l->in * l->out * sizeof(float));
-				memcpy(el->b, prog->weights + l->weight_offset + (uint64_t)l->in * l->out,
-				       l->out * sizeof(float));
-			} else {
-				wsep_init_layer(prog->seed, l->weight_offset, l->in, l->out, el->w, el->b);
-			}
+		if (prog->weights) {
+			memcpy(el->w, prog->weights + l->weight_offset,
+			       (size_t)l->in * l->out * sizeof(float));
+			memcpy(el->b, prog->weights + l->weight_offset + (uint64_t)l->in * l->out,
+			       l->out * sizeof(float));
+		} else {
+			wsep_init_layer(prog->seed, l->weight_offset, l->in, l->out, el->w, el->b);
 		}
 	}
-	st = staging(p, text, len);
+	return WSE_LINK_OK;
+}
+
+/* Engine objects, parameters, staging and worker threads for a validated program. */
+static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+{
+	const struct fwd_config *cfg = x->dev->cfg;
+	uint32_t st;
+	int err;
+
+	p->resident = p->prog->mode == WSEP_MODE_PIPELINED;
+	st = p->prog->graph ? build_graph(x, p, text, len) : build_layers(x, p, text, len);
+	if (!st)
+		st = staging(p, text, len);
 	if (st)
 		return st;
 	/* Once per load, not per RUN: hosts often RUN one step at a time. */
-	err = fwd_pipeline_create(p, cfg->workers, p->params ? (int)cfg->fault.stage_error : -1,
+	err = fwd_pipeline_create(p, cfg->workers, p->resident ? (int)cfg->fault.stage_error : -1,
 				  &p->pipeline);
 	if (err) {
 		snprintf(text, len, "the simulator cannot start the program's worker threads: %s",

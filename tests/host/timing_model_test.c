@@ -134,6 +134,31 @@ static struct wsep_program *compile_model(const char *path, enum wsecc_mode mode
 	return p;
 }
 
+/* The model's cycles over the compiler's estimate for @p, at the program's clock. */
+static void agree(struct __test_metadata *_metadata, const struct wsep_program *p,
+		  const char *what, const char *wafer)
+{
+	struct fwd_timing t;
+
+	ASSERT_EQ(0, load_model(&t, wafer));
+	t.wafer.clock_hz = p->wafer.clock_hz;
+	for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
+		uint32_t batches[] = { p->batch, (p->batch + 1) / 2 };
+
+		for (int b = 0; b < 2; b++) {
+			uint64_t cyc = fwd_timing_run_cycles(&t, p, kind, 100, batches[b]);
+			uint64_t est = fwd_timing_est_cycles(p, kind, 100, batches[b]);
+			double ratio = (double)cyc / (double)est;
+
+			EXPECT_TRUE(ratio >= 0.9 && ratio <= 1.1)
+				TH_LOG("%s %s on %s, %s, batch %u: model %llu cycles, compiler %llu (x%.3f)",
+				       what, wsep_mode_name(p->mode), wafer,
+				       kind == FWD_TIMING_TRAIN ? "train" : "forward", batches[b],
+				       (unsigned long long)cyc, (unsigned long long)est, ratio);
+		}
+	}
+}
+
 /*
  * The compiler's estimate and the timing model agree within 10% for every
  * model in models/, in both modes, training and forward only, for the
@@ -164,59 +189,16 @@ TEST(compiler_estimate_and_model_agree_on_every_model)
 		snprintf(path, sizeof(path), "models/%s", de->d_name);
 		for (int i = 0; i < 2; i++) {
 			struct wsep_program *p = compile_model(path, modes[i], wafer, sizeof(wafer));
-			struct fwd_timing t;
 
 			ASSERT_NE(NULL, p) TH_LOG("%s does not compile %s", path,
 						  i ? "streamed" : "pipelined");
-			ASSERT_EQ(0, load_model(&t, wafer));
-			t.wafer.clock_hz = p->wafer.clock_hz;
-			for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
-				uint32_t batches[] = { p->batch, (p->batch + 1) / 2 };
-
-				for (int b = 0; b < 2; b++) {
-					uint64_t cyc = fwd_timing_run_cycles(&t, p, kind, 100, batches[b]);
-					uint64_t est = fwd_timing_est_cycles(p, kind, 100, batches[b]);
-					double ratio = (double)cyc / (double)est;
-
-					EXPECT_TRUE(ratio >= 0.9 && ratio <= 1.1)
-						TH_LOG("%s %s on %s, %s, batch %u: model %llu cycles, compiler %llu (x%.3f)",
-						       path, wsep_mode_name(p->mode), wafer,
-						       kind == FWD_TIMING_TRAIN ? "train" : "forward",
-						       batches[b], (unsigned long long)cyc,
-						       (unsigned long long)est, ratio);
-				}
-			}
+			agree(_metadata, p, path, wafer);
 			checked++;
 			wsep_program_free(p);
 		}
 	}
 	closedir(d);
 	EXPECT_GE(checked, 4);	/* fc-mnist and fc-large at least, two modes each */
-}
-
-/* The model's cycles over the compiler's estimate for @p, at the program's clock. */
-static void agree(struct __test_metadata *_metadata, const struct wsep_program *p,
-		  const char *what, const char *wafer)
-{
-	struct fwd_timing t;
-
-	ASSERT_EQ(0, load_model(&t, wafer));
-	t.wafer.clock_hz = p->wafer.clock_hz;
-	for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
-		uint32_t batches[] = { p->batch, (p->batch + 1) / 2 };
-
-		for (int b = 0; b < 2; b++) {
-			uint64_t cyc = fwd_timing_run_cycles(&t, p, kind, 100, batches[b]);
-			uint64_t est = fwd_timing_est_cycles(p, kind, 100, batches[b]);
-			double ratio = (double)cyc / (double)est;
-
-			EXPECT_TRUE(ratio >= 0.9 && ratio <= 1.1)
-				TH_LOG("%s %s on %s, %s, batch %u: model %llu cycles, compiler %llu (x%.3f)",
-				       what, wsep_mode_name(p->mode), wafer,
-				       kind == FWD_TIMING_TRAIN ? "train" : "forward", batches[b],
-				       (unsigned long long)cyc, (unsigned long long)est, ratio);
-		}
-	}
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
 #include "wsep_sample.h"
 
@@ -35,29 +36,6 @@
 #define FASHION "/usr/share/datasets/fashion-mnist"
 
 static const char *self_path;
-
-static const char *fwd_binary(void)
-{
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wsefwd";
-	return "build/bin/wsefwd";
-}
-
-/* Runs @cmd, keeps its output in @out; returns its exit status or -1. */
-static int run(const char *cmd, char *out, size_t cap)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	if (!p)
-		return -1;
-	while (n + 1 < cap && fgets(out + n, (int)(cap - n), p))
-		n += strlen(out + n);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 FIXTURE(graph)
 {
@@ -80,10 +58,10 @@ static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, 
 		if (!freopen(log, "w", stderr))
 			_exit(127);
 		if (micro)
-			execl(fwd_binary(), fwd_binary(), "--listen", spec, "--wafer", "64x64",
+			execl(fwd_binary(self_path), fwd_binary(self_path), "--listen", spec, "--wafer", "64x64",
 			      "--micro-batches", mb, NULL);
 		else
-			execl(fwd_binary(), fwd_binary(), "--listen", spec, "--wafer", "64x64", NULL);
+			execl(fwd_binary(self_path), fwd_binary(self_path), "--listen", spec, "--wafer", "64x64", NULL);
 		_exit(127);
 	}
 }
@@ -123,7 +101,7 @@ static int trainhost(FIXTURE_DATA(graph) *self, const char *program, const char 
 	snprintf(cmd, sizeof(cmd),
 		 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s %s 2>&1 && exit 0; sleep 0.3; done; exit 1",
 		 self->dir, program, args);
-	return run(cmd, self->out, sizeof(self->out));
+	return run_cmd(cmd, self->out, sizeof(self->out));
 }
 
 /* The lines of @out that start with @prefix, without what follows @cut on each. */
@@ -173,7 +151,7 @@ static double gpt_both_modes(struct __test_metadata *_metadata, FIXTURE_DATA(gra
 		snprintf(cmd, sizeof(cmd),
 			 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode %s --optimizer adamw --lr 0.01 --warmup 5 --steps 30 -q -o %s 2>&1",
 			 modes[m], prog);
-		EXPECT_EQ(0, run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 		EXPECT_EQ(0, trainhost(self, prog, "--steps 30 --report 10 --text " FORTUNES))
 			TH_LOG("%s", self->out);
 		TH_LOG("%s:\n%s", modes[m], self->out);
@@ -198,7 +176,7 @@ TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)
 	/* The loss falls from ln(96) = 4.56. */
 	EXPECT_GT(dev, 0);
 	EXPECT_LT(dev, 3.6);
-	ASSERT_EQ(0, run("build/bin/wse-graphtrain tests/corpus/onnx/gpt-tiny.onnx --text " FORTUNES
+	ASSERT_EQ(0, run_cmd("build/bin/wse-graphtrain tests/corpus/onnx/gpt-tiny.onnx --text " FORTUNES
 			 " --batch 8 --steps 30 --optimizer adamw --lr 0.01 --warmup 5 --eval-every 0 --log-every 10 2>&1",
 			 host, sizeof(host)));
 	ref = after(strstr(host, "step 30 val_loss"), "val_loss ");
@@ -233,7 +211,7 @@ TEST_F(graph, cnn_trains_in_both_modes)
 		snprintf(cmd, sizeof(cmd),
 			 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --wafer 64x64 --mode %s --lr 0.01 -q -o %s 2>&1",
 			 modes[m], prog);
-		EXPECT_EQ(0, run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 		EXPECT_EQ(0, trainhost(self, prog,
 				       "--steps 150 --report 50 --expect-falling --images " FASHION
 				       "/train-images-idx3-ubyte.gz --labels " FASHION
@@ -259,7 +237,7 @@ TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
 	snprintf(cmd, sizeof(cmd),
 		 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 4 --wafer 64x64 -q -o %s 2>&1",
 		 prog);
-	ASSERT_EQ(0, run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	/* Node 0's kernel_shape[0] (the nodes section is type 11): 5, its weights are 3x3. */
 	f = fopen(prog, "r+b");
 	ASSERT_NE(NULL, f);
