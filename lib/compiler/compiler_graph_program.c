@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compiler_graph_internal.h"
+#include "wse/engine_wsep.h"
 #include "wse/wsep_cost.h"
 
 struct side {
@@ -81,45 +82,6 @@ static uint64_t numel(size_t rank, const size_t *dims)
 	return n;
 }
 
-static const enum wsep_op wsep_ops[ENGINE_OP_COUNT] = {
-	[ENGINE_OP_CONV2D] = WSEP_OP_CONV2D,	   [ENGINE_OP_MAXPOOL2D] = WSEP_OP_MAXPOOL2D,
-	[ENGINE_OP_AVGPOOL2D] = WSEP_OP_AVGPOOL2D, [ENGINE_OP_GEMM] = WSEP_OP_GEMM,
-	[ENGINE_OP_MATMUL] = WSEP_OP_MATMUL,	   [ENGINE_OP_BINARY] = WSEP_OP_BINARY,
-	[ENGINE_OP_ACT] = WSEP_OP_ACT,		   [ENGINE_OP_LAYERNORM] = WSEP_OP_LAYERNORM,
-	[ENGINE_OP_SOFTMAX] = WSEP_OP_SOFTMAX,	   [ENGINE_OP_GATHER] = WSEP_OP_GATHER,
-	[ENGINE_OP_ATTENTION] = WSEP_OP_ATTENTION, [ENGINE_OP_DROPOUT] = WSEP_OP_DROPOUT,
-	[ENGINE_OP_TRANSPOSE] = WSEP_OP_TRANSPOSE, [ENGINE_OP_SPLIT] = WSEP_OP_SPLIT,
-	[ENGINE_OP_RESHAPE] = WSEP_OP_RESHAPE,
-};
-
-/* The attributes as the file holds them (zeroed first, so two compare with memcmp). */
-static void attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_attrs *w)
-{
-	memset(w, 0, sizeof(*w));
-	for (int i = 0; i < 2; i++) {
-		w->kernel[i] = (uint32_t)a->kernel[i];
-		w->stride[i] = (uint32_t)a->stride[i];
-		w->dilation[i] = (uint32_t)a->dilation[i];
-	}
-	for (int i = 0; i < 4; i++)
-		w->pads[i] = (uint32_t)a->pads[i];
-	w->flags = (a->ceil_mode ? WSEP_ATTR_CEIL_MODE : 0) |
-		   (a->count_include_pad ? WSEP_ATTR_COUNT_INCLUDE_PAD : 0) |
-		   (a->trans_a ? WSEP_ATTR_TRANS_A : 0) | (a->trans_b ? WSEP_ATTR_TRANS_B : 0) |
-		   (a->causal ? WSEP_ATTR_CAUSAL : 0);
-	w->alpha = a->alpha;
-	w->beta = a->beta;
-	w->binary = (uint32_t)a->binary;	/* both number add, sub, mul, div alike */
-	w->act = (uint32_t)a->act;		/* and relu, tanh, sigmoid, gelu, gelu_tanh */
-	w->axis = (uint32_t)a->axis;
-	w->epsilon = a->epsilon;
-	w->heads = (uint32_t)a->heads;
-	w->scale = a->scale;
-	w->ratio = a->ratio;
-	for (int i = 0; i < WSEP_GRAPH_MAX_RANK && i < ENGINE_MAX_RANK; i++)
-		w->perm[i] = (uint8_t)a->perm[i];
-}
-
 /*
  * The two imports must be the same graph but for the batch: each value's
  * dimensions equal, but one that is k x the batch in both.
@@ -172,8 +134,8 @@ differs:
 
 		engine_graph_node(g1, i, &op1, &a1, &ni1, in1, &no1, out1);
 		engine_graph_node(g2, i, &op2, &a2, &ni2, in2, &no2, out2);
-		attrs_to_wsep(&a1, &w1);
-		attrs_to_wsep(&a2, &w2);
+		engine_attrs_to_wsep(&a1, &w1);
+		engine_attrs_to_wsep(&a2, &w2);
 		if (op1 != op2 || ni1 != ni2 || no1 != no2 || memcmp(in1, in2, ni1 * sizeof(int)) ||
 		    memcmp(out1, out2, no1 * sizeof(int)) || memcmp(&w1, &w2, sizeof(w1)))
 			return wsecc_fail(b->err, b->path, 0, 0,
@@ -324,7 +286,7 @@ static int build_graph(struct build *b)
 		int in[ENGINE_GRAPH_MAX_IO], out[ENGINE_GRAPH_MAX_IO];
 
 		engine_graph_node(g, i, &op, &a, &ni, in, &no, out);
-		nd->op = wsep_ops[op];
+		nd->op = engine_op_to_wsep(op);
 		nd->unit = b->u.unit[i];
 		nd->n_in = (uint32_t)ni;
 		nd->n_out = (uint32_t)no;
@@ -332,7 +294,7 @@ static int build_graph(struct build *b)
 			nd->in[k] = (size_t)k < ni && in[k] >= 0 ? b->index[in[k]] : -1;
 			nd->out[k] = (size_t)k < no ? b->index[out[k]] : -1;
 		}
-		attrs_to_wsep(&a, &nd->a);
+		engine_attrs_to_wsep(&a, &nd->a);
 	}
 	engine_graph_loss_values(g, &logits, &labels);
 	wg->input = b->index[b->s[0].ids[b->s[0].ir->inputs[0]]];

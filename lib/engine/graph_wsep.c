@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "wse/engine_graph.h"
 #include "wse/engine_wsep.h"
@@ -49,7 +50,51 @@ static int fail(struct engine_graph *g, int ret, char *err, size_t errlen, const
 	return ret;
 }
 
-static void attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node_attrs *a)
+uint32_t engine_op_to_wsep(enum engine_op op)
+{
+	for (uint32_t w = WSEP_OP_CONV2D; w <= WSEP_OP_COUNT; w++)
+		if (ops[w] == op)
+			return w;
+	return WSEP_OP_COUNT + 1;
+}
+
+enum engine_op engine_op_from_wsep(uint32_t op)
+{
+	return op >= WSEP_OP_CONV2D && op <= WSEP_OP_COUNT ? ops[op] : ENGINE_OP_COUNT;
+}
+
+void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_attrs *w)
+{
+	memset(w, 0, sizeof(*w));
+	for (int i = 0; i < 2; i++) {
+		w->kernel[i] = (uint32_t)a->kernel[i];
+		w->stride[i] = (uint32_t)a->stride[i];
+		w->dilation[i] = (uint32_t)a->dilation[i];
+	}
+	for (int i = 0; i < 4; i++)
+		w->pads[i] = (uint32_t)a->pads[i];
+	w->flags = (a->ceil_mode ? WSEP_ATTR_CEIL_MODE : 0) |
+		   (a->count_include_pad ? WSEP_ATTR_COUNT_INCLUDE_PAD : 0) |
+		   (a->trans_a ? WSEP_ATTR_TRANS_A : 0) | (a->trans_b ? WSEP_ATTR_TRANS_B : 0) |
+		   (a->causal ? WSEP_ATTR_CAUSAL : 0);
+	w->alpha = a->alpha;
+	w->beta = a->beta;
+	for (uint32_t b = WSEP_BIN_ADD; b <= WSEP_BIN_DIV; b++)
+		if (binaries[b] == a->binary)
+			w->binary = b;
+	for (uint32_t f = WSEP_FN_RELU; f <= WSEP_FN_GELU_TANH; f++)
+		if (acts[f] == a->act)
+			w->act = f;
+	w->axis = (uint32_t)a->axis;
+	w->epsilon = a->epsilon;
+	w->heads = (uint32_t)a->heads;
+	w->scale = a->scale;
+	w->ratio = a->ratio;
+	for (int i = 0; i < WSEP_GRAPH_MAX_RANK && i < ENGINE_MAX_RANK; i++)
+		w->perm[i] = (uint8_t)a->perm[i];
+}
+
+void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node_attrs *a)
 {
 	*a = (struct engine_node_attrs){
 		.ceil_mode = w->flags & WSEP_ATTR_CEIL_MODE,
@@ -117,7 +162,7 @@ int engine_graph_from_wsep(const struct wsep_program *p, uint32_t batch,
 
 		if (nd->op < WSEP_OP_CONV2D || nd->op > WSEP_OP_COUNT)
 			return fail(g, -EINVAL, err, errlen, "node %u: unknown op %u", i, nd->op);
-		attrs_from_wsep(&nd->a, &a);
+		engine_attrs_from_wsep(&nd->a, &a);
 		ret = engine_graph_add_node(g, ops[nd->op], &a, nd->n_in, nd->in, nd->n_out, nd->out);
 		if (ret < 0)
 			return fail(g, ret, err, errlen, "%s", engine_graph_error(g));

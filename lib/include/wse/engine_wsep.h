@@ -13,6 +13,7 @@
 #include <errno.h>
 
 #include "wse/engine.h"
+#include "wse/engine_graph.h"
 #include "wse/wsep.h"
 
 /* Fills @e from @o. Returns 0, or -EINVAL for an unknown optimizer kind. */
@@ -77,7 +78,18 @@ static inline struct engine_optim engine_optim_at(const struct engine_optim *bas
 	return o;
 }
 
-struct engine_graph;
+
+/*
+ * The mapping between the file's ops and attributes (wse/wsep.h) and the
+ * engine's, both ways, in one place (lib/engine/graph_wsep.c). An op the
+ * other side lacks maps to WSEP_OP_COUNT + 1 / ENGINE_OP_COUNT. The
+ * attributes written for the file are zeroed first, so two compare equal
+ * with memcmp() exactly when they mean the same.
+ */
+uint32_t engine_op_to_wsep(enum engine_op op);
+enum engine_op engine_op_from_wsep(uint32_t op);
+void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_attrs *w);
+void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node_attrs *a);
 
 /*
  * engine_graph_from_wsep() - the graph of graph program @p at @batch
