@@ -100,7 +100,30 @@ void fwd_graph_destroy(struct fwd_graph *g)
 	free(g);
 }
 
-uint32_t fwd_graph_create(struct fwd_program *p, struct fwd_graph **out, char *text, size_t len)
+/*
+ * Bytes the graphs of @p's micro-batches hold (values and their gradients)
+ * and its resident arrays: what a device's SRAM would have to hold.
+ */
+static uint64_t graph_bytes(const struct fwd_program *p)
+{
+	const struct wsep_program *prog = p->prog;
+	uint64_t n = wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2);
+
+	for (uint32_t m = 0; m < p->micro_max; m++) {
+		uint32_t size = fwd_micro_at(p, prog->batch, m).count;
+
+		for (uint32_t v = 0; v < prog->graph->num_values; v++) {
+			const struct wsep_graph_value *x = &prog->graph->values[v];
+
+			if (x->kind == WSEP_VAL_INPUT || x->kind == WSEP_VAL_ACT)
+				n += wsep_graph_value_elems(prog, x, size) * (x->dtype == WSEP_ELEM_I64 ? 12 : 8);
+		}
+	}
+	return n;
+}
+
+uint32_t fwd_graph_create(struct fwd_program *p, uint64_t sram, struct fwd_graph **out,
+			  char *text, size_t len)
 {
 	const struct wsep_program *prog = p->prog;
 	const struct wsep_graph *wg = prog->graph;
@@ -109,6 +132,14 @@ uint32_t fwd_graph_create(struct fwd_program *p, struct fwd_graph **out, char *t
 	uint32_t st = WSE_LINK_OK, np = 0;
 
 	*out = NULL;
+	/* The program's own sram_bytes may understate: count what it will hold. */
+	if (graph_bytes(p) > sram) {
+		snprintf(text, len,
+			 "the program's graph holds %llu bytes at its batch of %u; the device has %llu bytes of SRAM",
+			 (unsigned long long)graph_bytes(p), prog->batch, (unsigned long long)sram);
+		free(g);
+		return WSE_LINK_E_NOSPC;
+	}
 	if (!g || !(g->param = calloc(wg->num_values, sizeof(*g->param))))
 		goto oom;
 	g->prog = prog;

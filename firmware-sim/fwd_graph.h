@@ -31,10 +31,12 @@ struct fwd_graph;
 /*
  * Builds a graph program's engine graphs (one per micro-batch, checked
  * before anything is allocated) and, pipelined, its resident weights,
- * gradients and optimizer state. On failure a text in @text and the
- * link status.
+ * gradients and optimizer state; refused when they would hold more than
+ * the device's @sram bytes. On failure a text in @text and the link
+ * status.
  */
-uint32_t fwd_graph_create(struct fwd_program *p, struct fwd_graph **out, char *text, size_t len);
+uint32_t fwd_graph_create(struct fwd_program *p, uint64_t sram, struct fwd_graph **out,
+			  char *text, size_t len);
 void fwd_graph_destroy(struct fwd_graph *g);
 
 /* Before a step of @batch samples: each micro-batch's graph at its size. */

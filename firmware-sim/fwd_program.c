@@ -159,7 +159,7 @@ static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *tex
 		return WSE_LINK_E_INVAL;
 	}
 	fwd_micro_setup(p, x->dev->cfg->micro_batches);
-	return fwd_graph_create(p, &p->graph, text, len);
+	return fwd_graph_create(p, x->dev->cfg->sram_total, &p->graph, text, len);
 }
 
 /* A layer program: a workspace per micro-batch and, pipelined, its parameters. */
