@@ -168,6 +168,25 @@ static inline int guest_run(char *out, size_t len, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+/*
+ * The addresses of the simulators wsevm started on the host (/wse/fw-addrs,
+ * one a line; they run at native speed), at most @max. Returns the count.
+ */
+static inline int guest_host_firmware(char addrs[][160], int max)
+{
+	FILE *f = fopen("/wse/fw-addrs", "r");
+	int n = 0;
+
+	while (f && n < max && fgets(addrs[n], 160, f)) {
+		addrs[n][strcspn(addrs[n], "\n")] = 0;
+		if (addrs[n][0])
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Connects to @addr and attaches it; returns 0 or a negative errno. */
 static inline int guest_attach(struct wse_ctl *ctl, const char *addr, uint32_t keepalive_ms,
 			       struct wse_dev_status *dev)

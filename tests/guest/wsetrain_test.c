@@ -22,22 +22,6 @@
 #define FMNIST		"/usr/share/datasets/fashion-mnist"
 #define OUT_MAX		(64 << 10)
 
-/* The host firmware addresses wsevm left for the guest. */
-static int host_firmware(char addrs[][160], int max)
-{
-	FILE *f = fopen("/wse/fw-addrs", "r");
-	int n = 0;
-
-	while (f && n < max && fgets(addrs[n], 160, f)) {
-		addrs[n][strcspn(addrs[n], "\n")] = 0;
-		if (addrs[n][0])
-			n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
 FIXTURE(wsetrain) {
 	struct wse_ctl *ctl;
 	struct wse_dev_status dev[4];
@@ -70,7 +54,7 @@ FIXTURE_TEARDOWN(wsetrain)
 static int attach_host(struct __test_metadata *_metadata, FIXTURE_DATA(wsetrain) *self, int n)
 {
 	char addrs[4][160];
-	int have = host_firmware(addrs, 4), at = 0;
+	int have = guest_host_firmware(addrs, 4), at = 0;
 
 	if (have < n)
 		return -1;
@@ -401,6 +385,25 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
 	EXPECT_STREQ(before[0], after[0]);
 	EXPECT_STREQ(before[1], after[1]);
+}
+
+/* A wafer too small for the model: the refusal gives its size in units. */
+TEST_F(wsetrain, compiler_refusal_names_the_wafer_in_units)
+{
+	struct guest_peer fw;
+	struct wse_dev_status d;
+	int st;
+
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "4x4", "--clock-mhz", "850",
+				      "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u --no-eval",
+		       d.index);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "(4x4 PEs, 48 KiB SRAM per PE, 850 MHz; exit 1)"))
+		TH_LOG("%s", self->out);
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&fw, SIGKILL);
 }
 
 TEST_HARNESS_MAIN

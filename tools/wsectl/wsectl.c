@@ -159,7 +159,7 @@ static int take_option(struct wsectl_opts *o, int c, const char *arg, bool *done
 		*done = true;
 		return WSECTL_OK;
 	case 'V':
-		printf("wsectl (wse) %s\n", WSE_VERSION);
+		fputs(WSE_VERSION_LINE("wsectl"), stdout);
 		*done = true;
 		return WSECTL_OK;
 	case OPT_KEEPALIVE:
