@@ -113,8 +113,9 @@ $(B)/obj-pic/%.o: %.c | $(gen_headers)
 	$(CC) $(BASE_CFLAGS) -fPIC $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
 
 # WSE_VERSION (config.mk) for --version: rewritten only when it changes,
-# so only what prints it is rebuilt.
-$(B)/gen/wse_version.h: config.mk
+# so only what prints it is rebuilt. The recipe runs whenever config.mk or
+# this Makefile (which holds the header's text) is newer.
+$(B)/gen/wse_version.h: config.mk Makefile
 	@mkdir -p $(dir $@)
 	@printf '/* Generated from config.mk. */\n#define WSE_VERSION "%s"\n%s\n' '$(WSE_VERSION)' \
 		'#define WSE_VERSION_LINE(prog) prog " (wse) " WSE_VERSION "\n"' >$@.tmp
