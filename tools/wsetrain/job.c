@@ -13,9 +13,12 @@
 static int check_data(const struct train_job *j)
 {
 	const struct wsep_program *p = j->p;
-	uint32_t classes = p->layers[p->num_layers - 1].out;
+	uint32_t classes = wsep_classes(p);
 	bool eval = !j->o->no_eval;
 
+	if (wsep_label_rows(p) != 1)
+		return train_fail("%s predicts %u rows per sample (a program over tokens): give it a text corpus (--text FILE)",
+				  p->model_name, wsep_label_rows(p));
 	if (p->input_type != WSEP_ELEM_U8)
 		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
 				  p->model_name, "f32");
@@ -37,12 +40,11 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 
 	memset(j, 0, sizeof(*j));
 	j->o = o;
-	if (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
-	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
+	if (!o->n_text &&
+	    (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
+	     (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err)))))
 		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
 				  err);
-	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
-								       j->train.count;
 	if (train_pick_devices(o, specs))
 		return -1;
 	for (unsigned int m = 0; m < o->systems; m++) {
@@ -53,11 +55,14 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	if (train_program(o, &j->sys[0].info.dev, &j->image, &j->image_len, &j->p))
 		return -1;
 	j->batch = j->p->batch;
-	j->record = j->p->input_dim;
+	j->rows = wsep_label_rows(j->p);
+	j->record = j->p->input_dim * (j->p->input_type == WSEP_ELEM_U8 ? 1 : 4);
 	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
 							     &train_mode_pipelined;
-	if (train_find_streams(j->p, &j->ids) || check_data(j))
+	if (train_find_streams(j->p, &j->ids) || (o->n_text ? train_text_open(j) : check_data(j)))
 		return -1;
+	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
+								       j->train.count;
 	if (j->n > 1 && j->mode != &train_mode_streaming)
 		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--mode weight_streaming)",
 				  j->n);
@@ -79,6 +84,7 @@ void train_job_close(struct train_job *j)
 		j->mode->close(j->mode_state);
 	wse_dataset_free(&j->train);
 	wse_dataset_free(&j->test);
+	wse_text_free(&j->text);
 	wsep_program_free(j->p);
 	free(j->image);
 }
