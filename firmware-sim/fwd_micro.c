@@ -43,6 +43,13 @@ int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)
 	count = (batch + size - 1) / size;
 	if (!size || count > FWD_MICRO_BATCHES_MAX)
 		return -EINVAL;
+	/* A graph program's micro-batches are graphs, fitted per RUN (fwd_graph_fit()). */
+	if (p->prog->graph) {
+		p->micro_size = size;
+		if (p->micro_max < count)
+			p->micro_max = count;
+		return 0;
+	}
 	/* Workspaces too small for the new size go; enough of the right size come. */
 	if (size > p->ws_rows) {
 		for (uint32_t m = 0; m < p->micro_max; m++)

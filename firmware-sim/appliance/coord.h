@@ -96,14 +96,17 @@ struct coord_job {
 	unsigned int n;				/* systems */
 	unsigned int sys[COORD_SYSTEMS_MAX];	/* their indexes */
 	uint32_t samples_id, labels_id, losses_id, preds_id;	/* stream ids */
+	int64_t logits_id;			/* a graph program's logits (PREDICT); -1: none */
 	uint32_t weights_id[WSEP_MAX_LAYERS], grads_id[WSEP_MAX_LAYERS];
 	uint32_t record;			/* bytes of a sample */
+	uint32_t rows;				/* labels and predictions per sample */
+	uint32_t logit_bytes;			/* logits of a sample */
 	uint64_t floats;			/* weights, all layers */
 	/* Regions: MemoryX's weights, SwarmX's slots, ours for the input. */
 	struct wse_link_region mx_region, sx_region, in_region;
 	struct wse_link_region_map_info mx_map, sx_map, in_map;
 	struct coord_ring samples, labels;	/* in in_region */
-	struct coord_ring losses, preds;	/* to the user node */
+	struct coord_ring losses, preds, logits;	/* to the user node */
 	/* Where the samples come from: the host's writes, or the input workers. */
 	bool from_dataset;
 	uint32_t dataset_left;			/* samples the workers still have in the epoch */

@@ -165,7 +165,8 @@ static uint32_t open_rings(struct coord *c, char *text, size_t len)
 {
 	struct coord_job *j = &c->job;
 	uint64_t b = j->prog->batch, samples = COORD_RING_BATCHES * b * j->record;
-	uint64_t labels = COORD_RING_BATCHES * b * 4;
+	uint64_t labels = COORD_RING_BATCHES * b * j->rows * 4;
+	uint64_t losses = COORD_RING_BATCHES * b * 4, logits = COORD_RING_BATCHES * b * j->logit_bytes;
 
 	if (wse_link_region_create(&j->in_region, "in", samples + labels, text, len))
 		return WSE_LINK_E_NOSPC;
@@ -174,9 +175,10 @@ static uint32_t open_rings(struct coord *c, char *text, size_t len)
 					  .at = WSE_LINK_REGION_HEADER, .cap = samples };
 	j->labels = (struct coord_ring){ .buf = j->samples.buf + samples,
 					 .at = WSE_LINK_REGION_HEADER + samples, .cap = labels };
-	j->losses = (struct coord_ring){ .buf = malloc(labels), .cap = labels };
+	j->losses = (struct coord_ring){ .buf = malloc(losses), .cap = losses };
 	j->preds = (struct coord_ring){ .buf = malloc(labels), .cap = labels };
-	if (!j->losses.buf || !j->preds.buf) {
+	j->logits = (struct coord_ring){ .buf = logits ? malloc(logits) : NULL, .cap = logits };
+	if (!j->losses.buf || !j->preds.buf || (logits && !j->logits.buf)) {
 		snprintf(text, len, "the coordinator is out of memory for the output rings");
 		return WSE_LINK_E_NOSPC;
 	}
@@ -244,6 +246,9 @@ static int find_streams(struct coord_job *j, char *text, size_t len)
 	j->labels_id = p->streams[ts.labels].id;
 	j->losses_id = p->streams[ts.losses].id;
 	j->preds_id = p->streams[ts.predictions].id;
+	j->logits_id = ts.logits >= 0 ? (int64_t)p->streams[ts.logits].id : -1;
+	j->rows = wsep_label_rows(p);
+	j->logit_bytes = ts.logits >= 0 ? j->rows * wsep_classes(p) * 4 : 0;
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		j->weights_id[k] = p->streams[ts.weights[k]].id;
 		j->grads_id[k] = p->streams[ts.grads[k]].id;
@@ -327,6 +332,7 @@ void coord_job_close(struct coord *c)
 	wse_link_region_destroy(&j->in_region);
 	free(j->losses.buf);
 	free(j->preds.buf);
+	free(j->logits.buf);
 	wsep_program_free(j->prog);
 	pthread_mutex_lock(&c->lock);
 	memset(j, 0, sizeof(*j));
@@ -372,7 +378,7 @@ void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coor
 		unit = j->record;
 	} else if (in->stream == j->labels_id) {
 		ring = &j->labels;
-		unit = 4;
+		unit = j->rows * 4;
 	} else {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 				 "program %u is the appliance's weight-streaming job: the host writes only its samples (stream %u) and labels (stream %u); its weights live in MemoryX",
@@ -414,27 +420,29 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 {
 	struct coord_job *j = &c->job;
 	struct coord_ring *ring = in->stream == j->losses_id ? &j->losses :
-				  in->stream == j->preds_id ? &j->preds : NULL;
+				  in->stream == j->preds_id ? &j->preds :
+				  (int64_t)in->stream == j->logits_id ? &j->logits : NULL;
+	uint32_t unit = ring == &j->losses ? 4 : ring == &j->preds ? j->rows * 4 : j->logit_bytes;
 	uint8_t *buf = NULL;
 	struct iovec iov;
 	uint64_t n;
 
 	if (!ring) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
-				 "program %u is the appliance's weight-streaming job: the host reads only its losses (stream %u) and predictions (stream %u)",
+				 "program %u is the appliance's weight-streaming job: the host reads only its losses (stream %u), predictions (stream %u) and logits",
 				 in->program, j->losses_id, j->preds_id);
 		return;
 	}
-	if (!in->length || in->length % 4 || in->length > WSE_LINK_PAYLOAD_LIMIT - 64) {
+	if (!in->length || in->length % unit || in->length > WSE_LINK_PAYLOAD_LIMIT - 64) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
-				 "a read of %u bytes on stream %u is not whole 4-byte records", in->length,
-				 in->stream);
+				 "a read of %u bytes on stream %u is not whole %u-byte records", in->length,
+				 in->stream, unit);
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
-	while (!j->failed && ring->len < 4 && coord_wait_on(c, &c->output_cond, 500))
+	while (!j->failed && ring->len < unit && coord_wait_on(c, &c->output_cond, 500))
 		;
-	if (ring->len >= 4) {
+	if (ring->len >= unit) {
 		n = ring->len < in->length ? ring->len : in->length;
 		buf = malloc(n);
 		if (buf) {
@@ -480,12 +488,19 @@ void coord_job_input(struct coord *c, struct coord_conn *conn, const struct coor
 				 "the host's samples are still queued: name the input between RUNs");
 		return;
 	}
+	if (j->rows != 1 || j->prog->input_type != WSEP_ELEM_U8) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "the input workers read IDX images with a label each; %s takes %u labels per sample of %s inputs: the host sends them",
+				 j->prog->model_name, j->rows,
+				 j->prog->input_type == WSEP_ELEM_U8 ? "byte" : "other");
+		return;
+	}
 	m = j->in_map;
 	m.region = 1;
 	wse_link_region_map_encode(&raw, &m);
 	iov = (struct iovec){ &raw, sizeof(raw) };
 	wse_link_input_encode(&o.in, in);
-	o.classes = j->prog->layers[j->prog->num_layers - 1].out;
+	o.classes = wsep_classes(j->prog);
 	if (coord_service_call(c, &c->in, WSE_LINK_OP_REGION_MAP, &iov, 1, NULL, 0, NULL, text,
 			       sizeof(text)))
 		goto fail;

@@ -75,7 +75,8 @@ struct coord_run {
 	uint32_t committed;		/* steps whose results went to the output rings */
 	uint32_t filled;		/* steps the input workers filled */
 	float *loss_stage;
-	int32_t *pred_stage;
+	int32_t *pred_stage;		/* rows per sample */
+	uint8_t *logit_stage;		/* PREDICT of a program with logits; else NULL */
 };
 
 static bool stopped(struct coord *c)
@@ -262,7 +263,7 @@ static bool input_ready(struct coord_run *run, uint32_t s)
 	struct coord_job *j = &run->c->job;
 	uint64_t need = (uint64_t)(s - run->freed + 1) * run->batch;
 
-	return j->samples.len >= need * j->record && j->labels.len >= need * 4;
+	return j->samples.len >= need * j->record && j->labels.len >= need * j->rows * 4;
 }
 
 /* Writes the driver's shard of step @s's batch (which must be in the rings). */
@@ -282,7 +283,8 @@ static int write_input(struct driver *d, uint32_t s)
 	pthread_mutex_lock(&c->lock);
 	at = (uint64_t)(s - run->freed) * run->batch + d->first;
 	n = coord_ring_pieces(&j->samples, at * j->record, (uint64_t)d->count * j->record, off, len);
-	nl = coord_ring_pieces(&j->labels, at * 4, (uint64_t)d->count * 4, loff, llen);
+	nl = coord_ring_pieces(&j->labels, at * j->rows * 4, (uint64_t)d->count * j->rows * 4,
+			       loff, llen);
 	pthread_mutex_unlock(&c->lock);
 	d->ninput[slot] = 0;
 	for (int i = 0; i < n; i++)
@@ -322,8 +324,9 @@ static int input_done(struct driver *d, uint32_t s)
 		j->samples.head = (j->samples.head + (uint64_t)run->batch * j->record) % j->samples.cap;
 		j->samples.len -= (uint64_t)run->batch * j->record;
 		if (run->kind != WSE_LINK_RUN_PREDICT) {
-			j->labels.head = (j->labels.head + (uint64_t)run->batch * 4) % j->labels.cap;
-			j->labels.len -= (uint64_t)run->batch * 4;
+			j->labels.head = (j->labels.head + (uint64_t)run->batch * j->rows * 4) %
+					 j->labels.cap;
+			j->labels.len -= (uint64_t)run->batch * j->rows * 4;
 		}
 		run->freed++;
 		pthread_cond_broadcast(&c->input_cond);
@@ -461,20 +464,24 @@ static int results_in(struct driver *d, uint32_t s)
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
-	uint64_t bytes = (uint64_t)run->batch * 4;
-	bool losses = run->kind != WSE_LINK_RUN_PREDICT;
+	uint64_t bytes = (uint64_t)run->batch * 4, pbytes = bytes * j->rows;
+	uint64_t zbytes = (uint64_t)run->batch * j->logit_bytes;
+	bool losses = run->kind != WSE_LINK_RUN_PREDICT, logits = run->logit_stage != NULL;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
 	if (++run->outputs == run->n) {
-		while ((coord_ring_room(&j->preds) < bytes ||
-			(losses && coord_ring_room(&j->losses) < bytes)) &&
+		while ((coord_ring_room(&j->preds) < pbytes ||
+			(losses && coord_ring_room(&j->losses) < bytes) ||
+			(logits && coord_ring_room(&j->logits) < zbytes)) &&
 		       !stopped(c) && coord_wait_on(c, &c->output_cond, 500))
 			;
 		if (!stopped(c)) {
 			if (losses)
 				coord_ring_put(&j->losses, run->loss_stage, bytes);
-			coord_ring_put(&j->preds, run->pred_stage, bytes);
+			if (logits)
+				coord_ring_put(&j->logits, run->logit_stage, zbytes);
+			coord_ring_put(&j->preds, run->pred_stage, pbytes);
 			run->outputs = 0;
 			run->committed++;
 		}
@@ -499,7 +506,7 @@ static int one_step(struct driver *d, uint32_t s)
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
-	struct pending_read grads[WSEP_MAX_LAYERS], losses, preds;
+	struct pending_read grads[WSEP_MAX_LAYERS], losses, preds, logits;
 	bool train = run->kind == WSE_LINK_RUN_TRAIN;
 	bool results = run->kind != WSE_LINK_RUN_PREDICT;
 	int set = s % 2;
@@ -517,8 +524,13 @@ static int one_step(struct driver *d, uint32_t s)
 	}
 	if ((results && read_start(d, &losses, j->losses_id, 0, 0,
 				   (uint8_t *)(run->loss_stage + d->first), (uint64_t)d->count * 4)) ||
-	    read_start(d, &preds, j->preds_id, 0, 0, (uint8_t *)(run->pred_stage + d->first),
-		       (uint64_t)d->count * 4))
+	    read_start(d, &preds, j->preds_id, 0, 0,
+		       (uint8_t *)(run->pred_stage + (uint64_t)d->first * j->rows),
+		       (uint64_t)d->count * j->rows * 4) ||
+	    (run->logit_stage &&
+	     read_start(d, &logits, (uint32_t)j->logits_id, 0, 0,
+			run->logit_stage + (uint64_t)d->first * j->logit_bytes,
+			(uint64_t)d->count * j->logit_bytes)))
 		return -1;
 	for (uint32_t k = run->L; train && k-- > 0;)
 		if (read_finish(d, &grads[k]) || layer_in(d, k, s))
@@ -529,7 +541,8 @@ static int one_step(struct driver *d, uint32_t s)
 		if (await(d, d->writes[set][i], WSE_LINK_OP_STREAM_WRITE, &len))
 			return -1;
 	d->nwrites[set] = 0;
-	if ((results && read_finish(d, &losses)) || read_finish(d, &preds))
+	if ((results && read_finish(d, &losses)) || read_finish(d, &preds) ||
+	    (run->logit_stage && read_finish(d, &logits)))
 		return -1;
 	return results_in(d, s);
 }
@@ -582,6 +595,7 @@ static void fill_from_dataset(struct coord_run *run)
 {
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
+	/* The input workers read IDX datasets: a label per sample. */
 	uint64_t sbytes = (uint64_t)run->batch * j->record, lbytes = (uint64_t)run->batch * 4;
 
 	pthread_mutex_lock(&c->lock);
@@ -683,12 +697,16 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	run = calloc(1, sizeof(*run));
 	if (run) {
 		run->loss_stage = calloc(in->batch, 4);
-		run->pred_stage = calloc(in->batch, 4);
+		run->pred_stage = calloc((size_t)in->batch * j->rows, 4);
+		if (in->kind == WSE_LINK_RUN_PREDICT && j->logit_bytes)
+			run->logit_stage = calloc(in->batch, j->logit_bytes);
 	}
-	if (!run || !run->loss_stage || !run->pred_stage) {
+	if (!run || !run->loss_stage || !run->pred_stage ||
+	    (in->kind == WSE_LINK_RUN_PREDICT && j->logit_bytes && !run->logit_stage)) {
 		if (run) {
 			free(run->loss_stage);
 			free(run->pred_stage);
+			free(run->logit_stage);
 		}
 		free(run);
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
@@ -696,7 +714,7 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	}
 	*run = (struct coord_run){ .c = c, .kind = in->kind, .steps = in->steps, .batch = in->batch,
 				   .L = j->prog->num_layers, .loss_stage = run->loss_stage,
-				   .pred_stage = run->pred_stage };
+				   .pred_stage = run->pred_stage, .logit_stage = run->logit_stage };
 	shard(run);
 	pthread_mutex_lock(&c->lock);
 	failed = j->failed || j->run;
@@ -762,5 +780,6 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 out:
 	free(run->loss_stage);
 	free(run->pred_stage);
+	free(run->logit_stage);
 	free(run);
 }

@@ -15,7 +15,9 @@ uint64_t mx_store_bytes(const struct wsep_program *p)
 	struct engine_optim opt;
 
 	if (!p->num_layers || p->num_layers > ENGINE_MAX_LAYERS ||
-	    engine_optim_from_wsep(&p->opt, &opt) || engine_optim_check(&opt))
+	    engine_optim_from_wsep(&p->opt, &opt) || engine_optim_check(&opt) ||
+	    (p->graph && (!p->weights ||
+			  p->num_weights != wsep_total_params(p->layers, p->num_layers))))
 		return 0;
 	return wsep_total_params(p->layers, p->num_layers) * sizeof(float) *
 	       (1 + engine_optim_state_arrays(opt.kind));
@@ -32,20 +34,28 @@ int mx_store_create(struct mx_store *st, const struct wsep_program *p, char *tex
 		return -EINVAL;
 	}
 	engine_optim_from_wsep(&p->opt, &st->opt);
+	if (engine_lr_from_wsep(&p->opt, &st->sched)) {
+		snprintf(text, len, "MemoryX cannot serve %s: its learning-rate schedule is beyond the engine",
+			 p->model_name);
+		return -EINVAL;
+	}
 	st->layers = p->num_layers;
 	st->floats = wsep_total_params(p->layers, p->num_layers);
 	st->arrays = engine_optim_state_arrays(st->opt.kind);
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		const struct wsep_layer *l = &p->layers[k];
 
-		if (l->kind != WSEP_LAYER_DENSE || l->weight_offset + wsep_layer_params(l) > st->floats) {
-			snprintf(text, len, "MemoryX streams dense layers; layer %u of %s is not one",
+		if ((l->kind != WSEP_LAYER_DENSE && l->kind != WSEP_LAYER_UNIT) ||
+		    l->weight_offset + wsep_layer_params(l) > st->floats) {
+			snprintf(text, len, "MemoryX streams dense layers and graph units; layer %u of %s is neither",
 				 k, p->model_name);
 			return -EINVAL;
 		}
 		st->offset[k] = l->weight_offset;
 		st->in[k] = l->in;
 		st->out[k] = l->out;
+		st->n[k] = wsep_layer_params(l);
+		st->unit[k] = l->kind == WSEP_LAYER_UNIT;
 	}
 	ret = wse_link_region_create(&st->region, "mx", st->floats * sizeof(float), text, len);
 	if (ret)
@@ -87,7 +97,7 @@ void mx_store_destroy(struct mx_store *st)
 
 uint64_t mx_store_layer_at(const struct mx_store *st, uint32_t k, size_t *floats)
 {
-	*floats = (size_t)st->in[k] * st->out[k] + st->out[k];
+	*floats = (size_t)st->n[k];
 	return WSE_LINK_REGION_HEADER + st->offset[k] * sizeof(float);
 }
 
@@ -95,10 +105,11 @@ uint64_t mx_store_layer_at(const struct mx_store *st, uint32_t k, size_t *floats
 static int step_range(struct mx_store *st, uint64_t t, size_t at, size_t n, const float *g)
 {
 	float *s[2] = { NULL, NULL };
+	struct engine_optim o = engine_optim_at(&st->opt, &st->sched, t);
 
 	for (unsigned int i = 0; i < st->arrays; i++)
 		s[i] = st->state + i * st->floats + at;
-	return engine_optim_step(&st->opt, t, st->w + at, g, s[0], s[1], n);
+	return engine_optim_step(&o, t, st->w + at, g, s[0], s[1], n);
 }
 
 static void *helper_main(void *arg)
@@ -167,11 +178,15 @@ int mx_store_update(struct mx_store *st, uint32_t k, uint64_t t, const float *g)
 
 	if (k >= st->layers || !t)
 		return -EINVAL;
-	wn = (size_t)st->in[k] * st->out[k];
-	/* W and b separately, as the device updates a resident layer. */
-	err = step_split(st, t, st->offset[k], wn, g);
-	if (!err)
-		err = step_range(st, t, st->offset[k] + wn, st->out[k], g + wn);
+	if (st->unit[k]) {
+		err = step_split(st, t, st->offset[k], st->n[k], g);
+	} else {
+		wn = (size_t)st->in[k] * st->out[k];
+		/* W and b separately, as the device updates a resident layer. */
+		err = step_split(st, t, st->offset[k], wn, g);
+		if (!err)
+			err = step_range(st, t, st->offset[k] + wn, st->out[k], g + wn);
+	}
 	if (!err) {
 		st->step = t;
 		st->updates++;

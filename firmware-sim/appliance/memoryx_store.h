@@ -2,9 +2,10 @@
 /*
  * MemoryX's store: a weight-streaming program's weights, optimizer state
  * and step count, and the update, which is the engine's own optimizer step
- * called for a layer's W and b separately as a device calls it for a
- * resident layer: so weight streaming trains to the bits of the
- * layer-pipelined mode.
+ * at the program's learning-rate schedule, called for a dense layer's W
+ * and b separately (a graph program's unit: its one range) as a device
+ * calls it for a resident layer: so weight streaming trains to the bits of
+ * the layer-pipelined mode.
  *
  * The weights lie in a shared-memory region (wse/link_region.h) in the
  * .wsep layout, layer k's W ([out][in]) then b at its weight_offset, which
@@ -29,8 +30,11 @@ struct mx_store {
 	uint64_t floats;			/* weights, all layers */
 	uint64_t offset[ENGINE_MAX_LAYERS];	/* layer k's W, in floats */
 	uint32_t in[ENGINE_MAX_LAYERS], out[ENGINE_MAX_LAYERS];
+	uint64_t n[ENGINE_MAX_LAYERS];		/* layer k's floats */
+	bool unit[ENGINE_MAX_LAYERS];		/* a graph program's unit: one range, no W and b */
 	unsigned int arrays;			/* optimizer state arrays, 0..2 */
 	struct engine_optim opt;
+	struct engine_lr_schedule sched;	/* the learning rate at step t */
 	struct wse_link_region region;		/* the weights, after its header */
 	float *w;
 	float *state;				/* arrays * floats */

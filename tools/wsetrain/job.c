@@ -15,9 +15,12 @@
 static int check_data(const struct train_job *j)
 {
 	const struct wsep_program *p = j->p;
-	uint32_t classes = p->layers[p->num_layers - 1].out;
+	uint32_t classes = wsep_classes(p);
 	bool eval = !j->o->no_eval;
 
+	if (wsep_label_rows(p) != 1)
+		return train_fail("%s predicts %u rows per sample (a program over tokens): give it a text corpus (--text FILE)",
+				  p->model_name, wsep_label_rows(p));
 	if (p->input_type != WSEP_ELEM_U8)
 		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
 				  p->model_name, "f32");
@@ -60,23 +63,25 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 
 	memset(j, 0, sizeof(*j));
 	j->o = o;
-	if (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
-	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
+	if (!o->n_text &&
+	    (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
+	     (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err)))))
 		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
 				  err);
-	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
-								       j->train.count;
 	if (train_pick_device(o, spec) || train_system_open(&j->sys[0], spec) || find_appliance(j))
 		return -1;
 	if (train_program(o, &j->sys[0].info.dev, &j->image, &j->image_len, &j->p))
 		return -1;
 	j->batch = j->p->batch;
-	j->record = j->p->input_dim;
+	j->rows = wsep_label_rows(j->p);
+	j->record = j->p->input_dim * (j->p->input_type == WSEP_ELEM_U8 ? 1 : 4);
 	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
 							     &train_mode_pipelined;
 	j->n = j->appliance && j->mode == &train_mode_streaming ? o->systems : 1;
-	if (train_find_streams(j->p, &j->ids) || check_data(j))
+	if (train_find_streams(j->p, &j->ids) || (o->n_text ? train_text_open(j) : check_data(j)))
 		return -1;
+	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
+								       j->train.count;
 	if (j->mode == &train_mode_streaming && !j->appliance)
 		return train_fail("%s is a single system: weight streaming runs on an appliance, whose MemoryX keeps the weights (start one with wse-appliance --systems N --listen ADDR and attach it; in the guest: tools/wsevm --appliance N)",
 				  j->sys[0].name);
@@ -109,6 +114,7 @@ void train_job_close(struct train_job *j)
 		j->mode->close(j->mode_state);
 	wse_dataset_free(&j->train);
 	wse_dataset_free(&j->test);
+	wse_text_free(&j->text);
 	wsep_program_free(j->p);
 	free(j->image);
 }

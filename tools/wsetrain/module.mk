@@ -2,6 +2,6 @@
 progs += wsetrain
 wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c session.c job.c \
 	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c state.c checkpoint.c \
-	report.c metrics.c)
+	report.c metrics.c text.c sample.c)
 wsetrain_libs := wse wsedata wsemetrics wsep wseengine wselink
 wsetrain_ldlibs := $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) -lz -lopenblas -lm -lpthread

@@ -25,6 +25,9 @@ void train_usage(FILE *f)
 "Data and model:\n"
 "  --data DIR            IDX files {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
 "                        (default " TRAIN_DEFAULT_DATA ")\n"
+"  --text FILE           a text corpus instead, for a program over tokens (repeat\n"
+"                        to join files): the windows of models/gpt_data.py; the\n"
+"                        test set is the validation split\n"
 "  --train-limit N       use only the first N training samples\n"
 "  --test-limit N        evaluate on the first N test samples only\n"
 "  --mode MODE           auto (default: the compiler decides), pipelined or\n"
@@ -57,6 +60,10 @@ void train_usage(FILE *f)
 "  --tensorboard DIR     metrics as a TensorBoard event file in DIR\n"
 "  --report N            a progress line every N steps (default 50)\n"
 "  --expect-accuracy X   exit 1 if the final test accuracy is below X (0..1)\n"
+"Sampling (a program over tokens, --text for its characters):\n"
+"  --sample N            generate N characters from --resume's weights, and exit\n"
+"  --prompt TEXT         what they follow (default: a newline)\n"
+"  --temperature X       0: the likeliest character; else sample (default 0.8)\n"
 "  -q, --quiet           only the summary\n"
 "  -h, --help            this help\n"
 "  -V, --version         the version of wsetrain\n"
@@ -87,7 +94,8 @@ enum {
 	OPT_DATA = 256, OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_MODE, OPT_WSECC, OPT_COMPILE_ONLY,
 	OPT_VALIDATE_ONLY, OPT_SYSTEMS, OPT_DEVICES, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_CHUNK,
 	OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_INSPECT, OPT_CSV,
-	OPT_TENSORBOARD, OPT_REPORT, OPT_EXPECT, OPT_INPUT,
+	OPT_TENSORBOARD, OPT_REPORT, OPT_EXPECT, OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT,
+	OPT_TEMPERATURE,
 };
 
 int train_parse(int argc, char **argv, struct train_opts *o)
@@ -117,6 +125,10 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "tensorboard", required_argument, NULL, OPT_TENSORBOARD },
 		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "expect-accuracy", required_argument, NULL, OPT_EXPECT },
+		{ "text", required_argument, NULL, OPT_TEXT },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "prompt", required_argument, NULL, OPT_PROMPT },
+		{ "temperature", required_argument, NULL, OPT_TEMPERATURE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -129,7 +141,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 
 	*o = (struct train_opts){
 		.data_dir = TRAIN_DEFAULT_DATA, .mode = "auto", .systems = 1, .epochs = 1,
-		.report = 50, .chunk = 64, .expect_accuracy = -1,
+		.report = 50, .chunk = 64, .expect_accuracy = -1, .temperature = 0.8,
 	};
 	opterr = 0;
 	while ((idx = -1, c = getopt_long(argc, argv, "hVo:q", lo, &idx)) != -1) {
@@ -196,6 +208,23 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		case OPT_TENSORBOARD:
 			o->tensorboard = optarg;
 			break;
+		case OPT_TEXT:
+			if (o->n_text == WSE_TEXT_MAX_FILES)
+				return train_fail("at most %u --text files", WSE_TEXT_MAX_FILES);
+			o->text[o->n_text++] = optarg;
+			break;
+		case OPT_SAMPLE:
+			if (number(opt, optarg, 1, 1000000, &v))
+				return -1;
+			o->sample = (uint32_t)v;
+			break;
+		case OPT_PROMPT:
+			o->prompt = optarg;
+			break;
+		case OPT_TEMPERATURE:
+			if (wse_opt_double("wsetrain", opt, optarg, 0, 100, &o->temperature))
+				return -1;
+			break;
 		case OPT_EXPECT:
 			if (wse_opt_double("wsetrain", opt, optarg, 0, 1, &o->expect_accuracy))
 				return -1;
@@ -251,8 +280,14 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 	o->model = argv[optind];
 	if (o->output && !o->pass_through)
 		return train_fail("-o goes with --compile-only");
+	if (o->sample && (!o->resume || !o->n_text))
+		return train_fail("--sample needs --resume CHECKPOINT and --text FILE (the characters)");
+	if (o->prompt && !o->sample)
+		return train_fail("--prompt goes with --sample");
 	if (o->checkpoint_every && !o->checkpoint)
 		return train_fail("--checkpoint-every needs --checkpoint FILE");
+	if (o->input_appliance && o->n_text)
+		return train_fail("--input appliance: the input workers read IDX datasets; wsetrain sends a --text corpus's windows itself");
 	if (o->input_appliance && !strcmp(o->mode, "pipelined"))
 		return train_fail("--input appliance: the appliance's input workers feed weight streaming; use --mode weight_streaming (or auto)");
 	if (o->systems > 1 && !strcmp(o->mode, "pipelined"))
@@ -261,5 +296,11 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 	/* Data-parallel training, and the appliance's input, are weight streaming. */
 	if (o->systems > 1 || o->input_appliance)
 		o->mode = "weight_streaming";
+	/* A sample is predictions from a checkpoint: layer pipelined, on one system. */
+	if (o->sample) {
+		o->mode = "pipelined";
+		o->systems = 1;
+		o->input_appliance = false;
+	}
 	return 0;
 }

@@ -18,7 +18,8 @@ struct train_report {
 	double t_start;
 	/* The current report window. */
 	double win_loss, win_t0;
-	uint64_t win_right, win_samples;
+	double win_right;		/* samples right (a sample of tokens: its share of them) */
+	uint64_t win_samples;
 	/* The last evaluation. */
 	bool have_test;
 	double test_acc, test_loss;

@@ -155,6 +155,8 @@ int train_run(const struct train_opts *o)
 		train_fail("out of memory");
 		goto out;
 	}
+	if (j->tokens)
+		train_order_text(&s.at.order, &j->text, j->p->input_dim);
 	if (train_report_open(j, &s.report))
 		goto out;
 	ret = run(&s);

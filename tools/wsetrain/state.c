@@ -60,26 +60,51 @@ out:
 	return ret;
 }
 
-int train_state_resume(struct train_job *j, struct train_progress *at)
+/* Reads --resume's checkpoint and checks it is of @j's program. */
+static int load_checkpoint(struct train_job *j, struct train_checkpoint *c)
 {
 	const struct train_opts *o = j->o;
 	const struct wsep_program *p = j->p;
+	char err[512];
+
+	if (train_checkpoint_load(o->resume, c, err, sizeof(err)))
+		return train_fail("--resume: %s", err);
+	if (c->fingerprint != train_fingerprint(p) ||
+	    c->floats != wsep_total_params(p->layers, p->num_layers) ||
+	    c->state_arrays != state_arrays(p)) {
+		train_fail("--resume %s: the checkpoint is of model %s with other layers, optimizer or batch than %s",
+			   o->resume, c->model, p->model_name);
+		train_checkpoint_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+int train_state_weights(struct train_job *j)
+{
 	struct train_checkpoint c;
 	struct wse_params params;
-	char err[512];
 	int ret;
 
-	ret = train_checkpoint_load(o->resume, &c, err, sizeof(err));
-	if (ret)
-		return train_fail("--resume: %s", err);
+	if (load_checkpoint(j, &c))
+		return -1;
+	params = (struct wse_params){ .floats = c.floats, .state_arrays = c.state_arrays,
+				      .weights = c.weights, .state = c.state, .step = c.step };
+	ret = j->mode->restore(j->mode_state, &params);
+	train_checkpoint_free(&c);
+	return ret;
+}
+
+int train_state_resume(struct train_job *j, struct train_progress *at)
+{
+	const struct train_opts *o = j->o;
+	struct train_checkpoint c;
+	struct wse_params params;
+	int ret;
+
+	if (load_checkpoint(j, &c))
+		return -1;
 	ret = -1;
-	if (c.fingerprint != train_fingerprint(p) ||
-	    c.floats != wsep_total_params(p->layers, p->num_layers) ||
-	    c.state_arrays != state_arrays(p)) {
-		train_fail("--resume %s: the checkpoint is of model %s with other layers, optimizer or batch than %s",
-			   o->resume, c.model, p->model_name);
-		goto out;
-	}
 	if (c.position > at->order.n || c.epoch >= o->epochs) {
 		train_fail("--resume %s: it is at epoch %u, sample %u, beyond this run's %u epochs of %u samples",
 			   o->resume, c.epoch + 1, c.position, o->epochs, at->order.n);

@@ -40,10 +40,10 @@ static void register_buffers(struct train_steps *s)
 
 	for (int i = 0; i < 2; i++) {
 		in[2 * i] = (struct iovec){ s->x[i], (size_t)j->batch * j->record };
-		in[2 * i + 1] = (struct iovec){ s->y[i], (size_t)j->batch * 4 };
+		in[2 * i + 1] = (struct iovec){ s->y[i], (size_t)j->batch * j->rows * 4 };
 	}
 	out[0] = (struct iovec){ s->loss, (size_t)j->batch * 4 };
-	out[1] = (struct iovec){ s->pred, (size_t)j->batch * 4 };
+	out[1] = (struct iovec){ s->pred, (size_t)j->batch * j->rows * 4 };
 	if (wse_ring_register(j->sys[0].in, in, 4) || wse_ring_register(j->sys[0].out, out, 2))
 		fprintf(stderr, "wsetrain: note: %s: buffers not registered with io_uring; transfers go through plain buffers\n",
 			j->sys[0].name);
@@ -59,10 +59,10 @@ int train_steps_open(struct train_job *j, struct train_steps **out)
 	s->j = j;
 	for (int i = 0; i < 2; i++) {
 		s->x[i] = malloc((size_t)j->batch * j->record);
-		s->y[i] = malloc((size_t)j->batch * 4);
+		s->y[i] = malloc((size_t)j->batch * j->rows * 4);
 	}
 	s->loss = malloc((size_t)j->batch * 4);
-	s->pred = malloc((size_t)j->batch * 4);
+	s->pred = malloc((size_t)j->batch * j->rows * 4);
 	if (!s->x[0] || !s->x[1] || !s->y[0] || !s->y[1] || !s->loss || !s->pred) {
 		train_steps_close(s);
 		return train_fail("out of memory");
@@ -106,15 +106,16 @@ static int step_io(struct train_steps *s, int send, uint32_t send_count, uint32_
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.samples,
 						  j->record, s->x[send],
 						  (size_t)send_count * j->record };
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.labels, 4,
-						  s->y[send], (size_t)send_count * 4 };
+		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.labels,
+						  j->rows * 4, s->y[send],
+						  (size_t)send_count * j->rows * 4 };
 	}
 	if (collect) {
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.losses, 4,
 						  s->loss, (size_t)collect * 4 };
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
-						  (uint32_t)j->ids.predictions, 4, s->pred,
-						  (size_t)collect * 4 };
+						  (uint32_t)j->ids.predictions, j->rows * 4, s->pred,
+						  (size_t)collect * j->rows * 4 };
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
 	if (ret) {
@@ -130,6 +131,10 @@ static void gather(struct train_steps *s, const struct wse_dataset *ds,
 {
 	const uint32_t *perm = order ? order->perm : NULL;
 
+	if (s->j->tokens) {
+		train_text_gather(s->j, ds == &s->j->test, perm, first, b, s->x[buf], s->y[buf]);
+		return;
+	}
 	if (!s->j->o->input_appliance) {
 		train_gather(ds, perm, first, b, s->x[buf], s->y[buf]);
 		return;
@@ -162,9 +167,15 @@ static int name_input(struct train_steps *s, const struct wse_dataset *ds,
 static void tally(struct train_steps *s, uint32_t count, const int32_t *labels,
 		  struct train_tally *t)
 {
+	uint32_t rows = s->j->rows;
+
 	for (uint32_t i = 0; i < count; i++) {
+		uint32_t right = 0;
+
 		t->loss += s->loss[i];
-		t->right += s->pred[i] == labels[i];
+		for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
+			right += s->pred[r] == labels[r];
+		t->right += (double)right / rows;
 	}
 }
 

@@ -7,6 +7,8 @@
  *   session.c    the device (a system or an appliance): queues, rings, the program
  *   job.c        what a run holds fixed: data, systems, program, mode
  *   batches.c    the order samples are taken in
+ *   text.c       a text corpus as the data (--text)
+ *   sample.c     characters sampled from a checkpoint (--sample)
  *   steps.c      chunks of steps: RUNs, streams, tallies
  *   mode.h       where the weights live: mode_pipelined.c (the system),
  *                mode_streaming.c (the appliance's MemoryX)
@@ -25,6 +27,7 @@
 #include <stdio.h>
 
 #include "wse/dataset.h"
+#include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 
@@ -62,6 +65,11 @@ struct train_opts {
 	bool no_eval;
 	bool input_appliance;		/* the appliance's input workers read the samples */
 	double expect_accuracy;		/* exit 1 below it; < 0: no check */
+	const char *text[WSE_TEXT_MAX_FILES];	/* --text: a corpus instead of IDX data */
+	size_t n_text;
+	uint32_t sample;		/* --sample N characters */
+	const char *prompt;
+	double temperature;
 };
 
 /* options.c: 0 run, 1 done (--help), -1 usage error (message printed). */
@@ -79,7 +87,7 @@ int train_pass_through(const struct train_opts *o);
 
 /* The stream ids a training program has (-1: none). */
 struct train_streams {
-	int samples, labels, losses, predictions;
+	int samples, labels, losses, predictions, logits;	/* logits: graph programs */
 	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];	/* weight streaming */
 };
 int train_find_streams(const struct wsep_program *p, struct train_streams *s);
@@ -121,9 +129,12 @@ struct train_job {
 	/* The device: a system, or an appliance of several (sys[0]; the rest zero). */
 	struct train_system sys[TRAIN_MAX_SYSTEMS];
 	bool appliance;
-	struct wse_dataset train, test;
+	struct wse_dataset train, test;	/* --text: their counts of windows only */
+	struct wse_text text;		/* --text */
+	bool tokens;			/* the data is text */
 	uint32_t batch;			/* samples per step */
 	uint32_t record;		/* bytes of one sample */
+	uint32_t rows;			/* labels (and predictions) per sample */
 	uint32_t used;			/* training samples used (--train-limit) */
 	const struct train_mode *mode;
 	void *mode_state;
@@ -139,14 +150,27 @@ struct train_order {
 	uint32_t *perm;			/* this epoch's order */
 	uint64_t seed;
 	uint32_t epoch;			/* whose order perm holds */
+	/* Text: the windows' offsets as drawn, not a shuffle (train_order_text()). */
+	const struct wse_text *text;
+	uint32_t context;
 };
 
 int train_order_init(struct train_order *o, uint32_t n, uint64_t seed);
 void train_order_epoch(struct train_order *o, uint32_t epoch);
 void train_order_free(struct train_order *o);
+/* The order is @t's training windows of @context: epoch e takes draws e * n ... */
+void train_order_text(struct train_order *o, const struct wse_text *t, uint32_t context);
 /* Gathers samples [first, first + count) of the order (or of the data as it lies if @perm is NULL). */
 void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t first,
 		  uint32_t count, uint8_t *x, int32_t *y);
+
+/* text.c: --text as the job's data; the windows of samples [first, first + count). */
+int train_text_open(struct train_job *j);
+void train_text_gather(const struct train_job *j, bool validation, const uint32_t *perm,
+		       uint32_t first, uint32_t count, uint8_t *x, int32_t *y);
+
+/* sample.c: --sample: characters from a checkpoint's weights. */
+int train_sample(const struct train_opts *o);
 
 /* steps.c: chunks of steps on the device. */
 struct train_steps;
@@ -154,7 +178,7 @@ struct train_steps;
 /* What the steps of a chunk came to. */
 struct train_tally {
 	double loss;			/* summed over the samples */
-	uint64_t right;			/* correct predictions */
+	double right;			/* correct predictions (of tokens: each sample's share) */
 };
 
 /* Where the host's time went, and what it trained. */
@@ -212,6 +236,8 @@ int train_checkpoint_inspect(const char *path);
 int train_state_save(struct train_job *j, const struct train_progress *at);
 /* Restores --resume into the devices (or MemoryX) and @at. */
 int train_state_resume(struct train_job *j, struct train_progress *at);
+/* Restores --resume's weights and optimizer state only (for --sample). */
+int train_state_weights(struct train_job *j);
 
 /* report.c: what the user sees. */
 struct train_report;
