@@ -11,7 +11,7 @@
 #include "mode.h"
 
 const struct train_mode train_mode_streaming = {
-	.update_name = "nothing (MemoryX updates in the appliance)",
+	.update_name = "bookkeeping (MemoryX updates in the appliance)",
 	.open = train_mode_device_open,
 	.close = train_mode_device_close,
 	.capture = train_mode_device_capture,
