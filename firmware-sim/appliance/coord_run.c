@@ -263,7 +263,9 @@ static bool input_ready(struct coord_run *run, uint32_t s)
 	struct coord_job *j = &run->c->job;
 	uint64_t need = (uint64_t)(s - run->freed + 1) * run->batch;
 
-	return j->samples.len >= need * j->record && j->labels.len >= need * j->rows * 4;
+	/* PREDICT takes no labels. */
+	return j->samples.len >= need * j->record &&
+	       (run->kind == WSE_LINK_RUN_PREDICT || j->labels.len >= need * j->rows * 4);
 }
 
 /* Writes the driver's shard of step @s's batch (which must be in the rings). */

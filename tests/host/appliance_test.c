@@ -744,6 +744,27 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 		ASSERT_EQ(0, st);
 		EXPECT_TRUE(isfinite(loss[1][0]) && loss[1][0] > 0);
 	}
+	/* A predict RUN of the last batch: samples only, the eval's predictions. */
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
+						 .steps = 1, .batch = BATCH };
+		static int32_t again[BATCH];
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+					  sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_PREDS, again, sizeof(again), text, sizeof(text)));
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
+		EXPECT_EQ(0, memcmp(again, preds, sizeof(again)));
+	}
 }
 
 /*
