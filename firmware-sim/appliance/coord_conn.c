@@ -80,13 +80,7 @@ bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms)
 
 	if (c->stopping)
 		return false;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = hostlink_deadline(ms);
 	pthread_cond_timedwait(cond, &c->lock, &until);
 	return !c->stopping;
 }

@@ -324,16 +324,9 @@ int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *st
 		  size_t *len, char *text, size_t textlen)
 {
 	struct hostlink_pending *p = NULL;
-	struct timespec until;
+	struct timespec until = hostlink_deadline(timeout_ms);
 	int ret = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&h->lock);
 	for (int i = 0; i < HOSTLINK_PENDING && !p; i++)
 		if (h->pending[i].used && h->pending[i].tag == tag)

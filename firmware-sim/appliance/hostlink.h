@@ -15,10 +15,26 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "wse/link_payloads.h"
 
 #define HOSTLINK_PENDING	64	/* requests in flight on one link */
+
+/* @ms from now, as pthread_cond_timedwait() takes it (CLOCK_REALTIME). */
+static inline struct timespec hostlink_deadline(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 #define HOSTLINK_TEXT		200
 
 struct hostlink_pending {
