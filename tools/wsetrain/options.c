@@ -16,12 +16,11 @@ void train_usage(FILE *f)
 	fprintf(f,
 "usage: wsetrain MODEL|PROGRAM.wsep [options]\n"
 "\n"
-"Train a model on an IDX dataset (Fashion-MNIST by default) on attached wse\n"
-"devices. The model is compiled for the first device's wafer (or a .wsep is\n"
-"taken as it is), loaded on every system, and trained layer-pipelined or by\n"
-"weight streaming: MemoryX (here) holds the weights and the optimizer,\n"
-"SwarmX broadcasts each layer's weights to the systems and sums their\n"
-"gradients, and the batch is split between them.\n"
+"Train a model on an IDX dataset (Fashion-MNIST by default) on an attached\n"
+"wse device. The model is compiled for the device's wafer (or a .wsep is\n"
+"taken as it is) and trained layer-pipelined on a system, or by weight\n"
+"streaming on an appliance (wse-appliance), whose MemoryX holds the weights\n"
+"and the optimizer and whose SwarmX spreads each batch over its systems.\n"
 "\n"
 "Data and model:\n"
 "  --data DIR            IDX files {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
@@ -37,8 +36,12 @@ void train_usage(FILE *f)
 "  --compile-only, --validate-only\n"
 "                        only run the compiler (-o FILE for the program)\n"
 "Systems:\n"
-"  --systems N           train on N devices (weight streaming; default 1)\n"
-"  --devices LIST        which ones, e.g. 0,1 (default: the first N whose link is up)\n"
+"  --systems N           an appliance's systems to train on (weight streaming;\n"
+"                        default 1)\n"
+"  --devices N           the device (default: the first whose link is up)\n"
+"  --input SOURCE        stream (default: wsetrain sends the samples) or\n"
+"                        appliance (its input workers read the dataset, the\n"
+"                        directory --data names, from the shared directory)\n"
 "Schedule:\n"
 "  --epochs N            passes over the training data (default 1)\n"
 "  --steps N             stop after N optimizer steps in all\n"
@@ -91,7 +94,8 @@ enum {
 	OPT_DATA = 256, OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_MODE, OPT_WSECC, OPT_COMPILE_ONLY,
 	OPT_VALIDATE_ONLY, OPT_SYSTEMS, OPT_DEVICES, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_CHUNK,
 	OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME, OPT_INSPECT, OPT_CSV,
-	OPT_TENSORBOARD, OPT_REPORT, OPT_EXPECT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
+	OPT_TENSORBOARD, OPT_REPORT, OPT_EXPECT, OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT,
+	OPT_TEMPERATURE,
 };
 
 int train_parse(int argc, char **argv, struct train_opts *o)
@@ -107,6 +111,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "systems", required_argument, NULL, OPT_SYSTEMS },
 		{ "devices", required_argument, NULL, OPT_DEVICES },
+		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "seed", required_argument, NULL, OPT_SEED },
@@ -179,6 +184,11 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			break;
 		case OPT_DEVICES:
 			o->devices = optarg;
+			break;
+		case OPT_INPUT:
+			if (strcmp(optarg, "stream") && strcmp(optarg, "appliance"))
+				return train_fail("--input '%s': expected stream or appliance", optarg);
+			o->input_appliance = !strcmp(optarg, "appliance");
 			break;
 		case OPT_NO_EVAL:
 			o->no_eval = true;
@@ -276,11 +286,21 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		return train_fail("--prompt goes with --sample");
 	if (o->checkpoint_every && !o->checkpoint)
 		return train_fail("--checkpoint-every needs --checkpoint FILE");
+	if (o->input_appliance && o->n_text)
+		return train_fail("--input appliance: the input workers read IDX datasets; wsetrain sends a --text corpus's windows itself");
+	if (o->input_appliance && !strcmp(o->mode, "pipelined"))
+		return train_fail("--input appliance: the appliance's input workers feed weight streaming; use --mode weight_streaming (or auto)");
 	if (o->systems > 1 && !strcmp(o->mode, "pipelined"))
 		return train_fail("--systems %u: layer-pipelined training runs on one system; use --mode weight_streaming (or auto) to train data-parallel",
 				  o->systems);
-	/* Data-parallel training is weight streaming. */
-	if (o->systems > 1)
+	/* Data-parallel training, and the appliance's input, are weight streaming. */
+	if (o->systems > 1 || o->input_appliance)
 		o->mode = "weight_streaming";
+	/* A sample is predictions from a checkpoint: layer pipelined, on one system. */
+	if (o->sample) {
+		o->mode = "pipelined";
+		o->systems = 1;
+		o->input_appliance = false;
+	}
 	return 0;
 }

@@ -83,7 +83,7 @@ static int train_epoch(struct schedule *s)
 		if (b < j->n)
 			break;	/* a remnant smaller than the number of systems */
 		steps = chunk_steps(s, left, b);
-		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, at->order.perm,
+		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, &at->order,
 				    at->position, (uint32_t)steps, b, &t))
 			return -1;
 		at->step += steps;
