@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include "wse/dataset.h"
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
+#include "wse/numparse.h"
 #include "wse/textdata.h"
 
 #define MAX_TEXT_FILES	8
@@ -438,24 +440,6 @@ out:
 	return rc;
 }
 
-static int parse_long(const char *s, long lo, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return *end || errno || *v < lo ? -1 : 0;
-}
-
-static int parse_double(const char *s, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return *end || errno || !isfinite(*v) || *v < 0 ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
 	enum { O_IMAGES = 256, O_TEXT, O_BATCH, O_EPOCHS, O_STEPS, O_LIMIT, O_OPT, O_LR, O_MOM,
@@ -486,12 +470,17 @@ int main(int argc, char **argv)
 	struct engine_lr_schedule sched = { .kind = ENGINE_LR_CONSTANT };
 	struct engine_optim opt;
 	struct model m;
+	char opt_name[32];
+	uint64_t u;
 	long v;
-	int c, rc;
+	int c, li, rc;
 
 	engine_blas_reexec("/proc/self/exe", argv);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
 		double d;
+
+		if (c >= O_IMAGES)
+			snprintf(opt_name, sizeof(opt_name), "--%s", longopts[li].name);
 
 		switch (c) {
 		case O_IMAGES: o.images = optarg; break;
@@ -502,8 +491,11 @@ int main(int argc, char **argv)
 			break;
 		case O_BATCH: case O_EPOCHS: case O_STEPS: case O_LIMIT: case O_WARMUP:
 		case O_SEED: case O_EVAL: case O_LOG: case O_THREADS:
-			if (parse_long(optarg, c == O_BATCH || c == O_THREADS ? 1 : 0, &v))
-				return usage_error("'%s' is not a suitable number", optarg);
+			if (wse_opt_u64("wse-graphtrain", opt_name, optarg,
+					c == O_BATCH || c == O_THREADS ? 1 : 0, LONG_MAX,
+					WSE_NUM_PLAIN, &u))
+				return 2;
+			v = (long)u;
 			if (c == O_BATCH) o.batch = v;
 			else if (c == O_EPOCHS) o.epochs = v;
 			else if (c == O_STEPS) o.steps = v;
@@ -515,8 +507,8 @@ int main(int argc, char **argv)
 			else o.threads = v;
 			break;
 		case O_LR: case O_MOM: case O_WD: case O_MINLR:
-			if (parse_double(optarg, &d))
-				return usage_error("'%s' is not a non-negative number", optarg);
+			if (wse_opt_double("wse-graphtrain", opt_name, optarg, 0, HUGE_VAL, &d))
+				return 2;
 			if (c == O_LR) o.lr = d;
 			else if (c == O_MOM) o.momentum = d;
 			else if (c == O_WD) o.weight_decay = d;
