@@ -144,17 +144,25 @@ static int system_step(unsigned int m, void *arg)
 	unsigned int n = 0;
 	int ret;
 
+	/* Predictions: no labels go in and no losses come out. */
+	bool labelled = pl->kind != WSE_RUN_PREDICT;
+
 	if (pl->send >= 0 && pl->send_count[m]) {
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.samples,
 						  j->record, b->x[pl->send],
 						  (size_t)pl->send_count[m] * j->record };
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.labels, 4,
-						  b->y[pl->send], (size_t)pl->send_count[m] * 4 };
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE,
+							  (uint32_t)j->ids.labels, 4,
+							  b->y[pl->send],
+							  (size_t)pl->send_count[m] * 4 };
 	}
 	if (pl->collect) {
 		n += j->mode->step_io(j->mode_state, m, pl->kind, io + n);
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.losses, 4,
-						  b->loss, (size_t)pl->collect_count[m] * 4 };
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
+							  (uint32_t)j->ids.losses, 4, b->loss,
+							  (size_t)pl->collect_count[m] * 4 };
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
 						  (uint32_t)j->ids.predictions, 4, b->pred,
 						  (size_t)pl->collect_count[m] * 4 };
@@ -177,13 +185,23 @@ static void gather(struct train_steps *s, const struct wse_dataset *ds, const ui
 	}
 }
 
-/* Losses and correct predictions of the step just collected. */
-static void tally(struct train_steps *s, const int32_t *labels_of[], struct train_tally *t)
+/*
+ * Losses and correct predictions of the step just collected, or (@labelled
+ * false) the predictions alone, into @pred: the step's samples in order.
+ */
+static void tally(struct train_steps *s, const int32_t *labels_of[], bool labelled,
+		  int32_t *pred, struct train_tally *t)
 {
 	for (unsigned int m = 0; m < s->j->n; m++) {
+		const struct system_bufs *b = &s->bufs[m];
+
 		for (uint32_t i = 0; i < s->plan.collect_count[m]; i++) {
-			t->loss += s->bufs[m].loss[i];
-			t->right += s->bufs[m].pred[i] == labels_of[m][i];
+			if (labelled) {
+				t->loss += b->loss[i];
+				t->right += b->pred[i] == labels_of[m][i];
+			}
+			if (pred)
+				*pred++ = b->pred[i];
 		}
 	}
 }
@@ -249,7 +267,9 @@ int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_datas
 			return -1;
 		t1 = train_now();
 		s->times.io += t1 - t0;
-		tally(s, labels_of, tally_out);
+		tally(s, labels_of, kind != WSE_RUN_PREDICT,
+		      tally_out->predictions ? tally_out->predictions + (size_t)i * b : NULL,
+		      tally_out);
 		if (kind == WSE_RUN_TRAIN) {
 			if (j->mode->after_step(j->mode_state, shares))
 				return -1;
