@@ -19,8 +19,8 @@ train_test_libs := wse wselink wsep wseengine
 train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 # Runs the wsetrain program itself.
 wsetrain_test_srcs := tests/guest/wsetrain_test.c
-wsetrain_test_libs := wse wselink
-wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
+wsetrain_test_libs := wse wsedata wselink
+wsetrain_test_ldlibs := $(WSE_LDLIBS) -lz -lm
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c

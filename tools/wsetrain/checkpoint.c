@@ -10,8 +10,10 @@
  *     u64 optimizer steps done, u32 epoch, u32 position in the epoch,
  *     u64 shuffle seed, u64 floats (W and b of every layer in the .wsep
  *     layout), u32 optimizer state arrays, u32 reserved (0),
- *     u32 CRC32C of the payload, 48 reserved bytes (0),
- *     u32 CRC32C of the header before this field
+ *     u32 CRC32C of the payload, u32 batch it was trained with, u64
+ *     fingerprint of the input and layers alone, f64 learning rate it
+ *     was trained with (the last three 0 in files from before them),
+ *     28 reserved bytes (0), u32 CRC32C of the header before this field
  *   payload: the weights, then each optimizer state array (f32)
  *
  * The weights layout is the one PARAMS_READ and MemoryX both use, so a
@@ -51,30 +53,53 @@ struct ckpt_header {
 	uint64_t floats;
 	uint32_t state_arrays, reserved0;
 	uint32_t payload_crc;
-	uint8_t reserved[48];
+	uint32_t batch;
+	uint64_t shape_fingerprint;
+	double lr;
+	uint8_t reserved[28];
 	uint32_t header_crc;
 };
 
 _Static_assert(sizeof(struct ckpt_header) == CKPT_HEADER, "checkpoint header is 160 bytes");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the layout is written as it lies");
 
-uint64_t train_fingerprint(const struct wsep_program *p)
+/* The layers' shapes and activations into a running pair of CRCs. */
+static void hash_layers(const struct wsep_program *p, uint32_t *lo, uint32_t *hi)
 {
-	struct {
-		uint32_t input_dim, batch, layers, opt;
-		double lr, momentum, beta1, beta2, eps, decay;
-	} head = { p->input_dim, p->batch, p->num_layers, p->opt.kind, p->opt.lr,
-		   p->opt.momentum, p->opt.beta1, p->opt.beta2, p->opt.eps,
-		   p->opt.weight_decay };
-	uint32_t lo = wse_crc32c(0, &head, sizeof(head)), hi = ~lo;
-
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		uint32_t l[4] = { p->layers[k].in, p->layers[k].out, p->layers[k].act,
 				  p->layers[k].kind };
 
-		lo = wse_crc32c(lo, l, sizeof(l));
-		hi = wse_crc32c(hi, l, sizeof(l));
+		*lo = wse_crc32c(*lo, l, sizeof(l));
+		*hi = wse_crc32c(*hi, l, sizeof(l));
 	}
+}
+
+uint64_t train_fingerprint_as(const struct wsep_program *p, double lr, uint32_t batch)
+{
+	struct {
+		uint32_t input_dim, batch, layers, opt;
+		double lr, momentum, beta1, beta2, eps, decay;
+	} head = { p->input_dim, batch, p->num_layers, p->opt.kind, lr,
+		   p->opt.momentum, p->opt.beta1, p->opt.beta2, p->opt.eps,
+		   p->opt.weight_decay };
+	uint32_t lo = wse_crc32c(0, &head, sizeof(head)), hi = ~lo;
+
+	hash_layers(p, &lo, &hi);
+	return (uint64_t)hi << 32 | lo;
+}
+
+uint64_t train_fingerprint(const struct wsep_program *p)
+{
+	return train_fingerprint_as(p, p->opt.lr, p->batch);
+}
+
+uint64_t train_shape_fingerprint(const struct wsep_program *p)
+{
+	uint32_t head[2] = { p->input_dim, p->num_layers };
+	uint32_t lo = wse_crc32c(0, head, sizeof(head)), hi = ~lo;
+
+	hash_layers(p, &lo, &hi);
 	return (uint64_t)hi << 32 | lo;
 }
 
@@ -131,6 +156,9 @@ int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
 	h.shuffle_seed = c->shuffle_seed;
 	h.floats = c->floats;
 	h.state_arrays = c->state_arrays;
+	h.shape_fingerprint = c->shape_fingerprint;
+	h.lr = c->lr;
+	h.batch = c->batch;
 	h.payload_crc = wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes);
 	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
 
@@ -239,6 +267,9 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 	c->shuffle_seed = h.shuffle_seed;
 	c->floats = h.floats;
 	c->state_arrays = h.state_arrays;
+	c->shape_fingerprint = h.shape_fingerprint;
+	c->lr = isfinite(h.lr) && h.lr > 0 ? h.lr : 0;
+	c->batch = h.batch;
 	ret = 0;
 out:
 	fclose(f);
@@ -273,6 +304,8 @@ int train_checkpoint_inspect(const char *path)
 	printf("  steps done    %llu (the next starts at sample %u of epoch %u)\n",
 	       (unsigned long long)c.step, c.position, c.epoch + 1);
 	printf("  shuffle seed  %llu\n", (unsigned long long)c.shuffle_seed);
+	if (c.batch)
+		printf("  trained with  batch %u, lr %g\n", c.batch, c.lr);
 	printf("  weights       %llu floats, sum |w| %.6f, crc32c %08x\n",
 	       (unsigned long long)c.floats, sum,
 	       wse_crc32c(0, c.weights, c.floats * sizeof(float)));

@@ -9,41 +9,52 @@
 
 #include "mode.h"
 
-/* The dataset against the program: input size and type, classes. */
-static int check_data(const struct train_job *j)
+/* A dataset against the program: input size and type, classes. */
+static int check_data(const struct train_job *j, const struct wse_dataset *ds)
 {
 	const struct wsep_program *p = j->p;
 	uint32_t classes = p->layers[p->num_layers - 1].out;
-	bool eval = !j->o->no_eval;
 
 	if (p->input_type != WSEP_ELEM_U8)
 		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
 				  p->model_name, "f32");
-	if (j->train.item != p->input_dim || (eval && j->test.item != p->input_dim))
+	if (ds->item != p->input_dim)
 		return train_fail("the dataset's images are %ux%u = %u values; %s takes %u inputs",
-				  j->train.rows, j->train.cols, j->train.item, p->model_name,
-				  p->input_dim);
-	if (j->train.classes > classes || (eval && j->test.classes > classes))
-		return train_fail("the dataset has %u classes; %s has %u outputs",
-				  j->train.classes > j->test.classes ? j->train.classes :
-								     j->test.classes,
+				  ds->rows, ds->cols, ds->item, p->model_name, p->input_dim);
+	if (ds->classes > classes)
+		return train_fail("the dataset has %u classes; %s has %u outputs", ds->classes,
 				  p->model_name, classes);
 	return 0;
 }
 
-int train_job_open(struct train_job *j, const struct train_opts *o)
+/* The data the task needs: training and test sets, or the images to predict for. */
+static int load_data(struct train_job *j, const struct train_opts *o)
 {
-	char specs[TRAIN_MAX_SYSTEMS][16], err[512];
+	bool train = o->task == TRAIN_TASK_TRAIN_AND_EVAL || o->task == TRAIN_TASK_TRAIN;
+	char err[512];
 
-	memset(j, 0, sizeof(*j));
-	j->o = o;
-	if (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
+	if (o->task == TRAIN_TASK_PREDICT) {
+		if (wse_dataset_load(o->data_dir, NULL, &j->test, err, sizeof(err)))
+			return train_fail("--data: %s (an IDX images file, such as t10k-images-idx3-ubyte.gz)",
+					  err);
+		return 0;
+	}
+	if ((train && wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err))) ||
 	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
 		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
 				  err);
 	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
 								       j->train.count;
-	if (train_pick_devices(o, specs))
+	return 0;
+}
+
+int train_job_open(struct train_job *j, const struct train_opts *o)
+{
+	char specs[TRAIN_MAX_SYSTEMS][16];
+
+	memset(j, 0, sizeof(*j));
+	j->o = o;
+	if (load_data(j, o) || train_pick_devices(o, specs))
 		return -1;
 	for (unsigned int m = 0; m < o->systems; m++) {
 		if (train_system_open(&j->sys[m], specs[m]))
@@ -56,10 +67,12 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	j->record = j->p->input_dim;
 	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
 							     &train_mode_pipelined;
-	if (train_find_streams(j->p, &j->ids) || check_data(j))
+	if (train_find_streams(j->p, &j->ids) ||
+	    (j->train.count && check_data(j, &j->train)) ||
+	    (j->test.count && check_data(j, &j->test)))
 		return -1;
 	if (j->n > 1 && j->mode != &train_mode_streaming)
-		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--mode weight_streaming)",
+		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--execution-mode weight_streaming)",
 				  j->n);
 	if (j->batch < j->n)
 		return train_fail("a batch of %u cannot be split between %u systems", j->batch,
