@@ -15,14 +15,22 @@
  * - each evaluation still to come costs what the ones so far cost per
  *   sample, or, before the first, what a training sample costs (a
  *   forward pass is cheaper, so the first guess is high, and the ETA
- *   falls, never rises, when the first evaluation is measured).
+ *   falls, never rises, when the first evaluation is measured);
+ * - no estimate from an average of too few chunks, which would be their
+ *   noise: ETA_FEW_UPDATES updates at least, and ETA_MANY_UPDATES or
+ *   ETA_SHARE of the training.
  */
 #include "train.h"
+
+#define ETA_FEW_UPDATES		2
+#define ETA_MANY_UPDATES	5
+#define ETA_SHARE		0.1
 
 void train_eta_train(struct train_eta *e, uint64_t samples, double seconds)
 {
 	e->train_samples += samples;
 	e->train_s += seconds > 0 ? seconds : 0;
+	e->updates++;
 }
 
 void train_eta_eval(struct train_eta *e, uint64_t samples, double seconds)
@@ -31,18 +39,15 @@ void train_eta_eval(struct train_eta *e, uint64_t samples, double seconds)
 	e->eval_s += seconds > 0 ? seconds : 0;
 }
 
-double train_eta_rate(const struct train_eta *e)
-{
-	return e->train_s > 0 ? e->train_samples / e->train_s : 0;
-}
-
 double train_eta_left(const struct train_eta *e, uint64_t train_left, uint32_t evals_left,
 		      uint64_t eval_samples)
 {
 	double per_train, per_eval;
 
-	if (!e->train_samples || e->train_s <= 0)
-		return -1;	/* nothing measured yet */
+	if (!e->train_samples || e->train_s <= 0 || e->updates < ETA_FEW_UPDATES ||
+	    (e->updates < ETA_MANY_UPDATES &&
+	     e->train_samples < ETA_SHARE * (e->train_samples + train_left)))
+		return -1;	/* too little measured yet */
 	per_train = e->train_s / e->train_samples;
 	per_eval = e->eval_samples ? e->eval_s / e->eval_samples : per_train;
 	return train_left * per_train + (double)evals_left * eval_samples * per_eval;

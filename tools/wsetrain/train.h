@@ -334,6 +334,7 @@ void train_report_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 
 /* eta.c: the time left, from the run's training and evaluation so far. */
 struct train_eta {
+	uint32_t updates;		/* train_eta_train() calls */
 	uint64_t train_samples;
 	double train_s;			/* wall time training, checkpoints included */
 	uint64_t eval_samples;
@@ -342,9 +343,10 @@ struct train_eta {
 
 void train_eta_train(struct train_eta *e, uint64_t samples, double seconds);
 void train_eta_eval(struct train_eta *e, uint64_t samples, double seconds);
-/* Training samples per second so far; 0 before any. */
-double train_eta_rate(const struct train_eta *e);
-/* Seconds left for @train_left samples and @evals_left evaluations; < 0 before any training. */
+/*
+ * Seconds left for @train_left samples and @evals_left evaluations of
+ * @eval_samples each; < 0 while too little is measured to say.
+ */
 double train_eta_left(const struct train_eta *e, uint64_t train_left, uint32_t evals_left,
 		      uint64_t eval_samples);
 
