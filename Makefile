@@ -7,6 +7,8 @@
 #   host_tests  NAME -> build/host-tests/NAME and, under ASan/UBSan,
 #                       build/host-tests-san/NAME
 #   guest_tests NAME -> build/tests/NAME (run inside the QEMU guest)
+#   post_tests  NAME -> build/post-tests/NAME (run on the host after the
+#                       guest tests, on what they left in the shared runs/)
 # NAME_libs names project libraries (linked in the order given), NAME_ldlibs
 # system ones.
 
@@ -33,6 +35,7 @@ libs :=
 progs :=
 host_tests :=
 guest_tests :=
+post_tests :=
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 .PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train clean distclean help deps print-kdir
@@ -103,12 +106,14 @@ $(foreach p,$(progs),$(eval $(call link_rule,$(p),bin,obj,lib,)))
 $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests,obj,lib,)))
 $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests-san,obj-san,lib-san,$(SAN_FLAGS))))
 $(foreach t,$(guest_tests),$(eval $(call link_rule,$(t),tests,obj,lib,)))
+$(foreach t,$(post_tests),$(eval $(call link_rule,$(t),post-tests,obj,lib,)))
 
 userspace: $(addprefix $(B)/lib/lib,$(addsuffix .a,$(libs))) \
 	$(addprefix $(B)/bin/,$(progs)) \
 	$(addprefix $(B)/host-tests/,$(host_tests)) \
 	$(addprefix $(B)/host-tests-san/,$(host_tests)) \
 	$(addprefix $(B)/tests/,$(guest_tests)) \
+	$(addprefix $(B)/post-tests/,$(post_tests)) \
 	$(B)/tests/run-tests
 
 $(B)/tests/run-tests: tests/run-tests

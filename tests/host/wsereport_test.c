@@ -7,7 +7,6 @@
  * build/bin/wsereport and build/bin/wsecc from the repository root.
  */
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +15,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "page_shot.h"
 
 #define WSEREPORT	"build/bin/wsereport"
 #define WSECC		"build/bin/wsecc"
-#define CHROMIUM	"/usr/bin/chromium"
-
-/* The series' colours plot.c draws with. */
-static const unsigned char train_rgb[3] = { 0x1f, 0x77, 0xb4 };
-static const unsigned char test_rgb[3] = { 0xd6, 0x27, 0x28 };
 
 static int run(const char *cmd, char *out, size_t len)
 {
@@ -102,33 +97,6 @@ static int write_metrics(const char *dir)
 				s / 100.0);
 	}
 	return fclose(f);
-}
-
-/* Pixels of the screenshot within 24 of @rgb in every channel. */
-static long count_colour(const char *png_path, const unsigned char *rgb)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	png_bytep px;
-	long n = 0;
-
-	if (!png_image_begin_read_from_file(&img, png_path))
-		return -1;
-	img.format = PNG_FORMAT_RGB;
-	px = malloc(PNG_IMAGE_SIZE(img));
-	if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
-		free(px);
-		png_image_free(&img);
-		return -1;
-	}
-	for (size_t i = 0; i < (size_t)img.width * img.height; i++) {
-		bool near = true;
-
-		for (int c = 0; c < 3; c++)
-			near &= abs(px[3 * i + c] - rgb[c]) <= 24;
-		n += near;
-	}
-	free(px);
-	return n;
 }
 
 FIXTURE(report) {
@@ -239,20 +207,6 @@ TEST_F(report, refuses_bad_input_with_a_reason)
 	EXPECT_NE(NULL, strstr(self->out, "gnuplot-nox")) TH_LOG("%s", self->out);
 }
 
-/* The page in headless Chromium: a screenshot to @png. */
-static int screenshot(const char *dir, const char *png, char *out, size_t len)
-{
-	char cmd[2048];
-
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
-		 " --no-first-run --disable-background-networking --disable-component-update"
-		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
-		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
-		 dir, png, dir);
-	return run(cmd, out, len);
-}
-
 TEST_F(report, renders_in_a_browser)
 {
 	char png[128];
@@ -262,9 +216,9 @@ TEST_F(report, renders_in_a_browser)
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -q %s", self->dir);
 	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	snprintf(png, sizeof(png), "%s/shot.png", self->dir);
-	ASSERT_EQ(0, screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	train = count_colour(png, train_rgb);
-	test = count_colour(png, test_rgb);
+	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	train = page_count_colour(png, page_train_rgb);
+	test = page_count_colour(png, page_test_rgb);
 	TH_LOG("screenshot: %ld train-coloured and %ld test-coloured pixels", train, test);
 	/* Two plots, each with both series drawn as lines of a few pixels. */
 	EXPECT_GT(train, 300);
@@ -274,9 +228,9 @@ TEST_F(report, renders_in_a_browser)
 	snprintf(self->cmd, sizeof(self->cmd), "rm %s/loss.svg %s/accuracy.svg", self->dir,
 		 self->dir);
 	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out)));
-	ASSERT_EQ(0, screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	EXPECT_LT(count_colour(png, train_rgb), 50);
-	EXPECT_LT(count_colour(png, test_rgb), 50);
+	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_LT(page_count_colour(png, page_train_rgb), 50);
+	EXPECT_LT(page_count_colour(png, page_test_rgb), 50);
 }
 
 TEST_HARNESS_MAIN
