@@ -1,30 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wse: the set of devices. Each is a &struct wse_link, indexed by the
+ * wse: the set of devices. Each is a &struct wse_device, indexed by the
  * number userspace names it by, with a platform device "wse.N" whose probe
- * creates the accel device. Attach negotiates a link and only then creates
- * the device; detach takes both down.
+ * creates the accel device. Attach negotiates the device's link and only
+ * then creates the accel device; detach takes both down.
  */
 
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/platform_device.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 #include <net/netlink.h>
 
 #include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_genl.h"
+#include "wse_handshake.h"
 #include "wse_link.h"
 
 /*
  * wse_devices_lock serialises attach, detach, reset and removal, and
- * protects each link's @pdev. The xarray has its own lock for lookups;
- * a link found there is referenced before that lock is dropped, and one
+ * protects each device's @pdev. The xarray has its own lock for lookups;
+ * a device found there is referenced before that lock is dropped, and one
  * not yet published (attach in progress) is not found.
  */
 static DEFINE_MUTEX(wse_devices_lock);
 static DEFINE_XARRAY_ALLOC(wse_devices);
+
+static void wse_device_release(struct kref *ref)
+{
+	struct wse_device *wdev = container_of(ref, struct wse_device, ref);
+
+	wse_link_destroy(&wdev->link);
+	kfree(wdev);
+}
+
+static struct wse_device *wse_device_alloc(void)
+{
+	struct wse_device *wdev;
+
+	wdev = kzalloc(sizeof(*wdev), GFP_KERNEL);
+	if (!wdev)
+		return NULL;
+	kref_init(&wdev->ref);
+	wdev->accel_minor = -1;
+	wse_link_init(&wdev->link);
+	return wdev;
+}
+
+void wse_device_get(struct wse_device *wdev)
+{
+	kref_get(&wdev->ref);
+}
+
+void wse_device_put(struct wse_device *wdev)
+{
+	kref_put(&wdev->ref, wse_device_release);
+}
 
 /* What a device without a firmware link reports: a small mesh, so tests
  * that reason about capacity stay cheap.
@@ -42,83 +75,83 @@ static void wse_fill_test_info(struct drm_wse_device_info *info, u32 index)
 }
 
 /* Creates the platform device, whose probe creates the accel device. */
-static int wse_devices_publish(struct wse_link *link)
+static int wse_devices_publish(struct wse_device *wdev)
 {
 	struct platform_device *pdev;
 
-	pdev = platform_device_register_data(NULL, WSE_DRIVER_NAME, link->index,
-					     &link, sizeof(link));
+	pdev = platform_device_register_data(NULL, WSE_DRIVER_NAME, wdev->index,
+					     &wdev, sizeof(wdev));
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
 	/* Registration succeeds even when probe fails. */
-	if (link->accel_minor < 0) {
+	if (wdev->accel_minor < 0) {
 		platform_device_unregister(pdev);
 		return -ENODEV;
 	}
-	link->pdev = pdev;
+	wdev->pdev = pdev;
 	return 0;
 }
 
-static int wse_devices_reserve(struct wse_link **out)
+static int wse_devices_reserve(struct wse_device **out)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	u32 index;
 	int ret;
 
-	link = wse_link_alloc();
-	if (!link)
+	wdev = wse_device_alloc();
+	if (!wdev)
 		return -ENOMEM;
-	/* Lookups skip the link until wse_devices_show() publishes it. */
-	ret = xa_alloc(&wse_devices, &index, link, XA_LIMIT(0, WSE_MAX_DEVICES - 1),
+	/* Lookups skip the device until wse_devices_show() publishes it. */
+	ret = xa_alloc(&wse_devices, &index, wdev, XA_LIMIT(0, WSE_MAX_DEVICES - 1),
 		       GFP_KERNEL);
 	if (ret) {
-		wse_link_put(link);
+		wse_device_put(wdev);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
-	link->index = index;
-	*out = link;
+	wdev->index = index;
+	*out = wdev;
 	return 0;
 }
 
-static void wse_devices_unreserve(struct wse_link *link)
+static void wse_devices_unreserve(struct wse_device *wdev)
 {
-	xa_erase(&wse_devices, link->index);
-	wse_link_put(link);
+	xa_erase(&wse_devices, wdev->index);
+	wse_device_put(wdev);
 }
 
-static void wse_devices_show(struct wse_link *link)
+static void wse_devices_show(struct wse_device *wdev)
 {
-	/* Pairs with the acquires in lookups: they see a finished link. */
-	smp_store_release(&link->published, true);
+	/* Pairs with the acquires in lookups: they see a finished device. */
+	smp_store_release(&wdev->published, true);
 }
 
 int wse_devices_add_test(void)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	int ret;
 
 	mutex_lock(&wse_devices_lock);
-	ret = wse_devices_reserve(&link);
+	ret = wse_devices_reserve(&wdev);
 	if (ret)
 		goto out;
-	link->is_test = true;
-	wse_fill_test_info(&link->info, link->index);
-	strscpy(link->peer, "none", sizeof(link->peer));
-	ret = wse_devices_publish(link);
+	wdev->is_test = true;
+	wse_fill_test_info(&wdev->info, wdev->index);
+	strscpy(wdev->link.peer, "none", sizeof(wdev->link.peer));
+	ret = wse_devices_publish(wdev);
 	if (ret) {
-		wse_devices_unreserve(link);
+		wse_devices_unreserve(wdev);
 		goto out;
 	}
-	wse_devices_show(link);
+	wse_devices_show(wdev);
 out:
 	mutex_unlock(&wse_devices_lock);
 	return ret;
 }
 
 int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
-		       struct wse_link **out)
+		       struct wse_device **out)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	struct socket *sock;
 	int ret;
 
@@ -129,36 +162,36 @@ int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
 	}
 
 	mutex_lock(&wse_devices_lock);
-	ret = wse_devices_reserve(&link);
+	ret = wse_devices_reserve(&wdev);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "too many devices");
 		goto err_sock;
 	}
-	ret = wse_link_handshake(link, sock, keepalive_ms, extack);
+	ret = wse_handshake(wdev, sock, keepalive_ms, extack);
 	if (ret)
-		goto err_link;
+		goto err_reserved;
 	/* From here on the link owns the socket. */
-	ret = wse_link_start(link);
+	ret = wse_link_start(&wdev->link);
 	if (!ret)
-		ret = wse_devices_publish(link);
+		ret = wse_devices_publish(wdev);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "creating the accel device failed");
-		wse_link_stop(link);
-		wse_devices_unreserve(link);
+		wse_link_stop(&wdev->link);
+		wse_devices_unreserve(wdev);
 		goto out;
 	}
-	wse_devices_show(link);
-	wse_link_get(link);
-	*out = link;
-	dev_info(&link->pdev->dev, "attached %s: %ux%u PEs, firmware %s\n", link->peer,
-		 link->info.wafer_width, link->info.wafer_height, link->info.fw_version);
+	wse_devices_show(wdev);
+	wse_device_get(wdev);
+	*out = wdev;
+	dev_info(&wdev->pdev->dev, "attached %s: %ux%u PEs, firmware %s\n", wdev->link.peer,
+		 wdev->info.wafer_width, wdev->info.wafer_height, wdev->info.fw_version);
 	mutex_unlock(&wse_devices_lock);
 
-	wse_genl_notify(link, WSE_EVENT_LINK_UP, 0, "attached");
+	wse_genl_notify(wdev, WSE_EVENT_LINK_UP, 0, "attached");
 	return 0;
 
-err_link:
-	wse_devices_unreserve(link);
+err_reserved:
+	wse_devices_unreserve(wdev);
 err_sock:
 	sockfd_put(sock);
 out:
@@ -167,38 +200,38 @@ out:
 }
 
 /* Takes one device down; the caller holds wse_devices_lock. */
-static void wse_devices_remove_locked(struct wse_link *link)
+static void wse_devices_remove_locked(struct wse_device *wdev)
 {
-	xa_erase(&wse_devices, link->index);
-	wse_link_stop(link);
+	xa_erase(&wse_devices, wdev->index);
+	wse_link_stop(&wdev->link);
 	/* Open files keep the accel device; its ioctls then fail. */
-	platform_device_unregister(link->pdev);
-	link->pdev = NULL;
-	wse_link_put(link);
+	platform_device_unregister(wdev->pdev);
+	wdev->pdev = NULL;
+	wse_device_put(wdev);
 }
 
 int wse_devices_detach(u32 index, struct netlink_ext_ack *extack)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	int ret = 0;
 
 	mutex_lock(&wse_devices_lock);
-	link = xa_load(&wse_devices, index);
-	if (!link) {
+	wdev = xa_load(&wse_devices, index);
+	if (!wdev) {
 		NL_SET_ERR_MSG_FMT(extack, "no device %u", index);
 		ret = -ENODEV;
 		goto out;
 	}
-	if (link->is_test) {
+	if (wdev->is_test) {
 		NL_SET_ERR_MSG_FMT(extack, "device %u is a test device; unload the module instead",
 				   index);
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-	wse_link_get(link);
-	wse_devices_remove_locked(link);
-	wse_genl_notify(link, WSE_EVENT_LINK_DOWN, 0, "detached");
-	wse_link_put(link);
+	wse_device_get(wdev);
+	wse_devices_remove_locked(wdev);
+	wse_genl_notify(wdev, WSE_EVENT_LINK_DOWN, 0, "detached");
+	wse_device_put(wdev);
 out:
 	mutex_unlock(&wse_devices_lock);
 	return ret;
@@ -206,14 +239,14 @@ out:
 
 int wse_devices_reset(u32 index, struct netlink_ext_ack *extack)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	int ret = 0;
 
 	mutex_lock(&wse_devices_lock);
-	link = xa_load(&wse_devices, index);
-	if (link) {
-		wse_link_reset(link);
-		wse_genl_notify(link, WSE_EVENT_RESET, 0, "reset");
+	wdev = xa_load(&wse_devices, index);
+	if (wdev) {
+		wse_link_reset(&wdev->link);
+		wse_genl_notify(wdev, WSE_EVENT_RESET, 0, "reset");
 	} else {
 		NL_SET_ERR_MSG_FMT(extack, "no device %u", index);
 		ret = -ENODEV;
@@ -224,45 +257,45 @@ int wse_devices_reset(u32 index, struct netlink_ext_ack *extack)
 
 void wse_devices_remove_all(void)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	unsigned long index;
 
 	mutex_lock(&wse_devices_lock);
-	xa_for_each(&wse_devices, index, link)
-		wse_devices_remove_locked(link);
+	xa_for_each(&wse_devices, index, wdev)
+		wse_devices_remove_locked(wdev);
 	mutex_unlock(&wse_devices_lock);
 }
 
 /* A referenced device, or NULL. */
-struct wse_link *wse_devices_get(u32 index)
+struct wse_device *wse_devices_get(u32 index)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 
 	xa_lock(&wse_devices);
-	link = xa_load(&wse_devices, index);
+	wdev = xa_load(&wse_devices, index);
 	/* Pairs with wse_devices_show(). */
-	if (link && smp_load_acquire(&link->published))
-		wse_link_get(link);
+	if (wdev && smp_load_acquire(&wdev->published))
+		wse_device_get(wdev);
 	else
-		link = NULL;
+		wdev = NULL;
 	xa_unlock(&wse_devices);
-	return link;
+	return wdev;
 }
 
 /* The referenced device at *index or after it, for dumps; NULL at the end. */
-struct wse_link *wse_devices_next(unsigned long *index)
+struct wse_device *wse_devices_next(unsigned long *index)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 
 	xa_lock(&wse_devices);
-	for (link = xa_find(&wse_devices, index, WSE_MAX_DEVICES - 1, XA_PRESENT); link;
-	     link = xa_find_after(&wse_devices, index, WSE_MAX_DEVICES - 1, XA_PRESENT)) {
+	for (wdev = xa_find(&wse_devices, index, WSE_MAX_DEVICES - 1, XA_PRESENT); wdev;
+	     wdev = xa_find_after(&wse_devices, index, WSE_MAX_DEVICES - 1, XA_PRESENT)) {
 		/* Pairs with wse_devices_show(). */
-		if (smp_load_acquire(&link->published)) {
-			wse_link_get(link);
+		if (smp_load_acquire(&wdev->published)) {
+			wse_device_get(wdev);
 			break;
 		}
 	}
 	xa_unlock(&wse_devices);
-	return link;
+	return wdev;
 }

@@ -63,51 +63,49 @@ static const struct drm_driver wse_drm_driver = {
 	.minor = 1,
 };
 
-static void wse_release_link(struct drm_device *drm, void *data)
+static void wse_release_device(struct drm_device *drm, void *data)
 {
-	wse_link_put(data);
+	wse_device_put(data);
 }
 
 /* Called from attach (or module load, for test devices) through
- * platform_device_register_data(): the platform data is the link.
+ * platform_device_register_data(): the platform data is the device.
  */
 static int wse_probe(struct platform_device *pdev)
 {
-	struct wse_link **plink = dev_get_platdata(&pdev->dev);
-	struct wse_device *wdev;
+	struct wse_device **pwdev = dev_get_platdata(&pdev->dev);
+	struct wse_accel *accel;
 	int ret;
 
-	if (!plink || !*plink)
+	if (!pwdev || !*pwdev)
 		return -EINVAL;
 
-	wdev = devm_drm_dev_alloc(&pdev->dev, &wse_drm_driver, struct wse_device, drm);
-	if (IS_ERR(wdev))
-		return PTR_ERR(wdev);
+	accel = devm_drm_dev_alloc(&pdev->dev, &wse_drm_driver, struct wse_accel, drm);
+	if (IS_ERR(accel))
+		return PTR_ERR(accel);
 
-	wdev->pdev = pdev;
-	wdev->link = *plink;
-	wdev->info = wdev->link->info;
-	wse_link_get(wdev->link);
-	ret = drmm_add_action_or_reset(&wdev->drm, wse_release_link, wdev->link);
+	accel->wdev = *pwdev;
+	wse_device_get(accel->wdev);
+	ret = drmm_add_action_or_reset(&accel->drm, wse_release_device, accel->wdev);
 	if (ret)
 		return ret;
-	platform_set_drvdata(pdev, wdev);
+	platform_set_drvdata(pdev, accel);
 
-	ret = drm_dev_register(&wdev->drm, 0);
+	ret = drm_dev_register(&accel->drm, 0);
 	if (ret)
 		return ret;
-	wdev->link->accel_minor = wdev->drm.accel->index;
+	accel->wdev->accel_minor = accel->drm.accel->index;
 	return 0;
 }
 
 static void wse_remove(struct platform_device *pdev)
 {
-	struct wse_device *wdev = platform_get_drvdata(pdev);
+	struct wse_accel *accel = platform_get_drvdata(pdev);
 
 	/* Open files keep the drm_device alive; unplug makes their ioctls
 	 * fail with -ENODEV until they close.
 	 */
-	drm_dev_unplug(&wdev->drm);
+	drm_dev_unplug(&accel->drm);
 }
 
 static struct platform_driver wse_platform_driver = {

@@ -11,7 +11,7 @@
 
 #include "../uapi/drm/wse_accel.h"
 
-struct wse_link;
+struct wse_device;
 
 #define WSE_DRIVER_NAME		"wse"
 #define WSE_DRIVER_DESC		"virtual network-attached Wafer-Scale Engine"
@@ -23,24 +23,20 @@ struct wse_link;
 #define WSE_MAX_BO_SIZE		(4ULL << 30)
 
 /**
- * struct wse_device - one virtual WSE, presented as /dev/accel/accelN
+ * struct wse_accel - the DRM accel device of a device, /dev/accel/accelN
  * @drm: the DRM device; its lifetime is the structure's lifetime
- * @pdev: the platform device that parents @drm
- * @link: the firmware link (referenced for @drm's lifetime, which can
- *        outlast detach while files stay open)
- * @info: what DRM_WSE_PARAM_DEVICE_INFO reports; written once before the
- *        DRM device is registered and read-only afterwards, so it needs no lock
+ * @wdev: the device (referenced for @drm's lifetime, which can outlast
+ *        detach while files stay open)
  */
-struct wse_device {
+struct wse_accel {
 	struct drm_device drm;
-	struct platform_device *pdev;
-	struct wse_link *link;
-	struct drm_wse_device_info info;
+	struct wse_device *wdev;
 };
 
-static inline struct wse_device *to_wse_device(struct drm_device *drm)
+/* The device an accel device presents. */
+static inline struct wse_device *wse_drm_device(struct drm_device *drm)
 {
-	return container_of(drm, struct wse_device, drm);
+	return container_of(drm, struct wse_accel, drm)->wdev;
 }
 
 extern const struct attribute_group *wse_attr_groups[];

@@ -116,3 +116,30 @@ int wse_frame_check_data(const struct wse_link_hdr *hdr, const void *payload,
 	}
 	return 0;
 }
+
+/* What a firmware status code means to a caller. */
+int wse_frame_status_errno(u32 status)
+{
+	switch (status) {
+	case WSE_LINK_OK:
+		return 0;
+	case WSE_LINK_E_VERSION:
+		return -EPROTONOSUPPORT;
+	case WSE_LINK_E_BUSY:
+		return -EBUSY;
+	case WSE_LINK_E_PROTO:
+		return -EPROTO;
+	case WSE_LINK_E_NOSPC:
+		return -ENOSPC;
+	case WSE_LINK_E_RANGE:
+		return -ERANGE;
+	case WSE_LINK_E_INVAL:
+		return -EINVAL;
+	case WSE_LINK_E_UNSUPPORTED:
+		return -EOPNOTSUPP;
+	case WSE_LINK_E_CRC:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}

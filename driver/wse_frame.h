@@ -23,5 +23,6 @@ int wse_frame_check_hdr(const struct wse_link_hdr *hdr, u8 version,
 			u32 max_payload, const char **why);
 int wse_frame_check_data(const struct wse_link_hdr *hdr, const void *payload,
 			 const char **why);
+int wse_frame_status_errno(u32 status);
 
 #endif /* __WSE_FRAME_H__ */

@@ -102,11 +102,12 @@ cancel:
 }
 
 /* One device, as GET, LIST, STATS and ATTACH answer it. */
-static int wse_genl_fill_device(struct sk_buff *skb, struct wse_link *link, u32 portid,
+static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u32 portid,
 				u32 seq, int flags, u8 cmd, bool stats,
 				const struct wse_link_dev_stats *dev)
 {
-	const struct drm_wse_device_info *info = &link->info;
+	const struct drm_wse_device_info *info = &wdev->info;
+	struct wse_link *link = &wdev->link;
 	enum wse_link_state state;
 	const char *reason;
 	void *hdr;
@@ -116,8 +117,8 @@ static int wse_genl_fill_device(struct sk_buff *skb, struct wse_link *link, u32 
 		return -EMSGSIZE;
 
 	state = wse_link_state(link, &reason);
-	if (nla_put_u32(skb, WSE_A_DEV_INDEX, link->index) ||
-	    (link->accel_minor >= 0 && nla_put_u32(skb, WSE_A_ACCEL_MINOR, link->accel_minor)) ||
+	if (nla_put_u32(skb, WSE_A_DEV_INDEX, wdev->index) ||
+	    (wdev->accel_minor >= 0 && nla_put_u32(skb, WSE_A_ACCEL_MINOR, wdev->accel_minor)) ||
 	    nla_put_u32(skb, WSE_A_LINK_STATE, state) ||
 	    (state == WSE_LINK_STATE_DEAD && reason && nla_put_string(skb, WSE_A_REASON, reason)) ||
 	    nla_put_string(skb, WSE_A_PEER, link->peer) ||
@@ -143,8 +144,9 @@ cancel:
 	return -EMSGSIZE;
 }
 
-static int wse_genl_reply_device(struct genl_info *info, struct wse_link *link, bool stats)
+static int wse_genl_reply_device(struct genl_info *info, struct wse_device *wdev, bool stats)
 {
+	struct wse_link *link = &wdev->link;
 	struct wse_link_dev_stats dev;
 	bool have_dev = false;
 	struct sk_buff *msg;
@@ -159,7 +161,7 @@ static int wse_genl_reply_device(struct genl_info *info, struct wse_link *link, 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	ret = wse_genl_fill_device(msg, link, info->snd_portid, info->snd_seq, 0,
+	ret = wse_genl_fill_device(msg, wdev, info->snd_portid, info->snd_seq, 0,
 				   info->genlhdr->cmd, stats, have_dev ? &dev : NULL);
 	if (ret) {
 		nlmsg_free(msg);
@@ -171,7 +173,7 @@ static int wse_genl_reply_device(struct genl_info *info, struct wse_link *link, 
 static int wse_genl_attach(struct sk_buff *skb, struct genl_info *info)
 {
 	u32 keepalive_ms = WSE_KEEPALIVE_MS_DEFAULT;
-	struct wse_link *link;
+	struct wse_device *wdev;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, WSE_A_SOCK_FD))
@@ -180,11 +182,11 @@ static int wse_genl_attach(struct sk_buff *skb, struct genl_info *info)
 		keepalive_ms = nla_get_u32(info->attrs[WSE_A_KEEPALIVE_MS]);
 
 	ret = wse_devices_attach(nla_get_u32(info->attrs[WSE_A_SOCK_FD]), keepalive_ms,
-				 info->extack, &link);
+				 info->extack, &wdev);
 	if (ret)
 		return ret;
-	ret = wse_genl_reply_device(info, link, false);
-	wse_link_put(link);
+	ret = wse_genl_reply_device(info, wdev, false);
+	wse_device_put(wdev);
 	return ret;
 }
 
@@ -216,20 +218,20 @@ static int wse_genl_reset(struct sk_buff *skb, struct genl_info *info)
 
 static int wse_genl_get_common(struct genl_info *info, bool stats)
 {
-	struct wse_link *link;
+	struct wse_device *wdev;
 	u32 index;
 	int ret;
 
 	ret = wse_genl_index(info, &index);
 	if (ret)
 		return ret;
-	link = wse_devices_get(index);
-	if (!link) {
+	wdev = wse_devices_get(index);
+	if (!wdev) {
 		NL_SET_ERR_MSG_FMT(info->extack, "no device %u", index);
 		return -ENODEV;
 	}
-	ret = wse_genl_reply_device(info, link, stats);
-	wse_link_put(link);
+	ret = wse_genl_reply_device(info, wdev, stats);
+	wse_device_put(wdev);
 	return ret;
 }
 
@@ -247,14 +249,14 @@ static int wse_genl_stats(struct sk_buff *skb, struct genl_info *info)
 static int wse_genl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	unsigned long index = cb->args[0];
-	struct wse_link *link;
+	struct wse_device *wdev;
 	int ret;
 
-	while ((link = wse_devices_next(&index))) {
-		ret = wse_genl_fill_device(skb, link, NETLINK_CB(cb->skb).portid,
+	while ((wdev = wse_devices_next(&index))) {
+		ret = wse_genl_fill_device(skb, wdev, NETLINK_CB(cb->skb).portid,
 					   cb->nlh->nlmsg_seq, NLM_F_MULTI, WSE_CMD_GET,
 					   false, NULL);
-		wse_link_put(link);
+		wse_device_put(wdev);
 		if (ret)
 			break;
 		index++;
@@ -304,14 +306,14 @@ static struct genl_family wse_genl_family __ro_after_init = {
 
 /**
  * wse_genl_notify() - tell the "events" group what happened to a device
- * @link: the device
+ * @wdev: the device
  * @event: what happened
  * @err: the errno involved, positive or negative, or 0
  * @reason: a short text for people
  *
  * Process context only; nothing is sent when nobody listens.
  */
-void wse_genl_notify(struct wse_link *link, enum wse_genl_event event, int err,
+void wse_genl_notify(struct wse_device *wdev, enum wse_genl_event event, int err,
 		     const char *reason)
 {
 	struct sk_buff *msg;
@@ -327,11 +329,11 @@ void wse_genl_notify(struct wse_link *link, enum wse_genl_event event, int err,
 	hdr = genlmsg_put(msg, 0, 0, &wse_genl_family, 0, WSE_CMD_EVENT);
 	if (!hdr)
 		goto free;
-	if (nla_put_u32(msg, WSE_A_DEV_INDEX, link->index) ||
+	if (nla_put_u32(msg, WSE_A_DEV_INDEX, wdev->index) ||
 	    nla_put_u32(msg, WSE_A_EVENT, event) ||
 	    nla_put_u32(msg, WSE_A_ERRNO, abs(err)) ||
 	    nla_put_string(msg, WSE_A_REASON, reason ?: "") ||
-	    nla_put_string(msg, WSE_A_PEER, link->peer))
+	    nla_put_string(msg, WSE_A_PEER, wdev->link.peer))
 		goto free;
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast(&wse_genl_family, msg, 0, WSE_MCGRP_EVENTS, GFP_KERNEL);

@@ -7,11 +7,11 @@
 
 #include "../uapi/wse_genl.h"
 
-struct wse_link;
+struct wse_device;
 
 int wse_genl_register(void);
 void wse_genl_unregister(void);
-void wse_genl_notify(struct wse_link *link, enum wse_genl_event event, int err,
+void wse_genl_notify(struct wse_device *wdev, enum wse_genl_event event, int err,
 		     const char *reason);
 
 #endif /* __WSE_GENL_H__ */

@@ -6,13 +6,14 @@
 #include <linux/minmax.h>
 #include <linux/uaccess.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
 #include "wse_link.h"
 
 int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct wse_device *wdev = to_wse_device(drm);
+	struct wse_device *wdev = wse_drm_device(drm);
 	struct drm_wse_get_info *args = data;
 	const void *value;
 	u32 value_size;
@@ -21,7 +22,7 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 	switch (args->param) {
 	case DRM_WSE_PARAM_CAPABILITIES:
 		u64_value = DRM_WSE_CAP_BO;
-		if (!wdev->link->is_test)
+		if (!wdev->is_test)
 			u64_value |= DRM_WSE_CAP_LINK | DRM_WSE_CAP_MEM_XFER | DRM_WSE_CAP_JOBS;
 		value = &u64_value;
 		value_size = sizeof(u64_value);
@@ -36,7 +37,7 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 		value_size = sizeof(u64_value);
 		break;
 	case DRM_WSE_PARAM_MAX_JOB_BYTES:
-		u64_value = wse_job_max_bytes(wdev->link->max_payload);
+		u64_value = wse_job_max_bytes(wdev->link.max_payload);
 		value = &u64_value;
 		value_size = sizeof(u64_value);
 		break;

@@ -18,6 +18,7 @@
 #include <linux/overflow.h>
 #include <linux/slab.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
 
@@ -194,8 +195,10 @@ static void wse_job_timeout(struct work_struct *work)
 	struct wse_job *job = container_of(to_delayed_work(work), struct wse_job,
 					   timeout_work);
 
-	if (wse_link_cancel(job->queue->link, &job->req)) {
-		atomic64_inc(&job->queue->link->stats.timeouts);
+	struct wse_link *link = &job->queue->wdev->link;
+
+	if (wse_link_cancel(link, &job->req)) {
+		atomic64_inc(&link->stats.timeouts);
 		wse_job_finish(job, -ETIMEDOUT, 0);
 	}
 	wse_job_put(job);
@@ -221,7 +224,8 @@ void wse_queue_abort_jobs(struct wse_queue *queue)
 	unsigned long id = 0;
 
 	while ((job = wse_queue_next_job(queue, &id))) {
-		if (!atomic_read(&job->finished) && wse_link_cancel(queue->link, &job->req))
+		if (!atomic_read(&job->finished) &&
+		    wse_link_cancel(&queue->wdev->link, &job->req))
 			wse_job_finish(job, -ECANCELED, 0);
 		wse_job_put(job);
 		id++;
@@ -313,7 +317,7 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 {
 	struct wse_queue *queue = job->queue;
 	/* Held by the device, which the caller's open file holds. */
-	struct wse_link *link = queue->link;
+	struct wse_link *link = &queue->wdev->link;
 	int ret = 0;
 
 	mutex_lock(&queue->submit_lock);
@@ -433,7 +437,7 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	if (!queue)
 		return -ENOENT;
 	ret = wse_job_check(args->args, args->handle, args->length, d,
-			    queue->link->max_payload);
+			    queue->wdev->link.max_payload);
 	if (!ret && !args->handle && args->bo_offset)
 		ret = -EINVAL;
 	if (ret) {

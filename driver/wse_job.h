@@ -34,7 +34,7 @@ struct wse_file {
 /**
  * struct wse_queue - a file's queue on one hardware queue
  * @ref: the file's queue table, each job, and callers hold references
- * @link: the device's link (referenced)
+ * @wdev: the device (referenced)
  * @id: the queue's id in its file
  * @hw_queue: the hardware queue its requests go to
  * @depth: most jobs held before they are collected
@@ -50,7 +50,7 @@ struct wse_file {
  */
 struct wse_queue {
 	struct kref ref;
-	struct wse_link *link;
+	struct wse_device *wdev;
 	u32 id;
 	u32 hw_queue;
 	u32 depth;

@@ -2,10 +2,10 @@
 /*
  * wse: the link to a device's firmware.
  *
- * The host opens with HELLO and negotiates a version; then a receive thread
- * reads every frame, validates it (the peer is untrusted), and hands
- * responses to the requests waiting on them by tag. A keepalive worker
- * notices a silent peer. Any failure - EOF, a socket error, a missed
+ * Once the handshake (wse_handshake.c) has negotiated a version, a
+ * receive thread reads every frame, validates it (the peer is untrusted),
+ * and hands responses to the requests waiting on them by tag. A keepalive
+ * worker notices a silent peer. Any failure - EOF, a socket error, a missed
  * keepalive, a protocol violation - kills the link: every request in flight
  * fails with -ENOTCONN (or the cause), waiters wake, and an event goes out.
  *
@@ -20,7 +20,6 @@
  */
 
 #include <linux/delay.h>
-#include <linux/in.h>
 #include <linux/kthread.h>
 #include <linux/net.h>
 #include <linux/printk.h>
@@ -29,17 +28,14 @@
 #include <linux/socket.h>
 #include <linux/string.h>
 #include <linux/un.h>
-#include <net/netlink.h>
 #include <net/sock.h>
-#include <net/tcp_states.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_frame.h"
 #include "wse_genl.h"
 #include "wse_link.h"
 
-/* How long the firmware has to answer HELLO. */
-#define WSE_HELLO_TIMEOUT	(5 * HZ)
 /* A send that makes no progress for this long kills the link. */
 #define WSE_SEND_TIMEOUT	(10 * HZ)
 
@@ -53,34 +49,11 @@ static void wse_link_req_finish(struct wse_link_req *req, int status)
 		complete(&req->wait);
 }
 
-static void wse_link_release(struct kref *ref)
-{
-	struct wse_link *link = container_of(ref, struct wse_link, ref);
-
-	/* Released only here: a caller holding a reference may still be
-	 * about to send or shut down, and finds a shut-down socket, not a
-	 * freed one.
-	 */
-	/* Every queued frame holds a reference to its link, through its job. */
-	WARN_ON_ONCE(!list_empty(&link->tx_queue) || link->tx_cur);
-	if (link->sock)
-		sockfd_put(link->sock);
-	xa_destroy(&link->pending);
-	kvfree(link->rxbuf);
-	kfree(link);
-}
-
 static void wse_link_tx_work(struct work_struct *work);
 
-struct wse_link *wse_link_alloc(void)
+/* Sets up a device's link: no socket yet, nothing in flight. */
+void wse_link_init(struct wse_link *link)
 {
-	struct wse_link *link;
-
-	link = kzalloc(sizeof(*link), GFP_KERNEL);
-	if (!link)
-		return NULL;
-	kref_init(&link->ref);
-	link->accel_minor = -1;
 	link->state = WSE_LINK_STATE_NONE;
 	link->next_tag = 1;
 	mutex_init(&link->tx_lock);
@@ -88,17 +61,22 @@ struct wse_link *wse_link_alloc(void)
 	spin_lock_init(&link->lock);
 	xa_init(&link->pending);
 	INIT_LIST_HEAD(&link->tx_queue);
-	return link;
 }
 
-void wse_link_get(struct wse_link *link)
+/*
+ * Lets go of what the link holds, with the last reference to its device.
+ * The socket is released only here: a caller holding a reference may still
+ * be about to send or shut down, and finds a shut-down socket, not a freed
+ * one.
+ */
+void wse_link_destroy(struct wse_link *link)
 {
-	kref_get(&link->ref);
-}
-
-void wse_link_put(struct wse_link *link)
-{
-	kref_put(&link->ref, wse_link_release);
+	/* Every queued frame holds a reference to the device, through its job. */
+	WARN_ON_ONCE(!list_empty(&link->tx_queue) || link->tx_cur);
+	if (link->sock)
+		sockfd_put(link->sock);
+	xa_destroy(&link->pending);
+	kvfree(link->rxbuf);
 }
 
 enum wse_link_state wse_link_state(struct wse_link *link, const char **reason)
@@ -166,8 +144,8 @@ void wse_link_fail(struct wse_link *link, int err, const char *reason)
 		kernel_sock_shutdown(link->sock, SHUT_RDWR);
 	wse_link_fail_pending(link, -ENOTCONN);
 	pr_warn_ratelimited("wse %u: link to %s down: %s (%d)\n",
-			    link->index, link->peer, reason, err);
-	wse_genl_notify(link, WSE_EVENT_LINK_DOWN, err, reason);
+			    wse_link_device(link)->index, link->peer, reason, err);
+	wse_genl_notify(wse_link_device(link), WSE_EVENT_LINK_DOWN, err, reason);
 }
 
 /*
@@ -313,12 +291,16 @@ static void wse_link_tx_finish(struct list_head *done)
 		req->tx_done(req);
 }
 
-/* Makes sure the transmit work runs after now; it holds a reference. */
+/* Makes sure the transmit work runs after now; it holds a reference to
+ * the device.
+ */
 static void wse_link_tx_kick(struct wse_link *link)
 {
-	wse_link_get(link);
+	struct wse_device *wdev = wse_link_device(link);
+
+	wse_device_get(wdev);
 	if (!queue_work(wse_wq, &link->tx_work))
-		wse_link_put(link);
+		wse_device_put(wdev);
 }
 
 /**
@@ -370,7 +352,7 @@ static void wse_link_tx_work(struct work_struct *work)
 	if (ret)
 		wse_link_fail(link, ret, "sending a request failed");
 	wse_link_tx_finish(&done);
-	wse_link_put(link);
+	wse_device_put(wse_link_device(link));
 }
 
 /* Sends a frame that is not a request (no tag of ours, no answer awaited)
@@ -439,9 +421,22 @@ static int wse_link_recv_full(struct wse_link *link, void *buf, size_t len)
 	return 0;
 }
 
-/* Reads and validates one frame into @hdr and link->rxbuf. */
-static int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
-			       u8 version, u32 max_payload, const char **why)
+/**
+ * wse_link_recv_frame() - read and check one frame from the peer
+ * @link: the link
+ * @hdr: where the header goes; the payload goes to &wse_link.rxbuf
+ * @version: the version the frame must carry
+ * @max_payload: the longest payload it may carry
+ * @why: set to a constant string saying what was wrong, on failure
+ *
+ * Only the receive thread, or the handshake before it starts, calls this.
+ *
+ * Return: 0; -EBADMSG (a digest) or -EPROTO (another check), both
+ * counted; -ECONNRESET at EOF; -ETIMEDOUT when the socket's receive
+ * timeout expires; or the socket's error.
+ */
+int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
+			u8 version, u32 max_payload, const char **why)
 {
 	int ret;
 
@@ -469,33 +464,6 @@ bad:
 	return ret;
 }
 
-/* What a firmware status code means to a caller. */
-static int wse_link_status_errno(u32 status)
-{
-	switch (status) {
-	case WSE_LINK_OK:
-		return 0;
-	case WSE_LINK_E_VERSION:
-		return -EPROTONOSUPPORT;
-	case WSE_LINK_E_BUSY:
-		return -EBUSY;
-	case WSE_LINK_E_PROTO:
-		return -EPROTO;
-	case WSE_LINK_E_NOSPC:
-		return -ENOSPC;
-	case WSE_LINK_E_RANGE:
-		return -ERANGE;
-	case WSE_LINK_E_INVAL:
-		return -EINVAL;
-	case WSE_LINK_E_UNSUPPORTED:
-		return -EOPNOTSUPP;
-	case WSE_LINK_E_CRC:
-		return -EBADMSG;
-	default:
-		return -EIO;
-	}
-}
-
 static void wse_link_describe_peer(struct wse_link *link, struct socket *sock)
 {
 	struct sockaddr_storage ss = {};
@@ -519,213 +487,59 @@ static void wse_link_describe_peer(struct wse_link *link, struct socket *sock)
 	}
 }
 
-static int wse_link_check_socket(struct socket *sock, struct netlink_ext_ack *extack)
-{
-	struct sock *sk = sock->sk;
-
-	if (sk->sk_type != SOCK_STREAM) {
-		NL_SET_ERR_MSG(extack, "socket is not a stream socket");
-		return -EINVAL;
-	}
-	switch (sk->sk_family) {
-	case AF_UNIX:
-		break;
-	case AF_INET:
-	case AF_INET6:
-		if (sk->sk_protocol == IPPROTO_TCP)
-			break;
-		fallthrough;
-	default:
-		NL_SET_ERR_MSG(extack, "socket is neither TCP nor AF_UNIX");
-		return -EINVAL;
-	}
-	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED) {
-		NL_SET_ERR_MSG(extack, "socket is not connected");
-		return -ENOTCONN;
-	}
-	return 0;
-}
-
-/* Untrusted text goes to sysfs and netlink: keep it printable ASCII. */
-static void wse_link_sanitize(char *s)
-{
-	for (; *s; s++)
-		if (*s < 0x20 || *s > 0x7e)
-			*s = '?';
-}
-
-/* Checks what the firmware says it is before the driver believes it. */
-static int wse_link_check_hello_reply(struct wse_link *link,
-				      const struct wse_link_hello_reply *r,
-				      struct netlink_ext_ack *extack)
-{
-	struct drm_wse_device_info *info = &link->info;
-	u16 version = le16_to_cpu(r->version);
-	u32 max_payload = le32_to_cpu(r->max_payload);
-	u64 pes;
-
-	if (version < WSE_LINK_VERSION_MIN || version > WSE_LINK_VERSION_MAX) {
-		NL_SET_ERR_MSG_FMT(extack, "firmware chose protocol version %u, outside %u..%u",
-				   version, WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX);
-		return -EPROTO;
-	}
-	if (r->reserved0 || max_payload < WSE_LINK_PAYLOAD_MIN) {
-		NL_SET_ERR_MSG(extack, "firmware HELLO reply is malformed");
-		return -EPROTO;
-	}
-
-	info->wafer_width = le32_to_cpu(r->wafer_width);
-	info->wafer_height = le32_to_cpu(r->wafer_height);
-	info->sram_per_pe = le64_to_cpu(r->sram_per_pe);
-	info->sram_total = le64_to_cpu(r->sram_total);
-	info->clock_khz = le32_to_cpu(r->clock_khz);
-	info->num_queues = le32_to_cpu(r->num_queues);
-	info->device_id = le64_to_cpu(r->device_id);
-	pes = (u64)info->wafer_width * info->wafer_height;
-	if (!pes || !info->sram_per_pe || !info->clock_khz ||
-	    info->wafer_width > 65536 || info->wafer_height > 65536 ||
-	    info->sram_per_pe > SZ_1G || pes * info->sram_per_pe != info->sram_total) {
-		NL_SET_ERR_MSG(extack, "firmware reports an impossible wafer geometry");
-		return -EPROTO;
-	}
-	if (!info->num_queues || info->num_queues > 64) {
-		NL_SET_ERR_MSG(extack, "firmware reports an impossible number of queues");
-		return -EPROTO;
-	}
-	memcpy(info->fw_version, r->fw_version,
-	       min(sizeof(info->fw_version), sizeof(r->fw_version)));
-	info->fw_version[sizeof(info->fw_version) - 1] = 0;
-	wse_link_sanitize(info->fw_version);
-
-	link->version = version;
-	link->max_payload = min_t(u32, max_payload, WSE_LINK_PAYLOAD_LIMIT);
-	link->fw_caps = le32_to_cpu(r->caps);
-	return 0;
-}
-
 /**
- * wse_link_handshake() - take a socket and negotiate the protocol on it
- * @link: a new link, not yet published
- * @sock: a connected stream socket; on success the link owns the reference
- * @keepalive_ms: the keepalive interval to offer
- * @extack: where to say what went wrong
+ * wse_link_bind() - give a new link its socket
+ * @link: a link that has none, not started
+ * @sock: a connected stream socket; the link keeps the caller's reference
+ *	until wse_link_unbind() or the device goes
+ * @keepalive_ms: the keepalive interval the link will use
+ * @rcvtimeo: how long a receive may wait, in jiffies, until the link starts
  *
- * Runs in the ATTACH caller's context, before the receive thread exists,
- * with a receive timeout so a silent peer cannot hang the caller.
- *
- * Return: 0, or a negative errno with @extack saying why; on failure the
- * caller keeps its socket reference.
+ * Return: 0 or -ENOMEM.
  */
-int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
-		       struct netlink_ext_ack *extack)
+int wse_link_bind(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
+		  long rcvtimeo)
 {
-	struct wse_link_hello hello = {
-		.version_min = cpu_to_le16(WSE_LINK_VERSION_MIN),
-		.version_max = cpu_to_le16(WSE_LINK_VERSION_MAX),
-		.caps = cpu_to_le32(WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC),
-		.max_payload = cpu_to_le32(WSE_LINK_PAYLOAD_LIMIT),
-		.keepalive_ms = cpu_to_le32(keepalive_ms),
-	};
-	struct kvec vec = { .iov_base = &hello, .iov_len = sizeof(hello) };
-	const struct wse_link_status *st;
-	struct wse_link_hdr hdr;
-	const char *why;
-	u32 len, status;
-	int ret;
-
-	ret = wse_link_check_socket(sock, extack);
-	if (ret)
-		return ret;
-
 	link->rxbuf = kvmalloc(WSE_LINK_PAYLOAD_LIMIT, GFP_KERNEL);
 	if (!link->rxbuf)
 		return -ENOMEM;
-
 	link->sock = sock;
 	link->keepalive_ms = keepalive_ms;
 	wse_link_describe_peer(link, sock);
 	lock_sock(sock->sk);
-	sock->sk->sk_rcvtimeo = WSE_HELLO_TIMEOUT;
+	sock->sk->sk_rcvtimeo = rcvtimeo;
 	sock->sk->sk_sndtimeo = WSE_SEND_TIMEOUT;
 	release_sock(sock->sk);
+	return 0;
+}
+
+/* Hands the socket back to the binder, whose reference it is again. */
+void wse_link_unbind(struct wse_link *link)
+{
+	link->sock = NULL;
+}
+
+/**
+ * wse_link_send_frame() - send one frame that is not a queued request
+ * @link: a bound link
+ * @version: the version the header carries
+ * @opcode: the frame's opcode; flags, queue and tag are 0
+ * @payload: the payload
+ * @npayload: entries in @payload (at most 3)
+ *
+ * Waits for the socket, up to its send timeout. For the handshake, before
+ * anything else uses the link.
+ *
+ * Return: 0 or a negative errno.
+ */
+int wse_link_send_frame(struct wse_link *link, u8 version, u8 opcode,
+			const struct kvec *payload, unsigned int npayload)
+{
+	int ret;
 
 	mutex_lock(&link->tx_lock);
-	ret = wse_link_send_locked(link, WSE_LINK_VERSION_MIN, WSE_LINK_OP_HELLO, 0, 0,
-				   0, &vec, 1);
+	ret = wse_link_send_locked(link, version, opcode, 0, 0, 0, payload, npayload);
 	mutex_unlock(&link->tx_lock);
-	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "sending HELLO to %s failed (%d)", link->peer, ret);
-		goto fail;
-	}
-
-	ret = wse_link_recv_frame(link, &hdr, WSE_LINK_VERSION_MIN, WSE_LINK_PAYLOAD_MIN, &why);
-	if (ret == -ETIMEDOUT) {
-		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO", link->peer);
-		goto fail;
-	}
-	if (ret == -ECONNRESET) {
-		NL_SET_ERR_MSG_FMT(extack, "firmware at %s closed the connection", link->peer);
-		goto fail;
-	}
-	if (ret) {
-		NL_SET_ERR_MSG_FMT(extack, "bad frame from %s: %s", link->peer, why);
-		goto fail;
-	}
-
-	len = le32_to_cpu(hdr.length);
-	if (hdr.opcode == WSE_LINK_OP_ERROR && len >= sizeof(struct wse_link_error)) {
-		const struct wse_link_error *e = link->rxbuf;
-		int tlen = len - sizeof(*e);
-
-		ret = wse_link_status_errno(le32_to_cpu(e->code));
-		NL_SET_ERR_MSG_FMT(extack, "firmware refused: %.*s",
-				   min(tlen, 120), (const char *)(e + 1));
-		goto fail;
-	}
-	if (hdr.opcode != WSE_LINK_OP_HELLO ||
-	    !(le16_to_cpu(hdr.flags) & WSE_LINK_F_RESPONSE) ||
-	    len < sizeof(*st)) {
-		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO with HELLO",
-				   link->peer);
-		ret = -EPROTO;
-		goto fail;
-	}
-	st = link->rxbuf;
-	status = le32_to_cpu(st->status);
-	if (status != WSE_LINK_OK) {
-		int tlen = len - sizeof(*st);
-
-		ret = wse_link_status_errno(status);
-		if (ret == -EPROTONOSUPPORT)
-			/* extack keeps 80 characters: say the essential first. */
-			NL_SET_ERR_MSG_FMT(extack,
-					   "version mismatch: driver %u..%u, firmware: %.*s",
-					   WSE_LINK_VERSION_MIN, WSE_LINK_VERSION_MAX,
-					   min(tlen, 40), (const char *)(st + 1));
-		else
-			NL_SET_ERR_MSG_FMT(extack, "firmware refused HELLO: %.*s",
-					   min(tlen, 120), (const char *)(st + 1));
-		goto fail;
-	}
-	if (len != sizeof(*st) + sizeof(struct wse_link_hello_reply) || st->reserved) {
-		NL_SET_ERR_MSG(extack, "firmware HELLO reply has the wrong size");
-		ret = -EPROTO;
-		goto fail;
-	}
-	ret = wse_link_check_hello_reply(link, (const void *)(st + 1), extack);
-	if (ret)
-		goto fail;
-
-	/* From here on the receive thread blocks until data, shutdown or EOF;
-	 * the keepalive worker catches a peer that goes silent.
-	 */
-	lock_sock(sock->sk);
-	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
-	release_sock(sock->sk);
-	return 0;
-
-fail:
-	link->sock = NULL;
 	return ret;
 }
 
@@ -779,7 +593,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		return -EPROTO;
 	}
 
-	status = wse_link_status_errno(le32_to_cpu(st->status));
+	status = wse_frame_status_errno(le32_to_cpu(st->status));
 	if (!status) {
 		req->resp_len = len - sizeof(*st);
 		if (req->resp_len > req->resp_cap) {
@@ -791,7 +605,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 			memcpy(req->resp, st + 1, req->resp_len);
 	} else {
 		pr_info_ratelimited("wse %u: firmware refused opcode %#x: %*pE\n",
-				    link->index, hdr->opcode,
+				    wse_link_device(link)->index, hdr->opcode,
 				    (int)min_t(u32, len - sizeof(*st), 120), st + 1);
 	}
 	wse_link_req_finish(req, status);
@@ -827,10 +641,12 @@ static int wse_link_rx_dispatch(struct wse_link *link, const struct wse_link_hdr
 			*why = "error frame too short";
 			return -EPROTO;
 		}
-		pr_warn_ratelimited("wse %u: firmware error %u: %*pE\n", link->index,
+		pr_warn_ratelimited("wse %u: firmware error %u: %*pE\n",
+				    wse_link_device(link)->index,
 				    le32_to_cpu(e->code),
 				    (int)min_t(u32, len - sizeof(*e), 120), e + 1);
-		wse_genl_notify(link, WSE_EVENT_FW_ERROR, EIO, "firmware sent an error");
+		wse_genl_notify(wse_link_device(link), WSE_EVENT_FW_ERROR, EIO,
+				"firmware sent an error");
 		*why = "firmware reported an error";
 		return -EIO;
 	}
@@ -884,7 +700,8 @@ static void wse_link_keepalive(struct work_struct *work)
 
 	if (time_after(jiffies, READ_ONCE(link->last_rx) + WSE_KEEPALIVE_MISSES * interval)) {
 		atomic64_inc(&link->stats.timeouts);
-		wse_genl_notify(link, WSE_EVENT_TIMEOUT, ETIMEDOUT, "keepalive expired");
+		wse_genl_notify(wse_link_device(link), WSE_EVENT_TIMEOUT, ETIMEDOUT,
+				"keepalive expired");
 		wse_link_fail(link, -ETIMEDOUT, "firmware stopped answering keepalives");
 		return;
 	}
@@ -918,7 +735,14 @@ int wse_link_start(struct wse_link *link)
 	spin_unlock(&link->lock);
 	WRITE_ONCE(link->last_rx, jiffies);
 
-	t = kthread_run(wse_link_rx_thread, link, "wse%u-rx", link->index);
+	/* From here on the receive thread blocks until data, shutdown or EOF;
+	 * the keepalive worker catches a peer that goes silent.
+	 */
+	lock_sock(link->sock->sk);
+	link->sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	release_sock(link->sock->sk);
+
+	t = kthread_run(wse_link_rx_thread, link, "wse%u-rx", wse_link_device(link)->index);
 	if (IS_ERR(t)) {
 		spin_lock(&link->lock);
 		link->state = WSE_LINK_STATE_NONE;

@@ -7,7 +7,6 @@
 
 #include <linux/atomic.h>
 #include <linux/completion.h>
-#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/net.h>
@@ -15,12 +14,8 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
-#include "../uapi/drm/wse_accel.h"
 #include "../uapi/wse_genl.h"
 #include "../uapi/wse_link.h"
-
-struct netlink_ext_ack;
-struct platform_device;
 
 #define WSE_KEEPALIVE_MS_DEFAULT	5000
 #define WSE_KEEPALIVE_MS_MIN		100
@@ -42,24 +37,16 @@ struct wse_link_stats {
 };
 
 /**
- * struct wse_link - one device: its firmware link and its place in the
- * device set. Test devices have one too, with no socket.
+ * struct wse_link - the link to a device's firmware: the socket, what
+ * goes out on it and comes back, the requests waiting for answers, and
+ * the keepalive. It is part of its device (&struct wse_device.link) and
+ * lives as long as the device record; a test device's link has no socket
+ * and stays in &WSE_LINK_STATE_NONE.
  *
- * Immutable once the device is published (@published set, with release
- * ordering): @index, @is_test, @info, @version, @max_payload, @fw_caps,
- * @keepalive_ms, @peer.
+ * Set by the handshake and immutable once the device is published:
+ * @version, @max_payload, @fw_caps, @keepalive_ms, @peer.
  */
 struct wse_link {
-	/** @ref: the device set, the accel device and callers hold references. */
-	struct kref ref;
-	/** @index: the device's number in the device set (wse.N). */
-	u32 index;
-	/** @published: attach finished; lookups may return the link. */
-	bool published;
-	/** @is_test: a link-less test device (module parameter test_devices). */
-	bool is_test;
-	/** @info: what the firmware reported in HELLO, as the UAPI shows it. */
-	struct drm_wse_device_info info;
 	/** @version: negotiated protocol version. */
 	u8 version;
 	/** @max_payload: largest payload either side may send. */
@@ -73,7 +60,7 @@ struct wse_link {
 
 	/**
 	 * @sock: the socket; NULL for a test device. Set by the handshake,
-	 * shut down when the link dies, released with the last reference.
+	 * shut down when the link dies, released with the device.
 	 */
 	struct socket *sock;
 	/**
@@ -119,12 +106,7 @@ struct wse_link {
 	 */
 	struct list_head tx_queue;
 
-	/** @pdev: the platform device of the accel device; device set lock. */
-	struct platform_device *pdev;
-	/** @accel_minor: N of /dev/accel/accelN, or -1 before probe. */
-	int accel_minor;
-
-	/** @stats: counters; reset by WSE_CMD_RESET. */
+	/** @stats: the link's counters; reset by WSE_CMD_RESET. */
 	struct wse_link_stats stats;
 };
 
@@ -171,12 +153,16 @@ struct wse_link_req {
 	unsigned int tx_nvec;
 };
 
-struct wse_link *wse_link_alloc(void);
-void wse_link_get(struct wse_link *link);
-void wse_link_put(struct wse_link *link);
+void wse_link_init(struct wse_link *link);
+void wse_link_destroy(struct wse_link *link);
 
-int wse_link_handshake(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
-		       struct netlink_ext_ack *extack);
+int wse_link_bind(struct wse_link *link, struct socket *sock, u32 keepalive_ms,
+		  long rcvtimeo);
+void wse_link_unbind(struct wse_link *link);
+int wse_link_send_frame(struct wse_link *link, u8 version, u8 opcode,
+			const struct kvec *payload, unsigned int npayload);
+int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
+			u8 version, u32 max_payload, const char **why);
 int wse_link_start(struct wse_link *link);
 void wse_link_stop(struct wse_link *link);
 void wse_link_fail(struct wse_link *link, int err, const char *reason);

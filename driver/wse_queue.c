@@ -9,6 +9,7 @@
 #include <linux/dma-fence.h>
 #include <linux/slab.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
 
@@ -22,7 +23,7 @@ int wse_file_open(struct drm_device *drm, struct drm_file *file)
 	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL);
 	if (!wfile)
 		return -ENOMEM;
-	wfile->wdev = to_wse_device(drm);
+	wfile->wdev = wse_drm_device(drm);
 	xa_init_flags(&wfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = wfile;
 	return 0;
@@ -33,7 +34,7 @@ static void wse_queue_release(struct kref *ref)
 	struct wse_queue *queue = container_of(ref, struct wse_queue, ref);
 
 	xa_destroy(&queue->jobs);
-	wse_link_put(queue->link);
+	wse_device_put(queue->wdev);
 	kfree(queue);
 }
 
@@ -103,7 +104,7 @@ void wse_file_close(struct drm_device *drm, struct drm_file *file)
 
 int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct wse_device *wdev = to_wse_device(drm);
+	struct wse_device *wdev = wse_drm_device(drm);
 	struct wse_file *wfile = file->driver_priv;
 	struct drm_wse_queue_create *args = data;
 	struct wse_queue *queue;
@@ -113,15 +114,15 @@ int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *
 	if (args->hw_queue >= wdev->info.num_queues || !args->depth ||
 	    args->depth > DRM_WSE_MAX_QUEUE_DEPTH || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
 		return -EINVAL;
-	if (wdev->link->is_test)
+	if (wdev->is_test)
 		return -ENOTCONN;
 
 	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
 	if (!queue)
 		return -ENOMEM;
 	kref_init(&queue->ref);
-	wse_link_get(wdev->link);
-	queue->link = wdev->link;
+	wse_device_get(wdev);
+	queue->wdev = wdev;
 	queue->hw_queue = args->hw_queue;
 	queue->depth = args->depth;
 	queue->timeout = msecs_to_jiffies(args->timeout_ms ?: WSE_JOB_TIMEOUT_MS_DEFAULT);
@@ -139,7 +140,7 @@ int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
 	queue->id = id;
-	snprintf(queue->timeline, sizeof(queue->timeline), "wse%u-q%u", wdev->link->index, id);
+	snprintf(queue->timeline, sizeof(queue->timeline), "wse%u-q%u", wdev->index, id);
 	args->queue_id = id;
 	return 0;
 }

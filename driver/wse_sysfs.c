@@ -7,14 +7,15 @@
 #include <linux/device.h>
 #include <linux/sysfs.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_link.h"
 
-static struct wse_link *wse_sysfs_link(struct device *dev)
+static struct wse_device *wse_sysfs_device(struct device *dev)
 {
-	struct wse_device *wdev = dev_get_drvdata(dev);
+	struct wse_accel *accel = dev_get_drvdata(dev);
 
-	return wdev->link;
+	return accel->wdev;
 }
 
 static ssize_t link_state_show(struct device *dev, struct device_attribute *attr, char *buf)
@@ -25,7 +26,7 @@ static ssize_t link_state_show(struct device *dev, struct device_attribute *attr
 		[WSE_LINK_STATE_DEAD] = "dead",
 	};
 	const char *reason;
-	enum wse_link_state state = wse_link_state(wse_sysfs_link(dev), &reason);
+	enum wse_link_state state = wse_link_state(&wse_sysfs_device(dev)->link, &reason);
 
 	if (state == WSE_LINK_STATE_DEAD && reason)
 		return sysfs_emit(buf, "%s (%s)\n", names[state], reason);
@@ -35,19 +36,19 @@ static DEVICE_ATTR_RO(link_state);
 
 static ssize_t peer_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", wse_sysfs_link(dev)->peer);
+	return sysfs_emit(buf, "%s\n", wse_sysfs_device(dev)->link.peer);
 }
 static DEVICE_ATTR_RO(peer);
 
 static ssize_t fw_version_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", wse_sysfs_link(dev)->info.fw_version);
+	return sysfs_emit(buf, "%s\n", wse_sysfs_device(dev)->info.fw_version);
 }
 static DEVICE_ATTR_RO(fw_version);
 
 static ssize_t wafer_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	const struct drm_wse_device_info *info = &wse_sysfs_link(dev)->info;
+	const struct drm_wse_device_info *info = &wse_sysfs_device(dev)->info;
 
 	return sysfs_emit(buf, "%ux%u\n", info->wafer_width, info->wafer_height);
 }
@@ -55,25 +56,25 @@ static DEVICE_ATTR_RO(wafer);
 
 static ssize_t sram_per_pe_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%llu\n", wse_sysfs_link(dev)->info.sram_per_pe);
+	return sysfs_emit(buf, "%llu\n", wse_sysfs_device(dev)->info.sram_per_pe);
 }
 static DEVICE_ATTR_RO(sram_per_pe);
 
 static ssize_t sram_total_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%llu\n", wse_sysfs_link(dev)->info.sram_total);
+	return sysfs_emit(buf, "%llu\n", wse_sysfs_device(dev)->info.sram_total);
 }
 static DEVICE_ATTR_RO(sram_total);
 
 static ssize_t clock_khz_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", wse_sysfs_link(dev)->info.clock_khz);
+	return sysfs_emit(buf, "%u\n", wse_sysfs_device(dev)->info.clock_khz);
 }
 static DEVICE_ATTR_RO(clock_khz);
 
 static ssize_t device_index_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%u\n", wse_sysfs_link(dev)->index);
+	return sysfs_emit(buf, "%u\n", wse_sysfs_device(dev)->index);
 }
 static DEVICE_ATTR_RO(device_index);
 

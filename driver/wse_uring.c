@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
 #include "wse_user_pages.h"
@@ -128,7 +129,8 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	queue = wse_queue_lookup(file, args.queue_id);
 	if (!queue)
 		return -ENOENT;
-	ret = wse_job_check(args.args, args.length, args.length, d, queue->link->max_payload);
+	ret = wse_job_check(args.args, args.length, args.length, d,
+			    queue->wdev->link.max_payload);
 	if (!ret && !!args.length != !!args.addr)
 		ret = -EINVAL;
 	if (ret) {
@@ -188,7 +190,7 @@ static int wse_uring_cancel(struct io_uring_cmd *cmd)
 {
 	struct wse_job *job = wse_uring_pdu(cmd)->job;
 
-	if (wse_link_cancel(job->queue->link, &job->req))
+	if (wse_link_cancel(&job->queue->wdev->link, &job->req))
 		wse_job_finish(job, -ECANCELED, 0);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
 
+#include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_link.h"
 
@@ -41,8 +42,8 @@ static int wse_xfer_chunk(struct wse_link *link, bool to_device, u64 dev_addr,
 
 int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct wse_device *wdev = to_wse_device(drm);
-	struct wse_link *link = wdev->link;
+	struct wse_device *wdev = wse_drm_device(drm);
+	struct wse_link *link = &wdev->link;
 	struct drm_wse_mem_xfer *args = data;
 	bool to_device = args->flags == DRM_WSE_XFER_TO_DEVICE;
 	struct drm_gem_object *obj;
@@ -59,7 +60,7 @@ int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file
 	if (check_add_overflow(args->dev_addr, args->length, &end) ||
 	    end > wdev->info.sram_total)
 		return -ERANGE;
-	if (link->is_test)
+	if (wdev->is_test)
 		return -ENOTCONN;
 
 	obj = drm_gem_object_lookup(file, args->handle);
