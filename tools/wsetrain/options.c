@@ -412,7 +412,8 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 	if (optind < argc)
 		o->model = argv[optind];
 	/* Evaluating or predicting, the checkpoint's run directory can name the model. */
-	if (!o->model && !o->init_from && !o->resume)
+	if (!o->model && !o->init_from && !o->resume &&
+	    !(o->task == TRAIN_TASK_EVAL && o->model_dir))
 		return train_fail("no model given (see --help)");
 	return check_combination(o);
 }
