@@ -370,7 +370,13 @@ static bool series_step(const char *name, uint64_t *step)
 
 void train_rundir_checkpoint_path(const char *dir, uint64_t step, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/" CKPT_PREFIX "%llu" CKPT_SUFFIX, dir, (unsigned long long)step);
+	size_t n = strlen(dir);
+
+	/* "runs/x/" and "runs/x" name the same directory. */
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	snprintf(buf, len, "%.*s/" CKPT_PREFIX "%llu" CKPT_SUFFIX, (int)n, dir,
+		 (unsigned long long)step);
 }
 
 int train_rundir_newest(const char *dir, char *buf, size_t len)
