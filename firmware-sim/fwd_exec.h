@@ -84,6 +84,15 @@ struct fwd_program {
 	uint8_t *preds_u8;
 	float *losses_f32;
 	bool busy;
+	/*
+	 * The parameters kept aside at a step (fwd_snapshot.c): weights, state
+	 * arrays, then the step and a CRC32C; asked for at snap_at, taken
+	 * (snap_taken), copied out by snap_readers readers. Lock held for all.
+	 */
+	uint8_t *snap;
+	uint64_t snap_at;
+	bool snap_asked, snap_taken, snap_filling;
+	uint32_t snap_readers;
 };
 
 /* A program image arriving in pieces. */
@@ -153,6 +162,25 @@ bool fwd_exec_wait(struct fwd_exec *x);
 void fwd_program_free(struct fwd_program *p);
 /* The program in @slot, or NULL with a refusal text in @text. Lock held. */
 struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
+
+/* fwd_params.c: floats [first, first + n) of array @slot (-1: the weights) to or from @buf. */
+void fwd_params_copy(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
+		     uint8_t *buf, bool to_device);
+
+/* fwd_snapshot.c: PARAMS_WRITE / PARAMS_READ of WSE_LINK_PARAMS_SNAPSHOT. */
+/* Bytes of @p's snapshot region. */
+uint64_t fwd_snapshot_size(const struct fwd_program *p);
+/* Asks for a snapshot at step @step (lock held); 0, or a text why not. */
+int fwd_snapshot_ask(struct fwd_exec *x, struct fwd_program *p, uint64_t step, char *text,
+		     size_t len);
+/* After a training step of a RUN (lock not held): the snapshot, if this is its step. */
+void fwd_snapshot_after_step(struct fwd_exec *x, struct fwd_program *p);
+/*
+ * Copies [@off, @off + @len) of the snapshot to @buf (lock not held); 0,
+ * or a text why not (none taken).
+ */
+int fwd_snapshot_read(struct fwd_exec *x, struct fwd_program *p, uint64_t off, uint64_t len,
+		      uint8_t *buf, char *text, size_t textlen);
 
 /* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);

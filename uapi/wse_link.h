@@ -344,6 +344,13 @@ struct wse_link_run_result {
 /* What PARAMS_READ / PARAMS_WRITE address. */
 #define WSE_LINK_PARAMS_WEIGHTS		1	/* every layer's W then b, as in the .wsep */
 #define WSE_LINK_PARAMS_OPT_STATE	2	/* optimizer state, same layout per slot */
+/*
+ * A copy of both and the step count, kept aside at a step boundary so that
+ * the host reads it while training goes on: a write of a u64 step asks for
+ * it, a read gives weights, state arrays, the u64 step and a u32 CRC32C of
+ * weights and state (then 4 zero bytes). Documentation/link-protocol.rst.
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT	6
 
 /**
  * struct wse_link_params - a range of a program's parameters
