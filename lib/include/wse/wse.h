@@ -274,6 +274,19 @@ int wse_params_read(struct wse_ring *ring, uint32_t slot, struct wse_params *p);
 int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_params *p);
 
 /*
+ * Snapshots, for checkpoints that do not stop training: the device copies
+ * its parameters aside at the end of step @step of a RUN (at once if the
+ * program is idle at that step), and they are read from there while it
+ * trains on. wse_params_snapshot_at() asks (-EINVAL when the step has
+ * passed or the last snapshot is being read); wse_params_read_snapshot()
+ * reads the copy into @p, step count included, and its CRC32C of the
+ * weights and state arrays into *@crc (-EINVAL if not taken yet).
+ */
+int wse_params_snapshot_at(struct wse_ring *ring, uint32_t slot, uint64_t step);
+int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_params *p,
+			     uint32_t *crc);
+
+/*
  * Single commands, for callers that drive their own pipeline (wsebench):
  * wse_ring_prep() puts one command on the submission queue (-EBUSY when
  * depth commands are already queued or in flight); wse_ring_submit() sends
