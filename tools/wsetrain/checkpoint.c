@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "train.h"
@@ -135,13 +136,70 @@ static int fsync_dir(const char *path)
 	return ret;
 }
 
-int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
+/*
+ * The file is made at its full size and, where the filesystem can, mapped:
+ * the payload is then put straight into its pages (a snapshot read from the
+ * device lands there), and no write() copies it again, which under QEMU's
+ * TCG is the slow part (copy_from_user() moves bytes with emulated string
+ * instructions). A filesystem that cannot map the file for writing (9p
+ * without a cache) gets a buffer and a write(), which 9p passes to the
+ * host without a copy.
+ */
+int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_arrays,
+			      struct train_ckpt_out *out)
+{
+	size_t wbytes = floats * sizeof(float), sbytes = (size_t)state_arrays * wbytes;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	out->len = CKPT_HEADER + wbytes + sbytes;
+	if (snprintf(out->path, sizeof(out->path), "%s", path) >= (int)sizeof(out->path) ||
+	    snprintf(out->tmp, sizeof(out->tmp), "%s.tmp.%d", path, (int)getpid()) >=
+	    (int)sizeof(out->tmp))
+		return train_fail("checkpoint path too long: %s", path);
+	out->fd = open(out->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out->fd < 0)
+		return train_fail("checkpoint %s: cannot create %s: %s", path, out->tmp,
+				  strerror(errno));
+	if (!ftruncate(out->fd, (off_t)out->len)) {
+		out->map = mmap(NULL, out->len, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
+		if (out->map == MAP_FAILED)
+			out->map = NULL;
+	}
+	if (out->map) {
+		out->weights = (float *)((uint8_t *)out->map + CKPT_HEADER);
+	} else {
+		out->weights = malloc(wbytes + sbytes);
+		if (!out->weights) {
+			train_checkpoint_abandon_out(out);
+			return train_fail("out of memory for a checkpoint");
+		}
+	}
+	out->state = out->weights + floats;
+	return 0;
+}
+
+void train_checkpoint_abandon_out(struct train_ckpt_out *out)
+{
+	if (out->map)
+		munmap(out->map, out->len);
+	else
+		free(out->weights);
+	if (out->fd >= 0) {
+		close(out->fd);
+		unlink(out->tmp);
+	}
+	out->map = NULL;
+	out->weights = NULL;
+	out->fd = -1;
+}
+
+int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_checkpoint *c)
 {
 	size_t wbytes = c->floats * sizeof(float);
 	size_t sbytes = (size_t)c->state_arrays * wbytes;
 	struct ckpt_header h = { 0 };
-	char tmp[PATH_MAX];
-	int fd, ret;
+	int ret;
 
 	memcpy(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC));
 	h.version = CKPT_VERSION;
@@ -159,34 +217,54 @@ int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
 	h.shape_fingerprint = c->shape_fingerprint;
 	h.lr = c->lr;
 	h.batch = c->batch;
-	h.payload_crc = wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes);
+	/* The device's CRC, when it computed one: the link checked every byte since. */
+	h.payload_crc = c->crc_known ? c->payload_crc :
+		wse_crc32c(0, out->weights, wbytes + sbytes);
 	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return train_fail("checkpoint path too long: %s", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return train_fail("checkpoint %s: cannot create %s: %s", path, tmp, strerror(errno));
-	ret = write_all(fd, &h, sizeof(h));
-	if (!ret)
-		ret = write_all(fd, c->weights, wbytes);
-	if (!ret && sbytes)
-		ret = write_all(fd, c->state, sbytes);
-	if (!ret && fsync(fd))
+	if (out->map) {
+		memcpy(out->map, &h, sizeof(h));
+		ret = msync(out->map, out->len, MS_SYNC) ? -errno : 0;
+	} else {
+		ret = write_all(out->fd, &h, sizeof(h));
+		if (!ret)
+			ret = write_all(out->fd, out->weights, wbytes + sbytes);
+	}
+	if (!ret && fsync(out->fd))
 		ret = -errno;
-	if (close(fd) && !ret)
+	if (out->map)
+		munmap(out->map, out->len);
+	else
+		free(out->weights);
+	out->map = NULL;
+	out->weights = NULL;
+	if (close(out->fd) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path))
+	out->fd = -1;
+	if (!ret && rename(out->tmp, out->path))
 		ret = -errno;
 	if (ret) {
-		unlink(tmp);
+		unlink(out->tmp);
 		return train_fail("checkpoint %s not written: %s (the previous one, if any, is intact)",
-				  path, strerror(-ret));
+				  out->path, strerror(-ret));
 	}
-	ret = fsync_dir(path);
+	ret = fsync_dir(out->path);
 	if (ret)
-		return train_fail("checkpoint %s: syncing its directory: %s", path, strerror(-ret));
+		return train_fail("checkpoint %s: syncing its directory: %s", out->path,
+				  strerror(-ret));
 	return 0;
+}
+
+int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
+{
+	size_t wbytes = c->floats * sizeof(float);
+	struct train_ckpt_out out;
+
+	if (train_checkpoint_open_out(path, c->floats, c->state_arrays, &out))
+		return -1;
+	memcpy(out.weights, c->weights, wbytes);
+	memcpy(out.state, c->state, (size_t)c->state_arrays * wbytes);
+	return train_checkpoint_finish_out(&out, c);
 }
 
 static int bad(char *err, size_t len, const char *path, const char *what)

@@ -44,6 +44,15 @@ struct train_mode {
 	 */
 	int (*capture)(void *state, struct wse_params *p);
 	int (*restore)(void *state, const struct wse_params *p);
+	/*
+	 * Optional, for checkpoints off the training path: the state at the
+	 * end of step @step kept aside on the device, and read from there on
+	 * @ring, another thread's, while training goes on (*@crc: CRC32C of
+	 * the weights and state). NULL where capture() is quick anyway.
+	 */
+	int (*snapshot_at)(void *state, uint64_t step);
+	int (*read_snapshot)(void *state, struct wse_ring *ring, struct wse_params *p,
+			     uint32_t *crc);
 };
 
 extern const struct train_mode train_mode_pipelined;

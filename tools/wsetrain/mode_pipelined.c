@@ -3,7 +3,8 @@
  * Layer-pipelined: the program runs on one system and its weights and
  * optimizer state stay on the wafer. A step is the samples in and the
  * results out; nothing more. Checkpoints read the parameters back with
- * PARAMS_READ and resume writes them with PARAMS_WRITE.
+ * PARAMS_READ, or from a snapshot the device took at the checkpoint's step
+ * while training goes on; resume writes them with PARAMS_WRITE.
  */
 #include <stdlib.h>
 
@@ -77,6 +78,29 @@ static int pipelined_restore(void *state, const struct wse_params *p)
 	return 0;
 }
 
+static int pipelined_snapshot_at(void *state, uint64_t step)
+{
+	struct pipelined *pl = state;
+	int ret = wse_params_snapshot_at(pl->sys->in, TRAIN_SLOT, step);
+
+	if (ret)
+		return train_fail("%s: asking for a snapshot at step %llu: %s", pl->sys->name,
+				  (unsigned long long)step, wse_strerror(ret));
+	return 0;
+}
+
+static int pipelined_read_snapshot(void *state, struct wse_ring *ring, struct wse_params *p,
+				   uint32_t *crc)
+{
+	struct pipelined *pl = state;
+	int ret = wse_params_read_snapshot(ring, TRAIN_SLOT, p, crc);
+
+	if (ret)
+		return train_fail("%s: reading the snapshot of the weights: %s", pl->sys->name,
+				  wse_strerror(ret));
+	return 0;
+}
+
 const struct train_mode train_mode_pipelined = {
 	.update_name = "bookkeeping",
 	.open = pipelined_open,
@@ -87,4 +111,6 @@ const struct train_mode train_mode_pipelined = {
 	.after_step = pipelined_after_step,
 	.capture = pipelined_capture,
 	.restore = pipelined_restore,
+	.snapshot_at = pipelined_snapshot_at,
+	.read_snapshot = pipelined_read_snapshot,
 };

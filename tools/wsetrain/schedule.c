@@ -22,11 +22,11 @@ struct schedule {
 	struct train_steps *steps;
 	struct train_report *report;
 	struct train_rundir *rundir;
+	struct train_saver *saver;	/* --checkpoint-every's writer */
 	struct train_progress at;
 	uint64_t steps_total;		/* what this run is to reach */
 	uint32_t steps_per_epoch;
 	struct train_final final;
-	uint64_t written;		/* the step of the last checkpoint written */
 	bool finished;			/* the summary was given */
 };
 
@@ -60,12 +60,22 @@ static uint64_t chunk_steps(const struct schedule *s, uint32_t left, uint32_t b)
 	return n;
 }
 
-/* A checkpoint of where the run is now (unless one was just written), its path kept. */
+/*
+ * A checkpoint of where the run is now, on the spot (at the end, on
+ * Ctrl-C), unless the writer has just written this very one; its path kept.
+ */
 static int checkpoint(struct schedule *s)
 {
-	if (s->final.checkpoint[0] && s->written == s->at.step)
-		return 0;
-	s->written = s->at.step;
+	const char *path;
+
+	if (s->saver) {
+		if (train_saver_flush(s->saver))
+			return -1;
+		if (train_saver_last(s->saver, &path) == s->at.step && path[0]) {
+			snprintf(s->final.checkpoint, sizeof(s->final.checkpoint), "%s", path);
+			return 0;
+		}
+	}
 	return train_state_save(s->j, &s->at, s->final.checkpoint, sizeof(s->final.checkpoint));
 }
 
@@ -87,20 +97,26 @@ static int train_epoch(struct schedule *s)
 		uint32_t left = n - at->position, b = left < j->batch ? left : j->batch;
 		struct train_tally t = { 0 };
 		uint64_t steps;
+		bool due;
 
 		if (b < j->n)
 			break;	/* a remnant smaller than the number of systems */
 		steps = chunk_steps(s, left, b);
+		/* A checkpoint at the chunk's end: its state is kept there, written meanwhile. */
+		due = s->saver && (at->step + steps) % o->checkpoint_every == 0;
+		if (due && train_saver_due(s->saver, at->step + steps))
+			return -1;
 		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, at->order.perm,
 				    at->position, (uint32_t)steps, b, &t))
 			return -1;
 		at->step += steps;
 		at->position += (uint32_t)steps * b;
+		if ((due && train_saver_take(s->saver, at)) ||
+		    (s->saver && train_saver_poll(s->saver)))
+			return -1;
 		train_report_add(s->report, at, &t, steps * b);
 		if (at->step % o->report == 0 || at->position >= n || at->step == s->steps_total)
 			train_report_progress(s->report, at);
-		if (o->checkpoint_every && at->step % o->checkpoint_every == 0 && checkpoint(s))
-			return -1;
 	}
 	return 0;
 }
@@ -174,6 +190,8 @@ static int train(struct schedule *s)
 	if (has_destination(o) && checkpoint(s))
 		return EXIT_TRAIN_FAILED;
 	train_report_summary(s->report, at, train_steps_times(s->steps), &s->final);
+	if (s->saver)
+		train_saver_summary(s->saver);
 	s->finished = true;
 	if (o->expect_accuracy >= 0 &&
 	    (!train_report_accuracy(s->report, &accuracy) || accuracy < o->expect_accuracy)) {
@@ -309,16 +327,27 @@ int train_run(struct train_opts *o)
 		train_fail("out of memory");
 		goto out;
 	}
-	if (train_report_open(j, &s.report))
+	if (train_report_open(j, &s.report) ||
+	    (o->checkpoint_every && has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;
 	ret = train(&s);
 out:
+	if (s.saver && !s.final.checkpoint[0]) {
+		const char *last;
+
+		/* The writer finishes what it has in hand: the last it wrote is the one to go on from. */
+		train_saver_flush(s.saver);
+		if (train_saver_last(s.saver, &last))
+			snprintf(s.final.checkpoint, sizeof(s.final.checkpoint), "%s", last);
+	}
 	if (ret == EXIT_TRAIN_FAILED && training && has_destination(o) && s.final.checkpoint[0])
 		fprintf(stderr, "wsetrain: the last checkpoint written (%s) is intact: continue with --resume %s\n",
 			s.final.checkpoint, s.final.checkpoint);
 	else if (ret == EXIT_TRAIN_FAILED && o->checkpoint)
 		fprintf(stderr, "wsetrain: the last checkpoint written (%s), if any, is intact: continue with --resume %s\n",
 			o->checkpoint, o->checkpoint);
+	/* The writer finishes what it has in hand before anything goes. */
+	train_saver_close(s.saver);
 	if (train_report_close(s.report) && !ret)
 		ret = EXIT_TRAIN_FAILED;
 	if (s.rundir && train_rundir_finish(s.rundir, ret == 0 ? "done" : ret > 128 ? "interrupted" : "failed",

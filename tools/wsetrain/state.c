@@ -28,22 +28,32 @@ static uint32_t state_arrays(const struct wsep_program *p)
 	return engine_optim_from_wsep(&p->opt, &opt) ? 0 : engine_optim_state_arrays(opt.kind);
 }
 
-/* A checkpoint of @j's program and @at, its arrays allocated (not filled). */
-static int checkpoint_new(const struct train_job *j, const struct train_progress *at,
+void train_state_describe(const struct train_job *j, const struct train_progress *at,
 			  struct train_checkpoint *c)
 {
 	const struct wsep_program *p = j->p;
 
-	*c = (struct train_checkpoint){
-		.mode = p->mode, .systems = j->n, .fingerprint = train_fingerprint(p),
-		.step = at->step, .epoch = at->epoch, .position = at->position,
-		.shuffle_seed = at->order.seed,
-		.floats = wsep_total_params(p->layers, p->num_layers),
-		.state_arrays = state_arrays(p),
-		.shape_fingerprint = train_shape_fingerprint(p),
-		.lr = p->opt.lr, .batch = p->batch,
-	};
+	c->mode = p->mode;
+	c->systems = j->n;
+	c->fingerprint = train_fingerprint(p);
+	c->step = at->step;
+	c->epoch = at->epoch;
+	c->position = at->position;
+	c->shuffle_seed = at->order.seed;
+	c->floats = wsep_total_params(p->layers, p->num_layers);
+	c->state_arrays = state_arrays(p);
+	c->shape_fingerprint = train_shape_fingerprint(p);
+	c->lr = p->opt.lr;
+	c->batch = p->batch;
+	c->crc_known = false;
 	snprintf(c->model, sizeof(c->model), "%s", p->model_name);
+}
+
+int train_state_new(const struct train_job *j, const struct train_progress *at,
+		    struct train_checkpoint *c)
+{
+	*c = (struct train_checkpoint){ 0 };
+	train_state_describe(j, at, c);
 	c->weights = malloc(c->floats * sizeof(float));
 	c->state = malloc((c->state_arrays ? c->state_arrays : 1) * c->floats * sizeof(float));
 	if (!c->weights || !c->state) {
@@ -58,7 +68,7 @@ int train_state_capture(struct train_job *j, const struct train_progress *at,
 {
 	struct wse_params params;
 
-	if (checkpoint_new(j, at, c))
+	if (train_state_new(j, at, c))
 		return -1;
 	params = (struct wse_params){ .floats = c->floats, .state_arrays = c->state_arrays,
 				      .weights = c->weights, .state = c->state };
@@ -90,9 +100,14 @@ int train_state_write(const struct train_opts *o, const struct train_checkpoint 
 	train_state_destination(o, c->step, path, len);
 	if (train_checkpoint_save(path, c))
 		return -1;
+	train_state_written(o);
+	return 0;
+}
+
+void train_state_written(const struct train_opts *o)
+{
 	if (!o->checkpoint)
 		train_rundir_prune(o->model_dir, o->keep);
-	return 0;
 }
 
 int train_state_save(struct train_job *j, const struct train_progress *at, char *path,

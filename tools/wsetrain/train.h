@@ -232,6 +232,8 @@ struct train_checkpoint {
 	uint32_t batch;			/* trained with; 0: not recorded */
 	float *weights;
 	float *state;			/* state_arrays * floats */
+	bool crc_known;			/* payload_crc is the payload's (the device computed it) */
+	uint32_t payload_crc;
 };
 
 uint64_t train_fingerprint(const struct wsep_program *p);
@@ -241,12 +243,36 @@ uint64_t train_fingerprint_as(const struct wsep_program *p, double lr, uint32_t 
 uint64_t train_shape_fingerprint(const struct wsep_program *p);
 /* Writes @c to @path atomically (a temporary file, fsync, rename, fsync of the directory). */
 int train_checkpoint_save(const char *path, const struct train_checkpoint *c);
+/*
+ * The same in two halves, for a payload that is to arrive in the file
+ * itself: open_out() makes the temporary file and says where the weights
+ * and state go (the file's own pages where it can be mapped); then
+ * finish_out() writes the header of @c (its payload CRC computed unless
+ * @c->crc_known), syncs and renames; abandon_out() drops it all.
+ */
+struct train_ckpt_out {
+	char path[4096], tmp[4096 + 32];
+	int fd;
+	void *map;			/* the whole file, or NULL: weights is a buffer */
+	size_t len;
+	float *weights, *state;		/* where the payload goes */
+};
+int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_arrays,
+			      struct train_ckpt_out *out);
+int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_checkpoint *c);
+void train_checkpoint_abandon_out(struct train_ckpt_out *out);
 /* Reads and checks a checkpoint; on error a message in @err. */
 int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *err, size_t len);
 void train_checkpoint_free(struct train_checkpoint *c);
 int train_checkpoint_inspect(const char *path);
 
 /* state.c: the run's state to and from a checkpoint. */
+/* Everything of @c but its arrays: the program, where the run is at @at. */
+void train_state_describe(const struct train_job *j, const struct train_progress *at,
+			  struct train_checkpoint *c);
+/* train_state_describe() and the arrays allocated (not filled). */
+int train_state_new(const struct train_job *j, const struct train_progress *at,
+		    struct train_checkpoint *c);
 /* The weights, optimizer state and progress of @at into @c (allocated here). */
 int train_state_capture(struct train_job *j, const struct train_progress *at,
 			struct train_checkpoint *c);
@@ -255,6 +281,8 @@ void train_state_destination(const struct train_opts *o, uint64_t step, char *pa
 /* Writes @c there (and prunes the series to --keep); the path in @path. */
 int train_state_write(const struct train_opts *o, const struct train_checkpoint *c,
 		      char *path, size_t len);
+/* After a checkpoint is written: the series pruned to --keep. */
+void train_state_written(const struct train_opts *o);
 /* Capture and write, on the spot. */
 int train_state_save(struct train_job *j, const struct train_progress *at, char *path,
 		     size_t len);
@@ -262,6 +290,24 @@ int train_state_save(struct train_job *j, const struct train_progress *at, char 
 int train_state_resume(struct train_job *j, struct train_progress *at);
 /* Loads only the weights of @path (named by option @opt in messages); a fresh optimizer. */
 int train_state_init_from(struct train_job *j, const char *opt, const char *path);
+
+/* saver.c: checkpoints written by a thread of their own, off the training path. */
+struct train_saver;
+
+int train_saver_open(struct train_job *j, struct train_saver **out);
+/* Waits for the writer to be done with the last; has step @step's state kept aside. */
+int train_saver_due(struct train_saver *s, uint64_t step);
+/* The run is at the checkpoint's step: the writer takes it from here. */
+int train_saver_take(struct train_saver *s, const struct train_progress *at);
+/* Says what the writer finished; 0, or -1 if it failed (it said why). */
+int train_saver_poll(struct train_saver *s);
+/* Waits until the writer is idle, then polls. */
+int train_saver_flush(struct train_saver *s);
+/* A summary line: how many, the writer's time, the time the run waited for it. */
+void train_saver_summary(struct train_saver *s);
+/* The last checkpoint written: its step (0: none) and path. */
+uint64_t train_saver_last(const struct train_saver *s, const char **path);
+void train_saver_close(struct train_saver *s);
 
 /* rundir.c: the run directory. */
 struct train_rundir;
