@@ -176,11 +176,15 @@ int fwd_snapshot_ask(struct fwd_exec *x, struct fwd_program *p, uint64_t step, c
 /* After a training step of a RUN (lock not held): the snapshot, if this is its step. */
 void fwd_snapshot_after_step(struct fwd_exec *x, struct fwd_program *p);
 /*
- * Copies [@off, @off + @len) of the snapshot to @buf (lock not held); 0,
- * or a text why not (none taken).
+ * Holds the snapshot (of step @step unless @any) for a reader, lock held:
+ * it is not retaken, nor its program unloaded, until released (lock not
+ * held). 0, or a text why not (none taken, another step).
  */
-int fwd_snapshot_read(struct fwd_exec *x, struct fwd_program *p, uint64_t off, uint64_t len,
-		      uint8_t *buf, char *text, size_t textlen);
+int fwd_snapshot_hold(struct fwd_program *p, bool any, uint64_t step, char *text, size_t len);
+void fwd_snapshot_release(struct fwd_exec *x, struct fwd_program *p);
+/* Saves the held snapshot into a file of the shared storage; 0, or a text. */
+int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
+		       const struct wse_link_snapshot_store *req, char *text, size_t len);
 
 /* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);

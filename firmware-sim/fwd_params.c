@@ -168,6 +168,8 @@ static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bo
 {
 	const struct wse_link_params_info in = r->args.params;
 	const struct wse_link_frame *f = &r->f;
+	struct wse_link_snapshot_store req;
+	bool store = in.which == WSE_LINK_PARAMS_SNAPSHOT_STORE;
 	struct fwd_program *p;
 	char text[256];
 	uint64_t size, step;
@@ -175,8 +177,21 @@ static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bo
 	struct iovec iov;
 	int ret;
 
-	if (in.which != WSE_LINK_PARAMS_SNAPSHOT)
+	if (in.which != WSE_LINK_PARAMS_SNAPSHOT && !(write && store))
 		return false;
+	if (store) {
+		if (in.offset || in.length != sizeof(req)) {
+			fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
+					    "a snapshot is saved with a struct wse_link_snapshot_store (%zu bytes) at offset 0",
+					    sizeof(req));
+			return true;
+		}
+		memcpy(&req, r->data, sizeof(req));
+	}
+	if (!write && !(buf = malloc(in.length ? in.length : 1))) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INTERNAL, "the simulator is out of memory");
+		return true;
+	}
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, in.program, text, sizeof(text));
 	ret = p ? 0 : -1;
@@ -187,7 +202,7 @@ static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bo
 		ret = -1;
 	}
 	size = p ? fwd_snapshot_size(p) : 0;
-	if (!ret && write && (in.offset || in.length != 8)) {
+	if (!ret && write && !store && (in.offset || in.length != 8)) {
 		snprintf(text, sizeof(text), "a snapshot is asked for with the 8 bytes of a step at offset 0");
 		ret = -1;
 	} else if (!ret && !write && (in.offset % 4 || in.length % 4 || in.offset > size ||
@@ -197,20 +212,20 @@ static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bo
 			 in.length, (unsigned long long)in.offset, (unsigned long long)size);
 		ret = -1;
 	}
-	if (!ret && write) {
+	if (!ret && write && !store) {
 		memcpy(&step, r->data, 8);
 		ret = fwd_snapshot_ask(x, p, le64toh(step), text, sizeof(text));
+	} else if (!ret) {
+		/* Held, the snapshot and its program stay while they are copied out. */
+		ret = fwd_snapshot_hold(p, !store, store ? le64toh(req.step) : 0, text, sizeof(text));
 	}
 	pthread_mutex_unlock(&x->lock);
 	if (!ret && !write) {
-		buf = malloc(in.length ? in.length : 1);
-		if (!buf) {
-			fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INTERNAL,
-					    "the simulator is out of memory");
-			return true;
-		}
-		/* The program stays: unloading it waits for queues, this one among them. */
-		ret = fwd_snapshot_read(x, p, in.offset, in.length, buf, text, sizeof(text));
+		memcpy(buf, p->snap + in.offset, in.length);
+		fwd_snapshot_release(x, p);
+	} else if (!ret && store) {
+		ret = fwd_snapshot_store(x, p, &req, text, sizeof(text));
+		fwd_snapshot_release(x, p);
 	}
 	if (ret) {
 		free(buf);

@@ -11,12 +11,26 @@
  * (the checkpoint file's payload CRC), then 4 zero bytes; little-endian.
  * One snapshot at a time: taking a new one waits for its readers, and a
  * host asks for the next only once it has read the last.
+ *
+ * With storage shared with the host (--store), the device can instead save
+ * the snapshot into a file there (WSE_LINK_PARAMS_SNAPSHOT_STORE): its bytes
+ * then never cross the link. Only into a regular file the host made, under
+ * the storage's directory (openat2 with RESOLVE_BENEATH: no "..", no
+ * absolute path, no symbolic link out of it). The host syncs the file when
+ * it has written its own part: the device does not wait for the disk.
  */
 #include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "fwd_device.h"
 #include "fwd_exec.h"
 #include "wse/crc32c.h"
 
@@ -109,24 +123,100 @@ void fwd_snapshot_after_step(struct fwd_exec *x, struct fwd_program *p)
 	pthread_mutex_unlock(&x->lock);
 }
 
-int fwd_snapshot_read(struct fwd_exec *x, struct fwd_program *p, uint64_t off, uint64_t len,
-		      uint8_t *buf, char *text, size_t textlen)
+int fwd_snapshot_hold(struct fwd_program *p, bool any, uint64_t step, char *text, size_t len)
 {
-	pthread_mutex_lock(&x->lock);
 	if (!p->snap_taken) {
-		pthread_mutex_unlock(&x->lock);
-		snprintf(text, textlen, p->snap_asked ?
+		snprintf(text, len, p->snap_asked ?
 			 "the snapshot asked for at step %llu is not taken yet (the program is at step %llu)" :
 			 "no snapshot: ask for one with PARAMS_WRITE of WSE_LINK_PARAMS_SNAPSHOT first",
 			 (unsigned long long)p->snap_at, (unsigned long long)p->step);
 		return -1;
 	}
+	if (!any && p->snap_at != step) {
+		snprintf(text, len, "the snapshot is of step %llu, not %llu",
+			 (unsigned long long)p->snap_at, (unsigned long long)step);
+		return -1;
+	}
 	p->snap_readers++;
-	pthread_mutex_unlock(&x->lock);
-	memcpy(buf, p->snap + off, len);
+	return 0;
+}
+
+void fwd_snapshot_release(struct fwd_exec *x, struct fwd_program *p)
+{
 	pthread_mutex_lock(&x->lock);
 	p->snap_readers--;
 	pthread_cond_broadcast(&x->changed);
 	pthread_mutex_unlock(&x->lock);
+}
+
+/* A name the host may give: relative, plain characters, no "..". */
+static bool name_ok(const char *name)
+{
+	if (!name[0] || name[0] == '/' || strstr(name, ".."))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || strchr("._-/", *c)))
+			return false;
+	return true;
+}
+
+/* Writes all of @buf at @off of @fd; 0 or -errno. */
+static int write_at(int fd, const uint8_t *buf, uint64_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (uint64_t)n;
+		off += (uint64_t)n;
+	}
 	return 0;
+}
+
+int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
+		       const struct wse_link_snapshot_store *req, char *text, size_t len)
+{
+	/* Held: the snapshot stays as it is, and the program stays loaded. */
+	const char *store = x->dev->cfg->store;
+	struct open_how how = { .flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+	uint64_t off = le64toh(req->offset);
+	uint64_t body = fwd_snapshot_size(p) - SNAP_TRAILER;
+	char name[sizeof(req->name)];
+	struct stat st;
+	int dir, fd, ret;
+
+	memcpy(name, req->name, sizeof(name));
+	if (!store) {
+		snprintf(text, len, "this device has no storage shared with its hosts (wsefwd --store)");
+		return -1;
+	}
+	if (!memchr(name, 0, sizeof(name)) || !name_ok(name)) {
+		snprintf(text, len, "the file's name is not a plain relative path of letters, digits, '.', '_', '-' and '/'");
+		return -1;
+	}
+	if (off > (1ULL << 40)) {
+		snprintf(text, len, "offset %llu is beyond any checkpoint file", (unsigned long long)off);
+		return -1;
+	}
+	ret = -1;
+	dir = open(store, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = dir < 0 ? -1 : (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+	if (fd < 0)
+		snprintf(text, len, "%s in the shared storage: %s (the host makes the file first)",
+			 name, strerror(errno));
+	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		snprintf(text, len, "%s in the shared storage is not a regular file", name);
+	else if ((ret = write_at(fd, p->snap, body, off)))
+		snprintf(text, len, "%s in the shared storage: %s", name, strerror(-ret));
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	return ret ? -1 : 0;
 }

@@ -351,6 +351,26 @@ struct wse_link_run_result {
  * weights and state (then 4 zero bytes). Documentation/link-protocol.rst.
  */
 #define WSE_LINK_PARAMS_SNAPSHOT	6
+/*
+ * A write of &struct wse_link_snapshot_store: the snapshot of that step
+ * saved by the device into a file of the storage it shares with the host
+ * (wsefwd --store), which the host made there (and syncs).
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT_STORE	7
+
+/**
+ * struct wse_link_snapshot_store - where the device saves a snapshot
+ * @step: the snapshot's step (it must be the one taken)
+ * @offset: byte offset in the file of the weights; the state arrays follow
+ * @name: the file, relative to the shared storage, NUL-terminated: letters,
+ *	digits, '.', '_', '-' and '/', no ".." and not absolute; it must exist
+ *	and be a regular file
+ */
+struct wse_link_snapshot_store {
+	__le64 step;
+	__le64 offset;
+	char name[256];
+};
 
 /**
  * struct wse_link_params - a range of a program's parameters
