@@ -74,13 +74,32 @@ int wse_params_snapshot_at(struct wse_ring *ring, uint32_t slot, uint64_t step)
 			   sizeof(le));
 }
 
+int wse_params_snapshot_sum(struct wse_ring *ring, uint32_t slot, uint64_t floats,
+			    unsigned int state_arrays, uint64_t *step, uint32_t *crc)
+{
+	uint64_t body = floats * sizeof(float) * (1 + state_arrays);
+	uint8_t trailer[16];
+	uint64_t s;
+	uint32_t c;
+	int ret;
+
+	if (!floats || state_arrays > 2)
+		return -EINVAL;
+	ret = params_xfer(ring, DRM_WSE_OP_PARAMS_READ, slot, WSE_LINK_PARAMS_SNAPSHOT, body,
+			  trailer, sizeof(trailer));
+	if (ret)
+		return ret;
+	memcpy(&s, trailer, 8);
+	memcpy(&c, trailer + 8, 4);
+	*step = le64toh(s);
+	*crc = le32toh(c);
+	return 0;
+}
+
 int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_params *p,
 			     uint32_t *crc)
 {
 	size_t wbytes = p->floats * sizeof(float), sbytes = p->state_arrays * wbytes;
-	uint8_t trailer[16];
-	uint64_t step;
-	uint32_t c;
 	int ret;
 
 	if (!p->floats || p->state_arrays > 2 || !p->weights || (sbytes && !p->state))
@@ -91,13 +110,19 @@ int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_pa
 		ret = params_xfer(ring, DRM_WSE_OP_PARAMS_READ, slot, WSE_LINK_PARAMS_SNAPSHOT,
 				  wbytes, p->state, sbytes);
 	if (!ret)
-		ret = params_xfer(ring, DRM_WSE_OP_PARAMS_READ, slot, WSE_LINK_PARAMS_SNAPSHOT,
-				  wbytes + sbytes, trailer, sizeof(trailer));
-	if (ret)
-		return ret;
-	memcpy(&step, trailer, 8);
-	memcpy(&c, trailer + 8, 4);
-	p->step = le64toh(step);
-	*crc = le32toh(c);
-	return 0;
+		ret = wse_params_snapshot_sum(ring, slot, p->floats, p->state_arrays, &p->step,
+					      crc);
+	return ret;
+}
+
+int wse_params_snapshot_store(struct wse_ring *ring, uint32_t slot, uint64_t step,
+			      uint64_t offset, const char *name)
+{
+	struct wse_link_snapshot_store req = { .step = htole64(step), .offset = htole64(offset) };
+
+	if (strlen(name) >= sizeof(req.name))
+		return -ENAMETOOLONG;
+	memcpy(req.name, name, strlen(name) + 1);
+	return params_xfer(ring, DRM_WSE_OP_PARAMS_WRITE, slot, WSE_LINK_PARAMS_SNAPSHOT_STORE, 0,
+			   &req, sizeof(req));
 }

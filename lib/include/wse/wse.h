@@ -285,6 +285,18 @@ int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_para
 int wse_params_snapshot_at(struct wse_ring *ring, uint32_t slot, uint64_t step);
 int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_params *p,
 			     uint32_t *crc);
+/*
+ * With storage the device shares with this host: the snapshot of step
+ * @step saved by the device into @name (relative to that storage; a file
+ * this host made there), the weights at byte @offset and the state arrays
+ * after them (-EINVAL if the device has no such storage or file: the
+ * message is in the device's reply); and the snapshot's step count and
+ * CRC32C alone, of a program of @floats weights and @state_arrays arrays.
+ */
+int wse_params_snapshot_store(struct wse_ring *ring, uint32_t slot, uint64_t step,
+			      uint64_t offset, const char *name);
+int wse_params_snapshot_sum(struct wse_ring *ring, uint32_t slot, uint64_t floats,
+			    unsigned int state_arrays, uint64_t *step, uint32_t *crc);
 
 /*
  * Single commands, for callers that drive their own pipeline (wsebench):
