@@ -145,8 +145,10 @@ static int fsync_dir(const char *path)
  * without a cache) gets a buffer and a write(), which 9p passes to the
  * host without a copy.
  */
+_Static_assert(TRAIN_CKPT_PAYLOAD == CKPT_HEADER, "the payload follows the header");
+
 int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_arrays,
-			      struct train_ckpt_out *out)
+			      bool by_device, struct train_ckpt_out *out)
 {
 	size_t wbytes = floats * sizeof(float), sbytes = (size_t)state_arrays * wbytes;
 
@@ -161,6 +163,8 @@ int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_
 	if (out->fd < 0)
 		return train_fail("checkpoint %s: cannot create %s: %s", path, out->tmp,
 				  strerror(errno));
+	if (by_device)
+		return 0;	/* the device writes the payload into it */
 	if (!ftruncate(out->fd, (off_t)out->len)) {
 		out->map = mmap(NULL, out->len, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
 		if (out->map == MAP_FAILED)
@@ -218,6 +222,8 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 	h.lr = c->lr;
 	h.batch = c->batch;
 	/* The device's CRC, when it computed one: the link checked every byte since. */
+	if (!c->crc_known && !out->weights)
+		return train_fail("checkpoint %s: the device wrote it but gave no CRC", out->path);
 	h.payload_crc = c->crc_known ? c->payload_crc :
 		wse_crc32c(0, out->weights, wbytes + sbytes);
 	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
@@ -227,7 +233,7 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 		ret = msync(out->map, out->len, MS_SYNC) ? -errno : 0;
 	} else {
 		ret = write_all(out->fd, &h, sizeof(h));
-		if (!ret)
+		if (!ret && out->weights)
 			ret = write_all(out->fd, out->weights, wbytes + sbytes);
 	}
 	if (!ret && fsync(out->fd))
@@ -260,7 +266,7 @@ int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
 	size_t wbytes = c->floats * sizeof(float);
 	struct train_ckpt_out out;
 
-	if (train_checkpoint_open_out(path, c->floats, c->state_arrays, &out))
+	if (train_checkpoint_open_out(path, c->floats, c->state_arrays, false, &out))
 		return -1;
 	memcpy(out.weights, c->weights, wbytes);
 	memcpy(out.state, c->state, (size_t)c->state_arrays * wbytes);

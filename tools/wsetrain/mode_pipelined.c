@@ -6,11 +6,14 @@
  * PARAMS_READ, or from a snapshot the device took at the checkpoint's step
  * while training goes on; resume writes them with PARAMS_WRITE.
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "mode.h"
+#include "wse/engine_wsep.h"
 
 struct pipelined {
+	const struct train_job *j;
 	struct train_system *sys;	/* the one system */
 };
 
@@ -21,6 +24,7 @@ static int pipelined_open(struct train_job *j, void **state)
 
 	if (!pl)
 		return train_fail("out of memory");
+	pl->j = j;
 	pl->sys = &j->sys[0];
 	*state = pl;
 	return 0;
@@ -78,10 +82,10 @@ static int pipelined_restore(void *state, const struct wse_params *p)
 	return 0;
 }
 
-static int pipelined_snapshot_at(void *state, uint64_t step)
+static int pipelined_snapshot_at(void *state, struct wse_ring *ring, uint64_t step)
 {
 	struct pipelined *pl = state;
-	int ret = wse_params_snapshot_at(pl->sys->in, TRAIN_SLOT, step);
+	int ret = wse_params_snapshot_at(ring, TRAIN_SLOT, step);
 
 	if (ret)
 		return train_fail("%s: asking for a snapshot at step %llu: %s", pl->sys->name,
@@ -101,6 +105,26 @@ static int pipelined_read_snapshot(void *state, struct wse_ring *ring, struct ws
 	return 0;
 }
 
+static int pipelined_store_snapshot(void *state, struct wse_ring *ring, uint64_t step,
+				    uint64_t offset, const char *name, uint32_t *crc)
+{
+	struct pipelined *pl = state;
+	const struct wsep_program *p = pl->j->p;
+	uint64_t floats = wsep_total_params(p->layers, p->num_layers), at;
+	struct engine_optim opt;
+	int ret;
+
+	ret = engine_optim_from_wsep(&p->opt, &opt);
+	if (!ret)
+		ret = wse_params_snapshot_store(ring, TRAIN_SLOT, step, offset, name);
+	if (!ret)
+		ret = wse_params_snapshot_sum(ring, TRAIN_SLOT, floats,
+					      engine_optim_state_arrays(opt.kind), &at, crc);
+	if (!ret && at != step)
+		ret = -EPROTO;
+	return ret;	/* the caller says what it does about it */
+}
+
 const struct train_mode train_mode_pipelined = {
 	.update_name = "bookkeeping",
 	.open = pipelined_open,
@@ -113,4 +137,5 @@ const struct train_mode train_mode_pipelined = {
 	.restore = pipelined_restore,
 	.snapshot_at = pipelined_snapshot_at,
 	.read_snapshot = pipelined_read_snapshot,
+	.store_snapshot = pipelined_store_snapshot,
 };

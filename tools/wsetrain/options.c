@@ -260,6 +260,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.data_dir = TRAIN_DEFAULT_DATA, .exec_mode = "auto", .systems = 1, .epochs = 1,
 		.report = 50, .chunk = 64, .keep = 5, .expect_accuracy = -1,
 		.runs = runs_env && *runs_env ? runs_env : NULL, .argc = argc, .argv = argv,
+		.runs_root = runs_env && *runs_env ? runs_env : NULL,
 	};
 	opterr = 0;
 	while ((idx = -1, c = getopt_long(argc, argv, "ho:q", lo, &idx)) != -1) {
@@ -328,6 +329,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			break;
 		case OPT_RUNS:
 			o->runs = optarg;
+			o->runs_root = optarg;
 			break;
 		case OPT_INSPECT:
 			o->inspect = optarg;

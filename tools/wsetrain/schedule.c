@@ -61,22 +61,28 @@ static uint64_t chunk_steps(const struct schedule *s, uint32_t left, uint32_t b)
 }
 
 /*
- * A checkpoint of where the run is now, on the spot (at the end, on
- * Ctrl-C), unless the writer has just written this very one; its path kept.
+ * A checkpoint of where the run is now, waited for (at the end, on
+ * Ctrl-C), unless the writer has just written this very one; its path
+ * kept. With the writer, the device takes the snapshot at once (it is
+ * idle at this step) and it goes the writer's way.
  */
 static int checkpoint(struct schedule *s)
 {
 	const char *path;
 
-	if (s->saver) {
-		if (train_saver_flush(s->saver))
+	if (!s->saver)
+		return train_state_save(s->j, &s->at, s->final.checkpoint,
+					sizeof(s->final.checkpoint));
+	if (train_saver_flush(s->saver))
+		return -1;
+	if (train_saver_last(s->saver, &path) != s->at.step || !path[0]) {
+		if (train_saver_due(s->saver, s->at.step) || train_saver_take(s->saver, &s->at) ||
+		    train_saver_flush(s->saver))
 			return -1;
-		if (train_saver_last(s->saver, &path) == s->at.step && path[0]) {
-			snprintf(s->final.checkpoint, sizeof(s->final.checkpoint), "%s", path);
-			return 0;
-		}
+		train_saver_last(s->saver, &path);
 	}
-	return train_state_save(s->j, &s->at, s->final.checkpoint, sizeof(s->final.checkpoint));
+	snprintf(s->final.checkpoint, sizeof(s->final.checkpoint), "%s", path);
+	return 0;
 }
 
 static bool has_destination(const struct train_opts *o)
@@ -103,7 +109,7 @@ static int train_epoch(struct schedule *s)
 			break;	/* a remnant smaller than the number of systems */
 		steps = chunk_steps(s, left, b);
 		/* A checkpoint at the chunk's end: its state is kept there, written meanwhile. */
-		due = s->saver && (at->step + steps) % o->checkpoint_every == 0;
+		due = s->saver && o->checkpoint_every && (at->step + steps) % o->checkpoint_every == 0;
 		if (due && train_saver_due(s->saver, at->step + steps))
 			return -1;
 		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, at->order.perm,
@@ -328,7 +334,7 @@ int train_run(struct train_opts *o)
 		goto out;
 	}
 	if (train_report_open(j, &s.report) ||
-	    (o->checkpoint_every && has_destination(o) && train_saver_open(j, &s.saver)))
+	    (has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;
 	ret = train(&s);
 out:

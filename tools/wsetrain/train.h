@@ -68,6 +68,7 @@ struct train_opts {
 	const char *init_from;		/* weights only (--init-from, --eval, --predict) */
 	const char *model_dir;		/* the run directory (--model_dir, or made in --runs) */
 	const char *runs;		/* where run directories are made */
+	const char *runs_root;		/* --runs or $WSETRAIN_RUNS: storage the device may share */
 	const char *csv;
 	const char *tensorboard;
 	const char *wsecc;		/* the compiler to run */
@@ -255,10 +256,13 @@ struct train_ckpt_out {
 	int fd;
 	void *map;			/* the whole file, or NULL: weights is a buffer */
 	size_t len;
-	float *weights, *state;		/* where the payload goes */
+	float *weights, *state;		/* where the payload goes; NULL: the device puts it */
 };
+/* With @by_device, the payload is left to the device (it writes the file itself). */
 int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_arrays,
-			      struct train_ckpt_out *out);
+			      bool by_device, struct train_ckpt_out *out);
+/* Where the payload starts in the file. */
+#define TRAIN_CKPT_PAYLOAD	160U
 int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_checkpoint *c);
 void train_checkpoint_abandon_out(struct train_ckpt_out *out);
 /* Reads and checks a checkpoint; on error a message in @err. */
