@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
 #include "fwd_config.h"
@@ -291,7 +292,8 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 			usage(stdout);
 			return 1;
 		case OPT_VERSION:
-			printf("%s\n", FWD_VERSION);
+			/* The package's version, and the firmware's (HELLO). */
+			printf("%sfirmware %s\n", WSE_VERSION_LINE("wsefwd"), FWD_VERSION);
 			return 1;
 		case OPT_DROP:
 			if (parse_num("--fault-drop-after", optarg, INT64_MAX, &v))

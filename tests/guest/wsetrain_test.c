@@ -24,48 +24,6 @@
 #define FMNIST		"/usr/share/datasets/fashion-mnist"
 #define OUT_MAX		(64 << 10)
 
-/* Runs a shell command; its exit status, and its stdout+stderr in @out. */
-static int run(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int run(char *out, size_t len, const char *fmt, ...)
-{
-	char cmd[2048];
-	size_t have = 0, n;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (have + 1 < len && (n = fread(out + have, 1, len - have - 1, p)) > 0)
-		have += n;
-	out[have] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-/* The host firmware addresses wsevm left for the guest. */
-static int host_firmware(char addrs[][160], int max)
-{
-	FILE *f = fopen("/wse/fw-addrs", "r");
-	int n = 0;
-
-	while (f && n < max && fgets(addrs[n], 160, f)) {
-		addrs[n][strcspn(addrs[n], "\n")] = 0;
-		if (addrs[n][0])
-			n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
 FIXTURE(wsetrain) {
 	struct wse_ctl *ctl;
 	struct wse_dev_status dev[4];
@@ -106,7 +64,7 @@ FIXTURE_TEARDOWN(wsetrain)
 static int attach_host(struct __test_metadata *_metadata, FIXTURE_DATA(wsetrain) *self, int n)
 {
 	char addrs[4][160];
-	int have = host_firmware(addrs, 4), at = 0;
+	int have = guest_host_firmware(addrs, 4), at = 0;
 
 	if (have < n)
 		return -1;
@@ -165,7 +123,7 @@ TEST_F_TIMEOUT(wsetrain, short_run_learns, 600)
 	if (attach_host(_metadata, self, 1))
 		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
 	unlink("/tmp/short.csv");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --mode pipelined %s --train-limit 12800 --epochs 3 --steps 250 --test-limit 2000 --report 25 --csv /tmp/short.csv --tensorboard /tmp/short-tb",
 		 self->devices);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -198,7 +156,7 @@ TEST_F_TIMEOUT(wsetrain, systems_1_2_4_agree, 900)
 				devs[k] = 0;
 		snprintf(csv, sizeof(csv), "/tmp/sys%d.csv", systems[i]);
 		unlink(csv);
-		st = run(self->out, OUT_MAX,
+		st = guest_run(self->out, OUT_MAX,
 			 "wsetrain models/fc-mnist --mode weight_streaming --systems %d %s --train-limit 2560 --steps 12 --report 3 --no-eval --csv %s",
 			 systems[i], devs, csv);
 		ASSERT_EQ(0, st) TH_LOG("%d systems: %s", systems[i], self->out);
@@ -237,7 +195,7 @@ static int checkpoint_crc(char *out, size_t len, const char *path, char crc[][16
 {
 	char *p;
 
-	if (run(out, len, "wsetrain --inspect %s", path))
+	if (guest_run(out, len, "wsetrain --inspect %s", path))
 		return -1;
 	p = strstr(out, "crc32c ");
 	if (!p || sscanf(p, "crc32c %15s", crc[0]) != 1)
@@ -253,7 +211,7 @@ static int checkpoint_step(char *out, size_t len, const char *path)
 	char *p;
 	int step;
 
-	if (run(out, len, "wsetrain --inspect %s", path))
+	if (guest_run(out, len, "wsetrain --inspect %s", path))
 		return -1;
 	p = strstr(out, "steps done");
 	return p && sscanf(p, "steps done %d", &step) == 1 ? step : -1;
@@ -282,7 +240,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
 		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
 		unlink("/tmp/full.ckpt");
-		st = run(self->out, OUT_MAX, "wsetrain %s --mode %s --devices %u --checkpoint /tmp/full.ckpt",
+		st = guest_run(self->out, OUT_MAX, "wsetrain %s --mode %s --devices %u --checkpoint /tmp/full.ckpt",
 			 common, modes[i], d.index);
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full.ckpt", crc_full));
@@ -311,7 +269,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		guest_peer_stop(&fw, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
 		ASSERT_LE(5, step);
-		run(self->out, OUT_MAX, "cat /tmp/part.out");
+		guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "device")) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part.ckpt")) TH_LOG("%s", self->out);
@@ -323,7 +281,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		/* Resumed on a new firmware. */
 		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
 		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
-		st = run(self->out, OUT_MAX,
+		st = guest_run(self->out, OUT_MAX,
 			 "wsetrain %s --mode %s --devices %u --resume /tmp/part.ckpt --checkpoint /tmp/part.ckpt",
 			 common, modes[i], d.index);
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -360,13 +318,13 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 
 	/* A good checkpoint first. */
 	unlink("/tmp/keep.ckpt");
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --train-limit 640 --no-eval -q --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --train-limit 640 --no-eval -q --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", before));
 
 	/* No dataset there. */
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/no-such-dir --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/no-such-dir --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "/tmp/no-such-dir")) TH_LOG("%s", self->out);
@@ -375,20 +333,20 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	mkdir("/tmp/junkdata", 0755);
 	ASSERT_EQ(0, write_file("/tmp/junkdata/train-images-idx3-ubyte", junk, sizeof(junk)));
 	ASSERT_EQ(0, write_file("/tmp/junkdata/train-labels-idx1-ubyte", junk, sizeof(junk)));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/junkdata --no-eval --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/junkdata --no-eval --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "train-images-idx3-ubyte")) TH_LOG("%s", self->out);
 
 	/* Images of the wrong size for the model. */
 	ASSERT_EQ(0, write_file("/tmp/wide.model", wide_model, sizeof(wide_model) - 1));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/wide.model %s --no-eval", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/wide.model %s --no-eval", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "28x28")) TH_LOG("%s", self->out);
 
 	/* A corrupt checkpoint to resume from. */
 	ASSERT_EQ(0, write_file("/tmp/junk.ckpt", junk, sizeof(junk)));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/junk.ckpt", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/junk.ckpt", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "/tmp/junk.ckpt")) TH_LOG("%s", self->out);
 
@@ -413,25 +371,25 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 		ASSERT_EQ(0, write_file("/tmp/nostate.ckpt", ck, 160 + floats * 4));
 		free(ck);
 	}
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "optimizer")) TH_LOG("%s", self->out);
 
 	/* No such device; then no device with a link at all. */
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model --devices 97 --no-eval");
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --devices 97 --no-eval");
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "device 97")) TH_LOG("%s", self->out);
 	wse_ctl_detach(self->ctl, d.index);
 	self->attached = 0;
 	guest_peer_stop(&fw, SIGKILL);
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model --systems 4 --no-eval");
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --systems 4 --no-eval");
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "wsectl attach")) TH_LOG("%s", self->out);
 
 	/* Usage errors. */
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain"));
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --epochs 0"));
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 2 --mode pipelined"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --epochs 0"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 2 --mode pipelined"));
 
 	/* Through all of it the checkpoint stayed as it was. */
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
@@ -504,7 +462,7 @@ TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
 		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
 	dev = self->dev[0].index;
 	ASSERT_EQ(0, system("rm -rf /tmp/mz"));
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --mode train_and_eval --execution-mode pipelined --devices %u --train-limit 6400 --epochs 2 --test-limit 2000 --report 10 --model_dir /tmp/mz --checkpoint-every 10 --keep 2 --lr 0.002 --progress lines",
 		 dev);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -517,18 +475,18 @@ TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
 	EXPECT_FALSE(exists("/tmp/mz/checkpoint_80.ckpt"));
 	EXPECT_TRUE(exists("/tmp/mz/run.json") && exists("/tmp/mz/metrics.csv") &&
 		    exists("/tmp/mz/wafer.svg") && exists("/tmp/mz/fc-mnist"));
-	ASSERT_EQ(0, run(self->out, OUT_MAX, "wsetrain --inspect /tmp/mz/checkpoint_100.ckpt"));
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain --inspect /tmp/mz/checkpoint_100.ckpt"));
 	EXPECT_NE(NULL, strstr(self->out, "batch 128, lr 0.002")) TH_LOG("%s", self->out);
 
 	/* The same accuracy from the checkpoint, pipelined... */
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --mode eval --init-from /tmp/mz/checkpoint_100.ckpt --test-limit 2000 --devices %u",
 		 dev);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, eval_accuracy(self->out, again, sizeof(again))) TH_LOG("%s", self->out);
 	EXPECT_STREQ(acc, again);
 	/* ...and by weight streaming, the model taken from the run directory. */
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain --eval /tmp/mz/checkpoint_100.ckpt --execution-mode weight_streaming --test-limit 2000 --devices %u",
 		 dev);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -538,7 +496,7 @@ TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
 
 	/* Predictions: a class for each of the 10000 images, as right as the evaluation. */
 	unlink("/tmp/p.csv");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain --predict /tmp/mz/checkpoint_100.ckpt --data " FMNIST "/t10k-images-idx3-ubyte.gz -o /tmp/p.csv --devices %u",
 		 dev);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -577,31 +535,31 @@ TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
 		SKIP(return, "needs 2 firmwares on the host (tools/wsevm --fw 2 --fw-no-attach)");
 	a = self->dev[0].index;
 	b = self->dev[1].index;
-	st = run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode pipelined --devices %u --max_steps 2 --no-eval",
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode pipelined --devices %u --max_steps 2 --no-eval",
 		 a);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "note: --mode pipelined is the execution mode")) {
 		TH_LOG("%s", self->out);
 	}
-	st = run(self->out, OUT_MAX, "wsetrain models/fc-mnist --num_csx 2 --devices %u,%u --max_steps 2 --mode train",
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --num_csx 2 --devices %u,%u --max_steps 2 --mode train",
 		 a, b);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "on 2 systems")) TH_LOG("%s", self->out);
-	st = run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u,%u --max_steps 2 --mode train",
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u,%u --max_steps 2 --mode train",
 		 a, b);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "on 2 systems")) TH_LOG("%s", self->out);
 	unlink("/tmp/c.wsep");
-	EXPECT_EQ(0, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --compile_only -o /tmp/c.wsep"));
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --compile_only -o /tmp/c.wsep"));
 	EXPECT_TRUE(exists("/tmp/c.wsep"));
-	EXPECT_EQ(0, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --validate_only"));
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode bogus"));
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --validate_only"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode bogus"));
 	EXPECT_NE(NULL, strstr(self->out, "train, eval or train_and_eval")) TH_LOG("%s", self->out);
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 3 --devices %u,%u", a, b));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 3 --devices %u,%u", a, b));
 
 	/* A checkpoint to start from. */
 	ASSERT_EQ(0, system("rm -rf /tmp/lr"));
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 2560 --epochs 2 --mode train --model_dir /tmp/lr --checkpoint-every 10 --lr 0.002 -q",
 		 a);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -619,14 +577,14 @@ TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
 	memcpy(p, "batch  64", 9);
 	ASSERT_EQ(0, write_file("/tmp/b64.model", batch64, len));
 	unlink("/tmp/b64.ckpt");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain /tmp/b64.model --init-from /tmp/lr/checkpoint_40.ckpt --devices %u --max_steps 3 --mode train --checkpoint /tmp/b64.ckpt",
 		 a);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_EQ(3, checkpoint_step(self->out, OUT_MAX, "/tmp/b64.ckpt"));
 	EXPECT_NE(NULL, strstr(self->out, "batch 64, lr 0.001")) TH_LOG("%s", self->out);
 	/* A resume may change the batch too: said. */
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/b64.model --resume /tmp/lr/checkpoint_40.ckpt --devices %u --train-limit 2560 --epochs 3 --max_steps 50 --mode train",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/b64.model --resume /tmp/lr/checkpoint_40.ckpt --devices %u --train-limit 2560 --epochs 3 --max_steps 50 --mode train",
 		 a);
 	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "trained with batches of 128; continuing with 64")) {
@@ -635,7 +593,7 @@ TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
 
 	/* Resumed at half the learning rate: said, and recorded. */
 	unlink("/tmp/r.ckpt");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --resume /tmp/lr/checkpoint_30.ckpt --train-limit 2560 --epochs 2 --lr 0.001 --mode train --checkpoint /tmp/r.ckpt --devices %u",
 		 a);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -645,7 +603,7 @@ TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
 	EXPECT_EQ(40, checkpoint_step(self->out, OUT_MAX, "/tmp/r.ckpt"));
 	/* Another model's layers are refused, resume or weights alone. */
 	ASSERT_EQ(0, write_file("/tmp/small.model", small_model, sizeof(small_model) - 1));
-	EXPECT_EQ(1, run(self->out, OUT_MAX, "wsetrain /tmp/small.model --init-from /tmp/r.ckpt --devices %u --max_steps 2",
+	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --init-from /tmp/r.ckpt --devices %u --max_steps 2",
 			 a));
 	EXPECT_NE(NULL, strstr(self->out, "whose layers are not")) TH_LOG("%s", self->out);
 }
@@ -668,7 +626,7 @@ TEST_F_TIMEOUT(wsetrain, ctrl_c_leaves_resumable_checkpoint, 600)
 		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 6400 --epochs 3 --mode train --chunk 5 --checkpoint-every 5 -q",
 		 self->dev[0].index);
 	ASSERT_EQ(0, system("rm -rf /tmp/full /tmp/part"));
-	st = run(self->out, OUT_MAX, "%s --model_dir /tmp/full", common);
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/full", common);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full/checkpoint_150.ckpt", crc_full));
 
@@ -686,14 +644,14 @@ TEST_F_TIMEOUT(wsetrain, ctrl_c_leaves_resumable_checkpoint, 600)
 		usleep(10000);
 	kill(pid, SIGINT);
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	run(self->out, OUT_MAX, "cat /tmp/part.out");
+	guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
 	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("%s", self->out);
 	ASSERT_EQ(130, WEXITSTATUS(st)) TH_LOG("%s", self->out);
 	step = newest_step("/tmp/part");
 	EXPECT_TRUE(step >= 10 && step < 150 && step % 5 == 0) TH_LOG("checkpoint at step %d", step);
 	EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part/checkpoint_")) TH_LOG("%s", self->out);
 
-	st = run(self->out, OUT_MAX, "%s --model_dir /tmp/part", common);
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/part", common);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/part/checkpoint_150.ckpt", crc_resumed));
 	EXPECT_STREQ(crc_full[0], crc_resumed[0]);
@@ -721,7 +679,7 @@ TEST_F_TIMEOUT(wsetrain, run_directories, 600)
 		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
 	for (int i = 0; i < 2; i++) {
 		char dir[512], path[600], *p;
-		int st = run(self->out, OUT_MAX, "wsetrain models/fc-mnist --runs %s --devices %u %s",
+		int st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --runs %s --devices %u %s",
 			     where, self->dev[0].index, runs[i]);
 
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -747,6 +705,25 @@ TEST_F_TIMEOUT(wsetrain, run_directories, 600)
 		}
 		TH_LOG("%s", dir);
 	}
+}
+
+/* A wafer too small for the model: the refusal gives its size in units. */
+TEST_F(wsetrain, compiler_refusal_names_the_wafer_in_units)
+{
+	struct guest_peer fw;
+	struct wse_dev_status d;
+	int st;
+
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "4x4", "--clock-mhz", "850",
+				      "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u --no-eval",
+		       d.index);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "(4x4 PEs, 48 KiB SRAM per PE, 850 MHz; exit 1)"))
+		TH_LOG("%s", self->out);
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&fw, SIGKILL);
 }
 
 TEST_HARNESS_MAIN

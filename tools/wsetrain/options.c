@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse_version.h"
 #include "train.h"
 #include "wse/numparse.h"
 
@@ -83,6 +84,7 @@ void train_usage(FILE *f)
 "  --expect-accuracy X   exit 1 if the final test accuracy is below X (0..1)\n"
 "  -q, --quiet           only the summary\n"
 "  -h, --help            this help\n"
+"  -V, --version         the version of wsetrain\n"
 "\n"
 "Ctrl-C ends the current chunk of steps, writes a checkpoint (to --checkpoint or\n"
 "the run directory) and exits 130; a second Ctrl-C exits at once.\n"
@@ -248,6 +250,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "expect-accuracy", required_argument, NULL, OPT_EXPECT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *runs_env = getenv("WSETRAIN_RUNS");
@@ -263,7 +266,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.runs_root = runs_env && *runs_env ? runs_env : NULL,
 	};
 	opterr = 0;
-	while ((idx = -1, c = getopt_long(argc, argv, "ho:q", lo, &idx)) != -1) {
+	while ((idx = -1, c = getopt_long(argc, argv, "hVo:q", lo, &idx)) != -1) {
 		/* The option as named in messages: "--epochs", or the word given. */
 		if (idx >= 0)
 			snprintf(opt, sizeof(opt), "--%s", lo[idx].name);
@@ -272,6 +275,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		switch (c) {
 		case 'h':
 			train_usage(stdout);
+			return 1;
+		case 'V':
+			fputs(WSE_VERSION_LINE("wsetrain"), stdout);
 			return 1;
 		case 'q':
 			o->quiet = true;

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "train.h"
+#include "wse_version.h"
 
 #define CKPT_PREFIX	"checkpoint_"
 #define CKPT_SUFFIX	".ckpt"
@@ -298,6 +299,7 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 		json_object_array_add(devs, dev);
 	}
 	json_object_object_add(rd->root, "devices", devs);
+	set_str(ver, "wse", WSE_VERSION);
 	if (!uname(&u))
 		set_str(ver, "kernel", u.release);
 	set_str(ver, "firmware", j->sys[0].info.dev.fw_version);
