@@ -10,6 +10,8 @@
  * headless Chromium shows both plots.
  */
 #include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,13 +91,15 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 
 TEST(guest_run_directories)
 {
-	const char *where = getenv("WSE_RUN_DIRS");
+	const char *env = getenv("WSE_RUN_DIRS");
 	bool pipelined = false, streaming = false;
+	char mode[64], where[256];
 	struct dirent *e;
-	char mode[64];
 	DIR *d;
 
-	ASSERT_NE(NULL, where) TH_LOG("tools/check sets WSE_RUN_DIRS to the runs the guest tests left");
+	ASSERT_NE(NULL, env) TH_LOG("tools/check sets WSE_RUN_DIRS to the runs the guest tests left");
+	/* Absolute: the browser is given file:// addresses. */
+	ASSERT_NE(NULL, realpath(env, where)) TH_LOG("%s: no such directory", env);
 	ASSERT_EQ(0, access(CHROMIUM, X_OK)) TH_LOG("%s missing: run tools/install-deps", CHROMIUM);
 	d = opendir(where);
 	ASSERT_NE(NULL, d) TH_LOG("%s: no such directory", where);

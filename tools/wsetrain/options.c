@@ -264,6 +264,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.report = 50, .chunk = 64, .keep = 5, .expect_accuracy = -1,
 		.runs = runs_env && *runs_env ? runs_env : NULL, .argc = argc, .argv = argv,
 		.runs_root = runs_env && *runs_env ? runs_env : NULL,
+		.runs_from_env = runs_env && *runs_env,
 	};
 	opterr = 0;
 	while ((idx = -1, c = getopt_long(argc, argv, "hVo:q", lo, &idx)) != -1) {
@@ -336,6 +337,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		case OPT_RUNS:
 			o->runs = optarg;
 			o->runs_root = optarg;
+			o->runs_from_env = false;
 			break;
 		case OPT_INSPECT:
 			o->inspect = optarg;

@@ -208,14 +208,6 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 			goto fail;
 		}
 	}
-	o->model_dir = rd->dir;
-	if (!o->csv) {
-		snprintf(rd->csv, sizeof(rd->csv), "%s/metrics.csv", rd->dir);
-		o->csv = rd->csv;
-	}
-	if (!o->tensorboard)
-		o->tensorboard = rd->dir;
-
 	/* The model beside its checkpoints, so they can be evaluated without it. */
 	base = strrchr(o->model, '/');
 	base = base ? base + 1 : o->model;
@@ -245,6 +237,13 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 	set_str(rd->root, "status", "running");
 	if (write_json(rd))
 		goto fail;
+	o->model_dir = rd->dir;
+	if (!o->csv) {
+		snprintf(rd->csv, sizeof(rd->csv), "%s/metrics.csv", rd->dir);
+		o->csv = rd->csv;
+	}
+	if (!o->tensorboard)
+		o->tensorboard = rd->dir;
 	if (!o->quiet)
 		printf("run directory: %s\n", rd->dir);
 	*out = rd;

@@ -307,10 +307,17 @@ int train_run(struct train_opts *o)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
 	if (find_model(o, model, sizeof(model)))
 		return EXIT_TRAIN_FAILED;
-	if (!training)
+	if (!training) {
 		o->runs = NULL;	/* inference leaves no run directory behind */
-	else if ((o->runs || o->model_dir) && train_rundir_open(o, &s.rundir))
-		return EXIT_TRAIN_FAILED;
+	} else if ((o->runs || o->model_dir) && train_rundir_open(o, &s.rundir)) {
+		/* One the environment offered (wsevm --runs) is not worth failing the run for. */
+		if (!o->runs_from_env || o->model_dir)
+			return EXIT_TRAIN_FAILED;
+		fprintf(stderr, "wsetrain: note: training without a run directory (WSETRAIN_RUNS=%s)\n",
+			o->runs);
+		o->runs = NULL;
+		o->runs_root = NULL;
+	}
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		train_rundir_close(s.rundir);

@@ -69,6 +69,7 @@ struct train_opts {
 	const char *model_dir;		/* the run directory (--model_dir, or made in --runs) */
 	const char *runs;		/* where run directories are made */
 	const char *runs_root;		/* --runs or $WSETRAIN_RUNS: storage the device may share */
+	bool runs_from_env;		/* runs is $WSETRAIN_RUNS, not asked for on the command line */
 	const char *csv;
 	const char *tensorboard;
 	const char *wsecc;		/* the compiler to run */
