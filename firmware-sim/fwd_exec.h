@@ -32,6 +32,7 @@
 
 struct fwd_conn;
 struct fwd_device;
+struct fwd_graph;
 struct fwd_pipeline;
 
 #define FWD_PROGRAM_SLOTS	256	/* slots 1..255 */
@@ -69,11 +70,13 @@ struct fwd_program {
 	 */
 	uint32_t micro_size, micro_max;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
-	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
+	struct engine_params *params;	/* pipelined layers: the resident weights; else NULL */
+	struct fwd_graph *graph;	/* a graph program's graphs and weights (fwd_graph.h) */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */
 	uint64_t step;			/* optimizer steps taken (Adam's t) */
 	struct fwd_stream *streams;	/* prog->num_streams */
-	int samples, labels, losses, predictions;	/* stream indexes, -1 if none */
+	bool resident;			/* pipelined: the weights live here */
+	int samples, labels, losses, predictions, logits;	/* stream indexes, -1 if none */
 	int weights[ENGINE_MAX_LAYERS], grads[ENGINE_MAX_LAYERS];
 	/* Staging, allocated once: a batch's inputs and outputs. */
 	uint8_t *in_bytes;
@@ -83,6 +86,7 @@ struct fwd_program {
 	int32_t *preds_i32;
 	uint8_t *preds_u8;
 	float *losses_f32;
+	float *logits_f32;		/* graph programs, predict */
 	bool busy;
 	/*
 	 * The parameters kept aside at a step (fwd_snapshot.c): weights, state

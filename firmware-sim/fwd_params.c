@@ -18,12 +18,24 @@
 #include "fwd_conn.h"
 #include "fwd_device.h"
 #include "fwd_exec.h"
+#include "fwd_graph.h"
 #include "fwd_ops.h"
 
 void fwd_params_copy(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
 		     uint8_t *buf, bool to_device)
 {
 	const struct wsep_program *prog = p->prog;
+
+	/* A graph program's arrays are in the weights layout already. */
+	if (p->graph) {
+		float *a = fwd_graph_array(p->graph, slot) + first;
+
+		if (to_device)
+			memcpy(a, buf, n * sizeof(float));
+		else
+			memcpy(buf, a, n * sizeof(float));
+		return;
+	}
 
 	for (uint32_t k = 0; k < prog->num_layers && n; k++) {
 		const struct wsep_layer *l = &prog->layers[k];
@@ -67,7 +79,7 @@ static struct fwd_program *params_begin(struct fwd_exec *x, const struct wse_lin
 
 	if (!p)
 		return NULL;
-	if (!p->params) {
+	if (!p->resident) {
 		snprintf(text, len,
 			 "program %u runs by weight streaming: its weights live off the wafer, with the host",
 			 in->program);

@@ -28,6 +28,10 @@
  * workers and in both modes. A layer's weights change only in U(k), after
  * every task that reads them.
  *
+ * A graph program's units are its layers (fwd_graph.h): X(k, m) is unit
+ * k's whole backward pass on m's graph, for unit 0 too, and G(k, m) adds
+ * what it left in m's graph, so it follows X(k, m).
+ *
  * Layer pipelined, every layer is open from the start with the program's
  * resident parameters. Weight streaming, the RUN's thread opens a layer's
  * forward pass, input gradients and gradient buffer as its weights arrive
@@ -44,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
 
@@ -69,7 +74,8 @@ struct layer_state {
 
 struct micro_state {
 	uint32_t fwd;		/* layers forwarded */
-	uint32_t dy;		/* lowest layer whose output gradient is ready; L: none */
+	int32_t dy;		/* lowest layer whose output gradient is ready; L: none;
+				 * -1: a graph's unit 0 is through (X(0, m) done) */
 	bool busy;		/* an F or X task holds its workspace */
 };
 
@@ -88,6 +94,7 @@ struct fwd_pipeline {
 	struct fwd_step step;
 	uint32_t n, L;
 	bool train, resident;
+	bool graph;			/* a graph program: X(0, m) too, G(k, m) after X(k, m) */
 	void (*notify)(void *arg);
 	void *notify_arg;
 	bool notify_layers;		/* tell of layers done, not only of the step */
@@ -104,7 +111,7 @@ static bool layer_backward_done(const struct fwd_pipeline *pl, uint32_t k)
 {
 	const struct layer_state *ls = &pl->layer[k];
 
-	if (ls->grad_next < pl->n || (k && ls->inputs < pl->n))
+	if (ls->grad_next < pl->n || ((k || pl->graph) && ls->inputs < pl->n))
 		return false;
 	return !pl->resident || ls->updated;
 }
@@ -142,16 +149,19 @@ static struct task pick(const struct fwd_pipeline *pl)
 		}
 		for (uint32_t m = 0; m < n; m++) {
 			const struct micro_state *ms = &pl->micro[m];
-			uint32_t k = ms->dy;
+			int32_t k = ms->dy;
 
-			if (!ms->busy && k > 0 && k < L && pl->layer[k].in_open)
-				return (struct task){ TASK_X, k, m };
+			if (!ms->busy && k >= (pl->graph ? 0 : 1) && k < (int32_t)L &&
+			    pl->layer[k].in_open)
+				return (struct task){ TASK_X, (uint32_t)k, m };
 		}
 		for (uint32_t k = 0; k < L; k++) {
 			const struct layer_state *ls = &pl->layer[k];
 			uint32_t m = ls->grad_next;
 
-			if (ls->grad_open && !ls->grad_busy && m < n && pl->micro[m].dy <= k)
+			/* Dense: m's gradient reached layer k; a graph: X(k, m) is done. */
+			if (ls->grad_open && !ls->grad_busy && m < n &&
+			    pl->micro[m].dy + (pl->graph ? 1 : 0) <= (int32_t)k)
 				return (struct task){ TASK_G, k, m };
 		}
 	}
@@ -198,16 +208,16 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 		ms->busy = false;
 		ms->fwd = t->k + 1;
 		if (t->k + 1 == pl->L && pl->train)
-			ms->dy = t->k;
+			ms->dy = (int32_t)t->k;
 		ls->forwarded++;
 		return false;
 	case TASK_X:
 		ms->busy = false;
-		ms->dy = t->k - 1;
+		ms->dy = (int32_t)t->k - 1;
 		return ++ls->inputs == pl->n && ls->grad_next == pl->n;
 	case TASK_G:
 		ls->grad_busy = false;
-		return ++ls->grad_next == pl->n && (!t->k || ls->inputs == pl->n);
+		return ++ls->grad_next == pl->n && ((!t->k && !pl->graph) || ls->inputs == pl->n);
 	case TASK_U:
 		ls->updating = false;
 		ls->updated = true;
@@ -217,6 +227,34 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 		break;
 	}
 	return false;
+}
+
+/* A graph program's task (fwd_graph.h). */
+static int run_graph_task(struct fwd_pipeline *pl, const struct task *t, const char **what)
+{
+	struct fwd_program *p = pl->p;
+	const struct layer_state *ls = &pl->layer[t->k];
+
+	switch (t->kind) {
+	case TASK_F:
+		if ((int)t->k == pl->fault_stage && t->m + 1 == pl->n) {
+			*what = "the forward pass";
+			return -EIO;	/* injected for tests: an engine failure in one unit */
+		}
+		return fwd_graph_forward(p, &pl->step, t->k, t->m, ls->w, what);
+	case TASK_X:
+		*what = "the backward pass";
+		return fwd_graph_backward(p, t->k, t->m, ls->wx);
+	case TASK_G:
+		*what = "the backward pass";
+		return fwd_graph_gradients(p, t->k, t->m, ls->dw);
+	case TASK_U:
+		*what = "the optimizer update";
+		return fwd_graph_update(p, t->k, pl->step.t);
+	case TASK_NONE:
+		break;
+	}
+	return -EINVAL;
 }
 
 /* Runs task @t's engine calls; on failure *what names the part. */
@@ -230,6 +268,8 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 	struct engine_loss_result res;
 	int err;
 
+	if (pl->graph)
+		return run_graph_task(pl, t, what);
 	switch (t->kind) {
 	case TASK_F:
 		if (t->k == 0) {
@@ -382,7 +422,8 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pl->step = *step;
 	pl->n = fwd_micro_count(p, step->batch);
 	pl->train = step->kind == WSE_LINK_RUN_TRAIN;
-	pl->resident = p->params != NULL;
+	pl->resident = p->resident;
+	pl->graph = p->graph != NULL;
 	pl->notify = notify;
 	pl->notify_arg = arg;
 	pl->notify_layers = !pl->resident;
@@ -392,15 +433,24 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pl->text[0] = '\0';
 	memset(pl->layer, 0, sizeof(pl->layer[0]) * pl->L);
 	for (uint32_t m = 0; m < pl->n; m++)
-		pl->micro[m] = (struct micro_state){ .dy = pl->L };
+		pl->micro[m] = (struct micro_state){ .dy = (int32_t)pl->L };
 	for (uint32_t k = 0; pl->resident && k < pl->L; k++) {
-		struct engine_layer *el = &p->params->layer[k];
 		struct layer_state *ls = &pl->layer[k];
 
-		*ls = (struct layer_state){
-			.w = el->w, .b = el->b, .wx = el->w, .dw = el->dw, .db = el->db,
-			.fwd_open = true, .in_open = true, .grad_open = true,
-		};
+		if (pl->graph) {
+			*ls = (struct layer_state){
+				.w = fwd_graph_weights(p->graph, k), .wx = fwd_graph_weights(p->graph, k),
+				.dw = fwd_graph_grads(p->graph, k),
+				.fwd_open = true, .in_open = true, .grad_open = true,
+			};
+		} else {
+			struct engine_layer *el = &p->params->layer[k];
+
+			*ls = (struct layer_state){
+				.w = el->w, .b = el->b, .wx = el->w, .dw = el->dw, .db = el->db,
+				.fwd_open = true, .in_open = true, .grad_open = true,
+			};
+		}
 	}
 	pl->active = true;
 	pthread_cond_signal(&pl->work);

@@ -19,7 +19,10 @@
  * then; nothing of them stays on the device.
  *
  * Each layer makes the same engine calls on the same shapes in the same
- * order in both modes, which is what makes them agree bit for bit.
+ * order in both modes, which is what makes them agree bit for bit. A
+ * graph program's units are its layers here (fwd_graph.h); its labels
+ * and predictions are a sample's rows (tokens), and PREDICT also puts
+ * every row's logits on the logits stream.
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +30,7 @@
 
 #include "fwd_conn.h"
 #include "fwd_exec.h"
+#include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
 #include "fwd_pipeline.h"
@@ -86,27 +90,30 @@ static uint32_t take_batch(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
 	const struct wsep_program *prog = p->prog;
-	uint32_t b = c->batch, classes = prog->layers[prog->num_layers - 1].out;
+	uint32_t b = c->batch, classes = wsep_classes(prog), rows = wsep_label_rows(prog);
 	size_t n = (size_t)b * prog->input_dim;
 
 	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
 		return FWD_RUN_STOPPED;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
-		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * 4))
+		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * rows * 4))
 			return FWD_RUN_STOPPED;
-		for (uint32_t i = 0; i < b; i++) {
+		for (uint32_t i = 0; i < b * rows; i++) {
 			int32_t l = p->labels_i32[i];
 
 			if (l < 0 || (uint32_t)l >= classes) {
 				snprintf(c->text, c->len,
-					 "step %u: the label of sample %u is %d; the program has %u classes (0..%u)",
-					 c->step, i, l, classes, classes - 1);
+					 "step %u: the label of sample %u%s is %d; the program has %u classes (0..%u)",
+					 c->step, i / rows, rows > 1 ? " (a row of it)" : "", l, classes,
+					 classes - 1);
 				return WSE_LINK_E_INVAL;
 			}
-			p->labels_u8[i] = (uint8_t)l;
+			if (!prog->graph)
+				p->labels_u8[i] = (uint8_t)l;
 		}
 	}
-	if (!fwd_micro_input_is_pixels(prog)) {
+	/* A graph program's micro-batches convert their own input (fwd_graph.c). */
+	if (!prog->graph && !fwd_micro_input_is_pixels(prog)) {
 		const float *f32 = (const float *)p->in_bytes;
 
 		for (size_t i = 0; i < n; i++)
@@ -175,7 +182,8 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		}
 		if (!w)
 			break;
-		fwd_pipeline_open_forward(p->pipeline, k, w, w + (size_t)l->in * l->out);
+		fwd_pipeline_open_forward(p->pipeline, k, w,
+					  p->graph ? NULL : w + (size_t)l->in * l->out);
 		*moved = true;
 	}
 	for (uint32_t k = 0; train && k < sd->fwd_next; k++) {
@@ -187,13 +195,15 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 
 		/* The second transfer, behind the first. */
 		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
-			if (k)
+			/* A graph's unit 0 has a backward pass too (its weights' gradients). */
+			if (k || p->graph)
 				fwd_pipeline_open_input(p->pipeline, k, w);
 			sd->in_open |= bit;
 			*moved = true;
 		}
 		if (!(sd->grad_open & bit) && (g = fwd_stream_reserve(&p->streams[p->grads[k]], n))) {
-			fwd_pipeline_open_grads(p->pipeline, k, g, g + (size_t)l->in * l->out);
+			fwd_pipeline_open_grads(p->pipeline, k, g,
+						p->graph ? NULL : g + (size_t)l->in * l->out);
 			sd->grad_open |= bit;
 			*moved = true;
 		}
@@ -234,12 +244,18 @@ static uint32_t run_graph(struct step_ctx *c)
 	bool stopped = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;
 
+	/* A short batch's micro-batches may need graphs of other sizes. */
+	if (p->graph) {
+		st = fwd_graph_fit(p, c->batch, c->text, c->len);
+		if (st)
+			return st;
+	}
 	fwd_pipeline_begin(p->pipeline, &step, wake_run, x);
 	pthread_mutex_lock(&x->lock);
 	while (!finished && !st) {
 		bool moved = false;
 
-		if (p->params) {
+		if (p->resident) {
 			struct fwd_pipeline_state ps;
 
 			fwd_pipeline_state(p->pipeline, &ps);
@@ -265,7 +281,7 @@ static uint32_t run_graph(struct step_ctx *c)
 		return st;
 	if (stopped)
 		return FWD_RUN_STOPPED;
-	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->params))
+	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->resident))
 		p->step = step.t;	/* Adam's t: the steps any layer was updated in */
 	return end;
 }
@@ -286,7 +302,10 @@ static uint32_t one_step(struct step_ctx *c)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
-	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
+	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * wsep_label_rows(p->prog) * 4))
+		return FWD_RUN_STOPPED;
+	if (c->kind == WSE_LINK_RUN_PREDICT && p->logits >= 0 &&
+	    !put(c, p->logits, p->logits_f32, c->batch * p->streams[p->logits].record))
 		return FWD_RUN_STOPPED;
 	c->ns_output += now_ns() - t2;
 	return WSE_LINK_OK;

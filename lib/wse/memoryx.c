@@ -3,10 +3,13 @@
  * MemoryX (wse/memoryx.h). The update is the firmware engine's
  * engine_optim_step(), called for W and for b separately exactly as the
  * device calls it for a resident layer, which is what keeps the two
- * execution modes bit-identical.
+ * execution modes bit-identical. A graph program's unit is one range of
+ * floats (its parameter tensors one after another), updated at the
+ * program's learning-rate schedule like the device's resident units.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +21,11 @@ struct wse_memoryx {
 	uint64_t floats;
 	uint64_t offset[ENGINE_MAX_LAYERS];	/* layer k's W, in floats */
 	uint32_t in[ENGINE_MAX_LAYERS], out[ENGINE_MAX_LAYERS];
+	uint64_t n[ENGINE_MAX_LAYERS];		/* its floats */
+	bool unit[ENGINE_MAX_LAYERS];		/* a graph's unit: one range, no W and b */
 	unsigned int arrays;			/* optimizer state arrays */
 	struct engine_optim opt;
+	struct engine_lr_schedule sched;
 	float *w, *g, *state[2];		/* each @floats long */
 };
 
@@ -30,7 +36,8 @@ int wse_memoryx_create(const struct wsep_program *p, struct wse_memoryx **out)
 
 	*out = NULL;
 	if (!p->num_layers || p->num_layers > ENGINE_MAX_LAYERS ||
-	    engine_optim_from_wsep(&p->opt, &opt) || engine_optim_check(&opt))
+	    engine_optim_from_wsep(&p->opt, &opt) || engine_optim_check(&opt) ||
+	    (p->graph && (!p->weights || p->num_weights != wsep_total_params(p->layers, p->num_layers))))
 		return -EINVAL;
 	mx = calloc(1, sizeof(*mx));
 	if (!mx)
@@ -40,7 +47,7 @@ int wse_memoryx_create(const struct wsep_program *p, struct wse_memoryx **out)
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		const struct wsep_layer *l = &p->layers[k];
 
-		if (l->kind != WSEP_LAYER_DENSE ||
+		if ((l->kind != WSEP_LAYER_DENSE && l->kind != WSEP_LAYER_UNIT) ||
 		    l->weight_offset + wsep_layer_params(l) > mx->floats) {
 			free(mx);
 			return -EINVAL;
@@ -48,6 +55,12 @@ int wse_memoryx_create(const struct wsep_program *p, struct wse_memoryx **out)
 		mx->offset[k] = l->weight_offset;
 		mx->in[k] = l->in;
 		mx->out[k] = l->out;
+		mx->n[k] = wsep_layer_params(l);
+		mx->unit[k] = l->kind == WSEP_LAYER_UNIT;
+	}
+	if (engine_lr_from_wsep(&p->opt, &mx->sched)) {
+		free(mx);
+		return -EINVAL;
 	}
 	mx->opt = opt;
 	mx->arrays = engine_optim_state_arrays(opt.kind);
@@ -102,7 +115,7 @@ const float *wse_memoryx_layer(const struct wse_memoryx *mx, uint32_t k, size_t 
 {
 	if (k >= mx->layers)
 		return NULL;
-	*n = (size_t)mx->in[k] * mx->out[k] + mx->out[k];
+	*n = (size_t)mx->n[k];
 	return mx->w + mx->offset[k];
 }
 
@@ -115,12 +128,13 @@ float *wse_memoryx_grad(struct wse_memoryx *mx, uint32_t k)
 static int step_range(struct wse_memoryx *mx, uint64_t t, size_t at, size_t n)
 {
 	float *s[2] = { NULL, NULL };
+	struct engine_optim o = engine_optim_at(&mx->opt, &mx->sched, t);
 
 	if (!n)
 		return 0;
 	for (unsigned int i = 0; i < mx->arrays; i++)
 		s[i] = mx->state[i] + at;
-	return engine_optim_step(&mx->opt, t, mx->w + at, mx->g + at, s[0], s[1], n);
+	return engine_optim_step(&o, t, mx->w + at, mx->g + at, s[0], s[1], n);
 }
 
 int wse_memoryx_update_slice(struct wse_memoryx *mx, uint32_t k, uint64_t t, size_t first,
@@ -131,10 +145,12 @@ int wse_memoryx_update_slice(struct wse_memoryx *mx, uint32_t k, uint64_t t, siz
 
 	if (k >= mx->layers || !t)
 		return -EINVAL;
-	wn = (size_t)mx->in[k] * mx->out[k];
 	end = first + count;
-	if (end < first || end > wn + mx->out[k])
+	if (end < first || end > mx->n[k])
 		return -EINVAL;
+	if (mx->unit[k])
+		return step_range(mx, t, mx->offset[k] + first, count);
+	wn = (size_t)mx->in[k] * mx->out[k];
 	/* W and b separately, as the device updates a resident layer. */
 	w_end = end < wn ? end : wn;
 	err = first < w_end ? step_range(mx, t, mx->offset[k] + first, w_end - first) : 0;
@@ -150,8 +166,7 @@ int wse_memoryx_update(struct wse_memoryx *mx, uint32_t k, uint64_t t)
 {
 	if (k >= mx->layers)
 		return -EINVAL;
-	return wse_memoryx_update_slice(mx, k, t, 0,
-					(size_t)mx->in[k] * mx->out[k] + mx->out[k]);
+	return wse_memoryx_update_slice(mx, k, t, 0, (size_t)mx->n[k]);
 }
 
 void wse_memoryx_get(const struct wse_memoryx *mx, float *weights, float *state)

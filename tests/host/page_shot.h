@@ -2,7 +2,8 @@
 /*
  * For the tests that look at wsereport's page in a real browser: a
  * screenshot by headless Chromium, and how many of its pixels are near a
- * colour (the plots' series are drawn in colours of their own, plot.c).
+ * colour (the plots' series are drawn in colours of their own, plot.c);
+ * and the command runner they use.
  */
 #ifndef WSE_TEST_PAGE_SHOT_H
 #define WSE_TEST_PAGE_SHOT_H
@@ -19,24 +20,16 @@
 static const unsigned char page_train_rgb[3] = { 0x1f, 0x77, 0xb4 };
 static const unsigned char page_test_rgb[3] = { 0xd6, 0x27, 0x28 };
 
-/*
- * @dir/index.html in headless Chromium, 1400x900, as a PNG at @png (the
- * browser's profile in @dir/chromium); its output in @out. Exit status.
- */
-static inline int page_screenshot(const char *dir, const char *png, char *out, size_t len)
+/* Runs a shell command; its stdout and stderr in @out. Exit status, or -1. */
+static inline int page_run(const char *cmd, char *out, size_t len)
 {
-	char cmd[8192];
+	char full[8192];
 	size_t n = 0;
 	int status;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
-		 " --no-first-run --disable-background-networking --disable-component-update"
-		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
-		 " --window-size=1400,900 --screenshot=%s file://%s/index.html 2>&1",
-		 dir, png, dir);
-	p = popen(cmd, "r");
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	p = popen(full, "r");
 	if (!p)
 		return -1;
 	while (n + 1 < len) {
@@ -49,6 +42,23 @@ static inline int page_screenshot(const char *dir, const char *png, char *out, s
 	out[n] = 0;
 	status = pclose(p);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * @dir/index.html in headless Chromium, 1400x900, as a PNG at @png (the
+ * browser's profile in @dir/chromium); its output in @out. Exit status.
+ */
+static inline int page_screenshot(const char *dir, const char *png, char *out, size_t len)
+{
+	char cmd[8000];
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
+		 " --no-first-run --disable-background-networking --disable-component-update"
+		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
+		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
+		 dir, png, dir);
+	return page_run(cmd, out, len);
 }
 
 /* Pixels of the PNG within 24 of @rgb in every channel; -1 if it does not read. */

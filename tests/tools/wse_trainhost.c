@@ -7,7 +7,9 @@
  * gives the gradients back to it for the update.
  *
  * Data: a seeded synthetic problem (random inputs labelled by a random
- * linear teacher), or IDX files such as Fashion-MNIST's.
+ * linear teacher), IDX files such as Fashion-MNIST's, or a text corpus for
+ * a graph program over tokens (the windows of models/gpt_data.py,
+ * wse/textdata.h), whose validation loss is taken at the end.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "wse/dataset.h"
+#include "wse/textdata.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
@@ -34,6 +37,8 @@
 
 struct opts {
 	const char *connect, *program, *images, *labels;
+	const char *text[WSE_TEXT_MAX_FILES];
+	size_t n_text;
 	uint32_t steps, report, run_steps;
 	uint64_t seed;
 	int timeout_ms;
@@ -48,6 +53,9 @@ struct data {
 	float *teacher;		/* synthetic: classes x dim */
 	struct engine_rng rng;
 	uint32_t next;
+	struct wse_text text;	/* --text */
+	uint64_t drawn;		/* training windows taken */
+	uint64_t seed;
 };
 
 static void usage(FILE *f)
@@ -66,6 +74,9 @@ static void usage(FILE *f)
 "  --run-steps N       steps per RUN request (default: all in one RUN)\n"
 "  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
 "  --labels FILE       IDX labels to go with them; default: synthetic data\n"
+"  --text FILE         a text corpus for a program over tokens (repeat for more\n"
+"                      files): the windows of models/gpt_data.py, seeded with\n"
+"                      --seed, and the validation loss at the end\n"
 "  --seed N            seed of the synthetic data (default 1)\n"
 "  --timeout-ms MS     per request (default 60000)\n"
 "  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
@@ -121,7 +132,11 @@ static void batch_of(struct data *d, const struct wsep_program *p, uint32_t b, v
 {
 	uint32_t classes = p->layers[p->num_layers - 1].out, dim = p->input_dim;
 
-	for (uint32_t s = 0; s < b; s++) {
+	for (uint32_t s = 0; d->text.ids && s < b; s++)
+		wse_text_window(&d->text,
+				wse_text_train_offset(&d->text, d->seed, d->drawn++, dim), dim,
+				(int32_t *)x + (size_t)s * dim, y + (size_t)s * dim);
+	for (uint32_t s = 0; !d->text.ids && s < b; s++) {
 		float best = -1e30f, v;
 
 		if (d->x) {
@@ -246,7 +261,7 @@ struct trainer {
 	const struct wsep_program *p;
 	struct data *d;
 	struct wse_memoryx *mx;		/* weight streaming: MemoryX */
-	uint32_t b, elem, steps_per_run;
+	uint32_t b, elem, steps_per_run, rows;
 	int samples, labels, losses, preds;	/* stream ids */
 	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
 	void *x;
@@ -387,7 +402,7 @@ static int feed(struct trainer *t)
 
 	batch_of(t->d, t->p, t->b, t->x, y);
 	return write_async(t, t->samples, t->x, t->b * t->p->input_dim * t->elem) ||
-	       write_async(t, t->labels, y, t->b * 4);
+	       write_async(t, t->labels, y, t->b * t->rows * 4);
 }
 
 /* Weight streaming: floats [@off, @off + @n) of layer @k's weights, in frame-sized pieces. */
@@ -460,6 +475,7 @@ static int trainer_setup(struct trainer *t)
 	char why[256];
 
 	t->b = p->batch;
+	t->rows = wsep_label_rows(p);
 	t->elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
 	t->steps_per_run = t->o->run_steps ? t->o->run_steps : t->o->steps;
 	if (wsep_train_streams(p, &ts, why, sizeof(why)))
@@ -473,10 +489,10 @@ static int trainer_setup(struct trainer *t)
 		t->grads[k] = sid(p, ts.grads[k]);
 	}
 	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
-	t->pred = malloc(t->b * 4);
+	t->pred = malloc((size_t)t->b * t->rows * 4);
 	t->loss = malloc(t->b * 4);
 	for (int i = 0; i <= AHEAD; i++)
-		t->y[i] = malloc(t->b * 4);
+		t->y[i] = malloc((size_t)t->b * t->rows * 4);
 	if (!t->x || !t->pred || !t->loss || !t->y[0] || !t->y[1] || !t->y[2])
 		return fail("out of memory");
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && wse_memoryx_create(p, &t->mx))
@@ -520,24 +536,25 @@ static int train_steps(struct trainer *t)
 
 		if (t->mx && memoryx_step(t, step))
 			return -1;
-		if (submit_read(t, t->losses, b * 4, &tl) || submit_read(t, t->preds, b * 4, &tp) ||
+		if (submit_read(t, t->losses, b * 4, &tl) ||
+		    submit_read(t, t->preds, b * t->rows * 4, &tp) ||
 		    finish_read(t, tl, t->losses, t->loss, b * 4) ||
-		    finish_read(t, tp, t->preds, t->pred, b * 4))
+		    finish_read(t, tp, t->preds, t->pred, b * t->rows * 4))
 			return -1;
 		if (t->fed < o->steps && feed(t))
 			return -1;
 		/* The RUN that ended with this step has answered, or is about to. */
 		if (t->nruns && step == t->run_end[0] && (finish_run(t) || queue_runs(t)))
 			return -1;
-		for (uint32_t i = 0; i < b; i++) {
+		for (uint32_t i = 0; i < b; i++)
 			window += t->loss[i] / b;
+		for (uint32_t i = 0; i < b * t->rows; i++)
 			right += t->pred[i] == y[i];
-		}
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
 			printf("step %5u  loss %.4f  accuracy %.3f  cycles %llu (compiler %llu)\n",
-			       step, window / n, (double)right / ((double)n * b),
+			       step, window / n, (double)right / ((double)n * b * t->rows),
 			       (unsigned long long)t->cycles, (unsigned long long)t->est);
 			fflush(stdout);
 			if (first < 0)
@@ -550,6 +567,53 @@ static int train_steps(struct trainer *t)
 		}
 	}
 	return reap_writes(t, 0);
+}
+
+/*
+ * The validation loss of a text program: every validation window once,
+ * a batch per EVAL RUN (the last one shorter), weight streaming sending
+ * each unit's weights for the forward pass.
+ */
+static int evaluate_text(struct trainer *t)
+{
+	const struct wse_text *tx = &t->d->text;
+	uint32_t ctx = t->p->input_dim;
+	uint64_t n = wse_text_val_windows(tx, ctx);
+	double total = 0;
+	int32_t *y = t->y[0];
+
+	for (uint64_t at = 0; at < n; at += t->b) {
+		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b, tag, tl, tp;
+		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt };
+		struct wse_link_run raw;
+		size_t rest;
+
+		for (uint32_t i = 0; i < cnt; i++)
+			wse_text_window(tx, wse_text_val_offset(tx, at + i, ctx), ctx,
+					(int32_t *)t->x + (size_t)i * ctx, y + (size_t)i * ctx);
+		wse_link_run_encode(&raw, &in);
+		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0, &tag) ||
+		    write_async(t, t->samples, t->x, cnt * ctx * 4) ||
+		    write_async(t, t->labels, y, cnt * t->rows * 4))
+			return -1;
+		for (uint32_t k = 0; t->mx && k < t->p->num_layers; k++) {
+			size_t len;
+
+			wse_memoryx_layer(t->mx, k, &len);
+			if (send_weights(t, k, 0, len))
+				return -1;
+		}
+		if (submit_read(t, t->losses, cnt * 4, &tl) ||
+		    submit_read(t, t->preds, cnt * t->rows * 4, &tp) ||
+		    finish_read(t, tl, t->losses, t->loss, cnt * 4) ||
+		    finish_read(t, tp, t->preds, t->pred, cnt * t->rows * 4) ||
+		    finish(t->cl, tag, WSE_LINK_OP_RUN, &rest) || reap_writes(t, 0))
+			return -1;
+		for (uint32_t i = 0; i < cnt; i++)
+			total += t->loss[i];
+	}
+	printf("validation loss %.4f over %llu windows\n", total / (double)n, (unsigned long long)n);
+	return 0;
 }
 
 static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
@@ -567,6 +631,8 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n",
 			       wsep_mode_name(p->mode), (unsigned long long)o->steps * t.b, wall,
 			       (double)o->steps * t.b / wall);
+		if (!ret && d->text.ids)
+			ret = evaluate_text(&t);
 	}
 	trainer_free(&t);
 	return ret;
@@ -578,6 +644,16 @@ static int setup_data(const struct opts *o, const struct wsep_program *p, struct
 	char err[512];
 
 	engine_rng_seed(&d->rng, o->seed);
+	d->seed = o->seed;
+	if (o->n_text) {
+		if (p->input_type != WSEP_ELEM_I32 || wsep_classes(p) != WSE_TEXT_VOCAB)
+			return fail("--text needs a program over tokens (i32 input) with %u classes",
+				    WSE_TEXT_VOCAB);
+		if (wse_text_load(o->text, o->n_text, &d->text, err, sizeof(err)) ||
+		    wse_text_check(&d->text, p->input_dim, err, sizeof(err)))
+			return fail("%s", err);
+		return 0;
+	}
 	if (o->images) {
 		if (wse_dataset_load(o->images, o->labels, &d->ds, err, sizeof(err)))
 			return fail("%s", err);
@@ -611,6 +687,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 'S' }, { "timeout-ms", required_argument, NULL, 't' },
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
 		{ "run-steps", required_argument, NULL, 'R' },
+		{ "text", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -626,6 +703,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		if (c == '?') {
 			fail("unknown option or missing value '%s' (see --help)", argv[optind - 1]);
 			return -1;
+		}
+		if (c == 'T') {
+			if (o->n_text == WSE_TEXT_MAX_FILES) {
+				fail("at most %u --text files", WSE_TEXT_MAX_FILES);
+				return -1;
+			}
+			o->text[o->n_text++] = optarg;
+			continue;
 		}
 		if (c == 'c' || c == 'p' || c == 'i' || c == 'l' || c == 'e') {
 			if (c == 'c')
@@ -722,6 +807,7 @@ int main(int argc, char **argv)
 	wsep_program_free(p);
 	free(img);
 	wse_dataset_free(&d.ds);
+	wse_text_free(&d.text);
 	free(d.teacher);
 	return ret ? 1 : 0;
 }

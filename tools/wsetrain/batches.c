@@ -27,6 +27,14 @@ void train_order_epoch(struct train_order *o, uint32_t epoch)
 
 	if (o->epoch == epoch)
 		return;
+	if (o->text) {
+		for (uint32_t i = 0; i < o->n; i++)
+			o->perm[i] = (uint32_t)wse_text_train_offset(o->text, o->seed,
+								      (uint64_t)epoch * o->n + i,
+								      o->context);
+		o->epoch = epoch;
+		return;
+	}
 	for (uint32_t i = 0; i < o->n; i++)
 		o->perm[i] = i;
 	/* Fisher-Yates; the modulo bias of a 64-bit draw is negligible here. */
@@ -37,6 +45,13 @@ void train_order_epoch(struct train_order *o, uint32_t epoch)
 		o->perm[j] = t;
 	}
 	o->epoch = epoch;
+}
+
+void train_order_text(struct train_order *o, const struct wse_text *t, uint32_t context)
+{
+	o->text = t;
+	o->context = context;
+	o->epoch = UINT32_MAX;
 }
 
 void train_order_free(struct train_order *o)

@@ -13,8 +13,11 @@
 static int check_data(const struct train_job *j, const struct wse_dataset *ds)
 {
 	const struct wsep_program *p = j->p;
-	uint32_t classes = p->layers[p->num_layers - 1].out;
+	uint32_t classes = wsep_classes(p);
 
+	if (wsep_label_rows(p) != 1)
+		return train_fail("%s predicts %u rows per sample (a program over tokens): give it a text corpus (--text FILE)",
+				  p->model_name, wsep_label_rows(p));
 	if (p->input_type != WSEP_ELEM_U8)
 		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
 				  p->model_name, "f32");
@@ -33,6 +36,8 @@ static int load_data(struct train_job *j, const struct train_opts *o)
 	bool train = o->task == TRAIN_TASK_TRAIN_AND_EVAL || o->task == TRAIN_TASK_TRAIN;
 	char err[512];
 
+	if (o->n_text)
+		return 0;	/* train_text_open() once the program is known */
 	if (o->task == TRAIN_TASK_PREDICT) {
 		if (wse_dataset_load(o->data_dir, NULL, &j->test, err, sizeof(err)))
 			return train_fail("--data: %s (an IDX images file, such as t10k-images-idx3-ubyte.gz)",
@@ -43,8 +48,6 @@ static int load_data(struct train_job *j, const struct train_opts *o)
 	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
 		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
 				  err);
-	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
-								       j->train.count;
 	return 0;
 }
 
@@ -64,13 +67,17 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	if (train_program(o, &j->sys[0].info.dev, &j->image, &j->image_len, &j->p))
 		return -1;
 	j->batch = j->p->batch;
-	j->record = j->p->input_dim;
+	j->rows = wsep_label_rows(j->p);
+	j->record = j->p->input_dim * (j->p->input_type == WSEP_ELEM_U8 ? 1 : 4);
 	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
 							     &train_mode_pipelined;
 	if (train_find_streams(j->p, &j->ids) ||
-	    (j->train.count && check_data(j, &j->train)) ||
-	    (j->test.count && check_data(j, &j->test)))
+	    (o->n_text ? train_text_open(j) :
+	     (j->train.count && check_data(j, &j->train)) ||
+	     (j->test.count && check_data(j, &j->test))))
 		return -1;
+	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
+								       j->train.count;
 	if (j->n > 1 && j->mode != &train_mode_streaming)
 		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--execution-mode weight_streaming)",
 				  j->n);
@@ -92,6 +99,7 @@ void train_job_close(struct train_job *j)
 		j->mode->close(j->mode_state);
 	wse_dataset_free(&j->train);
 	wse_dataset_free(&j->test);
+	wse_text_free(&j->text);
 	wsep_program_free(j->p);
 	free(j->image);
 }

@@ -21,6 +21,7 @@ void train_usage(FILE *f)
 	fprintf(f,
 "usage: wsetrain MODEL|PROGRAM.wsep [options]\n"
 "       wsetrain [MODEL] --eval CHECKPOINT | --predict CHECKPOINT --data FILE [-o OUT]\n"
+"       wsetrain [MODEL] --predict CHECKPOINT --text FILE --sample N [--prompt TEXT]\n"
 "       wsetrain --inspect CHECKPOINT\n"
 "\n"
 "Train a model on an IDX dataset (Fashion-MNIST by default) on attached wse\n"
@@ -43,6 +44,9 @@ void train_usage(FILE *f)
 "Data and model:\n"
 "  --data DIR            IDX files {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]\n"
 "                        (default " TRAIN_DEFAULT_DATA ")\n"
+"  --text FILE           a text corpus instead, for a program over tokens (repeat\n"
+"                        to join files): the windows of models/gpt_data.py; the\n"
+"                        test set is the validation split\n"
 "  --train-limit N       use only the first N training samples\n"
 "  --test-limit N        evaluate on the first N test samples only\n"
 "  --execution-mode M    auto (default: the compiler decides), pipelined or\n"
@@ -82,6 +86,11 @@ void train_usage(FILE *f)
 "  --report N            a progress line every N steps (default 50)\n"
 "  --progress STYLE      auto (a bar on a terminal, else lines), bar or lines\n"
 "  --expect-accuracy X   exit 1 if the final test accuracy is below X (0..1)\n"
+"Sampling (a program over tokens, --text for its characters):\n"
+"  --sample N            generate N characters with a checkpoint's weights\n"
+"                        (--predict CKPT, or --init-from or --resume), and exit\n"
+"  --prompt TEXT         what they follow (default: a newline)\n"
+"  --temperature X       0: the likeliest character; else sample (default 0.8)\n"
 "  -q, --quiet           only the summary\n"
 "  -h, --help            this help\n"
 "  -V, --version         the version of wsetrain\n"
@@ -160,6 +169,7 @@ enum {
 	OPT_SEED, OPT_CHUNK, OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
 	OPT_INIT_FROM, OPT_EVAL, OPT_PREDICT, OPT_MODEL_DIR, OPT_RUNS, OPT_KEEP, OPT_LR,
 	OPT_INSPECT, OPT_CSV, OPT_TENSORBOARD, OPT_REPORT, OPT_PROGRESS, OPT_EXPECT,
+	OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
 };
 
 /* Checks what the options mean together; fills in what one implies. */
@@ -182,10 +192,15 @@ static int check_combination(struct train_opts *o)
 		return train_fail("-o goes with --compile-only or --predict");
 	if (o->resume && o->init_from)
 		return train_fail("--resume continues a run, --init-from starts one from its weights: give one of them");
+	/* Characters from a checkpoint: --sample's, whichever option names it. */
+	if (o->sample && ((!o->resume && !o->init_from) || !o->n_text))
+		return train_fail("--sample needs a checkpoint (--predict, --init-from or --resume) and --text FILE (the characters)");
+	if (o->prompt && !o->sample)
+		return train_fail("--prompt goes with --sample");
 	if (o->task == TRAIN_TASK_PREDICT && !o->init_from)
 		return train_fail("--predict needs the checkpoint to predict with");
-	if (o->task == TRAIN_TASK_PREDICT && !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
-		return train_fail("--predict needs --data FILE, the IDX images file to predict for");
+	if (o->task == TRAIN_TASK_PREDICT && !o->sample && !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
+		return train_fail("--predict needs --data FILE, the IDX images file to predict for (or, for a program over characters, --text FILE --sample N)");
 	if (o->task == TRAIN_TASK_EVAL && o->resume)
 		return train_fail("--mode eval evaluates a checkpoint's weights: give it with --init-from (or --eval)");
 	if (o->task == TRAIN_TASK_EVAL && !o->init_from && !o->model_dir)
@@ -248,6 +263,10 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "report", required_argument, NULL, OPT_REPORT },
 		{ "progress", required_argument, NULL, OPT_PROGRESS },
 		{ "expect-accuracy", required_argument, NULL, OPT_EXPECT },
+		{ "text", required_argument, NULL, OPT_TEXT },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "prompt", required_argument, NULL, OPT_PROMPT },
+		{ "temperature", required_argument, NULL, OPT_TEMPERATURE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -261,7 +280,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 
 	*o = (struct train_opts){
 		.data_dir = TRAIN_DEFAULT_DATA, .exec_mode = "auto", .systems = 1, .epochs = 1,
-		.report = 50, .chunk = 64, .keep = 5, .expect_accuracy = -1,
+		.report = 50, .chunk = 64, .keep = 5, .expect_accuracy = -1, .temperature = 0.8,
 		.runs = runs_env && *runs_env ? runs_env : NULL, .argc = argc, .argv = argv,
 		.runs_root = runs_env && *runs_env ? runs_env : NULL,
 		.runs_from_env = runs_env && *runs_env,
@@ -357,6 +376,23 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 				o->progress = TRAIN_PROGRESS_LINES;
 			else
 				return train_fail("--progress '%s': expected auto, bar or lines", optarg);
+			break;
+		case OPT_TEXT:
+			if (o->n_text == WSE_TEXT_MAX_FILES)
+				return train_fail("at most %u --text files", WSE_TEXT_MAX_FILES);
+			o->text[o->n_text++] = optarg;
+			break;
+		case OPT_SAMPLE:
+			if (number(opt, optarg, 1, 1000000, &v))
+				return -1;
+			o->sample = (uint32_t)v;
+			break;
+		case OPT_PROMPT:
+			o->prompt = optarg;
+			break;
+		case OPT_TEMPERATURE:
+			if (wse_opt_double("wsetrain", opt, optarg, 0, 100, &o->temperature))
+				return -1;
 			break;
 		case OPT_EXPECT:
 			if (wse_opt_double("wsetrain", opt, optarg, 0, 1, &o->expect_accuracy))

@@ -150,6 +150,9 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 
 	*image = NULL;
 	*prog = NULL;
+	if (strlen(o->model) > 5 && !strcmp(o->model + strlen(o->model) - 5, ".onnx"))
+		return train_fail("%s: an ONNX model has no batch or optimizer of its own: compile it first (wsecc %s --batch N [--optimizer adam --lr X --warmup N --steps N] -o MODEL.wsep) and train the .wsep",
+				  o->model, o->model);
 	if (!is_program(o->model)) {
 		const char *args[16] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
 					 "--mode", o->exec_mode, "--compile-only", "-q", "-o", path };
@@ -212,6 +215,7 @@ int train_find_streams(const struct wsep_program *p, struct train_streams *s)
 	s->labels = (int)p->streams[ts.labels].id;
 	s->losses = (int)p->streams[ts.losses].id;
 	s->predictions = (int)p->streams[ts.predictions].id;
+	s->logits = ts.logits < 0 ? -1 : (int)p->streams[ts.logits].id;
 	for (uint32_t k = 0; k < WSEP_MAX_LAYERS; k++) {
 		s->weights[k] = ts.weights[k] < 0 ? -1 : (int)p->streams[ts.weights[k]].id;
 		s->grads[k] = ts.grads[k] < 0 ? -1 : (int)p->streams[ts.grads[k]].id;

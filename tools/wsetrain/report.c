@@ -36,7 +36,8 @@ struct train_report {
 	double eta_t;			/* the clock when the ETA's tally was last brought up to date */
 	/* The current report window. */
 	double win_loss, win_t0;
-	uint64_t win_right, win_samples;
+	double win_right;		/* samples right (a sample of tokens: its share of them) */
+	uint64_t win_samples;
 	double rate;			/* smoothed over the windows so far */
 	bool have_rate;
 	/* The last evaluation. */

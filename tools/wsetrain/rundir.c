@@ -461,3 +461,16 @@ int train_rundir_model_of(const char *checkpoint, char *buf, size_t len)
 	json_object_put(root);
 	return ret;
 }
+
+int train_rundir_find_model(struct train_opts *o, char *buf, size_t len)
+{
+	const char *ckpt = o->init_from ? o->init_from : o->resume;
+
+	if (o->model)
+		return 0;
+	if (!ckpt || train_rundir_model_of(ckpt, buf, len))
+		return train_fail("no model given, and %s is not in a run directory that keeps one: name the model (see --help)",
+				  ckpt ? ckpt : "no checkpoint");
+	o->model = buf;
+	return 0;
+}

@@ -233,23 +233,14 @@ static int eval_only(struct schedule *s)
 
 static int predict(struct schedule *s)
 {
+	if (s->j->tokens) {
+		train_fail("%s is a program over characters: it predicts with --sample N",
+			   s->j->p->model_name);
+		return EXIT_TRAIN_FAILED;
+	}
 	if (train_state_init_from(s->j, "--predict", s->o->init_from) ||
 	    train_predict(s->j, s->steps))
 		return EXIT_TRAIN_FAILED;
-	return 0;
-}
-
-/* The model a checkpoint in a run directory was trained from, when none is given. */
-static int find_model(struct train_opts *o, char *buf, size_t len)
-{
-	const char *ckpt = o->init_from ? o->init_from : o->resume;
-
-	if (o->model)
-		return 0;
-	if (train_rundir_model_of(ckpt, buf, len))
-		return train_fail("no model given, and %s is not in a run directory that keeps one: name the model (see --help)",
-				  ckpt);
-	o->model = buf;
 	return 0;
 }
 
@@ -305,7 +296,7 @@ int train_run(struct train_opts *o)
 	ret = from_model_dir(o, ckpt, sizeof(ckpt));
 	if (ret)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
-	if (find_model(o, model, sizeof(model)))
+	if (train_rundir_find_model(o, model, sizeof(model)))
 		return EXIT_TRAIN_FAILED;
 	if (!training) {
 		o->runs = NULL;	/* inference leaves no run directory behind */
@@ -340,6 +331,8 @@ int train_run(struct train_opts *o)
 		train_fail("out of memory");
 		goto out;
 	}
+	if (j->tokens)
+		train_order_text(&s.at.order, &j->text, j->p->input_dim);
 	if (train_report_open(j, &s.report) ||
 	    (has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;

@@ -69,10 +69,10 @@ static void register_buffers(struct train_steps *s, unsigned int m)
 
 	for (int i = 0; i < 2; i++) {
 		in[nin++] = (struct iovec){ b->x[i], share * j->record };
-		in[nin++] = (struct iovec){ b->y[i], share * 4 };
+		in[nin++] = (struct iovec){ b->y[i], share * j->rows * 4 };
 	}
 	out[nout++] = (struct iovec){ b->loss, share * 4 };
-	out[nout++] = (struct iovec){ b->pred, share * 4 };
+	out[nout++] = (struct iovec){ b->pred, share * j->rows * 4 };
 	nin += j->mode->buffers(j->mode_state, m, false, in + nin);
 	nout += j->mode->buffers(j->mode_state, m, true, out + nout);
 	if (wse_ring_register(j->sys[m].in, in, nin) ||
@@ -95,10 +95,10 @@ int train_steps_open(struct train_job *j, struct train_steps **out)
 
 		for (int i = 0; i < 2; i++) {
 			b->x[i] = malloc(share * j->record);
-			b->y[i] = malloc(share * 4);
+			b->y[i] = malloc(share * j->rows * 4);
 		}
 		b->loss = malloc(share * 4);
-		b->pred = malloc(share * 4);
+		b->pred = malloc(share * j->rows * 4);
 		if (!b->x[0] || !b->x[1] || !b->y[0] || !b->y[1] || !b->loss || !b->pred) {
 			train_steps_close(s);
 			return train_fail("out of memory");
@@ -153,9 +153,9 @@ static int system_step(unsigned int m, void *arg)
 						  (size_t)pl->send_count[m] * j->record };
 		if (labelled)
 			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE,
-							  (uint32_t)j->ids.labels, 4,
+							  (uint32_t)j->ids.labels, j->rows * 4,
 							  b->y[pl->send],
-							  (size_t)pl->send_count[m] * 4 };
+							  (size_t)pl->send_count[m] * j->rows * 4 };
 	}
 	if (pl->collect) {
 		n += j->mode->step_io(j->mode_state, m, pl->kind, io + n);
@@ -164,8 +164,8 @@ static int system_step(unsigned int m, void *arg)
 							  (uint32_t)j->ids.losses, 4, b->loss,
 							  (size_t)pl->collect_count[m] * 4 };
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
-						  (uint32_t)j->ids.predictions, 4, b->pred,
-						  (size_t)pl->collect_count[m] * 4 };
+						  (uint32_t)j->ids.predictions, j->rows * 4, b->pred,
+						  (size_t)pl->collect_count[m] * j->rows * 4 };
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
 	if (ret)
@@ -180,7 +180,11 @@ static void gather(struct train_steps *s, const struct wse_dataset *ds, const ui
 	for (unsigned int m = 0; m < s->j->n; m++) {
 		uint32_t at, cnt = train_shard(s->j, b, m, &at);
 
-		train_gather(ds, perm, first + at, cnt, s->bufs[m].x[buf], s->bufs[m].y[buf]);
+		if (s->j->tokens)
+			train_text_gather(s->j, ds == &s->j->test, perm, first + at, cnt,
+					  s->bufs[m].x[buf], s->bufs[m].y[buf]);
+		else
+			train_gather(ds, perm, first + at, cnt, s->bufs[m].x[buf], s->bufs[m].y[buf]);
 		s->plan.send_count[m] = cnt;
 	}
 }
@@ -192,16 +196,23 @@ static void gather(struct train_steps *s, const struct wse_dataset *ds, const ui
 static void tally(struct train_steps *s, const int32_t *labels_of[], bool labelled,
 		  int32_t *pred, struct train_tally *t)
 {
+	uint32_t rows = s->j->rows;
+
 	for (unsigned int m = 0; m < s->j->n; m++) {
 		const struct system_bufs *b = &s->bufs[m];
 
 		for (uint32_t i = 0; i < s->plan.collect_count[m]; i++) {
+			uint32_t right = 0;
+
 			if (labelled) {
 				t->loss += b->loss[i];
-				t->right += b->pred[i] == labels_of[m][i];
+				for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
+					right += b->pred[r] == labels_of[m][r];
+				t->right += (double)right / rows;
 			}
+			/* A class a sample: a program over tokens predicts with --sample. */
 			if (pred)
-				*pred++ = b->pred[i];
+				*pred++ = b->pred[i * rows];
 		}
 	}
 }

@@ -7,6 +7,8 @@
  *   session.c    one system: its device, queues, rings, the loaded program
  *   job.c        what a run holds fixed: data, systems, program, mode
  *   batches.c    the order samples are taken in
+ *   text.c       a text corpus as the data (--text)
+ *   sample.c     characters sampled from a checkpoint (--sample)
  *   steps.c      chunks of steps on every system: RUNs, streams, tallies
  *   mode.h       what the execution mode adds to a step, and where the
  *                weights live: mode_pipelined.c, mode_streaming.c
@@ -30,6 +32,7 @@
 
 #include "wse/dataset.h"
 #include "wse/swarmx.h"
+#include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 
@@ -95,6 +98,11 @@ struct train_opts {
 	double expect_accuracy;		/* exit 1 below it; < 0: no check */
 	int argc;			/* the command line, for run.json */
 	char **argv;
+	const char *text[WSE_TEXT_MAX_FILES];	/* --text: a corpus instead of IDX data */
+	size_t n_text;
+	uint32_t sample;		/* --sample N characters */
+	const char *prompt;
+	double temperature;
 };
 
 /* options.c: 0 run, 1 done (--help), -1 usage error (message printed). */
@@ -112,7 +120,7 @@ int train_pass_through(const struct train_opts *o);
 
 /* The stream ids a training program has (-1: none). */
 struct train_streams {
-	int samples, labels, losses, predictions;
+	int samples, labels, losses, predictions, logits;	/* logits: graph programs */
 	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];	/* weight streaming */
 };
 int train_find_streams(const struct wsep_program *p, struct train_streams *s);
@@ -149,9 +157,12 @@ struct train_job {
 	struct train_streams ids;
 	unsigned int n;			/* systems */
 	struct train_system sys[TRAIN_MAX_SYSTEMS];
-	struct wse_dataset train, test;
+	struct wse_dataset train, test;	/* --text: their counts of windows only */
+	struct wse_text text;		/* --text */
+	bool tokens;			/* the data is text */
 	uint32_t batch;			/* samples per step */
 	uint32_t record;		/* bytes of one sample */
+	uint32_t rows;			/* labels (and predictions) per sample */
 	uint32_t used;			/* training samples used (--train-limit) */
 	const struct train_mode *mode;
 	void *mode_state;
@@ -169,14 +180,27 @@ struct train_order {
 	uint32_t *perm;			/* this epoch's order */
 	uint64_t seed;
 	uint32_t epoch;			/* whose order perm holds */
+	/* Text: the windows' offsets as drawn, not a shuffle (train_order_text()). */
+	const struct wse_text *text;
+	uint32_t context;
 };
 
 int train_order_init(struct train_order *o, uint32_t n, uint64_t seed);
 void train_order_epoch(struct train_order *o, uint32_t epoch);
 void train_order_free(struct train_order *o);
+/* The order is @t's training windows of @context: epoch e takes draws e * n ... */
+void train_order_text(struct train_order *o, const struct wse_text *t, uint32_t context);
 /* Gathers samples [first, first + count) of the order (or of the data as it lies if @perm is NULL). */
 void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t first,
 		  uint32_t count, uint8_t *x, int32_t *y);
+
+/* text.c: --text as the job's data; the windows of samples [first, first + count). */
+int train_text_open(struct train_job *j);
+void train_text_gather(const struct train_job *j, bool validation, const uint32_t *perm,
+		       uint32_t first, uint32_t count, uint8_t *x, int32_t *y);
+
+/* sample.c: --sample: characters from a checkpoint's weights. */
+int train_sample(struct train_opts *o);
 
 /* steps.c: chunks of steps on every system. */
 struct train_steps;
@@ -184,7 +208,7 @@ struct train_steps;
 /* What the steps of a chunk came to. */
 struct train_tally {
 	double loss;			/* summed over the samples */
-	uint64_t right;			/* correct predictions */
+	double right;			/* correct predictions (of tokens: each sample's share) */
 	int32_t *predictions;		/* if set: each sample's class, in order */
 };
 
@@ -344,6 +368,8 @@ int train_rundir_newest(const char *dir, char *buf, size_t len);
 void train_rundir_prune(const char *dir, uint32_t keep);
 /* The model file kept in the run directory that holds @checkpoint; -ENOENT if none. */
 int train_rundir_model_of(const char *checkpoint, char *buf, size_t len);
+/* With no model named: the one kept beside --init-from's or --resume's checkpoint, in @buf. */
+int train_rundir_find_model(struct train_opts *o, char *buf, size_t len);
 
 /* interrupt.c: SIGINT and SIGTERM, taken by a thread of their own. */
 /* Call first, before any thread: blocks the signals everywhere else. */
