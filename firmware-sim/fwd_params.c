@@ -207,7 +207,7 @@ static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bo
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, in.program, text, sizeof(text));
 	ret = p ? 0 : -1;
-	if (p && !p->params) {
+	if (p && !p->resident) {
 		snprintf(text, sizeof(text),
 			 "program %u runs by weight streaming: its weights live with the host",
 			 in.program);

@@ -82,7 +82,7 @@ static void take_locked(struct fwd_exec *x, struct fwd_program *p)
 int fwd_snapshot_ask(struct fwd_exec *x, struct fwd_program *p, uint64_t step, char *text,
 		     size_t len)
 {
-	if (!p->params) {
+	if (!p->resident) {
 		snprintf(text, len, "program %u runs by weight streaming: its weights live with the host",
 			 p->slot);
 		return -1;
