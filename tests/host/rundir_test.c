@@ -3,11 +3,13 @@
  * The run directories wsetrain made in the guest, looked at on the host
  * where the user finds them: tools/check boots the guest with wsevm
  * --runs and points WSE_RUN_DIRS here, after wsetrain_test's
- * run_directories has trained one run in each execution mode. Each holds
- * a finished run.json, its checkpoint, metrics.csv, TensorBoard events
- * with the CSV's very numbers (tb_vs_csv.py, the real event.proto), the
- * compile report and wafer map; wsereport draws its curves and page, and
- * headless Chromium shows both plots.
+ * run_directories has trained one run in each execution mode (and
+ * wsetrain_graph_test its graph programs). Each run that is done holds
+ * a finished run.json (the others say "failed" or "interrupted"), its
+ * checkpoint, metrics.csv, TensorBoard events with the
+ * CSV's very numbers (tb_vs_csv.py, the real event.proto), and, for a
+ * model wsetrain compiled, the compile report and wafer map; wsereport
+ * draws its curves and page, and headless Chromium shows both plots.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -48,28 +50,46 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 {
 	struct json_object *root, *v, *fin;
 	char path[1024], png[1024], out[4096];
+	bool compiled = true;
+	long train, test;
+	size_t n;
+	int st;
 
 	if (strlen(dir) > 512)
 		return;
-	long train, test;
-	int st;
 
 	snprintf(path, sizeof(path), "%s/run.json", dir);
 	root = json_object_from_file(path);
 	ASSERT_NE(NULL, root) TH_LOG("%s does not read as JSON", path);
+	/* A .wsep is taken as it is: no compile report, no wafer map. */
+	if (json_object_object_get_ex(root, "model_file", &v)) {
+		n = strlen(json_object_get_string(v));
+		compiled = n < 5 || strcmp(json_object_get_string(v) + n - 5, ".wsep");
+	}
 	ASSERT_TRUE(json_object_object_get_ex(root, "status", &v));
-	EXPECT_STREQ("done", json_object_get_string(v));
+	/* A run refused or stopped says so, and has nothing more to show. */
+	if (strcmp(json_object_get_string(v), "done")) {
+		EXPECT_TRUE(!strcmp(json_object_get_string(v), "failed") ||
+			    !strcmp(json_object_get_string(v), "interrupted"))
+			TH_LOG("%s: status '%s'", dir, json_object_get_string(v));
+		json_object_put(root);
+		return;
+	}
 	ASSERT_TRUE(json_object_object_get_ex(root, "mode", &v));
 	snprintf(mode, len, "%s", json_object_get_string(v));
 	ASSERT_TRUE(json_object_object_get_ex(root, "final", &fin));
+	/* Far above chance (0.1 for ten classes, 0.01 for 96 characters). */
 	ASSERT_TRUE(json_object_object_get_ex(fin, "test_accuracy", &v));
-	EXPECT_LT(0.5, json_object_get_double(v));
+	EXPECT_LT(0.2, json_object_get_double(v));
+	/* In the directory it is named relative to it (--checkpoint elsewhere: the guest's path). */
 	ASSERT_TRUE(json_object_object_get_ex(fin, "checkpoint", &v));
-	EXPECT_TRUE(has(dir, json_object_get_string(v))) TH_LOG("%s: no %s", dir,
-								  json_object_get_string(v));
+	if (json_object_get_string(v)[0] != '/')
+		EXPECT_TRUE(has(dir, json_object_get_string(v))) TH_LOG("%s: no %s", dir,
+									  json_object_get_string(v));
 	json_object_put(root);
-	EXPECT_TRUE(has(dir, "metrics.csv") && has(dir, "wafer.svg") &&
-		    has(dir, "compile-report.txt"));
+	EXPECT_TRUE(has(dir, "metrics.csv"));
+	if (compiled)
+		EXPECT_TRUE(has(dir, "wafer.svg") && has(dir, "compile-report.txt")) TH_LOG("%s", dir);
 
 	/* TensorBoard holds the CSV's numbers. */
 	st = sh(TB_VS_CSV " %s", dir);

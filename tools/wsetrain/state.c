@@ -221,8 +221,8 @@ int train_state_init_from(struct train_job *j, const char *opt, const char *path
 				      .weights = c.weights, .state = state, .step = 0 };
 	if (!j->mode->restore(j->mode_state, &params)) {
 		ret = 0;
-		/* Predictions may be going to stdout. */
-		if (!j->o->quiet)
+		/* Predictions may be going to stdout; characters are all there is to say. */
+		if (!j->o->quiet && !j->o->sample)
 			fprintf(j->o->task == TRAIN_TASK_PREDICT ? stderr : stdout,
 				"weights from %s (model %s, step %llu)\n", path, c.model,
 				(unsigned long long)c.step);
