@@ -30,6 +30,8 @@ struct fwd_fault_config {
 #define FWD_MICRO_BATCHES_DEFAULT	4
 #define FWD_MICRO_MIN_SAMPLES		64
 #define FWD_MICRO_BATCHES_MAX		32
+/* The largest batch a RUN may average its loss over (RUN's norm). */
+#define FWD_RUN_NORM_MAX		(1U << 24)
 /* Threads that run a program's steps (fwd_pipeline.c). */
 #define FWD_WORKERS_MAX			64
 

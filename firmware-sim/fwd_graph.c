@@ -6,8 +6,9 @@
  * size. A graph's parameters are bound to where the unit's weights are
  * for each task: the resident weights of a pipelined program, or the
  * weights.K ring's transfers of weight streaming. Gradients are each
- * graph's own until G adds them, in micro-batch order, into the unit's
- * buffer (resident, or the grads.K ring).
+ * graph's own until G puts them into their pair of micro-batches' buffer,
+ * which the step graph's sum tree adds into the unit's (resident, or the
+ * grads.K ring): the order a dense layer's gradients are summed in.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "fwd_graph.h"
+#include "wse/engine.h"
 #include "wse/engine_graph.h"
 #include "wse/engine_wsep.h"
 #include "wse/splitmix64.h"
@@ -297,7 +299,7 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 	if (err || !train)
 		return err;
 	*what = "the loss";
-	return engine_graph_loss_norm(eg, true, (size_t)step->batch * p->prog->graph->rows, &res);
+	return engine_graph_loss_norm(eg, true, (size_t)step->norm * p->prog->graph->rows, &res);
 }
 
 int fwd_graph_backward(struct fwd_program *p, uint32_t k, uint32_t m, const float *w)
@@ -308,7 +310,7 @@ int fwd_graph_backward(struct fwd_program *p, uint32_t k, uint32_t m, const floa
 	return engine_graph_backward_nodes(g->inst[m], g->first[k], g->end[k]);
 }
 
-int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, float *dw)
+int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, bool first, float *dw)
 {
 	struct fwd_graph *g = p->graph;
 	uint64_t base = p->prog->layers[k].weight_offset;
@@ -320,13 +322,12 @@ int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, float *dw
 		uint64_t n = floats(v);
 
 		/* A parameter nothing of this micro-batch reached adds nothing. */
-		if (!m && !grad)
+		if (first && !grad)
 			memset(dst, 0, n * sizeof(float));
-		else if (!m)
+		else if (first)
 			memcpy(dst, grad, n * sizeof(float));
 		else if (grad)
-			for (uint64_t j = 0; j < n; j++)
-				dst[j] += grad[j];
+			engine_vec_add(dst, grad, n);
 	}
 	return 0;
 }

@@ -10,8 +10,10 @@
  *            takes the loss normalised by the whole batch)
  *   X(k, m)  unit k's backward pass on m: its parameters' gradients into
  *            m's graph, its input's gradient for unit k - 1
- *   G(k, m)  m's gradients of unit k added into the unit's gradient
- *            buffer, in micro-batch order (m = 0 writes it)
+ *   G(k, m)  m's gradients of unit k into the buffer of its pair of
+ *            micro-batches (the first of the pair writes it, the second
+ *            adds), which the step graph's sum tree adds up
+ *            (fwd_pipeline.c)
  *   U(k)     pipelined: unit k's optimizer step, at the schedule's rate
  *
  * A unit's parameters are read where they are: the resident weights
@@ -22,6 +24,7 @@
 #ifndef FWD_GRAPH_H
 #define FWD_GRAPH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fwd_pipeline.h"
@@ -46,7 +49,7 @@ uint32_t fwd_graph_fit(struct fwd_program *p, uint32_t batch, char *text, size_t
 int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32_t k,
 		      uint32_t m, const float *w, const char **what);
 int fwd_graph_backward(struct fwd_program *p, uint32_t k, uint32_t m, const float *w);
-int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, float *dw);
+int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, bool first, float *dw);
 int fwd_graph_update(struct fwd_program *p, uint32_t k, uint64_t t);
 
 /* Pipelined: the resident parameters of unit @k, its gradient buffer. */

@@ -160,6 +160,11 @@ static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *tex
 		return WSE_LINK_E_INVAL;
 	}
 	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	if (fwd_micro_prepare(p, 0, p->prog->batch)) {
+		snprintf(text, len, "the program's batch of %u cannot be cut into micro-batches",
+			 p->prog->batch);
+		return WSE_LINK_E_INVAL;
+	}
 	return fwd_graph_create(p, x->dev->cfg->sram_total, &p->graph, text, len);
 }
 
@@ -186,8 +191,7 @@ static uint32_t build_layers(struct fwd_exec *x, struct fwd_program *p, char *te
 		return WSE_LINK_E_INVAL;
 	}
 	fwd_micro_setup(p, x->dev->cfg->micro_batches);
-	for (uint32_t m = 0; !err && m < p->micro_max; m++)
-		err = engine_workspace_create(&p->shape, p->micro_size, &p->micro_ws[m]);
+	err = fwd_micro_prepare(p, 0, prog->batch);
 	if (!err && p->resident)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);
 	if (err) {
@@ -303,6 +307,9 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 
 	pthread_mutex_lock(&x->lock);
 	old = x->slots[slot];
+	/* A stream copy in progress outside the lock is brief: let it end. */
+	while (old && old->io && fwd_exec_wait(x))
+		old = x->slots[slot];
 	if (old && (old->busy || old->snap_readers)) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
@@ -465,6 +472,8 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
+	while (p && p->io && fwd_exec_wait(x))
+		p = fwd_program_get(x, slot, text, sizeof(text));
 	if (p && (p->busy || p->snap_readers)) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
 		p = NULL;

@@ -39,7 +39,9 @@ struct step_ctx {
 	struct fwd_exec *x;
 	struct fwd_program *p;
 	uint32_t kind;		/* WSE_LINK_RUN_* */
+	bool retain;		/* the forward weights serve the backward pass */
 	uint32_t batch;
+	uint32_t norm;		/* the batch the loss is averaged over */
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
@@ -193,8 +195,8 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		const float *w;
 		float *g;
 
-		/* The second transfer, behind the first. */
-		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
+		/* The second transfer, behind the first (retained: the first again). */
+		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, c->retain ? 0 : n, n))) {
 			/* A graph's unit 0 has a backward pass too (its weights' gradients). */
 			if (k || p->graph)
 				fwd_pipeline_open_input(p->pipeline, k, w);
@@ -210,7 +212,7 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		/* Complete: the gradients go out, both transfers are dropped. */
 		if ((st.backward & bit) && (sd->in_open & bit) && !(sd->done & bit)) {
 			fwd_stream_commit(&p->streams[p->grads[k]], n);
-			fwd_stream_consume(ws, 2 * n);
+			fwd_stream_consume(ws, c->retain ? n : 2 * n);
 			sd->done |= bit;
 			*moved = true;
 			out = true;
@@ -238,8 +240,8 @@ static uint32_t run_graph(struct step_ctx *c)
 {
 	struct fwd_exec *x = c->x;
 	struct fwd_program *p = c->p;
-	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
-				 .t = p->step + 1 };
+	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .norm = c->norm,
+				 .number = c->step, .t = p->step + 1 };
 	struct streamed sd = { 0 };
 	bool stopped = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;
@@ -327,23 +329,28 @@ static int run_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 
 static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 {
-	const struct wse_link_run_info in = req->args.run;
+	struct wse_link_run_info in = req->args.run;
 	const struct wse_link_frame *f = &req->f;
 	struct wse_link_run_result_info r = { 0 };
 	struct wse_link_run_result raw;
 	struct fwd_program *p;
 	enum fwd_timing_kind tk;
 	char text[256] = "";
-	uint32_t st = WSE_LINK_OK;
+	uint32_t st = WSE_LINK_OK, flags;
 	uint64_t t0 = now_ns();
 	struct step_ctx c;
 	struct iovec iov;
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, in.program, text, sizeof(text));
+	flags = in.kind & ~(uint32_t)WSE_LINK_RUN_KIND_MASK;
+	in.kind &= WSE_LINK_RUN_KIND_MASK;
 	if (p && (in.kind < WSE_LINK_RUN_TRAIN || in.kind > WSE_LINK_RUN_PREDICT)) {
 		snprintf(text, sizeof(text), "RUN kind %u is not train (1), eval (2) or predict (3)",
 			 in.kind);
+		p = NULL;
+	} else if (p && flags & ~(uint32_t)WSE_LINK_RUN_RETAIN) {
+		snprintf(text, sizeof(text), "RUN flags 0x%x are unknown", flags);
 		p = NULL;
 	} else if (p && !in.steps) {
 		snprintf(text, sizeof(text), "RUN of 0 steps: steps must be at least 1");
@@ -351,6 +358,16 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	} else if (p && (!in.batch || in.batch > p->prog->batch)) {
 		snprintf(text, sizeof(text), "RUN batch %u is outside 1..%u (the program's batch)",
 			 in.batch, p->prog->batch);
+		p = NULL;
+	} else if (p && in.leaf && (in.leaf > in.batch ||
+				    (in.batch + in.leaf - 1) / in.leaf > FWD_MICRO_BATCHES_MAX)) {
+		snprintf(text, sizeof(text),
+			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
+			 in.leaf, in.batch, FWD_MICRO_BATCHES_MAX);
+		p = NULL;
+	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
+		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
+			 in.norm, in.batch, FWD_RUN_NORM_MAX);
 		p = NULL;
 	} else if (p && p->busy) {
 		snprintf(text, sizeof(text), "program %u is already running a RUN on another queue",
@@ -364,9 +381,22 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
 		return;
 	}
+	/* The program is busy: its workspaces are this RUN's to resize. */
+	if (fwd_micro_prepare(p, in.leaf, in.batch) ||
+	    fwd_pipeline_reserve(p->pipeline, fwd_micro_count(p, in.batch))) {
+		pthread_mutex_lock(&x->lock);
+		p->busy = false;
+		pthread_mutex_unlock(&x->lock);
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
+				    "the simulator has no memory for micro-batches of %u samples",
+				    in.leaf ? in.leaf : p->micro_default);
+		return;
+	}
 
-	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind, .batch = in.batch,
-			       .text = text, .len = sizeof(text) };
+	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind,
+			       .retain = flags & WSE_LINK_RUN_RETAIN, .batch = in.batch,
+			       .norm = in.norm ? in.norm : in.batch, .text = text,
+			       .len = sizeof(text) };
 	for (uint32_t s = 0; s < in.steps; s++) {
 		bool stopping;
 

@@ -9,7 +9,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_exec_queue.c firmware-sim/fwd_program.c \
 	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_micro.c firmware-sim/fwd_pipeline.c \
 	firmware-sim/fwd_graph.c \
-	firmware-sim/fwd_params.c firmware-sim/fwd_snapshot.c \
+	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
 wsefwd_libs := wseengine wsep wafer wselink wsenum
@@ -56,12 +56,12 @@ host_tests += wsefwd_graph_test
 wsefwd_graph_test_srcs := tests/host/wsefwd_graph_test.c tests/host/wsep_sample.c
 wsefwd_graph_test_libs := wsep
 wsefwd_graph_test_ldlibs := -lm
-$(B)/host-tests/wsefwd_graph_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc \
-	$(B)/bin/wse-graphtrain
-$(B)/host-tests-san/wsefwd_graph_test: | $(B)/san-bin/wsefwd $(B)/bin/wse-trainhost \
+$(B)/host-tests/wsefwd_graph_test: | $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wse-trainhost \
 	$(B)/bin/wsecc $(B)/bin/wse-graphtrain
+$(B)/host-tests-san/wsefwd_graph_test: | $(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance \
+	$(B)/bin/wse-trainhost $(B)/bin/wsecc $(B)/bin/wse-graphtrain
 
 host_tests += wsefwd_trainhost_test
 wsefwd_trainhost_test_srcs := tests/host/wsefwd_trainhost_test.c
-$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
-$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc

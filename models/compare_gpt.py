@@ -10,10 +10,12 @@ both training-loss curves and the final validation losses side by side.
 
 The wse side:
   device  (default) the exported model compiled by wsecc into a graph
-          program trained by weight streaming on the firmware (wsefwd),
-          which wse-trainhost feeds over a unix socket, MemoryX in it;
+          program trained by weight streaming on an appliance of one
+          system (wse-appliance: MemoryX beside the firmware), which
+          wse-trainhost feeds over a unix socket;
   guest   the same program trained by wsetrain in the QEMU guest, through
-          the driver (tools/wsevm): the whole stack, slowest;
+          the driver, on an appliance (tools/wsevm --appliance 1): the
+          whole stack, slowest;
   host    the engine's graph executor on the host (wse-graphtrain).
 Needs python3-torch (tools/install-deps --bench) and a built tree (make).
 """
@@ -93,9 +95,10 @@ def compile_program(args, onnx, out, wafer="wse2"):
 
 
 def device_run(args, onnx, tmp):
-    prog, sock = os.path.join(tmp, "gpt.wsep"), os.path.join(tmp, "fwd.sock")
+    prog, sock = os.path.join(tmp, "gpt.wsep"), os.path.join(tmp, "appliance.sock")
     compile_program(args, onnx, prog)
-    fwd = subprocess.Popen([os.path.join(BIN, "wsefwd"), "--listen", "unix:" + sock, "--once"],
+    fwd = subprocess.Popen([os.path.join(BIN, "wse-appliance"), "--systems", "1",
+                            "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")],
                            stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
@@ -125,7 +128,7 @@ def guest_run(args, onnx, tmp):
     for i, f in enumerate(args.text):
         shutil.copy(f, os.path.join(tmp, "text%d" % i))
         texts += ["--text", "/wse/runs/text%d" % i]
-    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--fw", "1", "--",
+    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--appliance", "1", "--",
            "wsetrain", "/wse/runs/gpt.wsep", "--steps", str(args.steps), "--report",
            str(args.report)] + texts
     t0 = time.time()

@@ -3,7 +3,7 @@
 libs += wseengine
 wseengine_srcs := $(addprefix lib/engine/, \
 	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
-	shape.c softmax_xent.c threads.c train.c workspace.c)
+	shape.c softmax_xent.c sum_tree.c threads.c train.c workspace.c)
 # The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
 wseengine_srcs += $(addprefix lib/engine/, \
 	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c graph_wsep.c \

@@ -8,7 +8,9 @@
  * falling, checkpointed, and characters sampled from the checkpoint; and
  * an ONNX model given to wsetrain directly refused with what to do.
  *
- * Firmware: one of the simulators wsevm started on the host (/wse/fw-addrs).
+ * The device: the appliance wsevm started on the host (/wse/appliance-addr),
+ * whose MemoryX holds a weight-streaming program's weights; a pipelined
+ * program runs on one of its systems.
  */
 #include "kselftest_harness.h"
 #include "wse/wse.h"
@@ -28,7 +30,7 @@ FIXTURE(graph) {
 
 FIXTURE_SETUP(graph)
 {
-	FILE *f = fopen("/wse/fw-addrs", "r");
+	FILE *f = fopen("/wse/appliance-addr", "r");
 	char addr[160] = "";
 
 	self->attached = false;
@@ -42,7 +44,7 @@ FIXTURE_SETUP(graph)
 	}
 	addr[strcspn(addr, "\n")] = 0;
 	if (!addr[0])
-		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 1)");
 	ASSERT_EQ(0, guest_attach(self->ctl, addr, 0, &self->dev));
 	self->attached = true;
 	snprintf(self->devices, sizeof(self->devices), "--devices %u", self->dev.index);

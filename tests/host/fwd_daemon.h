@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * For the host tests that run the real daemon and the tools as programs:
- * which wsefwd to run, and running a command for its output.
+ * which wsefwd (and wse-appliance) to run, and running a command for its
+ * output.
  */
 #ifndef FWD_DAEMON_H
 #define FWD_DAEMON_H
@@ -16,6 +17,14 @@ static inline const char *fwd_binary(const char *self)
 	if (self && strstr(self, "host-tests-san"))
 		return "build/san-bin/wsefwd";
 	return "build/bin/wsefwd";
+}
+
+/* The appliance for the test at @self, which starts the wsefwd beside it. */
+static inline const char *appliance_binary(const char *self)
+{
+	if (self && strstr(self, "host-tests-san"))
+		return "build/san-bin/wse-appliance";
+	return "build/bin/wse-appliance";
 }
 
 /* Runs @cmd, keeps its output in @out; returns its exit status or -1. */

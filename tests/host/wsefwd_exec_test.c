@@ -30,6 +30,7 @@
 #include "wse/link_io.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
+#include "wse/link_region.h"
 #include "wse/splitmix64.h"
 #include "wse/engine.h"
 
@@ -282,7 +283,8 @@ static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void 
 static int submit_run(FIXTURE_DATA(exec) *self, uint32_t kind, uint32_t steps, uint32_t batch,
 		      uint32_t *tag)
 {
-	struct wse_link_run_info in = { PROG, kind, steps, batch };
+	struct wse_link_run_info in = { .program = PROG, .kind = kind, .steps = steps,
+					 .batch = batch };
 	struct wse_link_run raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;
@@ -814,6 +816,256 @@ TEST_F(exec, results_do_not_depend_on_the_worker_count)
 	}
 	EXPECT_EQ(0, memcmp(w[0], w[1], sizeof(w[0])));
 	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+	free(img);
+}
+
+/* The tiny model's layers, W then b: 16x12 + 12 and 12x4 + 4 floats. */
+#define TINY_L0		(16 * 12 + 12)
+#define TINY_L1		(12 * 4 + 4)
+static const uint32_t tiny_floats[2] = { TINY_L0, TINY_L1 };
+
+/*
+ * One weight-streaming training step of @batch samples (a RUN of @leaf
+ * and @norm): weights @w[k] for both passes, gradients into @g[k], the
+ * per-sample losses into @losses. With @reg the data go through region 1
+ * instead of frames: weights from offset 4096, gradients to 16384.
+ */
+static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32_t *labels,
+			uint32_t batch, uint32_t leaf, uint32_t norm, float *const w[2],
+			float *g[2], float *losses, struct wse_link_region *reg, char *text,
+			size_t textlen)
+{
+	struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN, .steps = 1,
+					 .batch = batch, .leaf = leaf, .norm = norm };
+	struct wse_link_run raw_run;
+	struct iovec iov = { &raw_run, sizeof(raw_run) };
+	struct wse_link_err err;
+	int32_t preds[TINY_BATCH];
+	uint64_t woff[2] = { 4096, 4096 + TINY_L0 * 4 }, goff[2] = { 16384, 16384 + TINY_L0 * 4 };
+	uint32_t tag, st;
+
+	wse_link_run_encode(&raw_run, &run);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag, &err))
+		return 0xdead;
+	st = stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text, textlen);
+	if (!st)
+		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
+	for (int i = 0; !st && i < 4; i++) {
+		int k = i < 2 ? i : 3 - i;
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4 };
+		struct wse_link_region_ref_info ref = { 1, woff[k] };
+		struct {
+			struct wse_link_stream s;
+			struct wse_link_region_ref r;
+		} req;
+
+		if (!reg) {
+			st = stream_write(self, Q_IN, in.stream, w[k], in.length, text, textlen);
+			continue;
+		}
+		memcpy(reg->base + woff[k], w[k], in.length);
+		wse_link_stream_encode(&req.s, &in);
+		wse_link_region_ref_encode(&req.r, &ref);
+		st = call(self, WSE_LINK_OP_STREAM_WRITE_REGION, Q_IN, &req, sizeof(req), NULL, 0,
+			  NULL, NULL, text, textlen);
+	}
+	for (int k = 1; !st && k >= 0; k--) {
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4 };
+		struct wse_link_region_ref_info ref = { 1, goff[k] };
+		struct {
+			struct wse_link_stream s;
+			struct wse_link_region_ref r;
+		} req;
+		uint8_t reply[16];
+		size_t n = 0;
+		uint32_t got;
+
+		if (!reg) {
+			st = stream_read_all(self, in.stream, g[k], in.length, text, textlen);
+			continue;
+		}
+		wse_link_stream_encode(&req.s, &in);
+		wse_link_region_ref_encode(&req.r, &ref);
+		st = call(self, WSE_LINK_OP_STREAM_READ_REGION, Q_OUT, &req, sizeof(req), NULL, 0,
+			  reply, &n, text, textlen);
+		if (!st && (wse_link_region_done_decode(reply, n, &got, &err) || got != in.length))
+			st = 0xbad;
+		if (!st)
+			memcpy(g[k], reg->base + goff[k], in.length);
+	}
+	if (!st)
+		st = stream_read_all(self, S_LOSSES, losses, batch * 4, text, textlen);
+	if (!st)
+		st = stream_read_all(self, S_PREDS, preds, batch * 4, text, textlen);
+	return st ? st : wait_run(self, tag, NULL, text, textlen);
+}
+
+/*
+ * Data parallelism without a trace in the bits: a batch of 8 in 8 leaves
+ * of one sample (the RUN's leaf), split into 1, 2, 4 or 8 shards of
+ * aligned leaves, each a RUN averaging over the whole batch (norm 8); the
+ * shards' gradients summed in the engine's sum tree (SwarmX's reduction)
+ * are the whole batch's, bit for bit, and so are the losses. Each device
+ * computes its shard in micro-batches of one leaf, as the whole batch is
+ * (sgemm gives a row other bits in a call of another number of rows).
+ */
+TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
+{
+	struct wse_link_prog_info info;
+	float wl[2][TINY_L0], grad[8][2][TINY_L0], whole[2][TINY_L0], losses[8], whole_loss[8];
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH];
+	struct engine_rng rng;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < tiny_floats[k]; i++)
+			wl[k][i] = engine_rng_uniform(&rng) - 0.5f;
+	make_batch(&rng, px, labels, TINY_BATCH);
+	for (uint32_t n = 1; n <= 8; n *= 2) {
+		uint32_t share = TINY_BATCH / n;
+
+		for (uint32_t m = 0; m < n; m++) {
+			float *const w[2] = { wl[0], wl[1] };
+			float *g[2] = { grad[m][0], grad[m][1] };
+
+			ASSERT_EQ(0, ws_step(self, px + m * share * TINY_IN, labels + m * share, share,
+					     1, TINY_BATCH, w, g, losses + m * share, NULL, text,
+					     sizeof(text))) TH_LOG("%u shards: %s", n, text);
+		}
+		for (int k = 0; k < 2; k++) {
+			float *part[8];
+
+			for (uint32_t m = 0; m < n; m++)
+				part[m] = grad[m][k];
+			engine_sum_tree(part, n, tiny_floats[k]);
+			if (n == 1)
+				memcpy(whole[k], grad[0][k], tiny_floats[k] * 4);
+			EXPECT_EQ(0, memcmp(whole[k], grad[0][k], tiny_floats[k] * 4))
+				TH_LOG("layer %d, %u shards", k, n);
+		}
+		if (n == 1)
+			memcpy(whole_loss, losses, sizeof(losses));
+		EXPECT_EQ(0, memcmp(whole_loss, losses, sizeof(losses))) TH_LOG("%u shards", n);
+	}
+	/* Unaligned micro-batches are refused with the numbers, not cut otherwise. */
+	{
+		struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 1, .batch = 4, .leaf = 5, .norm = 8 };
+		struct wse_link_run raw;
+		uint32_t tag;
+		struct iovec iov = { &raw, sizeof(raw) };
+		struct wse_link_err err;
+
+		wse_link_run_encode(&raw, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "leaf of 5 samples")) TH_LOG("%s", text);
+		run.leaf = 0;
+		run.norm = 3;
+		wse_link_run_encode(&raw, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "norm 3")) TH_LOG("%s", text);
+	}
+	free(img);
+}
+
+/*
+ * A host on the same machine moves a step's weights and gradients through
+ * a shared-memory region: the same bits as through frames. A region the
+ * device cannot find (another machine's) is refused with E_UNSUPPORTED,
+ * a reference outside a region or to one not mapped with E_INVAL, and the
+ * link stays.
+ */
+TEST_F(exec, regions_carry_stream_data)
+{
+	struct wse_link_region reg, stranger;
+	struct wse_link_region_map_info map;
+	struct wse_link_region_map raw;
+	struct wse_link_prog_info info;
+	float wl[2][TINY_L0], g_frames[2][TINY_L0], g_region[2][TINY_L0], losses[2][8];
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH];
+	struct engine_rng rng;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_REGION);
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wse_link_region_create(&reg, "test", 32768, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_region_describe(&reg, 1, &map);
+	wse_link_region_map_encode(&raw, &map);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw, sizeof(raw), NULL, 0, NULL, NULL,
+			  text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 6);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < tiny_floats[k]; i++)
+			wl[k][i] = engine_rng_uniform(&rng) - 0.5f;
+	make_batch(&rng, px, labels, TINY_BATCH);
+	for (int r = 0; r < 2; r++) {
+		float *const w[2] = { wl[0], wl[1] };
+		float *g[2] = { r ? g_region[0] : g_frames[0], r ? g_region[1] : g_frames[1] };
+
+		ASSERT_EQ(0, ws_step(self, px, labels, TINY_BATCH, 0, 0, w, g, losses[r],
+				     r ? &reg : NULL, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(g_frames[0], g_region[0], TINY_L0 * 4));
+	EXPECT_EQ(0, memcmp(g_frames[1], g_region[1], TINY_L1 * 4));
+	EXPECT_EQ(0, memcmp(losses[0], losses[1], sizeof(losses[0])));
+
+	/* Another region's name with the wrong nonce: not this machine's. */
+	ASSERT_EQ(0, wse_link_region_create(&stranger, "test", 4096, text, sizeof(text)));
+	wse_link_region_describe(&stranger, 2, &map);
+	map.nonce ^= 1ULL << 40;
+	wse_link_region_map_encode(&raw, &map);
+	EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw,
+					       sizeof(raw), NULL, 0, NULL, NULL, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not the region announced")) TH_LOG("%s", text);
+	snprintf(map.name, sizeof(map.name), "/wse-no-such-region");
+	wse_link_region_map_encode(&raw, &map);
+	EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw,
+					       sizeof(raw), NULL, 0, NULL, NULL, text,
+					       sizeof(text)));
+	/* References outside region 1, into the header, and to region 3, which is not mapped. */
+	{
+		static const struct wse_link_region_ref_info refs[] = {
+			{ 1, 32768 + 4096 - 16 }, { 1, 0 }, { 3, 4096 },
+		};
+
+		for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+			struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(1, 1),
+							   TINY_L1 * 4 };
+			struct {
+				struct wse_link_stream s;
+				struct wse_link_region_ref r;
+			} req;
+
+			wse_link_stream_encode(&req.s, &in);
+			wse_link_region_ref_encode(&req.r, &refs[i]);
+			EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_STREAM_WRITE_REGION, Q_IN,
+							 &req, sizeof(req), NULL, 0, NULL, NULL,
+							 text, sizeof(text))) TH_LOG("ref %zu", i);
+			EXPECT_NE(NULL, strstr(text, "no such region, or outside it")) TH_LOG("%s", text);
+		}
+	}
+	/* The link is still up. */
+	EXPECT_EQ(0, call(self, WSE_LINK_OP_KEEPALIVE, 0, NULL, 0, NULL, 0, NULL, NULL, text,
+			  sizeof(text)));
+	wse_link_region_destroy(&stranger);
+	wse_link_region_destroy(&reg);
 	free(img);
 }
 

@@ -2,7 +2,11 @@
 /*
  * Graph programs on the real wsefwd, driven by wse-trainhost over the link
  * (no kernel, no guest), from the PyTorch exports of tests/corpus/onnx
- * compiled by wsecc:
+ * compiled by wsecc. The device is an appliance (wse-appliance): a
+ * pipelined program runs on one of its systems, a weight-streaming one is
+ * its job, MemoryX holding the weights; its systems cut a pipelined batch
+ * into the 8 micro-batches a weight-streaming RUN's leaves are, so the two
+ * modes compute the same bits:
  *
  *  - the one-block GPT over the fortunes, by weight streaming and
  *    pipelined, with AdamW and a warm-up then cosine schedule: both modes
@@ -10,15 +14,16 @@
  *    executor on the host (wse-graphtrain) prints them too: the device
  *    computes what PyTorch's model computes (onnx_graph_test ties that
  *    executor to PyTorch);
- *  - the same with the batch cut into two micro-batches, again in both
- *    modes alike;
+ *  - the GPT by weight streaming on 1 and 2 systems of an appliance: the
+ *    same losses, bit for bit (data parallel, SwarmX summing the shards);
  *  - the small CNN on Fashion-MNIST in both modes, the loss falling;
  *  - a program whose graph the engine refuses (a convolution's kernel
  *    attribute not the weights' shape) refused at PROGRAM_LOAD, naming
  *    the node, the daemon still serving.
  *
- * Run from the repository root; the daemon is build/bin/wsefwd (or the
- * sanitizer build for the -san test), the tools build/bin/.
+ * Run from the repository root; the appliance is build/bin/wse-appliance
+ * and its wsefwd (or the sanitizer builds for the -san test), the tools
+ * build/bin/.
  */
 #include <math.h>
 #include <signal.h>
@@ -44,24 +49,23 @@ FIXTURE(graph)
 	char out[16384];
 };
 
-/* A daemon on a 64x64 wafer; @micro micro-batches a batch (0: the default). */
-static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int micro)
+/* An appliance of @systems systems on a 64x64 wafer, 8 micro-batches a pipelined batch. */
+static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
 {
-	char spec[128], log[128], mb[16];
+	char spec[128], log[128], run_dir[128], n[16];
 
 	snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", self->dir);
-	snprintf(log, sizeof(log), "%s/fwd.log", self->dir);
-	snprintf(mb, sizeof(mb), "%d", micro);
+	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
+	snprintf(run_dir, sizeof(run_dir), "%s/run", self->dir);
+	snprintf(n, sizeof(n), "%d", systems);
 	self->fwd = fork();
 	ASSERT_LE(0, self->fwd);
 	if (self->fwd == 0) {
 		if (!freopen(log, "w", stderr))
 			_exit(127);
-		if (micro)
-			execl(fwd_binary(self_path), fwd_binary(self_path), "--listen", spec, "--wafer", "64x64",
-			      "--micro-batches", mb, NULL);
-		else
-			execl(fwd_binary(self_path), fwd_binary(self_path), "--listen", spec, "--wafer", "64x64", NULL);
+		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
+		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
+		      "--fw-arg=--micro-batches=8", NULL);
 		_exit(127);
 	}
 }
@@ -93,10 +97,10 @@ FIXTURE_TEARDOWN(graph)
 	}
 }
 
-/* wse-trainhost on the daemon (retrying while the last host leaves); its output in self->out. */
+/* wse-trainhost on the appliance (retrying while it starts or the last host leaves); its output in self->out. */
 static int trainhost(FIXTURE_DATA(graph) *self, const char *program, const char *args)
 {
-	char cmd[1024];
+	char cmd[2048];
 
 	snprintf(cmd, sizeof(cmd),
 		 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s %s 2>&1 && exit 0; sleep 0.3; done; exit 1",
@@ -137,8 +141,8 @@ static double after(const char *out, const char *key)
 }
 
 /*
- * The GPT in both modes on a daemon with @micro micro-batches: the same
- * losses; returns the validation loss.
+ * The GPT in both modes on the appliance: the same losses; returns the
+ * validation loss.
  */
 static double gpt_both_modes(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self,
 			     char loss[2][2048])
@@ -171,7 +175,7 @@ TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)
 
 	if (access(FORTUNES, R_OK))
 		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
-	start(_metadata, self, 0);
+	start(_metadata, self, 1);
 	dev = gpt_both_modes(_metadata, self, loss);
 	/* The loss falls from ln(96) = 4.56. */
 	EXPECT_GT(dev, 0);
@@ -188,14 +192,27 @@ TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)
 		       after(strstr(loss[0], "step    30"), "loss ")), 1.5e-4);
 }
 
-TEST_F(graph, micro_batches_agree_in_both_modes)
+TEST_F(graph, gpt_on_1_and_2_systems_agrees)
 {
-	char loss[2][2048];
+	char cmd[1024], prog[128], loss[2][2048], val[2][128];
 
 	if (access(FORTUNES, R_OK))
 		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
 	start(_metadata, self, 2);
-	EXPECT_LT(gpt_both_modes(_metadata, self, loss), 3.6);
+	snprintf(prog, sizeof(prog), "%s/gpt.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode weight_streaming --optimizer adamw --lr 0.01 --warmup 5 --steps 20 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	for (int n = 1; n <= 2; n++) {
+		snprintf(cmd, sizeof(cmd), "--steps 20 --report 5 --systems %d --text " FORTUNES, n);
+		EXPECT_EQ(0, trainhost(self, prog, cmd)) TH_LOG("%s", self->out);
+		lines(self->out, "step ", "  cycles", loss[n - 1], sizeof(loss[n - 1]));
+		lines(self->out, "validation loss", NULL, val[n - 1], sizeof(val[n - 1]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	EXPECT_STREQ(val[0], val[1]);
 }
 
 TEST_F(graph, cnn_trains_in_both_modes)
@@ -205,7 +222,7 @@ TEST_F(graph, cnn_trains_in_both_modes)
 
 	if (access(FASHION, R_OK))
 		SKIP(return, "no %s (tools/install-deps installs dataset-fashion-mnist)", FASHION);
-	start(_metadata, self, 0);
+	start(_metadata, self, 1);
 	for (int m = 0; m < 2; m++) {
 		snprintf(prog, sizeof(prog), "%s/cnn-%s.wsep", self->dir, modes[m]);
 		snprintf(cmd, sizeof(cmd),
@@ -232,7 +249,7 @@ TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
 	size_t len;
 	FILE *f;
 
-	start(_metadata, self, 0);
+	start(_metadata, self, 1);
 	snprintf(prog, sizeof(prog), "%s/bad.wsep", self->dir);
 	snprintf(cmd, sizeof(cmd),
 		 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 4 --wafer 64x64 -q -o %s 2>&1",
@@ -263,7 +280,8 @@ TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
 	fclose(f);
 	free(buf);
 	EXPECT_EQ(1, trainhost(self, prog, "--steps 1"));
-	EXPECT_NE(NULL, strstr(self->out, "invalid program: the graph at 4 samples: node 0 (conv2d): kernel_shape differs from the weights' shape"))
+	/* At the micro-batch's size: 8 micro-batches a batch on the appliance's system. */
+	EXPECT_NE(NULL, strstr(self->out, "invalid program: the graph at 1 samples: node 0 (conv2d): kernel_shape differs from the weights' shape"))
 		TH_LOG("%s", self->out);
 }
 

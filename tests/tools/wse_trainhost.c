@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse-trainhost: a userspace host that trains a compiled program on a
- * device (wsefwd) over the link itself, without the kernel driver, in
- * either execution mode. For weight streaming it streams each layer's
- * weights from libwse's MemoryX in for the forward and backward pass and
- * gives the gradients back to it for the update.
+ * device over the link itself, without the kernel driver: a layer
+ * pipelined program on a system (wsefwd), or either kind on an appliance
+ * (wse-appliance), where weight streaming is the appliance's business
+ * (MemoryX, SwarmX) and the host only sends samples and reads losses.
  *
  * Data: a seeded synthetic problem (random inputs labelled by a random
  * linear teacher), IDX files such as Fashion-MNIST's, or a text corpus for
@@ -25,7 +25,6 @@
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
-#include "wse/memoryx.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
 
@@ -39,7 +38,7 @@ struct opts {
 	const char *connect, *program, *images, *labels;
 	const char *text[WSE_TEXT_MAX_FILES];
 	size_t n_text;
-	uint32_t steps, report, run_steps;
+	uint32_t steps, report, run_steps, systems;
 	uint64_t seed;
 	int timeout_ms;
 	bool expect_falling;
@@ -63,15 +62,17 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: wse-trainhost --connect ADDR --program FILE.wsep [options]\n"
 "\n"
-"Loads a compiled program into a wse device (wsefwd) and trains it over the\n"
-"link: samples and labels in, losses and predictions out; for weight streaming\n"
-"this tool is MemoryX (weights in per layer, gradients back, optimizer here).\n"
+"Loads a compiled program into a wse device and trains it over the link:\n"
+"samples and labels in, losses and predictions out. A weight-streaming\n"
+"program needs an appliance (wse-appliance), which keeps the weights in\n"
+"MemoryX; --systems spreads it over that many of the appliance's systems.\n"
 "\n"
 "  --connect ADDR      the device: tcp:HOST:PORT or unix:PATH\n"
 "  --program FILE      a .wsep program (wsecc --compile-only)\n"
 "  --steps N           training steps (default 200)\n"
 "  --report N          print the mean loss and accuracy every N steps (default 50)\n"
 "  --run-steps N       steps per RUN request (default: all in one RUN)\n"
+"  --systems N         an appliance's systems the job uses (default: all)\n"
 "  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
 "  --labels FILE       IDX labels to go with them; default: synthetic data\n"
 "  --text FILE         a text corpus for a program over tokens (repeat for more\n"
@@ -237,6 +238,21 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
+/* An appliance: the job's systems (WSE_LINK_PARAMS_JOB), before the program loads. */
+static int set_systems(struct wse_link_client *cl, uint32_t systems)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_JOB, 0, sizeof(struct wse_link_job) };
+	struct wse_link_job_info job = { systems };
+	struct wse_link_params raw;
+	struct wse_link_job body;
+	size_t rest;
+
+	wse_link_params_encode(&raw, &in);
+	wse_link_job_encode(&body, &job);
+	return request(cl, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		       &rest);
+}
+
 /* The id of the stream at index @at of @p (the protocol names streams by id). */
 static int sid(const struct wsep_program *p, int at)
 {
@@ -245,12 +261,10 @@ static int sid(const struct wsep_program *p, int at)
 
 /*
  * The training loop keeps the device busy: one RUN of many steps (or
- * --run-steps at a time, two RUNs queued), samples and labels written
- * AHEAD steps before they are used, and, weight streaming, each layer's
- * next weights sent as soon as MemoryX has updated it, while the device is
- * still carrying the step's backward pass down the other layers. Requests
- * are submitted without waiting; their answers are collected in the order
- * the device gives them.
+ * --run-steps at a time, two RUNs queued) and samples and labels written
+ * AHEAD steps before they are used. Requests are submitted without
+ * waiting; their answers are collected in the order the device gives
+ * them.
  */
 #define AHEAD		2	/* batches written ahead of the device (its rings hold 4) */
 #define WRITES_KEPT	16	/* write answers left pending before collecting */
@@ -260,10 +274,8 @@ struct trainer {
 	const struct opts *o;
 	const struct wsep_program *p;
 	struct data *d;
-	struct wse_memoryx *mx;		/* weight streaming: MemoryX */
 	uint32_t b, elem, steps_per_run, rows;
 	int samples, labels, losses, preds;	/* stream ids */
-	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
 	void *x;
 	int32_t *y[AHEAD + 1];		/* labels of the steps in flight, by step % (AHEAD + 1) */
 	int32_t *pred;
@@ -364,7 +376,8 @@ static int queue_runs(struct trainer *t)
 
 		if (n > t->steps_per_run)
 			n = t->steps_per_run;
-		in = (struct wse_link_run_info){ SLOT, WSE_LINK_RUN_TRAIN, n, t->b };
+		in = (struct wse_link_run_info){ .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = n, .batch = t->b };
 		wse_link_run_encode(&raw, &in);
 		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0,
 			   &t->runs[t->nruns]))
@@ -405,69 +418,6 @@ static int feed(struct trainer *t)
 	       write_async(t, t->labels, y, t->b * t->rows * 4);
 }
 
-/* Weight streaming: floats [@off, @off + @n) of layer @k's weights, in frame-sized pieces. */
-static int send_weights(struct trainer *t, uint32_t k, size_t off, size_t n)
-{
-	size_t per = (t->cl->rules.max_payload - 64) / 4, len;
-	const float *w = wse_memoryx_layer(t->mx, k, &len);
-
-	for (size_t end = off + n; off < end; off += per)
-		if (write_async(t, t->weights[k], w + off,
-				(uint32_t)((end - off < per ? end - off : per) * 4)))
-			return -1;
-	return 0;
-}
-
-/*
- * Weight streaming: step @s's gradients, layer by layer as the device
- * gives them, and the updates. A layer goes in slices: while MemoryX
- * updates one and sends its new weights for the next step's forward pass,
- * the device is already sending the next slice's gradients, so layer 0's
- * round trip (the last gradients out, the first weights needed) overlaps
- * with itself. The copies for the backward pass go after every layer's
- * forward copy.
- */
-#define SLICE_FLOATS	(64 * 1024)
-#define SLICES_MAX	8	/* reads in flight */
-
-static int memoryx_step(struct trainer *t, uint32_t s)
-{
-	uint32_t L = t->p->num_layers, tags[SLICES_MAX];
-	bool next = s < t->o->steps;
-	size_t n;
-
-	for (uint32_t k = L; k-- > 0;) {
-		float *g = wse_memoryx_grad(t->mx, k);
-		size_t slices;
-
-		wse_memoryx_layer(t->mx, k, &n);
-		slices = (n + SLICE_FLOATS - 1) / SLICE_FLOATS;
-		for (size_t i = 0, asked = 0; i < slices; i++) {
-			size_t off = i * SLICE_FLOATS, len = n - off < SLICE_FLOATS ? n - off : SLICE_FLOATS;
-
-			for (; asked < slices && asked < i + SLICES_MAX; asked++) {
-				size_t o2 = asked * SLICE_FLOATS;
-				size_t l2 = n - o2 < SLICE_FLOATS ? n - o2 : SLICE_FLOATS;
-
-				if (submit_read(t, t->grads[k], (uint32_t)(l2 * 4), &tags[asked % SLICES_MAX]))
-					return -1;
-			}
-			if (finish_read(t, tags[i % SLICES_MAX], t->grads[k], g + off, (uint32_t)(len * 4)))
-				return -1;
-			if (wse_memoryx_update_slice(t->mx, k, s, off, len))
-				return fail("MemoryX: the update of layer %u failed", k);
-			if (next && send_weights(t, k, off, len))
-				return -1;
-		}
-	}
-	for (uint32_t k = L; next && k-- > 0;) {
-		wse_memoryx_layer(t->mx, k, &n);
-		if (send_weights(t, k, 0, n))
-			return -1;
-	}
-	return 0;
-}
-
 static int trainer_setup(struct trainer *t)
 {
 	const struct wsep_program *p = t->p;
@@ -484,10 +434,6 @@ static int trainer_setup(struct trainer *t)
 	t->labels = sid(p, ts.labels);
 	t->losses = sid(p, ts.losses);
 	t->preds = sid(p, ts.predictions);
-	for (uint32_t k = 0; p->mode == WSEP_MODE_WEIGHT_STREAMING && k < p->num_layers; k++) {
-		t->weights[k] = sid(p, ts.weights[k]);
-		t->grads[k] = sid(p, ts.grads[k]);
-	}
 	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
 	t->pred = malloc((size_t)t->b * t->rows * 4);
 	t->loss = malloc(t->b * 4);
@@ -495,14 +441,11 @@ static int trainer_setup(struct trainer *t)
 		t->y[i] = malloc((size_t)t->b * t->rows * 4);
 	if (!t->x || !t->pred || !t->loss || !t->y[0] || !t->y[1] || !t->y[2])
 		return fail("out of memory");
-	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && wse_memoryx_create(p, &t->mx))
-		return fail("MemoryX cannot hold the program");
 	return 0;
 }
 
 static void trainer_free(struct trainer *t)
 {
-	wse_memoryx_destroy(t->mx);
 	free(t->x);
 	free(t->pred);
 	free(t->loss);
@@ -522,20 +465,10 @@ static int train_steps(struct trainer *t)
 	while (t->fed < o->steps && t->fed < AHEAD)
 		if (feed(t))
 			return -1;
-	for (int pass = 0; t->mx && pass < 2; pass++)
-		for (uint32_t k = 0; k < t->p->num_layers; k++) {
-			size_t n;
-
-			wse_memoryx_layer(t->mx, k, &n);
-			if (send_weights(t, k, 0, n))
-				return -1;
-		}
 	for (uint32_t step = 1; step <= o->steps; step++) {
 		const int32_t *y = t->y[step % (AHEAD + 1)];
 		uint32_t tl, tp;
 
-		if (t->mx && memoryx_step(t, step))
-			return -1;
 		if (submit_read(t, t->losses, b * 4, &tl) ||
 		    submit_read(t, t->preds, b * t->rows * 4, &tp) ||
 		    finish_read(t, tl, t->losses, t->loss, b * 4) ||
@@ -571,8 +504,8 @@ static int train_steps(struct trainer *t)
 
 /*
  * The validation loss of a text program: every validation window once,
- * a batch per EVAL RUN (the last one shorter), weight streaming sending
- * each unit's weights for the forward pass.
+ * a batch per EVAL RUN (the last one shorter); weight streaming, the
+ * appliance's MemoryX sends the weights.
  */
 static int evaluate_text(struct trainer *t)
 {
@@ -584,7 +517,7 @@ static int evaluate_text(struct trainer *t)
 
 	for (uint64_t at = 0; at < n; at += t->b) {
 		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b, tag, tl, tp;
-		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt };
+		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt, 0, 0 };
 		struct wse_link_run raw;
 		size_t rest;
 
@@ -596,13 +529,6 @@ static int evaluate_text(struct trainer *t)
 		    write_async(t, t->samples, t->x, cnt * ctx * 4) ||
 		    write_async(t, t->labels, y, cnt * t->rows * 4))
 			return -1;
-		for (uint32_t k = 0; t->mx && k < t->p->num_layers; k++) {
-			size_t len;
-
-			wse_memoryx_layer(t->mx, k, &len);
-			if (send_weights(t, k, 0, len))
-				return -1;
-		}
 		if (submit_read(t, t->losses, cnt * 4, &tl) ||
 		    submit_read(t, t->preds, cnt * t->rows * 4, &tp) ||
 		    finish_read(t, tl, t->losses, t->loss, cnt * 4) ||
@@ -631,6 +557,11 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n",
 			       wsep_mode_name(p->mode), (unsigned long long)o->steps * t.b, wall,
 			       (double)o->steps * t.b / wall);
+		/* The timing model's view of the same RUNs, at the device's clock. */
+		if (!ret && t.cycles && cl->dev.clock_khz)
+			printf("modelled: %.0f samples/s (%llu cycles at %u kHz)\n",
+			       (double)o->steps * t.b * cl->dev.clock_khz * 1000.0 / (double)t.cycles,
+			       (unsigned long long)t.cycles, cl->dev.clock_khz);
 		if (!ret && d->text.ids)
 			ret = evaluate_text(&t);
 	}
@@ -687,6 +618,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 'S' }, { "timeout-ms", required_argument, NULL, 't' },
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
 		{ "run-steps", required_argument, NULL, 'R' },
+		{ "systems", required_argument, NULL, 'N' },
 		{ "text", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -736,6 +668,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->seed = v;
 		else if (c == 'R')
 			o->run_steps = (uint32_t)v;
+		else if (c == 'N')
+			o->systems = (uint32_t)v;
 		else
 			o->timeout_ms = (int)v;
 	}
@@ -753,7 +687,7 @@ static int parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct wse_link_hello_info hello = {
-		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE,
 		.max_payload = 4 << 20,
 	};
 	struct wse_link_prog_info info;
@@ -790,6 +724,18 @@ int main(int argc, char **argv)
 		return fail("handshake: %s%s", err.text, text), 1;
 	if (!(cl.dev.caps & WSE_LINK_CAP_EXEC))
 		return fail("the device does not execute programs (no EXEC capability)"), 1;
+	if (cl.appliance.systems) {
+		printf("appliance: %u system%s, MemoryX holds up to %llu bytes\n", cl.appliance.systems,
+		       cl.appliance.systems == 1 ? "" : "s",
+		       (unsigned long long)cl.appliance.memoryx_capacity);
+		if (o.systems && set_systems(&cl, o.systems))
+			return 1;
+	} else if (p->mode == WSEP_MODE_WEIGHT_STREAMING) {
+		return fail("weight streaming runs on an appliance (wse-appliance --systems N --listen ADDR); %s is a single system",
+			    o.connect), 1;
+	} else if (o.systems > 1) {
+		return fail("--systems %u: %s is a single system", o.systems, o.connect), 1;
+	}
 	if (load(&cl, img, len, &info))
 		return 1;
 	printf("program %s: %s, %u layers, batch %u, %llu bytes of SRAM, %llu cycles per step estimated\n",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The order samples are taken in: a fresh shuffle every epoch, derived
- * from the shuffle seed and the epoch number alone. A resumed run
+ * from the shuffle seed and the epoch number alone (wse_dataset_order(),
+ * which an appliance's input workers use too). A resumed run
  * therefore needs only (seed, epoch, position) to take the very samples
  * the interrupted run would have taken next.
  */
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "train.h"
-#include "wse/splitmix64.h"
 
 int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
 {
@@ -23,8 +23,6 @@ int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
 
 void train_order_epoch(struct train_order *o, uint32_t epoch)
 {
-	uint64_t state = o->seed ^ (0xd1b54a32d192ed03ULL * (epoch + 1ULL));
-
 	if (o->epoch == epoch)
 		return;
 	if (o->text) {
@@ -35,15 +33,7 @@ void train_order_epoch(struct train_order *o, uint32_t epoch)
 		o->epoch = epoch;
 		return;
 	}
-	for (uint32_t i = 0; i < o->n; i++)
-		o->perm[i] = i;
-	/* Fisher-Yates; the modulo bias of a 64-bit draw is negligible here. */
-	for (uint32_t i = o->n; i > 1; i--) {
-		uint32_t j = (uint32_t)(wse_splitmix64(&state) % i), t = o->perm[i - 1];
-
-		o->perm[i - 1] = o->perm[j];
-		o->perm[j] = t;
-	}
+	wse_dataset_order(o->perm, o->n, o->seed, epoch);
 	o->epoch = epoch;
 }
 

@@ -24,12 +24,12 @@ void train_usage(FILE *f)
 "       wsetrain [MODEL] --predict CHECKPOINT --text FILE --sample N [--prompt TEXT]\n"
 "       wsetrain --inspect CHECKPOINT\n"
 "\n"
-"Train a model on an IDX dataset (Fashion-MNIST by default) on attached wse\n"
-"devices, evaluate a checkpoint, or predict with one. The model is compiled for\n"
-"the first device's wafer (or a .wsep is taken as it is), loaded on every\n"
-"system, and run layer-pipelined or by weight streaming: MemoryX (here) holds\n"
-"the weights and the optimizer, SwarmX broadcasts each layer's weights to the\n"
-"systems and sums their gradients, and the batch is split between them.\n"
+"Train a model on an IDX dataset (Fashion-MNIST by default) on an attached\n"
+"wse device, evaluate a checkpoint, or predict with one. The model is compiled\n"
+"for the device's wafer (or a .wsep is taken as it is) and run layer-pipelined\n"
+"on a system, or by weight streaming on an appliance (wse-appliance), whose\n"
+"MemoryX holds the weights and the optimizer and whose SwarmX spreads each\n"
+"batch over its systems.\n"
 "\n"
 "What to do:\n"
 "  --mode MODE           train_and_eval (default: evaluate after every epoch),\n"
@@ -55,9 +55,12 @@ void train_usage(FILE *f)
 "  --wsecc PATH          the compiler (default: wsecc beside wsetrain, else PATH)\n"
 "Systems:\n"
 "  --systems N, --num_csx N\n"
-"                        train on N devices (weight streaming; default 1, or as\n"
-"                        many as --devices names)\n"
-"  --devices LIST        which ones, e.g. 0,1 (default: the first N whose link is up)\n"
+"                        an appliance's systems to train on (weight streaming;\n"
+"                        default: all of them)\n"
+"  --devices N           the device (default: the first whose link is up)\n"
+"  --input SOURCE        stream (default: wsetrain sends the samples) or\n"
+"                        appliance (its input workers read the dataset, the\n"
+"                        directory --data names, from the shared directory)\n"
 "Schedule:\n"
 "  --epochs N            passes over the training data (default 1)\n"
 "  --steps N, --max_steps N\n"
@@ -146,48 +149,20 @@ static int parse_mode(const char *s, struct train_opts *o)
 	return 0;
 }
 
-/* Entries of a --devices list ("0,1": 2); -1 if one is empty or too long. */
-static int count_devices(const char *list)
-{
-	int n = 0;
-
-	for (const char *p = list; ; p++) {
-		size_t len = strcspn(p, ",");
-
-		if (!len || len >= 16)
-			return -1;
-		n++;
-		p += len;
-		if (!*p)
-			return n;
-	}
-}
-
 enum {
 	OPT_DATA = 256, OPT_TRAIN_LIMIT, OPT_TEST_LIMIT, OPT_MODE, OPT_EXEC_MODE, OPT_WSECC,
 	OPT_COMPILE_ONLY, OPT_VALIDATE_ONLY, OPT_SYSTEMS, OPT_DEVICES, OPT_EPOCHS, OPT_STEPS,
 	OPT_SEED, OPT_CHUNK, OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
 	OPT_INIT_FROM, OPT_EVAL, OPT_PREDICT, OPT_MODEL_DIR, OPT_RUNS, OPT_KEEP, OPT_LR,
 	OPT_INSPECT, OPT_CSV, OPT_TENSORBOARD, OPT_REPORT, OPT_PROGRESS, OPT_EXPECT,
-	OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
+	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
 };
 
 /* Checks what the options mean together; fills in what one implies. */
 static int check_combination(struct train_opts *o)
 {
 	bool inference = o->task == TRAIN_TASK_EVAL || o->task == TRAIN_TASK_PREDICT;
-	int n;
 
-	if (o->devices) {
-		n = count_devices(o->devices);
-		if (n < 0 || n > TRAIN_MAX_SYSTEMS)
-			return train_fail("--devices '%s': expected up to %d indexes like 0,1",
-					  o->devices, TRAIN_MAX_SYSTEMS);
-		if (o->systems_set && (unsigned int)n != o->systems)
-			return train_fail("--devices names %d device%s but --systems is %u", n,
-					  n == 1 ? "" : "s", o->systems);
-		o->systems = (unsigned int)n;
-	}
 	if (o->output && !o->pass_through && o->task != TRAIN_TASK_PREDICT)
 		return train_fail("-o goes with --compile-only or --predict");
 	if (o->resume && o->init_from)
@@ -212,12 +187,23 @@ static int check_combination(struct train_opts *o)
 		return train_fail("--checkpoint-every needs somewhere to write: --checkpoint FILE, --model_dir DIR or --runs DIR");
 	if (o->model_dir && o->runs)
 		o->runs = NULL;		/* the run directory is named: nothing to make */
+	if (o->input_appliance && o->n_text)
+		return train_fail("--input appliance: the input workers read IDX datasets; wsetrain sends a --text corpus's windows itself");
+	if (o->input_appliance && !strcmp(o->exec_mode, "pipelined"))
+		return train_fail("--input appliance: the appliance's input workers feed weight streaming; use --execution-mode weight_streaming (or auto)");
 	if (o->systems > 1 && !strcmp(o->exec_mode, "pipelined"))
 		return train_fail("--systems %u: layer-pipelined training runs on one system; use --execution-mode weight_streaming (or auto) to train data-parallel",
 				  o->systems);
-	/* Data-parallel training is weight streaming. */
-	if (o->systems > 1)
+	/* Data-parallel training, and the appliance's input, are weight streaming. */
+	if (o->systems > 1 || o->input_appliance)
 		o->exec_mode = "weight_streaming";
+	/* A sample is predictions from a checkpoint: layer pipelined, on one system. */
+	if (o->sample) {
+		o->exec_mode = "pipelined";
+		o->systems = 1;
+		o->systems_set = true;
+		o->input_appliance = false;
+	}
 	if (o->task == TRAIN_TASK_TRAIN)
 		o->no_eval = true;
 	return 0;
@@ -240,6 +226,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "systems", required_argument, NULL, OPT_SYSTEMS },
 		{ "num_csx", required_argument, NULL, OPT_SYSTEMS },
 		{ "devices", required_argument, NULL, OPT_DEVICES },
+		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "max_steps", required_argument, NULL, OPT_STEPS },
@@ -329,6 +316,11 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			break;
 		case OPT_DEVICES:
 			o->devices = optarg;
+			break;
+		case OPT_INPUT:
+			if (strcmp(optarg, "stream") && strcmp(optarg, "appliance"))
+				return train_fail("--input '%s': expected stream or appliance", optarg);
+			o->input_appliance = !strcmp(optarg, "appliance");
 			break;
 		case OPT_NO_EVAL:
 			o->task = TRAIN_TASK_TRAIN;

@@ -282,13 +282,18 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 	set_int(rd->root, "train_samples", j->used);
 	set_int(rd->root, "test_samples", o->no_eval ? 0 :
 		o->test_limit && o->test_limit < j->test.count ? o->test_limit : j->test.count);
-	for (unsigned int m = 0; m < j->n; m++) {
-		const struct drm_wse_device_info *d = &j->sys[m].info.dev;
+	/* One device: a system, or an appliance whose systems the job holds. */
+	{
+		const struct drm_wse_device_info *d = &j->sys[0].info.dev;
 		struct json_object *dev = json_object_new_object();
 
-		if (!dev)
-			break;
-		set_str(dev, "name", j->sys[m].name);
+		if (!dev) {
+			json_object_put(devs);
+			json_object_put(ver);
+			return train_fail("out of memory");
+		}
+		set_str(dev, "name", j->sys[0].name);
+		set_str(dev, "kind", j->appliance ? "appliance" : "system");
 		/* A string: ids above 2^53 would lose digits in JSON numbers. */
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)d->device_id);
 		set_str(dev, "device_id", buf);

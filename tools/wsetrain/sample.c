@@ -8,6 +8,9 @@
  * looks at) goes in, every row's logits come back, and the next character
  * is drawn from the softmax of the last real row's logits at
  * --temperature (0: the likeliest), with splitmix64 seeded by --seed.
+ * The program runs layer-pipelined (options.c), on a system or on one
+ * system of an appliance: a checkpoint's weights are the same in both
+ * modes, and a sample is only predictions.
  */
 #include <math.h>
 #include <stdio.h>
@@ -47,7 +50,7 @@ static int predict(struct train_job *j, int32_t *x, float *z, int32_t *pred)
 {
 	struct train_system *sys = &j->sys[0];
 	uint32_t T = j->p->input_dim, rows = j->rows, classes = wsep_classes(j->p);
-	struct wse_stream_io io[3 + TRAIN_MODE_MAX_IO];
+	struct wse_stream_io io[3];
 	unsigned int n = 0;
 	int ret;
 
@@ -55,7 +58,6 @@ static int predict(struct train_job *j, int32_t *x, float *z, int32_t *pred)
 		return -1;
 	io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.samples,
 					  j->record, x, (size_t)T * 4 };
-	n += j->mode->step_io(j->mode_state, 0, WSE_RUN_PREDICT, io + n);
 	io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.logits,
 					  rows * classes * 4, z, (size_t)rows * classes * 4 };
 	io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.predictions,

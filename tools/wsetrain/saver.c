@@ -22,9 +22,9 @@
  * sync, rename). The run waits only if the writer has not even done that
  * by the time the next checkpoint's chunk ends.
  *
- * Weight streaming (or with no spare hardware queue, or several systems)
- * the state is captured at once (MemoryX is a memcpy away) and the writer
- * writes the file.
+ * Weight streaming (the appliance's MemoryX answers PARAMS_READ), or on a
+ * device with no spare hardware queue or no snapshots, the state is
+ * captured at once and the writer writes the file.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +79,9 @@ static void ask(struct train_saver *s)
 	s->holding = true;
 	pthread_mutex_unlock(&s->lock);
 	ret = s->j->mode->snapshot_at(s->j->mode_state, s->ring, step);
+	if (ret)
+		train_fail("%s: asking for a snapshot at step %llu: %s", s->j->sys[0].name,
+			   (unsigned long long)step, wse_strerror(ret));
 	pthread_mutex_lock(&s->lock);
 	if (ret) {
 		s->holding = false;
@@ -138,8 +141,12 @@ static int write_one(struct train_saver *s, struct train_checkpoint *c, char *pa
 	if (s->ring) {
 		params = (struct wse_params){ .floats = c->floats, .state_arrays = c->state_arrays,
 					      .weights = out.weights, .state = out.state };
-		if (s->j->mode->read_snapshot(s->j->mode_state, s->ring, &params, &crc))
+		ret = s->j->mode->read_snapshot(s->j->mode_state, s->ring, &params, &crc);
+		if (ret) {
+			train_fail("%s: reading the snapshot of the weights: %s", s->j->sys[0].name,
+				   wse_strerror(ret));
 			goto fail;
+		}
 		if (params.step != c->step) {
 			train_fail("the device's snapshot is of step %llu, the checkpoint's %llu",
 				   (unsigned long long)params.step, (unsigned long long)c->step);
@@ -219,10 +226,16 @@ int train_saver_open(struct train_job *j, struct train_saver **out)
 	s->j = j;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	if (j->mode->snapshot_at && j->n == 1 &&
-	    j->sys[0].info.dev.num_queues > SAVER_HW_QUEUE &&
+	if (j->mode->snapshot_at && j->sys[0].info.dev.num_queues > SAVER_HW_QUEUE &&
 	    wse_ring_open(j->sys[0].dev, &rp, &s->ring))
 		s->ring = NULL;	/* then the state is captured at once */
+	/* The freshly loaded program's own step: a device without snapshots says so now. */
+	if (s->ring && (ret = j->mode->snapshot_at(j->mode_state, s->ring, 0))) {
+		fprintf(stderr, "wsetrain: note: %s keeps no snapshots (%s): checkpoints are read with training stopped\n",
+			j->sys[0].name, wse_strerror(ret));
+		wse_ring_close(s->ring);
+		s->ring = NULL;
+	}
 	if (s->ring && j->mode->store_snapshot)
 		s->root = j->o->runs_root;
 	/* The arrays are only for a capture at once: snapshots go straight into files. */

@@ -112,7 +112,7 @@ static int train_epoch(struct schedule *s)
 		due = s->saver && o->checkpoint_every && (at->step + steps) % o->checkpoint_every == 0;
 		if (due && train_saver_due(s->saver, at->step + steps))
 			return -1;
-		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, at->order.perm,
+		if (train_steps_run(s->steps, WSE_RUN_TRAIN, &j->train, &at->order,
 				    at->position, (uint32_t)steps, b, &t))
 			return -1;
 		at->step += steps;

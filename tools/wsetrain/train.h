@@ -4,14 +4,14 @@
  *
  *   options.c    the command line
  *   program.c    the program: a .wsep, or a model compiled by wsecc
- *   session.c    one system: its device, queues, rings, the loaded program
+ *   session.c    the device (a system or an appliance): queues, rings, the program
  *   job.c        what a run holds fixed: data, systems, program, mode
  *   batches.c    the order samples are taken in
  *   text.c       a text corpus as the data (--text)
  *   sample.c     characters sampled from a checkpoint (--sample)
- *   steps.c      chunks of steps on every system: RUNs, streams, tallies
- *   mode.h       what the execution mode adds to a step, and where the
- *                weights live: mode_pipelined.c, mode_streaming.c
+ *   steps.c      chunks of steps: RUNs, streams, tallies
+ *   mode.h       where the weights live: mode_pipelined.c (the system),
+ *                mode_streaming.c (the appliance's MemoryX)
  *   schedule.c   the run: epochs, chunks, report and checkpoint boundaries
  *   predict.c    inference from a checkpoint: evaluation, predictions
  *   state.c      checkpoint capture, resume and --init-from
@@ -31,13 +31,12 @@
 #include <stdio.h>
 
 #include "wse/dataset.h"
-#include "wse/swarmx.h"
 #include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 
 #define TRAIN_SLOT		1	/* the program slot on every device */
-#define TRAIN_MAX_SYSTEMS	WSE_SWARMX_MAX
+#define TRAIN_MAX_SYSTEMS	WSE_APPLIANCE_SYSTEMS_MAX
 #define TRAIN_DEFAULT_DATA	"/usr/share/datasets/fashion-mnist"
 
 /* Exit statuses. */
@@ -95,6 +94,7 @@ struct train_opts {
 	bool quiet;
 	bool no_eval;			/* no evaluation after the epochs */
 	enum train_progress_style progress;
+	bool input_appliance;		/* the appliance's input workers read the samples */
 	double expect_accuracy;		/* exit 1 below it; < 0: no check */
 	int argc;			/* the command line, for run.json */
 	char **argv;
@@ -135,6 +135,7 @@ struct train_system {
 	struct wse_bo result;		/* RUN results land here */
 	uint64_t run_job;
 	bool run_pending;
+	bool appliance;			/* it answers for parts (wse_appliance_info) */
 	uint64_t cycles, est_cycles;	/* summed over finished RUNs */
 };
 
@@ -143,8 +144,10 @@ void train_system_close(struct train_system *s);
 int train_system_load(struct train_system *s, const void *image, size_t len);
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch);
 int train_run_wait(struct train_system *s);
-/* Which devices: @o->devices or the first @o->systems with a live link. */
-int train_pick_devices(const struct train_opts *o, char specs[][16]);
+/* After a failure on an appliance: which of its parts went, as it says. */
+void train_system_why(struct train_system *s);
+/* Which device: the first of @o->devices, or the first with a live link. */
+int train_pick_device(const struct train_opts *o, char spec[16]);
 
 /* job.c: what a run holds fixed. */
 struct train_mode;
@@ -155,8 +158,10 @@ struct train_job {
 	void *image;
 	size_t image_len;
 	struct train_streams ids;
-	unsigned int n;			/* systems */
+	unsigned int n;			/* systems the job runs on */
+	/* The device: a system, or an appliance of several (sys[0]; the rest zero). */
 	struct train_system sys[TRAIN_MAX_SYSTEMS];
+	bool appliance;
 	struct wse_dataset train, test;	/* --text: their counts of windows only */
 	struct wse_text text;		/* --text */
 	bool tokens;			/* the data is text */
@@ -168,11 +173,9 @@ struct train_job {
 	void *mode_state;
 };
 
-/* Loads the data, opens the systems, loads the program, sets the mode up. */
+/* Loads the data, opens the device, loads the program, sets the mode up. */
 int train_job_open(struct train_job *j, const struct train_opts *o);
 void train_job_close(struct train_job *j);
-/* System @m's share of a batch of @b samples, and where it starts. */
-uint32_t train_shard(const struct train_job *j, uint32_t b, unsigned int m, uint32_t *first);
 
 /* batches.c: the order samples are taken in, epoch by epoch. */
 struct train_order {
@@ -202,7 +205,7 @@ void train_text_gather(const struct train_job *j, bool validation, const uint32_
 /* sample.c: --sample: characters from a checkpoint's weights. */
 int train_sample(struct train_opts *o);
 
-/* steps.c: chunks of steps on every system. */
+/* steps.c: chunks of steps on the device. */
 struct train_steps;
 
 /* What the steps of a chunk came to. */
@@ -223,13 +226,12 @@ int train_steps_open(struct train_job *j, struct train_steps **out);
 void train_steps_close(struct train_steps *s);
 /*
  * @steps steps (WSE_RUN_TRAIN, WSE_RUN_EVAL or WSE_RUN_PREDICT) of @b
- * samples of @ds, from sample @first of @perm's order (NULL: as the data
- * lies), one RUN job per system; their losses and right answers are added
- * to @tally (PREDICT: no labels, no losses; the classes go to
- * @tally->predictions).
+ * samples of @ds, from sample @first of @order's (NULL: as the data
+ * lies), one RUN job; their losses and right answers are added to @tally
+ * (PREDICT: no labels, no losses; the classes go to @tally->predictions).
  */
 int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_dataset *ds,
-		    const uint32_t *perm, uint32_t first, uint32_t steps, uint32_t b,
+		    const struct train_order *order, uint32_t first, uint32_t steps, uint32_t b,
 		    struct train_tally *tally);
 const struct train_step_times *train_steps_times(const struct train_steps *s);
 

@@ -67,6 +67,13 @@ int wse_dataset_load_dir(const char *dir, const char *split, struct wse_dataset 
  */
 void wse_dataset_free(struct wse_dataset *ds);
 
+/*
+ * The order of epoch @epoch (0-based) over samples 0 .. @n - 1: a shuffle
+ * that depends on @seed and @epoch alone (order.c), shared by wsetrain and
+ * an appliance's input workers.
+ */
+void wse_dataset_order(uint32_t *perm, uint32_t n, uint64_t seed, uint32_t epoch);
+
 /* Sample @i's pixels (item bytes). */
 static inline const uint8_t *wse_dataset_image(const struct wse_dataset *ds, uint32_t i)
 {
