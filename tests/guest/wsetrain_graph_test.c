@@ -116,7 +116,8 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 		 self->devices);
 	TH_LOG("%s", self->out);
 	ASSERT_EQ(0, st);
-	EXPECT_NE(NULL, strstr(self->out, "gpt-tiny, weight_streaming on 1 system"));
+	/* --devices alone: as many of the appliance's systems as it has. */
+	EXPECT_NE(NULL, strstr(self->out, "gpt-tiny, weight_streaming on "));
 	last = eval_loss(self->out);
 	/* ln(96) = 4.56 untrained; a character model learns fast. */
 	EXPECT_GT(last, 0);
