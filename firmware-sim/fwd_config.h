@@ -57,6 +57,7 @@ struct fwd_config {
 	uint32_t workers;	/* step worker threads */
 	uint64_t max_program;	/* largest program image accepted */
 	const char *timing_path; /* NULL: the default file */
+	const char *store;	/* storage shared with the hosts (--store), or NULL */
 	bool once;
 	struct fwd_fault_config fault;
 };

@@ -104,6 +104,15 @@ struct fwd_program {
 	float *logits_f32;		/* graph programs, predict */
 	bool busy;
 	uint32_t io;			/* stream copies in progress (fwd_stream.c) */
+	/*
+	 * The parameters kept aside at a step (fwd_snapshot.c): weights, state
+	 * arrays, then the step and a CRC32C; asked for at snap_at, taken
+	 * (snap_taken), copied out by snap_readers readers. Lock held for all.
+	 */
+	uint8_t *snap;
+	uint64_t snap_at;
+	bool snap_asked, snap_taken, snap_filling;
+	uint32_t snap_readers;
 };
 
 /* A program image arriving in pieces. */
@@ -186,6 +195,28 @@ bool fwd_region_in_use(struct fwd_exec *x, uint32_t id);
 void *fwd_region_at(struct fwd_exec *x, const struct wse_link_region_ref_info *ref,
 		    uint64_t len, char *text, size_t textlen);
 void fwd_region_unmap_all(struct fwd_exec *x);
+/* fwd_params.c: floats [first, first + n) of array @slot (-1: the weights) to or from @buf. */
+void fwd_params_copy(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
+		     uint8_t *buf, bool to_device);
+
+/* fwd_snapshot.c: PARAMS_WRITE / PARAMS_READ of WSE_LINK_PARAMS_SNAPSHOT. */
+/* Bytes of @p's snapshot region. */
+uint64_t fwd_snapshot_size(const struct fwd_program *p);
+/* Asks for a snapshot at step @step (lock held); 0, or a text why not. */
+int fwd_snapshot_ask(struct fwd_exec *x, struct fwd_program *p, uint64_t step, char *text,
+		     size_t len);
+/* After a training step of a RUN (lock not held): the snapshot, if this is its step. */
+void fwd_snapshot_after_step(struct fwd_exec *x, struct fwd_program *p);
+/*
+ * Holds the snapshot (of step @step unless @any) for a reader, lock held:
+ * it is not retaken, nor its program unloaded, until released (lock not
+ * held). 0, or a text why not (none taken, another step).
+ */
+int fwd_snapshot_hold(struct fwd_program *p, bool any, uint64_t step, char *text, size_t len);
+void fwd_snapshot_release(struct fwd_exec *x, struct fwd_program *p);
+/* Saves the held snapshot into a file of the shared storage; 0, or a text. */
+int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
+		       const struct wse_link_snapshot_store *req, char *text, size_t len);
 
 /* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);

@@ -60,6 +60,7 @@ void fwd_program_free(struct fwd_program *p)
 	free(p->preds_i32);
 	free(p->preds_u8);
 	free(p->losses_f32);
+	free(p->snap);
 	wsep_program_free(p->prog);
 	free(p);
 }
@@ -309,7 +310,7 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 	/* A stream copy in progress outside the lock is brief: let it end. */
 	while (old && old->io && fwd_exec_wait(x))
 		old = x->slots[slot];
-	if (old && old->busy) {
+	if (old && (old->busy || old->snap_readers)) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
@@ -473,7 +474,7 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 	p = fwd_program_get(x, slot, text, sizeof(text));
 	while (p && p->io && fwd_exec_wait(x))
 		p = fwd_program_get(x, slot, text, sizeof(text));
-	if (p && p->busy) {
+	if (p && (p->busy || p->snap_readers)) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
 		p = NULL;
 	} else if (p) {

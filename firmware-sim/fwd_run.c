@@ -412,6 +412,8 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		if (st)
 			break;
 		r.steps++;
+		if (in.kind == WSE_LINK_RUN_TRAIN && p->resident)
+			fwd_snapshot_after_step(x, p);
 	}
 	tk = in.kind == WSE_LINK_RUN_TRAIN ? FWD_TIMING_TRAIN : FWD_TIMING_FORWARD;
 	r.samples = r.steps * in.batch;

@@ -9,7 +9,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_exec_queue.c firmware-sim/fwd_program.c \
 	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_micro.c firmware-sim/fwd_pipeline.c \
 	firmware-sim/fwd_graph.c \
-	firmware-sim/fwd_params.c firmware-sim/fwd_region.c \
+	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
 wsefwd_libs := wseengine wsep wafer wselink wsenum

@@ -20,8 +20,8 @@ train_test_libs := wse wselink wsep wseengine
 train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 # Runs the wsetrain program itself.
 wsetrain_test_srcs := tests/guest/wsetrain_test.c
-wsetrain_test_libs := wse wselink
-wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
+wsetrain_test_libs := wse wsedata wselink
+wsetrain_test_ldlibs := $(WSE_LDLIBS) -lz -lm
 # wsecc and wsetrain on the ONNX exports: graph programs in both modes.
 wsetrain_graph_test_srcs := tests/guest/wsetrain_graph_test.c
 wsetrain_graph_test_libs := wse wselink

@@ -376,6 +376,33 @@ struct wse_link_run_result {
 #define WSE_LINK_PARAMS_JOB		3	/* write: &struct wse_link_job, before loading */
 #define WSE_LINK_PARAMS_APPLIANCE	4	/* read: &struct wse_link_appliance_info, parts */
 #define WSE_LINK_PARAMS_INPUT		5	/* write: &struct wse_link_input, before a RUN */
+/*
+ * A copy of both and the step count, kept aside at a step boundary so that
+ * the host reads it while training goes on: a write of a u64 step asks for
+ * it, a read gives weights, state arrays, the u64 step and a u32 CRC32C of
+ * weights and state (then 4 zero bytes). Documentation/link-protocol.rst.
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT	6
+/*
+ * A write of &struct wse_link_snapshot_store: the snapshot of that step
+ * saved by the device into a file of the storage it shares with the host
+ * (wsefwd --store), which the host made there (and syncs).
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT_STORE	7
+
+/**
+ * struct wse_link_snapshot_store - where the device saves a snapshot
+ * @step: the snapshot's step (it must be the one taken)
+ * @offset: byte offset in the file of the weights; the state arrays follow
+ * @name: the file, relative to the shared storage, NUL-terminated: letters,
+ *	digits, '.', '_', '-' and '/', no ".." and not absolute; it must exist
+ *	and be a regular file
+ */
+struct wse_link_snapshot_store {
+	__le64 step;
+	__le64 offset;
+	char name[256];
+};
 
 /**
  * struct wse_link_params - a range of a program's parameters

@@ -70,6 +70,18 @@ static double last_after(const char *out, const char *key)
 	return hit ? atof(hit + strlen(key)) : -1.0;
 }
 
+/* The loss of the last evaluation ("| Eval ..., Loss=X, ..."), -1 if none. */
+static double eval_loss(const char *out)
+{
+	const char *p = out, *hit = NULL;
+
+	while ((p = strstr(p, "| Eval "))) {
+		hit = p;
+		p++;
+	}
+	return hit ? last_after(hit, "Loss=") : -1.0;
+}
+
 TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 {
 	int st;
@@ -85,7 +97,7 @@ TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 	TH_LOG("%s", self->out);
 	EXPECT_EQ(0, st);
 	EXPECT_NE(NULL, strstr(self->out, "cnn-tiny, pipelined on 1 system"));
-	EXPECT_GT(last_after(self->out, "test: loss "), 0);
+	EXPECT_GT(eval_loss(self->out), 0);
 }
 
 TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
@@ -104,8 +116,9 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 		 self->devices);
 	TH_LOG("%s", self->out);
 	ASSERT_EQ(0, st);
-	EXPECT_NE(NULL, strstr(self->out, "gpt-tiny, weight_streaming on 1 system"));
-	last = last_after(self->out, "test: loss ");
+	/* --devices alone: as many of the appliance's systems as it has. */
+	EXPECT_NE(NULL, strstr(self->out, "gpt-tiny, weight_streaming on "));
+	last = eval_loss(self->out);
 	/* ln(96) = 4.56 untrained; a character model learns fast. */
 	EXPECT_GT(last, 0);
 	EXPECT_LT(last, 3.2) TH_LOG("validation loss %.4f", last);
@@ -118,7 +131,7 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 	EXPECT_GE(strlen(self->out), 4 + 40);
 	/* Sampling needs a checkpoint and the corpus, and a program over characters. */
 	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain /tmp/gpt.wsep --sample 5"));
-	EXPECT_NE(NULL, strstr(self->out, "--sample needs --resume CHECKPOINT and --text FILE"));
+	EXPECT_NE(NULL, strstr(self->out, "--sample needs a checkpoint"));
 	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain tests/corpus/onnx/gpt-tiny.onnx %s --steps 1",
 			 self->devices));
 	EXPECT_NE(NULL, strstr(self->out, "compile it first (wsecc"));

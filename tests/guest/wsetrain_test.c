@@ -14,9 +14,11 @@
  * speed) where there are enough, and simulators or an appliance inside the
  * guest where one must be killed.
  */
+#include <dirent.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "wse/dataset.h"
 #include "wse/wse.h"
 #include "wse/crc32c.h"
 #include "wse_guest.h"
@@ -32,9 +34,17 @@ FIXTURE(wsetrain) {
 	char *out;
 };
 
+/* The share wsevm --runs made (tools/check looks at what run_directories leaves there). */
+static char runs_share[256];
+
 FIXTURE_SETUP(wsetrain)
 {
 	struct stat st;
+
+	/* Only run_directories writes there, and says so: the other runs leave nothing. */
+	if (getenv("WSETRAIN_RUNS"))
+		snprintf(runs_share, sizeof(runs_share), "%s", getenv("WSETRAIN_RUNS"));
+	unsetenv("WSETRAIN_RUNS");
 
 	if (stat(FMNIST "/train-images-idx3-ubyte.gz", &st))
 		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
@@ -130,8 +140,8 @@ TEST_F_TIMEOUT(wsetrain, short_run_learns, 600)
 	EXPECT_EQ(0, system("ls /tmp/short-tb/events.out.tfevents.* >/dev/null"));
 }
 
-/* The host's appliance (/wse/appliance-addr), attached as one device. */
-static int attach_appliance(FIXTURE_DATA(wsetrain) *self)
+/* The host's appliance (/wse/appliance-addr), attached as one device, self->dev[@slot]. */
+static int attach_appliance(FIXTURE_DATA(wsetrain) *self, int slot)
 {
 	char addr[160] = "";
 	FILE *f = fopen("/wse/appliance-addr", "r");
@@ -142,10 +152,10 @@ static int attach_appliance(FIXTURE_DATA(wsetrain) *self)
 		addr[0] = 0;
 	fclose(f);
 	addr[strcspn(addr, "\n")] = 0;
-	if (!addr[0] || guest_attach(self->ctl, addr, 0, &self->dev[0]))
+	if (!addr[0] || guest_attach(self->ctl, addr, 0, &self->dev[slot]))
 		return -2;
-	self->attached = 1;
-	snprintf(self->devices, sizeof(self->devices), "--devices %u", self->dev[0].index);
+	self->attached = slot + 1;
+	snprintf(self->devices, sizeof(self->devices), "--devices %u", self->dev[slot].index);
 	return 0;
 }
 
@@ -171,7 +181,7 @@ TEST_F_TIMEOUT(wsetrain, appliance_systems_agree, 900)
 	char spec[16];
 	int runs = 0, st;
 
-	if (attach_appliance(self))
+	if (attach_appliance(self, 0))
 		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
 	snprintf(spec, sizeof(spec), "%u", self->dev[0].index);
 	ASSERT_EQ(0, wse_open(spec, &dev));
@@ -501,6 +511,326 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
 	EXPECT_STREQ(before[0], after[0]);
 	EXPECT_STREQ(before[1], after[1]);
+}
+
+/* The value after the last "| Eval ... Accuracy=" of a run's output, as printed. */
+static int printed_accuracy(const char *out, char *acc, size_t len)
+{
+	const char *p = NULL, *q = out;
+
+	while ((q = strstr(q, "| Eval ")))
+		p = q++;
+	if (!p || !(p = strstr(p, "Accuracy=")))
+		return -1;
+	snprintf(acc, len, "%.*s", (int)strcspn(p + 9, ","), p + 9);
+	return 0;
+}
+
+/* The accuracy "wsetrain --mode eval" printed ("eval: ... accuracy X (...)"). */
+static int eval_accuracy(const char *out, char *acc, size_t len)
+{
+	const char *p = strstr(out, "eval: ");
+
+	if (!p || !(p = strstr(p, "accuracy ")))
+		return -1;
+	snprintf(acc, len, "%.*s", (int)strcspn(p + 9, " "), p + 9);
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* The newest checkpoint_<step>.ckpt in @dir: its step, or -1. */
+static int newest_step(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int best = -1, step;
+
+	while (d && (e = readdir(d)))
+		if (sscanf(e->d_name, "checkpoint_%d.ckpt", &step) == 1 && step > best)
+			best = step;
+	if (d)
+		closedir(d);
+	return best;
+}
+
+/*
+ * ModelZoo's flags: --mode train_and_eval with --execution-mode, a
+ * --model_dir of checkpoint_<step> files pruned to --keep, --lr recorded
+ * in the checkpoint, Rate= and GlobalRate=; then --mode eval --init-from
+ * and --eval (in the other execution mode, the model found in the run
+ * directory) print the accuracy the run printed, and --predict's classes
+ * score the same against the labels.
+ */
+TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
+{
+	char acc[32], again[32], line[256];
+	struct wse_dataset test;
+	uint32_t right = 0, n = 0;
+	unsigned int dev;
+	int st, idx, cls;
+	FILE *f;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	dev = self->dev[0].index;
+	ASSERT_EQ(0, system("rm -rf /tmp/mz"));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --mode train_and_eval --execution-mode pipelined --devices %u --train-limit 6400 --epochs 2 --test-limit 2000 --report 10 --model_dir /tmp/mz --checkpoint-every 10 --keep 2 --lr 0.002 --progress lines",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "Rate=")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "GlobalRate=")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, printed_accuracy(self->out, acc, sizeof(acc))) TH_LOG("%s", self->out);
+	/* 50 steps an epoch: the last two of every tenth step kept. */
+	EXPECT_EQ(100, newest_step("/tmp/mz"));
+	EXPECT_TRUE(exists("/tmp/mz/checkpoint_90.ckpt"));
+	EXPECT_FALSE(exists("/tmp/mz/checkpoint_80.ckpt"));
+	EXPECT_TRUE(exists("/tmp/mz/run.json") && exists("/tmp/mz/metrics.csv") &&
+		    exists("/tmp/mz/wafer.svg") && exists("/tmp/mz/fc-mnist"));
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain --inspect /tmp/mz/checkpoint_100.ckpt"));
+	EXPECT_NE(NULL, strstr(self->out, "batch 128, lr 0.002")) TH_LOG("%s", self->out);
+
+	/* The same accuracy from the checkpoint, pipelined... */
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --mode eval --init-from /tmp/mz/checkpoint_100.ckpt --test-limit 2000 --devices %u",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, eval_accuracy(self->out, again, sizeof(again))) TH_LOG("%s", self->out);
+	EXPECT_STREQ(acc, again);
+	/* ...and by weight streaming on the appliance, the model taken from the run directory. */
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain --eval /tmp/mz/checkpoint_100.ckpt --execution-mode weight_streaming --test-limit 2000 %s",
+		 self->devices);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, eval_accuracy(self->out, again, sizeof(again))) TH_LOG("%s", self->out);
+	EXPECT_STREQ(acc, again);
+	TH_LOG("the run printed accuracy %s; --eval in both modes: %s", acc, again);
+
+	/* Predictions: a class for each of the 10000 images, as right as the evaluation. */
+	unlink("/tmp/p.csv");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain --predict /tmp/mz/checkpoint_100.ckpt --data " FMNIST "/t10k-images-idx3-ubyte.gz -o /tmp/p.csv --devices %u",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wse_dataset_load_dir(FMNIST, "t10k", &test, NULL, 0));
+	f = fopen("/tmp/p.csv", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+	EXPECT_STREQ("sample,class\n", line);
+	while (fscanf(f, "%d,%d\n", &idx, &cls) == 2) {
+		ASSERT_EQ((int)n, idx);
+		ASSERT_TRUE(cls >= 0 && cls < 10);
+		if (n < 2000)
+			right += (uint32_t)cls == test.labels[n];
+		n++;
+	}
+	fclose(f);
+	wse_dataset_free(&test);
+	EXPECT_EQ(10000, n);
+	snprintf(again, sizeof(again), "%.4f", right / 2000.0);
+	EXPECT_STREQ(acc, again);
+}
+
+/*
+ * The older and the ModelZoo spellings; --devices alone naming the
+ * systems; --init-from with another batch (a fresh optimizer at step 0);
+ * --resume at another learning rate.
+ */
+TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
+{
+	char batch64[4096], *p;
+	size_t len = 0;
+	unsigned int a, b;
+	int st;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance of 2 systems on the host (tools/wsevm --appliance 2)");
+	a = self->dev[0].index;
+	b = self->dev[1].index;	/* the appliance */
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode pipelined --devices %u --max_steps 2 --no-eval",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "note: --mode pipelined is the execution mode")) {
+		TH_LOG("%s", self->out);
+	}
+	/* An appliance: --num_csx of its systems, or, named alone, all of them. */
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain models/fc-mnist --num_csx 1 --devices %u --max_steps 2 --mode train --execution-mode weight_streaming",
+		       b);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "on 1 system ")) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain models/fc-mnist --devices %u --max_steps 2 --mode train --execution-mode weight_streaming",
+		       b);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "on 2 systems")) TH_LOG("%s", self->out);
+	unlink("/tmp/c.wsep");
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --compile_only -o /tmp/c.wsep"));
+	EXPECT_TRUE(exists("/tmp/c.wsep"));
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --validate_only"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode bogus"));
+	EXPECT_NE(NULL, strstr(self->out, "train, eval or train_and_eval")) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 3 --execution-mode pipelined"));
+
+	/* A checkpoint to start from. */
+	ASSERT_EQ(0, system("rm -rf /tmp/lr"));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 2560 --epochs 2 --mode train --model_dir /tmp/lr --checkpoint-every 10 --lr 0.002 -q",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+
+	/* The weights alone into a model with batches of 64. */
+	p = guest_read_file("models/fc-mnist", &len);
+	ASSERT_NE(NULL, p);
+	ASSERT_LT(len, sizeof(batch64) - 1);
+	memcpy(batch64, p, len);
+	batch64[len] = 0;
+	free(p);
+	p = strstr(batch64, "\nbatch 128");
+	ASSERT_NE(NULL, p);
+	p++;
+	memcpy(p, "batch  64", 9);
+	ASSERT_EQ(0, write_file("/tmp/b64.model", batch64, len));
+	unlink("/tmp/b64.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/b64.model --init-from /tmp/lr/checkpoint_40.ckpt --devices %u --max_steps 3 --mode train --checkpoint /tmp/b64.ckpt",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_EQ(3, checkpoint_step(self->out, OUT_MAX, "/tmp/b64.ckpt"));
+	EXPECT_NE(NULL, strstr(self->out, "batch 64, lr 0.001")) TH_LOG("%s", self->out);
+	/* A resume may change the batch too: said. */
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/b64.model --resume /tmp/lr/checkpoint_40.ckpt --devices %u --train-limit 2560 --epochs 3 --max_steps 50 --mode train",
+		 a);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "trained with batches of 128; continuing with 64")) {
+		TH_LOG("%s", self->out);
+	}
+
+	/* Resumed at half the learning rate: said, and recorded. */
+	unlink("/tmp/r.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --resume /tmp/lr/checkpoint_30.ckpt --train-limit 2560 --epochs 2 --lr 0.001 --mode train --checkpoint /tmp/r.ckpt --devices %u",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "trained at learning rate 0.002; continuing at 0.001")) {
+		TH_LOG("%s", self->out);
+	}
+	EXPECT_EQ(40, checkpoint_step(self->out, OUT_MAX, "/tmp/r.ckpt"));
+	/* Another model's layers are refused, resume or weights alone. */
+	ASSERT_EQ(0, write_file("/tmp/small.model", small_model, sizeof(small_model) - 1));
+	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --init-from /tmp/r.ckpt --devices %u --max_steps 2",
+			 a));
+	EXPECT_NE(NULL, strstr(self->out, "whose layers are not")) TH_LOG("%s", self->out);
+}
+
+/*
+ * Ctrl-C during training: exit 130 after a checkpoint at a chunk's end;
+ * the same command again continues from it (the newest in --model_dir)
+ * and ends with the weights of a run that was never interrupted.
+ */
+TEST_F_TIMEOUT(wsetrain, ctrl_c_leaves_resumable_checkpoint, 600)
+{
+	char crc_full[2][16], crc_resumed[2][16], common[512];
+	int st, step = -1;
+	int64_t until;
+	pid_t pid;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	snprintf(common, sizeof(common),
+		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 6400 --epochs 3 --mode train --chunk 5 --checkpoint-every 5 -q",
+		 self->dev[0].index);
+	ASSERT_EQ(0, system("rm -rf /tmp/full /tmp/part"));
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/full", common);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full/checkpoint_150.ckpt", crc_full));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "exec %s --model_dir /tmp/part >/tmp/part.out 2>&1", common);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	until = guest_now_ms() + 120000;
+	while (guest_now_ms() < until && newest_step("/tmp/part") < 10)
+		usleep(10000);
+	kill(pid, SIGINT);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("%s", self->out);
+	ASSERT_EQ(130, WEXITSTATUS(st)) TH_LOG("%s", self->out);
+	step = newest_step("/tmp/part");
+	EXPECT_TRUE(step >= 10 && step < 150 && step % 5 == 0) TH_LOG("checkpoint at step %d", step);
+	EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part/checkpoint_")) TH_LOG("%s", self->out);
+
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/part", common);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/part/checkpoint_150.ckpt", crc_resumed));
+	EXPECT_STREQ(crc_full[0], crc_resumed[0]);
+	EXPECT_STREQ(crc_full[1], crc_resumed[1]);
+	TH_LOG("interrupted at step %d; weights %s/%s, optimizer %s/%s", step, crc_full[0],
+	       crc_resumed[0], crc_full[1], crc_resumed[1]);
+}
+
+/*
+ * Run directories in --runs (the host's, through wsevm --runs, when make
+ * check shares one: tests/host/rundir_test looks at them there), one for
+ * each execution mode, with everything a run leaves.
+ */
+TEST_F_TIMEOUT(wsetrain, run_directories, 600)
+{
+	static const char *const files[] = { "run.json", "metrics.csv", "wafer.svg",
+					      "compile-report.txt", "fc-mnist" };
+	static const char *const runs[] = {
+		"--execution-mode pipelined --train-limit 12800 --epochs 3 --test-limit 2000 --report 20 --checkpoint-every 50",
+		"--execution-mode weight_streaming --train-limit 1280 --epochs 2 --test-limit 1000 --report 2",
+	};
+	const char *where = runs_share[0] ? runs_share : "/tmp/runs";
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	/* Weight streaming runs on the appliance. */
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	for (int i = 0; i < 2; i++) {
+		char dir[512], path[600], *p;
+		int st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --runs %s --devices %u %s",
+			     where, self->dev[i].index, runs[i]);
+
+		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+		/* The host's share is the simulators' --store: they write the checkpoints. */
+		if (i == 0 && runs_share[0])
+			EXPECT_NE(NULL, strstr(self->out, "saved into the shared storage by the device")) {
+				TH_LOG("%s", self->out);
+			}
+		p = strstr(self->out, "run directory: ");
+		ASSERT_NE(NULL, p) TH_LOG("%s", self->out);
+		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(p + 15, "\n"), p + 15);
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+			EXPECT_TRUE(exists(path)) TH_LOG("%s is missing", path);
+		}
+		EXPECT_LT(0, newest_step(dir));
+		snprintf(path, sizeof(path), "ls %s/events.out.tfevents.* >/dev/null", dir);
+		EXPECT_EQ(0, system(path));
+		/* A checkpoint from the middle of the run reads back whole (its CRCs hold). */
+		if (i == 0) {
+			snprintf(path, sizeof(path), "%s/checkpoint_250.ckpt", dir);
+			EXPECT_EQ(250, checkpoint_step(self->out, OUT_MAX, path));
+		}
+		TH_LOG("%s", dir);
+	}
 }
 
 /* A wafer too small for the model: the refusal gives its size in units. */

@@ -206,6 +206,27 @@ TEST_F(data, gzipped_files_load)
 	wse_dataset_free(&self->ds);
 }
 
+/* Images alone, to predict for: no labels, no classes; a bad file still refused. */
+TEST_F(data, images_without_labels)
+{
+	ASSERT_EQ(0, make_images(self->images, 5, 4, 3, 1));
+	ASSERT_EQ(0, wse_dataset_load(self->images, NULL, &self->ds, self->err,
+				      sizeof(self->err))) TH_LOG("%s", self->err);
+	ASSERT_EQ(5, self->ds.count);
+	ASSERT_EQ(12, self->ds.item);
+	EXPECT_EQ(NULL, self->ds.labels);
+	EXPECT_EQ(0, self->ds.classes);
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t j = 0; j < 12; j++)
+			ASSERT_EQ(pixel(i, j), wse_dataset_image(&self->ds, i)[j]);
+	wse_dataset_free(&self->ds);
+	/* A labels file is not an images file. */
+	ASSERT_EQ(0, make_labels(self->labels, 5, 4, 0));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->labels, NULL, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_EQ(NULL, self->ds.images);
+}
+
 /* More data than one read chunk, to cover the growing buffer. */
 TEST_F(data, large_file_loads_in_pieces)
 {

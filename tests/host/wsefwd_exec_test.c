@@ -9,6 +9,7 @@
  * The binary is $WSE_FWD, else build/bin/wsefwd (build/san-bin/wsefwd for
  * the sanitizer build of this test), relative to the repository root.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
+#include "wse/crc32c.h"
 #include "wse/link_io.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
@@ -1335,6 +1338,222 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	free(w2);
 	free(state);
 	free(img);
+}
+
+/* @n batches into a RUN of @n steps already submitted, and their results out. */
+static uint32_t feed_steps(FIXTURE_DATA(exec) *self, struct engine_rng *rng, uint32_t n,
+			   char *text, size_t textlen)
+{
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH], preds[TINY_BATCH];
+	float losses[TINY_BATCH];
+	uint32_t st = 0;
+
+	for (uint32_t i = 0; i < n && !st; i++) {
+		make_batch(rng, px, labels, TINY_BATCH);
+		st = stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, textlen);
+		if (!st)
+			st = stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, textlen);
+		if (!st)
+			st = stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, textlen);
+		if (!st)
+			st = stream_read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+	}
+	return st;
+}
+
+/*
+ * Snapshots: asked for at a step, taken at the end of that step inside a
+ * longer RUN, read while another RUN waits for its input; the very
+ * parameters a run stopped at that step holds, with the CRC32C of them.
+ * Refused: before any is taken, at a step gone by, of a weight-streaming
+ * program, with a wrong length.
+ */
+TEST_F(exec, snapshot_at_a_step_read_while_training_goes_on)
+{
+	uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4, size = 3 * wbytes + 16;
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	uint8_t *snap, *live;
+	struct engine_rng rng;
+	char text[256] = "";
+	uint64_t step;
+	uint32_t tag, crc;
+	float loss;
+	size_t len;
+	void *img;
+
+	snap = malloc(size);
+	live = malloc(size);
+	ASSERT_TRUE(snap && live);
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int s = 0; s < 3; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, 16, text,
+						sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "no snapshot")) TH_LOG("%s", text);
+	step = 2;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "at step 3 already")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 4, text,
+						 sizeof(text)));
+
+	/* At step 5, in the middle of a RUN of steps 4 to 7. */
+	step = 5;
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 4, TINY_BATCH, &tag));
+	ASSERT_EQ(0, feed_steps(self, &rng, 4, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, size, text, sizeof(text)))
+		TH_LOG("%s", text);
+	memcpy(&step, snap + 3 * wbytes, 8);
+	memcpy(&crc, snap + 3 * wbytes + 8, 4);
+	EXPECT_EQ(5U, step);
+	EXPECT_EQ(wse_crc32c(0, snap, 3 * wbytes), crc);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, size, snap, 4, text,
+						sizeof(text)));
+
+	/* The same five steps again, one RUN each: what the snapshot holds. */
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int s = 0; s < 5; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, live, wbytes, text,
+				 sizeof(text)));
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_OPT_STATE, 0, live + wbytes, 2 * wbytes + 8,
+				 text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(live, snap, 3 * wbytes + 8));
+
+	/* At the step the idle program is at: at once; then read while a RUN runs. */
+	step = 5;
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 2, TINY_BATCH, &tag));
+	usleep(20000);	/* the RUN waits for its first batch */
+	memset(snap, 0, size);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, size, text, sizeof(text)))
+		TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(live, snap, 3 * wbytes + 8));
+	step = 5;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	ASSERT_EQ(0, feed_steps(self, &rng, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	/* No storage shared with a host here: nowhere to save it. */
+	{
+		struct wse_link_snapshot_store req = { .step = htole64(5), .offset = 0,
+						       .name = "ck" };
+
+		EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT_STORE, 0,
+							 &req, sizeof(req), text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "--store")) TH_LOG("%s", text);
+	}
+	free(img);
+
+	/* Weight streaming keeps no weights to snapshot. */
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	step = 1;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "weight streaming")) TH_LOG("%s", text);
+	free(img);
+	free(snap);
+	free(live);
+}
+
+/* A snapshot saved by the device into a file of the storage it shares with the host. */
+static uint32_t store_at(FIXTURE_DATA(exec) *self, uint64_t step, uint64_t off, const char *name,
+			 char *text, size_t textlen)
+{
+	struct wse_link_snapshot_store req = { .step = htole64(step), .offset = htole64(off) };
+
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	return params_write(self, WSE_LINK_PARAMS_SNAPSHOT_STORE, 0, &req, sizeof(req), text,
+			    textlen);
+}
+
+/*
+ * WSE_LINK_PARAMS_SNAPSHOT_STORE: the device writes the snapshot into a
+ * file the host made in the shared storage, at the offset asked, and
+ * nowhere else: not a file that is not there, not out of the storage by
+ * "..", an absolute name or a symbolic link, not another step's snapshot,
+ * not without --store.
+ */
+TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
+{
+	uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4, body = 3 * wbytes;
+	char store[160], path[256], text[256] = "";
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	uint8_t *snap, *file;
+	uint64_t step = 2;
+	struct stat st;
+	float loss;
+	size_t len;
+	void *img;
+	FILE *f;
+
+	snap = malloc(body);
+	file = malloc(160 + body);
+	ASSERT_TRUE(snap && file);
+	snprintf(store, sizeof(store), "%s/store", self->dir);
+	ASSERT_EQ(0, mkdir(store, 0755));
+	snprintf(path, sizeof(path), "%s/run", store);
+	ASSERT_EQ(0, mkdir(path, 0755));
+	snprintf(path, sizeof(path), "%s/run/ck.tmp", store);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	/* A file out of the storage, and a link to where it is. */
+	snprintf(path, sizeof(path), "%s/outside", self->dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/run/out", store);
+	ASSERT_EQ(0, symlink(self->dir, path));
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--store", store));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 8);
+	for (int s = 0; s < 2; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, body, text, sizeof(text)));
+
+	ASSERT_EQ(0, store_at(self, 2, 160, "run/ck.tmp", text, sizeof(text))) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "%s/run/ck.tmp", store);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(160 + body, (uint32_t)st.st_size);
+	f = fopen(path, "rb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(160 + body, fread(file, 1, 160 + body, f));
+	fclose(f);
+	EXPECT_EQ(0, memcmp(file + 160, snap, body));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/none", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "makes the file first")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "../x", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "/etc/hostname", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/out/outside", text, sizeof(text)));
+	snprintf(path, sizeof(path), "%s/outside", self->dir);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0, st.st_size) TH_LOG("the device wrote out of its storage");
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 3, 0, "run/ck.tmp", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not 3")) TH_LOG("%s", text);
+	free(img);
+	free(snap);
+	free(file);
 }
 
 /* After a close: connects and says HELLO again, up to @tries times 50 ms apart. */

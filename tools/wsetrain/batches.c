@@ -57,6 +57,6 @@ void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t f
 		uint32_t s = perm ? perm[first + i] : first + i;
 
 		memcpy(x + (size_t)i * ds->item, wse_dataset_image(ds, s), ds->item);
-		y[i] = ds->labels[s];
+		y[i] = ds->labels ? ds->labels[s] : 0;	/* images alone: nothing to learn */
 	}
 }

@@ -11,12 +11,11 @@
 
 #include "mode.h"
 
-/* The dataset against the program: input size and type, classes. */
-static int check_data(const struct train_job *j)
+/* A dataset against the program: input size and type, classes. */
+static int check_data(const struct train_job *j, const struct wse_dataset *ds)
 {
 	const struct wsep_program *p = j->p;
 	uint32_t classes = wsep_classes(p);
-	bool eval = !j->o->no_eval;
 
 	if (wsep_label_rows(p) != 1)
 		return train_fail("%s predicts %u rows per sample (a program over tokens): give it a text corpus (--text FILE)",
@@ -24,31 +23,53 @@ static int check_data(const struct train_job *j)
 	if (p->input_type != WSEP_ELEM_U8)
 		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
 				  p->model_name, "f32");
-	if (j->train.item != p->input_dim || (eval && j->test.item != p->input_dim))
+	if (ds->item != p->input_dim)
 		return train_fail("the dataset's images are %ux%u = %u values; %s takes %u inputs",
-				  j->train.rows, j->train.cols, j->train.item, p->model_name,
-				  p->input_dim);
-	if (j->train.classes > classes || (eval && j->test.classes > classes))
-		return train_fail("the dataset has %u classes; %s has %u outputs",
-				  j->train.classes > j->test.classes ? j->train.classes :
-								     j->test.classes,
+				  ds->rows, ds->cols, ds->item, p->model_name, p->input_dim);
+	if (ds->classes > classes)
+		return train_fail("the dataset has %u classes; %s has %u outputs", ds->classes,
 				  p->model_name, classes);
+	return 0;
+}
+
+/* The data the task needs: training and test sets, or the images to predict for. */
+static int load_data(struct train_job *j, const struct train_opts *o)
+{
+	bool train = o->task == TRAIN_TASK_TRAIN_AND_EVAL || o->task == TRAIN_TASK_TRAIN;
+	char err[512];
+
+	if (o->n_text)
+		return 0;	/* train_text_open() once the program is known */
+	if (o->task == TRAIN_TASK_PREDICT) {
+		if (wse_dataset_load(o->data_dir, NULL, &j->test, err, sizeof(err)))
+			return train_fail("--data: %s (an IDX images file, such as t10k-images-idx3-ubyte.gz)",
+					  err);
+		return 0;
+	}
+	if ((train && wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err))) ||
+	    (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err))))
+		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
+				  err);
 	return 0;
 }
 
 /*
  * Is the device an appliance? It answers for its parts; a system refuses.
- * Then its systems must be enough for the job, which is told how many.
+ * Then its systems must be enough for the job, which is told how many:
+ * --systems of them, or, the device alone named, all of them.
  */
-static int find_appliance(struct train_job *j)
+static int find_appliance(struct train_job *j, unsigned int *systems)
 {
 	struct wse_appliance a;
 	int ret = wse_appliance_info(j->sys[0].out, &a);
 
 	j->appliance = !ret;
 	j->sys[0].appliance = j->appliance;
+	*systems = j->o->systems;
 	if (!j->appliance)
 		return ret == -EINVAL ? 0 : train_fail("%s: %s", j->sys[0].name, wse_strerror(ret));
+	if (!j->o->systems_set)
+		*systems = a.systems;
 	if (j->o->systems > a.systems)
 		return train_fail("--systems %u: %s is an appliance of %u system%s (start it with wse-appliance --systems %u)",
 				  j->o->systems, j->sys[0].name, a.systems,
@@ -58,17 +79,14 @@ static int find_appliance(struct train_job *j)
 
 int train_job_open(struct train_job *j, const struct train_opts *o)
 {
-	char spec[16], err[512];
+	unsigned int systems;
+	char spec[16];
 	int ret;
 
 	memset(j, 0, sizeof(*j));
 	j->o = o;
-	if (!o->n_text &&
-	    (wse_dataset_load_dir(o->data_dir, "train", &j->train, err, sizeof(err)) ||
-	     (!o->no_eval && wse_dataset_load_dir(o->data_dir, "t10k", &j->test, err, sizeof(err)))))
-		return train_fail("the dataset: %s (Fashion-MNIST: apt install dataset-fashion-mnist; or give --data DIR)",
-				  err);
-	if (train_pick_device(o, spec) || train_system_open(&j->sys[0], spec) || find_appliance(j))
+	if (load_data(j, o) || train_pick_device(o, spec) ||
+	    train_system_open(&j->sys[0], spec) || find_appliance(j, &systems))
 		return -1;
 	if (train_program(o, &j->sys[0].info.dev, &j->image, &j->image_len, &j->p))
 		return -1;
@@ -77,8 +95,11 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	j->record = j->p->input_dim * (j->p->input_type == WSEP_ELEM_U8 ? 1 : 4);
 	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
 							     &train_mode_pipelined;
-	j->n = j->appliance && j->mode == &train_mode_streaming ? o->systems : 1;
-	if (train_find_streams(j->p, &j->ids) || (o->n_text ? train_text_open(j) : check_data(j)))
+	j->n = j->appliance && j->mode == &train_mode_streaming ? systems : 1;
+	if (train_find_streams(j->p, &j->ids) ||
+	    (o->n_text ? train_text_open(j) :
+	     (j->train.count && check_data(j, &j->train)) ||
+	     (j->test.count && check_data(j, &j->test))))
 		return -1;
 	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
 								       j->train.count;
@@ -86,7 +107,7 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 		return train_fail("%s is a single system: weight streaming runs on an appliance, whose MemoryX keeps the weights (start one with wse-appliance --systems N --listen ADDR and attach it; in the guest: tools/wsevm --appliance N)",
 				  j->sys[0].name);
 	if (o->systems > 1 && j->mode != &train_mode_streaming)
-		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--mode weight_streaming)",
+		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--execution-mode weight_streaming)",
 				  o->systems);
 	if (o->input_appliance && !j->appliance)
 		return train_fail("--input appliance: %s is a single system; only an appliance has input workers",

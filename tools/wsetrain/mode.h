@@ -24,6 +24,22 @@ struct train_mode {
 	 */
 	int (*capture)(void *state, struct wse_params *p);
 	int (*restore)(void *state, const struct wse_params *p);
+	/*
+	 * Optional, for checkpoints off the training path: the state at the
+	 * end of step @step kept aside on the device, and read from there,
+	 * both on @ring, another thread's, while training goes on (*@crc:
+	 * CRC32C of the weights and state). NULL where capture() is quick.
+	 */
+	int (*snapshot_at)(void *state, struct wse_ring *ring, uint64_t step);
+	int (*read_snapshot)(void *state, struct wse_ring *ring, struct wse_params *p,
+			     uint32_t *crc);
+	/*
+	 * Optional too: the device saves that snapshot itself into @name of
+	 * the storage it shares with this host, the weights at byte @offset
+	 * (*@crc as above); -EINVAL when it shares none or cannot see the file.
+	 */
+	int (*store_snapshot)(void *state, struct wse_ring *ring, uint64_t step, uint64_t offset,
+			      const char *name, uint32_t *crc);
 };
 
 extern const struct train_mode train_mode_pipelined;

@@ -8,7 +8,8 @@
  * appliance (either mode), whose coordinator spreads each batch over the
  * job's systems; with --input appliance its input workers read the
  * samples themselves and only the labels are gathered here, to count the
- * right answers.
+ * right answers. Predictions (RUN PREDICT) send no labels and take no
+ * losses back; each sample's class is handed back in order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -91,14 +92,17 @@ const struct train_step_times *train_steps_times(const struct train_steps *s)
 }
 
 /*
- * One step's transfers: batch @send's samples and labels (-1: none; with
- * the appliance's input, none are sent), and @collect samples' results.
+ * One step of @kind's transfers: batch @send's samples and labels (-1:
+ * none; with the appliance's input, none are sent; predicting, no labels),
+ * and @collect samples' results (predicting, no losses).
  */
-static int step_io(struct train_steps *s, int send, uint32_t send_count, uint32_t collect)
+static int step_io(struct train_steps *s, uint32_t kind, int send, uint32_t send_count,
+		   uint32_t collect)
 {
 	struct train_job *j = s->j;
 	struct train_system *sys = &j->sys[0];
 	struct wse_stream_io io[STEP_MAX_IO];
+	bool labelled = kind != WSE_RUN_PREDICT;
 	unsigned int n = 0;
 	int ret;
 
@@ -106,13 +110,16 @@ static int step_io(struct train_steps *s, int send, uint32_t send_count, uint32_
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.samples,
 						  j->record, s->x[send],
 						  (size_t)send_count * j->record };
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.labels,
-						  j->rows * 4, s->y[send],
-						  (size_t)send_count * j->rows * 4 };
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE,
+							  (uint32_t)j->ids.labels, j->rows * 4,
+							  s->y[send], (size_t)send_count * j->rows * 4 };
 	}
 	if (collect) {
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.losses, 4,
-						  s->loss, (size_t)collect * 4 };
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
+							  (uint32_t)j->ids.losses, 4, s->loss,
+							  (size_t)collect * 4 };
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
 						  (uint32_t)j->ids.predictions, j->rows * 4, s->pred,
 						  (size_t)collect * j->rows * 4 };
@@ -139,7 +146,7 @@ static void gather(struct train_steps *s, const struct wse_dataset *ds,
 		train_gather(ds, perm, first, b, s->x[buf], s->y[buf]);
 		return;
 	}
-	for (uint32_t i = 0; i < b; i++)
+	for (uint32_t i = 0; ds->labels && i < b; i++)
 		s->y[buf][i] = ds->labels[perm ? perm[first + i] : first + i];
 }
 
@@ -163,19 +170,27 @@ static int name_input(struct train_steps *s, const struct wse_dataset *ds,
 	return 0;
 }
 
-/* Losses and correct predictions of the step just collected. */
-static void tally(struct train_steps *s, uint32_t count, const int32_t *labels,
-		  struct train_tally *t)
+/*
+ * Losses and correct predictions of the step just collected, or (@labelled
+ * false) the predictions alone, into @pred: the step's samples in order.
+ */
+static void tally(struct train_steps *s, uint32_t count, const int32_t *labels, bool labelled,
+		  int32_t *pred, struct train_tally *t)
 {
 	uint32_t rows = s->j->rows;
 
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t right = 0;
 
-		t->loss += s->loss[i];
-		for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
-			right += s->pred[r] == labels[r];
-		t->right += (double)right / rows;
+		if (labelled) {
+			t->loss += s->loss[i];
+			for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
+				right += s->pred[r] == labels[r];
+			t->right += (double)right / rows;
+		}
+		/* A class a sample: a program over tokens predicts with --sample. */
+		if (pred)
+			*pred++ = s->pred[i * rows];
 	}
 }
 
@@ -192,7 +207,7 @@ int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_datas
 		return -1;
 	/* Step 0's samples go ahead of everything. */
 	gather(s, ds, order, first, b, 0);
-	if (step_io(s, 0, b, 0))
+	if (step_io(s, kind, 0, b, 0))
 		return -1;
 	for (uint32_t i = 0; i < steps; i++) {
 		int cur = (int)(i % 2), next = !cur, send = -1;
@@ -202,10 +217,12 @@ int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_datas
 			send = next;
 		}
 		t0 = train_now();
-		if (step_io(s, send, b, b))
+		if (step_io(s, kind, send, b, b))
 			return -1;
 		s->times.io += train_now() - t0;
-		tally(s, b, s->y[cur], tally_out);
+		tally(s, b, s->y[cur], kind != WSE_RUN_PREDICT,
+		      tally_out->predictions ? tally_out->predictions + (size_t)i * b : NULL,
+		      tally_out);
 		if (kind == WSE_RUN_TRAIN)
 			s->times.trained += b;
 	}

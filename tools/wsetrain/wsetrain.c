@@ -21,5 +21,5 @@ int main(int argc, char **argv)
 		return train_pass_through(&o);
 	if (o.sample)
 		return train_sample(&o) ? EXIT_TRAIN_FAILED : 0;
-	return train_run(&o) ? EXIT_TRAIN_FAILED : 0;
+	return train_run(&o);
 }

@@ -345,6 +345,31 @@ struct wse_input {
 int wse_appliance_input(struct wse_ring *ring, uint32_t slot, const struct wse_input *in);
 
 /*
+ * Snapshots, for checkpoints that do not stop training: the device copies
+ * its parameters aside at the end of step @step of a RUN (at once if the
+ * program is idle at that step), and they are read from there while it
+ * trains on. wse_params_snapshot_at() asks (-EINVAL when the step has
+ * passed or the last snapshot is being read); wse_params_read_snapshot()
+ * reads the copy into @p, step count included, and its CRC32C of the
+ * weights and state arrays into *@crc (-EINVAL if not taken yet).
+ */
+int wse_params_snapshot_at(struct wse_ring *ring, uint32_t slot, uint64_t step);
+int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_params *p,
+			     uint32_t *crc);
+/*
+ * With storage the device shares with this host: the snapshot of step
+ * @step saved by the device into @name (relative to that storage; a file
+ * this host made there), the weights at byte @offset and the state arrays
+ * after them (-EINVAL if the device has no such storage or file: the
+ * message is in the device's reply); and the snapshot's step count and
+ * CRC32C alone, of a program of @floats weights and @state_arrays arrays.
+ */
+int wse_params_snapshot_store(struct wse_ring *ring, uint32_t slot, uint64_t step,
+			      uint64_t offset, const char *name);
+int wse_params_snapshot_sum(struct wse_ring *ring, uint32_t slot, uint64_t floats,
+			    unsigned int state_arrays, uint64_t *step, uint32_t *crc);
+
+/*
  * Single commands, for callers that drive their own pipeline (wsebench):
  * wse_ring_prep() puts one command on the submission queue (-EBUSY when
  * depth commands are already queued or in flight); wse_ring_submit() sends
