@@ -199,7 +199,11 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 			coord_reply_text(conn, &r->f, status, "%s", text);
 			return;
 		}
-		unload_slot(c, slot);
+		/* What the slot held goes, unless the system just replaced it. */
+		if (s->kind != SLOT_SYSTEM || s->system != i)
+			unload_slot(c, slot);
+		else if (c->feed.slot == slot)
+			c->feed.active = false;
 		s->kind = SLOT_SYSTEM;
 		s->system = i;
 		coord_feed_note(s, prog);

@@ -626,12 +626,14 @@ static uint32_t name_input(FIXTURE_DATA(appl) *self, bool dataset, uint32_t firs
 }
 
 /*
- * The input workers read the dataset in the order the host would take it
- * (wse_dataset_order(), seed 5, epoch 0), in RUNs of 6, 3, 6 and 1 steps,
- * each named from its position: the same losses and weights as the host's
- * samples. An eval RUN after it runs too.
+ * Program @prog trained twice from a fresh load over the first 16 batches
+ * of the tiny dataset, in RUNs of 6, 3, 6 and 1 steps, each input named
+ * from its position: with the host's samples (in the order it would take
+ * them: wse_dataset_order(), seed 5, epoch 0), then with the input
+ * workers'. Both give the same losses, weights and optimizer state.
  */
-TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+static void host_and_workers_agree(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *self,
+				   const void *prog, size_t prog_len)
 {
 	enum { N = 16 * BATCH, CHUNKS = 4 };
 	static uint8_t px[N * IN], batch_px[BATCH * IN];
@@ -649,7 +651,7 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	snprintf(arg, sizeof(arg), "--data-root=%s", root);
 	ASSERT_EQ(0, start(self, 2, arg));
 	for (int r = 0; r < 2; r++) {
-		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, prog, prog_len, text, sizeof(text))) TH_LOG("%s", text);
 		for (int c = 0; c < CHUNKS; c++) {
 			struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
 							 .steps = chunks[c][1], .batch = BATCH };
@@ -692,6 +694,22 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
 	EXPECT_EQ(0, memcmp(a.w, b.w, sizeof(a.w)));
 	EXPECT_EQ(0, memcmp(a.state, b.state, sizeof(a.state)));
+}
+
+/*
+ * The input workers read the dataset in the order the host would take it:
+ * the same losses and weights as the host's samples. The host may not
+ * write samples then; past the epoch's end the RUN fails; an unknown
+ * dataset is refused; an eval RUN after it runs too.
+ */
+TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+{
+	static uint8_t batch_px[BATCH * IN];
+	static int32_t batch_y[BATCH], preds[BATCH];
+	static float loss[2][16 * BATCH];
+	char text[512] = "";
+
+	host_and_workers_agree(_metadata, self, self->ws, self->ws_len);
 	/* The host may not write samples the workers read; past the epoch's end the RUN fails. */
 	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
 						 sizeof(text)));
@@ -792,6 +810,37 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
 	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
 	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
 	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+}
+
+/*
+ * A layer-pipelined program is fed by the input workers too: its system
+ * gets the same batches as from the host, so the same bits; the host may
+ * not write its samples then, and past the epoch's end the RUN is refused.
+ */
+TEST_F(appl, input_workers_feed_a_pipelined_program)
+{
+	static uint8_t batch_px[BATCH * IN];
+	static float loss[2 * BATCH];
+	char text[512] = "";
+
+	host_and_workers_agree(_metadata, self, self->pipe, self->pipe_len);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+	ASSERT_EQ(0, name_input(self, true, 15 * BATCH, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 2, .batch = BATCH };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &run);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL,
+						 0, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
+	}
+	/* The host's samples again: the program trains as it did. */
+	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
 }
 
 /*
