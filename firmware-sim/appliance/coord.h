@@ -39,9 +39,11 @@
 #define COORD_QUEUES		4
 #define COORD_SLOTS		256
 /* A batch's gradient is summed over this many leaves (micro-batches) at
- * least, whatever the number of systems: so 1, 2, 4 and 8 give the same bits.
+ * least by default (--leaves), whatever the number of systems: so 1, 2, 4
+ * and 8 give the same bits.
  */
 #define COORD_LEAVES		8
+#define COORD_LEAVES_MAX	32	/* a system's micro-batches at most (FWD_MICRO_BATCHES_MAX) */
 /* Input and output rings hold this many batches. */
 #define COORD_RING_BATCHES	4
 #define COORD_PART_MS		60000	/* a part's answer to one request */
@@ -62,6 +64,7 @@ struct coord_opts {
 	uint64_t memoryx_capacity;	/* what HELLO reports */
 	int hello_timeout_ms;
 	bool no_regions;		/* systems' data in frames, as to other machines */
+	unsigned int leaves;		/* a batch's micro-batches at least (--leaves) */
 };
 
 /* A part: a system, or a service. */
@@ -197,6 +200,9 @@ struct coord_request {
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r);
 /* The host went: programs unloaded, the job dropped. */
 void coord_host_gone(struct coord *c);
+
+/* --leaves N: a power of two in 1..COORD_LEAVES_MAX into *@out (if not NULL), or -1 said. */
+int coord_leaves_parse(const char *s, unsigned int *out);
 
 /* coord_parts.c */
 /* Connects the parts; the systems must answer (their wafers make HELLO). */

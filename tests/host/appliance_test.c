@@ -561,6 +561,42 @@ TEST_F_TIMEOUT(appl, weight_streaming_is_the_same_on_1_2_4_8_systems, 240)
 	}
 }
 
+/*
+ * --leaves 2 (micro-batches of half a batch, bigger sgemms): 1 and 2
+ * systems still give the same bits; a count not a power of two is refused.
+ */
+TEST_F_TIMEOUT(appl, fewer_leaves_agree_on_1_and_2_systems, 120)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[4 * BATCH], loss[4 * BATCH];
+	char text[512] = "";
+
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s --listen unix:%s --leaves 3 2>/dev/null", appliance_binary(),
+		 self->sock);
+	EXPECT_NE(0, system(cmd));
+	ASSERT_EQ(0, start(self, 2, "--leaves=2"));
+	for (uint32_t n = 1; n <= 2; n++) {
+		ASSERT_EQ(0, set_job(self, n, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 1, 0, 4, true, n == 1 ? ref_loss : loss, text, sizeof(text)))
+			TH_LOG("%u systems: %s", n, text);
+		ASSERT_EQ(0, snap(self, n == 1 ? &ref : &got, false, text, sizeof(text)))
+			TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
+	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+	/* The default's 8 leaves sum in another tree: other last bits. */
+	stop(self);
+	ASSERT_EQ(0, start(self, 1, "--log-level=warn"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 4, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &got, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_NE(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+}
+
 /* A tiny IDX dataset: @n samples of 8x8 pixels, labelled by the teacher, under @dir/tiny. */
 static int write_dataset(const char *dir, uint32_t n, uint8_t *px, int32_t *labels)
 {
