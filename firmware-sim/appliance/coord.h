@@ -232,6 +232,9 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 		     size_t textlen);
 
 /* coord_job.c */
+/* Maps region @info as @id on the part behind @h: its status, or E_INTERNAL if it went. */
+uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
+		      char *text, size_t len);
 int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
 		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen);
 void coord_job_close(struct coord *c);

@@ -90,23 +90,6 @@ static int feed_region(struct coord_feed *f, const struct coord_slot *s, char *t
 	return 0;
 }
 
-/* Maps the feed's region as @id on @h; the system's status, or E_INTERNAL if it went. */
-static uint32_t map_region(struct hostlink *h, const struct wse_link_region_map_info *info,
-			   uint32_t id, char *text, size_t len)
-{
-	struct wse_link_region_map_info m = *info;
-	struct wse_link_region_map raw;
-	struct iovec iov = { &raw, sizeof(raw) };
-	uint32_t tag, status = WSE_LINK_E_INTERNAL;
-
-	m.region = id;
-	wse_link_region_map_encode(&raw, &m);
-	if (hostlink_submit(h, WSE_LINK_OP_REGION_MAP, Q_CTL, &iov, 1, NULL, 0, &tag) ||
-	    hostlink_wait(h, tag, COORD_PART_MS, &status, NULL, text, len))
-		return WSE_LINK_E_INTERNAL;
-	return status;
-}
-
 void coord_feed_input(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
 		      uint32_t slot, const struct wse_link_input_info *in)
 {
@@ -163,7 +146,7 @@ void coord_feed_input(struct coord *c, struct coord_conn *conn, const struct coo
 			       sizeof(text)))
 		goto fail;
 	f->by_region = !c->o.no_regions &&
-		       map_region(&sys->link, &f->map, REGION_FEED, why, sizeof(why)) == WSE_LINK_OK;
+		       coord_map_on(&sys->link, &f->map, REGION_FEED, why, sizeof(why)) == WSE_LINK_OK;
 	if (!f->by_region)
 		fwd_info("%s cannot map the feed's region (%s): its samples go in frames",
 			 sys->name, why);
