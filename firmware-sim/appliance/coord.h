@@ -270,8 +270,8 @@ bool coord_feed_takes(struct coord *c, uint32_t slot, uint32_t stream);
 /* A RUN of a fed slot: its feeder started (*@out; NULL if the slot is not fed), or -errno with @text. */
 int coord_feed_start(struct coord *c, const struct wse_link_run_info *in, struct feed_run **out,
 		     char *text, size_t len);
-/* After the system answered the RUN (@run_ok): the feeder joined; -EIO with @text if it failed. */
-int coord_feed_end(struct feed_run *fr, bool run_ok, char *text, size_t len);
+/* After the system answered the RUN (or it went): the feeder joined; -EIO with @text if it failed. */
+int coord_feed_end(struct feed_run *fr, char *text, size_t len);
 /* The feed's region gone (the host went). */
 void coord_feed_close(struct coord *c);
 

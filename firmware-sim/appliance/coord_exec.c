@@ -53,13 +53,13 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	struct coord_part *s = &c->sys[sys];
 	struct iovec iov = { (void *)r->payload, r->len }, out;
 	uint8_t *buf = c->proxy_buf[r->f.queue];
-	char text[512];
+	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
 	size_t len = 0;
 	int ret;
 
 	if (!coord_system_ready(c, sys, text, sizeof(text))) {
-		coord_feed_end(fed, false, text, sizeof(text));
+		coord_feed_end(fed, fed_text, sizeof(fed_text));
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "%s", text);
 		return;
 	}
@@ -77,14 +77,14 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 		pthread_mutex_unlock(&c->lock);
 		if (going) {
 			hostlink_forget(&s->link, tag);
-			coord_feed_end(fed, false, text, sizeof(text));
+			coord_feed_end(fed, fed_text, sizeof(fed_text));
 			return;
 		}
 	}
-	/* A fed RUN: the input workers' samples all went, or why not. */
-	if (fed && coord_feed_end(fed, !ret && !status, text, sizeof(text)) && !ret && !status) {
+	/* A fed RUN: the input workers' samples all went, or why not (unless the system refused). */
+	if (fed && coord_feed_end(fed, fed_text, sizeof(fed_text)) && (ret || !status)) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
-				 "%s (load the program again to go on)", text);
+				 "%s (load the program again to go on)", fed_text);
 		return;
 	}
 	if (ret) {

@@ -34,9 +34,10 @@ struct feed_run {
 	struct coord *c;
 	struct coord_feed *f;
 	uint32_t steps, batch;		/* the RUN's */
+	bool labels;			/* not when predicting: the system takes none */
 	pthread_t thread;
 	struct feed_batch writes[FEED_BATCHES];
-	bool cancel;			/* under c->lock: the RUN ended without the feed */
+	bool cancel;			/* under c->lock: the RUN ended; stop waiting */
 	bool failed;
 	char why[HOSTLINK_TEXT + 512];
 };
@@ -261,7 +262,7 @@ static int feed_step(struct feed_run *fr, uint32_t step)
 			       sizeof(fr->why)))
 		return -1;
 	return write_piece(fr, b, f->samples_id, fill.samples_at, sbytes) ||
-	       write_piece(fr, b, f->labels_id, fill.labels_at, lbytes);
+	       (fr->labels && write_piece(fr, b, f->labels_id, fill.labels_at, lbytes));
 }
 
 static void *feed_main(void *arg)
@@ -307,7 +308,8 @@ int coord_feed_start(struct coord *c, const struct wse_link_run_info *in, struct
 		snprintf(text, len, "the coordinator is out of memory");
 		return -ENOMEM;
 	}
-	*fr = (struct feed_run){ .c = c, .f = f, .steps = in->steps, .batch = in->batch };
+	*fr = (struct feed_run){ .c = c, .f = f, .steps = in->steps, .batch = in->batch,
+				 .labels = in->kind != WSE_LINK_RUN_PREDICT };
 	if (pthread_create(&fr->thread, NULL, feed_main, fr)) {
 		free(fr);
 		snprintf(text, len, "the coordinator cannot start a feeder thread");
@@ -318,17 +320,21 @@ int coord_feed_start(struct coord *c, const struct wse_link_run_info *in, struct
 	return 0;
 }
 
-int coord_feed_end(struct feed_run *fr, bool run_ok, char *text, size_t len)
+int coord_feed_end(struct feed_run *fr, char *text, size_t len)
 {
 	int ret;
 
 	if (!fr)
 		return 0;
-	if (!run_ok) {
-		pthread_mutex_lock(&fr->c->lock);
-		fr->cancel = true;
-		pthread_mutex_unlock(&fr->c->lock);
-	}
+	/*
+	 * A RUN that ended well took every batch, and the system answered
+	 * their writes before the RUN: the feeder finds those answers and
+	 * ends. Otherwise (or a system that lost writes) it gives up within
+	 * a slice of its wait, and the join is bounded either way.
+	 */
+	pthread_mutex_lock(&fr->c->lock);
+	fr->cancel = true;
+	pthread_mutex_unlock(&fr->c->lock);
 	pthread_join(fr->thread, NULL);
 	ret = fr->failed ? -EIO : 0;
 	if (ret)

@@ -856,6 +856,7 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
 TEST_F(appl, input_workers_feed_a_pipelined_program)
 {
 	static uint8_t batch_px[BATCH * IN];
+	static int32_t preds[BATCH];
 	static float loss[2 * BATCH];
 	char text[512] = "";
 
@@ -873,6 +874,26 @@ TEST_F(appl, input_workers_feed_a_pipelined_program)
 		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL,
 						 0, NULL, NULL, text, sizeof(text)));
 		EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
+	}
+	/* Predicting, the workers write samples only: the system takes no labels. */
+	ASSERT_EQ(0, name_input(self, true, 0, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
+						 .steps = 6, .batch = BATCH };
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		for (int step = 0; step < 6; step++)
+			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)))
+				TH_LOG("%s", text);
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
 	}
 	/* The host's samples again: the program trains as it did. */
 	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
