@@ -10,6 +10,7 @@
  *   coord_exec.c   each request of the user node; pipelined programs handed to a system
  *   coord_job.c    a weight-streaming job: its set up, input and output rings
  *   coord_run.c    a weight-streaming RUN: a driver thread per system, the reductions
+ *   coord_feed.c   a pipelined program's samples from the input workers, written to its system
  *
  * Locking: coord->lock guards the job's rings, progress and failure and the
  * parts' states. Waiters wait on what they wait for: the input rings
@@ -38,9 +39,11 @@
 #define COORD_QUEUES		4
 #define COORD_SLOTS		256
 /* A batch's gradient is summed over this many leaves (micro-batches) at
- * least, whatever the number of systems: so 1, 2, 4 and 8 give the same bits.
+ * least by default (--leaves), whatever the number of systems: so 1, 2, 4
+ * and 8 give the same bits.
  */
 #define COORD_LEAVES		8
+#define COORD_LEAVES_MAX	32	/* a system's micro-batches at most (FWD_MICRO_BATCHES_MAX) */
 /* Input and output rings hold this many batches. */
 #define COORD_RING_BATCHES	4
 #define COORD_PART_MS		60000	/* a part's answer to one request */
@@ -61,6 +64,7 @@ struct coord_opts {
 	uint64_t memoryx_capacity;	/* what HELLO reports */
 	int hello_timeout_ms;
 	bool no_regions;		/* systems' data in frames, as to other machines */
+	unsigned int leaves;		/* a batch's micro-batches at least (--leaves) */
 };
 
 /* A part: a system, or a service. */
@@ -121,8 +125,29 @@ struct coord_job {
 struct coord_slot {
 	enum { SLOT_EMPTY, SLOT_SYSTEM, SLOT_JOB } kind;
 	unsigned int system;			/* SLOT_SYSTEM: where it runs */
+	/* SLOT_SYSTEM, what the input workers need to feed it (coord_feed.c): */
+	bool feedable;				/* trains on byte images, a label each */
+	uint32_t samples_id, labels_id, record, batch, classes;
 	uint8_t *image;				/* arriving in pieces */
 	uint64_t total, got;
+};
+
+/*
+ * The input workers feeding a pipelined program (coord_feed.c): set by
+ * PARAMS_INPUT on its slot, used by its RUNs, all on the user node's
+ * queue workers one request at a time; the feeder thread of a RUN only
+ * reads it.
+ */
+struct coord_feed {
+	bool active;
+	uint32_t slot;
+	unsigned int system;
+	struct wse_link_region region;		/* FEED_BATCHES batches of samples, then of labels */
+	struct wse_link_region_map_info map;
+	bool by_region;				/* the system maps it; else frames */
+	uint32_t samples_id, labels_id, record, batch;
+	uint64_t labels_at;			/* in the region */
+	uint32_t left;				/* samples left in the epoch */
 };
 
 struct coord {
@@ -143,6 +168,7 @@ struct coord {
 	struct coord_slot slots[COORD_SLOTS];
 	uint64_t assembling;			/* image bytes being assembled */
 	struct coord_job job;
+	struct coord_feed feed;
 	uint64_t broadcast;			/* weight bytes sent to systems */
 	uint64_t reduced;			/* gradient bytes summed (as SwarmX was asked) */
 };
@@ -175,6 +201,9 @@ void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_
 /* The host went: programs unloaded, the job dropped. */
 void coord_host_gone(struct coord *c);
 
+/* --leaves N: a power of two in 1..COORD_LEAVES_MAX into *@out (if not NULL), or -1 said. */
+int coord_leaves_parse(const char *s, unsigned int *out);
+
 /* coord_parts.c */
 /* Connects the parts; the systems must answer (their wafers make HELLO). */
 int coord_parts_start(struct coord *c);
@@ -203,6 +232,9 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 		     size_t textlen);
 
 /* coord_job.c */
+/* Maps region @info as @id on the part behind @h: its status, or E_INTERNAL if it went. */
+uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
+		      char *text, size_t len);
 int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
 		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen);
 void coord_job_close(struct coord *c);
@@ -225,6 +257,23 @@ void coord_ring_get(struct coord_ring *r, void *data, uint64_t n);
 /* [@at, @at + @n) past the head as up to two contiguous pieces; returns their count. */
 int coord_ring_pieces(const struct coord_ring *r, uint64_t at, uint64_t n, uint64_t off[2],
 		      uint64_t len[2]);
+
+/* coord_feed.c */
+struct feed_run;
+/* What a pipelined program's feed needs of it, noted when it is loaded. */
+void coord_feed_note(struct coord_slot *s, const struct wsep_program *prog);
+/* WSE_LINK_PARAMS_INPUT on pipelined slot @slot: its samples from the input workers, or the host's. */
+void coord_feed_input(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+		      uint32_t slot, const struct wse_link_input_info *in);
+/* Does the feed write @stream of @slot (so the host may not)? */
+bool coord_feed_takes(struct coord *c, uint32_t slot, uint32_t stream);
+/* A RUN of a fed slot: its feeder started (*@out; NULL if the slot is not fed), or -errno with @text. */
+int coord_feed_start(struct coord *c, const struct wse_link_run_info *in, struct feed_run **out,
+		     char *text, size_t len);
+/* After the system answered the RUN (or it went): the feeder joined; -EIO with @text if it failed. */
+int coord_feed_end(struct feed_run *fr, char *text, size_t len);
+/* The feed's region gone (the host went). */
+void coord_feed_close(struct coord *c);
 
 /* coord_run.c */
 void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r,

@@ -48,17 +48,18 @@ static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
  * does, watching for the user node's link going.
  */
 static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
-		    unsigned int sys, size_t reply_cap)
+		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
 {
 	struct coord_part *s = &c->sys[sys];
 	struct iovec iov = { (void *)r->payload, r->len }, out;
 	uint8_t *buf = c->proxy_buf[r->f.queue];
-	char text[512];
+	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
 	size_t len = 0;
 	int ret;
 
 	if (!coord_system_ready(c, sys, text, sizeof(text))) {
+		coord_feed_end(fed, fed_text, sizeof(fed_text));
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "%s", text);
 		return;
 	}
@@ -76,8 +77,15 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 		pthread_mutex_unlock(&c->lock);
 		if (going) {
 			hostlink_forget(&s->link, tag);
+			coord_feed_end(fed, fed_text, sizeof(fed_text));
 			return;
 		}
+	}
+	/* A fed RUN: the input workers' samples all went, or why not (unless the system refused). */
+	if (fed && coord_feed_end(fed, fed_text, sizeof(fed_text)) && (ret || !status)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
+				 "%s (load the program again to go on)", fed_text);
+		return;
 	}
 	if (ret) {
 		hostlink_up(&s->link, text, sizeof(text));
@@ -155,12 +163,14 @@ static void unload_slot(struct coord *c, uint32_t slot)
 	}
 	if (s->kind == SLOT_JOB)
 		coord_job_close(c);
+	if (c->feed.slot == slot)
+		c->feed.active = false;
 	s->kind = SLOT_EMPTY;
 }
 
 /* A layer-pipelined program: on the first system that answers. */
 static void load_pipelined(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
-			   uint32_t slot, struct coord_slot *s)
+			   uint32_t slot, struct coord_slot *s, const struct wsep_program *prog)
 {
 	struct wse_link_prog_info info;
 	struct wse_link_program_info raw;
@@ -189,9 +199,14 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 			coord_reply_text(conn, &r->f, status, "%s", text);
 			return;
 		}
-		unload_slot(c, slot);
+		/* What the slot held goes, unless the system just replaced it. */
+		if (s->kind != SLOT_SYSTEM || s->system != i)
+			unload_slot(c, slot);
+		else if (c->feed.slot == slot)
+			c->feed.active = false;
 		s->kind = SLOT_SYSTEM;
 		s->system = i;
+		coord_feed_note(s, prog);
 		wse_link_prog_info_encode(&raw, &info);
 		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
 		return;
@@ -257,8 +272,8 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 	} else if (wsep_read(s->image, s->total, &prog, text, sizeof(text))) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "invalid program: %s", text);
 	} else if (prog->mode == WSEP_MODE_PIPELINED) {
+		load_pipelined(c, conn, r, in.program, s, prog);
 		wsep_program_free(prog);
-		load_pipelined(c, conn, r, in.program, s);
 	} else {
 		struct wse_link_prog_info info;
 		struct wse_link_program_info raw;
@@ -336,7 +351,11 @@ static void appliance_params(struct coord *c, struct coord_conn *conn,
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", err.text);
 			return;
 		}
-		coord_job_input(c, conn, r, &input);
+		if (in->program && in->program < COORD_SLOTS &&
+		    c->slots[in->program].kind == SLOT_SYSTEM)
+			coord_feed_input(c, conn, r, in->program, &input);
+		else
+			coord_job_input(c, conn, r, &input);
 		return;
 	}
 	coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
@@ -403,7 +422,8 @@ static void params(struct coord *c, struct coord_conn *conn, const struct coord_
 	if (!s)
 		return;
 	if (s->kind == SLOT_SYSTEM)
-		forward(c, conn, r, s->system, r->f.opcode == WSE_LINK_OP_PARAMS_READ ? in.length : 0);
+		forward(c, conn, r, s->system, r->f.opcode == WSE_LINK_OP_PARAMS_READ ? in.length : 0,
+			NULL);
 	else
 		job_params(c, conn, r, &in);
 }
@@ -428,9 +448,14 @@ static void stream(struct coord *c, struct coord_conn *conn, const struct coord_
 	s = loaded(c, conn, r, in.program);
 	if (!s)
 		return;
-	if (s->kind == SLOT_SYSTEM)
+	if (s->kind == SLOT_SYSTEM && r->f.opcode == WSE_LINK_OP_STREAM_WRITE &&
+	    coord_feed_takes(c, in.program, in.stream))
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "program %u takes its samples and labels from the appliance's input workers (WSE_LINK_PARAMS_INPUT): the host writes none",
+				 in.program);
+	else if (s->kind == SLOT_SYSTEM)
 		forward(c, conn, r, s->system,
-			r->f.opcode == WSE_LINK_OP_STREAM_READ ? in.length : 0);
+			r->f.opcode == WSE_LINK_OP_STREAM_READ ? in.length : 0, NULL);
 	else if (r->f.opcode == WSE_LINK_OP_STREAM_WRITE)
 		coord_job_write(c, conn, r, &in);
 	else
@@ -450,9 +475,15 @@ static void run(struct coord *c, struct coord_conn *conn, const struct coord_req
 	s = loaded(c, conn, r, in.program);
 	if (!s)
 		return;
-	if (s->kind == SLOT_SYSTEM)
-		forward(c, conn, r, s->system, sizeof(struct wse_link_run_result));
-	else
+	if (s->kind == SLOT_SYSTEM) {
+		struct feed_run *fed;
+		char text[256];
+
+		if (coord_feed_start(c, &in, &fed, text, sizeof(text)))
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", text);
+		else
+			forward(c, conn, r, s->system, sizeof(struct wse_link_run_result), fed);
+	} else
 		coord_run_execute(c, conn, r, &in);
 }
 
@@ -552,5 +583,6 @@ void coord_host_gone(struct coord *c)
 	c->assembling = 0;
 	c->job_systems = 0;
 	memset(&c->input, 0, sizeof(c->input));
+	coord_feed_close(c);
 	coord_parts_restart(c);
 }

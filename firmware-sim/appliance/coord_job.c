@@ -87,8 +87,8 @@ static int map_service_region(const uint8_t *raw, size_t n, struct wse_link_regi
 }
 
 /* REGION_MAP of @info under id @id on link @h; 0, or the status (E_UNSUPPORTED: not here). */
-static uint32_t map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
-		       char *text, size_t len)
+uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
+		      char *text, size_t len)
 {
 	struct wse_link_region_map_info m = *info;
 	struct wse_link_region_map raw;
@@ -205,9 +205,9 @@ static uint32_t open_systems(struct coord *c, uint32_t slot, const void *image, 
 			*info = one;
 		snprintf(why, sizeof(why), "--no-regions");
 		s->maps_regions = !c->o.no_regions &&
-				  map_on(&s->link, &j->mx_map, REGION_MX, why, sizeof(why)) == 0 &&
-				  map_on(&s->link, &j->sx_map, REGION_SX, why, sizeof(why)) == 0 &&
-				  map_on(&s->link, &j->in_map, REGION_IN, why, sizeof(why)) == 0;
+				  coord_map_on(&s->link, &j->mx_map, REGION_MX, why, sizeof(why)) == 0 &&
+				  coord_map_on(&s->link, &j->sx_map, REGION_SX, why, sizeof(why)) == 0 &&
+				  coord_map_on(&s->link, &j->in_map, REGION_IN, why, sizeof(why)) == 0;
 		if (!s->maps_regions)
 			fwd_info("%s cannot map the appliance's regions (%s): its data go in frames",
 				 s->name, why);

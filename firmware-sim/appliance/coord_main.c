@@ -58,20 +58,38 @@ static void refuse_busy(int fd)
 	close(fd);
 }
 
+int coord_leaves_parse(const char *s, unsigned int *out)
+{
+	uint64_t v;
+
+	if (wse_opt_u64(ROLE_PROG, "--leaves", s, 1, COORD_LEAVES_MAX, WSE_NUM_PLAIN, &v))
+		return -1;
+	if (v & (v - 1)) {
+		fprintf(stderr, "%s: --leaves %s: a power of two (1, 2, 4, ... %u), so that shards are subtrees\n",
+			ROLE_PROG, s, COORD_LEAVES_MAX);
+		return -1;
+	}
+	if (out)
+		*out = (unsigned int)v;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wse-appliance --role coordinator --listen ADDR --system ADDR...\n"
 "                     --memoryx ADDR --swarmx ADDR --input ADDR\n"
 "                     [--max-program BYTES] [--memoryx-capacity BYTES]\n"
-"                     [--hello-timeout-ms MS] [--no-regions] [--port-file FILE]\n"
+"                     [--hello-timeout-ms MS] [--no-regions] [--leaves N]\n"
+"                     [--port-file FILE]\n"
 "                     [--log-level LEVEL]\n"
 "\n"
 "The coordinator: the device a user node attaches (wsectl attach ADDR), the\n"
 "host of every system's link (--system, once per system, in order) and of\n"
 "MemoryX's, SwarmX's and the input workers'. The systems' data go through\n"
 "shared memory when they are on this machine; --no-regions sends them in\n"
-"frames, as to systems on other machines. wse-appliance starts it; see\n"
+"frames, as to systems on other machines. A weight-streaming batch is cut\n"
+"into at least --leaves micro-batches (default 8). wse-appliance starts it; see\n"
 "Documentation/wse-appliance.rst.\n");
 }
 
@@ -87,6 +105,7 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 		{ "memoryx-capacity", required_argument, NULL, 'C' },
 		{ "hello-timeout-ms", required_argument, NULL, 'H' },
 		{ "no-regions", no_argument, NULL, 'R' },
+		{ "leaves", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct role_opts ro = { 0 };
@@ -94,7 +113,7 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 	int c, ret;
 
 	*o = (struct coord_opts){ .max_program = 256ULL << 20, .memoryx_capacity = 4ULL << 30,
-				  .hello_timeout_ms = 10000 };
+				  .hello_timeout_ms = 10000, .leaves = COORD_LEAVES };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		ret = role_common_option(c, optarg, &ro);
@@ -131,6 +150,10 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 			break;
 		case 'R':
 			o->no_regions = true;
+			break;
+		case 'E':
+			if (coord_leaves_parse(optarg, &o->leaves))
+				return -1;
 			break;
 		case 'H':
 			if (wse_opt_u64(ROLE_PROG, "--hello-timeout-ms", optarg, 1, 3600000,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * A RUN of the weight-streaming job. Each batch is cut into leaves (at
- * least COORD_LEAVES micro-batches of equal size) and each system takes
+ * least --leaves micro-batches of equal size) and each system takes
  * an aligned run of them, its shard, averaging its loss over the whole
  * batch; so its gradient is a subtree of the batch's, and SwarmX's sum of
  * the systems' gradients in the same tree is the batch's, bit for bit,
@@ -643,11 +643,11 @@ static void fill_from_dataset(struct coord_run *run)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Each system's shard: aligned runs of at least COORD_LEAVES leaves. */
+/* Each system's shard: aligned runs of at least --leaves leaves. */
 static void shard(struct coord_run *run)
 {
 	struct coord_job *j = &run->c->job;
-	uint32_t leaves = COORD_LEAVES, used;
+	uint32_t leaves = run->c->o.leaves, used;
 
 	while (leaves < j->n)
 		leaves *= 2;

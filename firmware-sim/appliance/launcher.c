@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../fwd_log.h"
+#include "coord.h"
 #include "roles.h"
 #include "svc.h"
 #include "wse/link_payloads.h"
@@ -52,6 +53,7 @@ struct launcher {
 	const char *fw_args[ARGS_MAX];
 	int nfw_args;
 	uint64_t capacity;
+	const char *leaves;		/* checked by the coordinator */
 	bool restart, no_regions;
 	char dir[PATH_MAX / 2];
 	bool made_dir;
@@ -286,6 +288,8 @@ static void plan(struct launcher *l)
 	add_arg(co, "--memoryx-capacity=%s", buf);
 	if (l->no_regions)
 		add_arg(co, "%s", "--no-regions");
+	if (l->leaves)
+		add_arg(co, "--leaves=%s", l->leaves);
 	for (unsigned int i = 0; i < (l->nremote ? l->nremote : l->systems); i++) {
 		if (l->nremote) {
 			add_arg(co, "--system=%s", l->remote[i]);
@@ -325,6 +329,9 @@ static void usage(FILE *f)
 "  --no-restart            leave a part that dies down\n"
 "  --no-regions            carry the systems' data in frames, as to systems on\n"
 "                          other machines, instead of through shared memory\n"
+"  --leaves N              cut a weight-streaming batch into at least N\n"
+"                          micro-batches, 1..32, a power of two (default 8):\n"
+"                          1 to N systems give the same bits; fewer are faster\n"
 "  --log-level LEVEL       error, warn, info (default) or debug, for all parts\n"
 "  --help, --version\n"
 "\n"
@@ -344,6 +351,7 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "fw-arg", required_argument, NULL, 'f' },
 		{ "no-restart", no_argument, NULL, 'n' },
 		{ "no-regions", no_argument, NULL, 'R' },
+		{ "leaves", required_argument, NULL, 'E' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -390,6 +398,11 @@ static int parse(int argc, char **argv, struct launcher *l)
 			break;
 		case 'R':
 			l->no_regions = true;
+			break;
+		case 'E':
+			if (coord_leaves_parse(optarg, NULL))
+				return -1;
+			l->leaves = optarg;
 			break;
 		case 'L':
 			if (fwd_log_parse_level(optarg) < 0) {

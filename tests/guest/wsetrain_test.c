@@ -161,6 +161,31 @@ static int attach_appliance(FIXTURE_DATA(wsetrain) *self, int slot)
 
 static int checkpoint_crc(char *out, size_t len, const char *path, char crc[][16]);
 
+/* Step, epoch, loss and accuracy of a --csv file's training rows (not the rates after). */
+static size_t csv_train_rows(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t len = 0;
+
+	out[0] = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *end = line;
+
+		for (int c = 0; c < 5 && end; c++)
+			end = strchr(end + 1, ',');
+		if (strncmp(line, "train,", 6) || !end)
+			continue;
+		*end = 0;
+		if (len + strlen(line) + 2 < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s\n", line);
+	}
+	fclose(f);
+	return len;
+}
+
 /*
  * Weight streaming on the appliance through the driver: 1 and 2 of its
  * systems (4 if it has them), and its input workers reading the dataset
@@ -194,9 +219,6 @@ TEST_F_TIMEOUT(wsetrain, appliance_systems_agree, 900)
 	for (int i = 0; i < 4; i++) {
 		int n = i < 3 ? systems[i] : 2;
 		const char *input = i < 3 ? "" : "--input appliance";
-		FILE *f;
-		size_t len = 0;
-		char line[256];
 
 		if (n > (int)a.systems)
 			continue;
@@ -207,24 +229,7 @@ TEST_F_TIMEOUT(wsetrain, appliance_systems_agree, 900)
 			 common, self->devices, n, input, csv);
 		ASSERT_EQ(0, st) TH_LOG("%d systems %s: %s", n, input, self->out);
 		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/sys.ckpt", crc[runs]));
-		/* Step, epoch, loss and accuracy as printed (not the rates after). */
-		f = fopen(csv, "r");
-		ASSERT_NE(NULL, f);
-		losses[runs][0] = 0;
-		while (fgets(line, sizeof(line), f)) {
-			char *end = line;
-
-			for (int c = 0; c < 5 && end; c++)
-				end = strchr(end + 1, ',');
-			if (strncmp(line, "train,", 6) || !end)
-				continue;
-			*end = 0;
-			if (len + strlen(line) + 2 < sizeof(losses[runs]))
-				len += (size_t)snprintf(losses[runs] + len, sizeof(losses[runs]) - len,
-							"%s\n", line);
-		}
-		fclose(f);
-		ASSERT_NE(0U, len);
+		ASSERT_NE(0U, csv_train_rows(csv, losses[runs], sizeof(losses[runs])));
 		if (runs) {
 			EXPECT_STREQ(losses[0], losses[runs]) TH_LOG("%d systems %s", n, input);
 			EXPECT_STREQ(crc[0][0], crc[runs][0]) TH_LOG("weights, %d systems %s", n, input);
@@ -249,6 +254,35 @@ TEST_F_TIMEOUT(wsetrain, appliance_systems_agree, 900)
 		       a.systems * 2);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "is an appliance of")) TH_LOG("%s", self->out);
+}
+
+/*
+ * Layer-pipelined on one of the appliance's systems, through the driver:
+ * its input workers feeding the system give the losses, weights and
+ * optimizer state of the guest's samples, bit for bit.
+ */
+TEST_F_TIMEOUT(wsetrain, appliance_feeds_a_pipelined_program, 600)
+{
+	static const char *const inputs[] = { "", "--input appliance" };
+	char crc[2][2][16], losses[2][512];
+	int st;
+
+	if (attach_appliance(self, 0))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	for (int i = 0; i < 2; i++) {
+		unlink("/tmp/pipe.csv");
+		unlink("/tmp/pipe.ckpt");
+		st = guest_run(self->out, OUT_MAX,
+			       "wsetrain models/fc-mnist --execution-mode pipelined --train-limit 2560 --steps 12 --report 3 --mode train %s --systems 1 %s --csv /tmp/pipe.csv --checkpoint /tmp/pipe.ckpt",
+			       self->devices, inputs[i]);
+		ASSERT_EQ(0, st) TH_LOG("%s: %s", inputs[i], self->out);
+		EXPECT_NE(NULL, strstr(self->out, "pipelined on 1 system")) TH_LOG("%s", self->out);
+		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/pipe.ckpt", crc[i]));
+		ASSERT_NE(0U, csv_train_rows("/tmp/pipe.csv", losses[i], sizeof(losses[i])));
+	}
+	EXPECT_STREQ(losses[0], losses[1]);
+	EXPECT_STREQ(crc[0][0], crc[1][0]);
+	EXPECT_STREQ(crc[0][1], crc[1][1]);
 }
 
 /* A model small enough for a simulator inside the guest. */

@@ -561,6 +561,42 @@ TEST_F_TIMEOUT(appl, weight_streaming_is_the_same_on_1_2_4_8_systems, 240)
 	}
 }
 
+/*
+ * --leaves 2 (micro-batches of half a batch, bigger sgemms): 1 and 2
+ * systems still give the same bits; a count not a power of two is refused.
+ */
+TEST_F_TIMEOUT(appl, fewer_leaves_agree_on_1_and_2_systems, 120)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[4 * BATCH], loss[4 * BATCH];
+	char text[512] = "";
+
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s --listen unix:%s --leaves 3 2>/dev/null", appliance_binary(),
+		 self->sock);
+	EXPECT_NE(0, system(cmd));
+	ASSERT_EQ(0, start(self, 2, "--leaves=2"));
+	for (uint32_t n = 1; n <= 2; n++) {
+		ASSERT_EQ(0, set_job(self, n, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 1, 0, 4, true, n == 1 ? ref_loss : loss, text, sizeof(text)))
+			TH_LOG("%u systems: %s", n, text);
+		ASSERT_EQ(0, snap(self, n == 1 ? &ref : &got, false, text, sizeof(text)))
+			TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
+	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+	/* The default's 8 leaves sum in another tree: other last bits. */
+	stop(self);
+	ASSERT_EQ(0, start(self, 1, "--log-level=warn"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 4, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &got, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_NE(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+}
+
 /* A tiny IDX dataset: @n samples of 8x8 pixels, labelled by the teacher, under @dir/tiny. */
 static int write_dataset(const char *dir, uint32_t n, uint8_t *px, int32_t *labels)
 {
@@ -626,12 +662,14 @@ static uint32_t name_input(FIXTURE_DATA(appl) *self, bool dataset, uint32_t firs
 }
 
 /*
- * The input workers read the dataset in the order the host would take it
- * (wse_dataset_order(), seed 5, epoch 0), in RUNs of 6, 3, 6 and 1 steps,
- * each named from its position: the same losses and weights as the host's
- * samples. An eval RUN after it runs too.
+ * Program @prog trained twice from a fresh load over the first 16 batches
+ * of the tiny dataset, in RUNs of 6, 3, 6 and 1 steps, each input named
+ * from its position: with the host's samples (in the order it would take
+ * them: wse_dataset_order(), seed 5, epoch 0), then with the input
+ * workers'. Both give the same losses, weights and optimizer state.
  */
-TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+static void host_and_workers_agree(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *self,
+				   const void *prog, size_t prog_len)
 {
 	enum { N = 16 * BATCH, CHUNKS = 4 };
 	static uint8_t px[N * IN], batch_px[BATCH * IN];
@@ -649,7 +687,7 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	snprintf(arg, sizeof(arg), "--data-root=%s", root);
 	ASSERT_EQ(0, start(self, 2, arg));
 	for (int r = 0; r < 2; r++) {
-		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, prog, prog_len, text, sizeof(text))) TH_LOG("%s", text);
 		for (int c = 0; c < CHUNKS; c++) {
 			struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
 							 .steps = chunks[c][1], .batch = BATCH };
@@ -692,6 +730,22 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
 	EXPECT_EQ(0, memcmp(a.w, b.w, sizeof(a.w)));
 	EXPECT_EQ(0, memcmp(a.state, b.state, sizeof(a.state)));
+}
+
+/*
+ * The input workers read the dataset in the order the host would take it:
+ * the same losses and weights as the host's samples. The host may not
+ * write samples then; past the epoch's end the RUN fails; an unknown
+ * dataset is refused; an eval RUN after it runs too.
+ */
+TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+{
+	static uint8_t batch_px[BATCH * IN];
+	static int32_t batch_y[BATCH], preds[BATCH];
+	static float loss[2][16 * BATCH];
+	char text[512] = "";
+
+	host_and_workers_agree(_metadata, self, self->ws, self->ws_len);
 	/* The host may not write samples the workers read; past the epoch's end the RUN fails. */
 	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
 						 sizeof(text)));
@@ -792,6 +846,58 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
 	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
 	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
 	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+}
+
+/*
+ * A layer-pipelined program is fed by the input workers too: its system
+ * gets the same batches as from the host, so the same bits; the host may
+ * not write its samples then, and past the epoch's end the RUN is refused.
+ */
+TEST_F(appl, input_workers_feed_a_pipelined_program)
+{
+	static uint8_t batch_px[BATCH * IN];
+	static int32_t preds[BATCH];
+	static float loss[2 * BATCH];
+	char text[512] = "";
+
+	host_and_workers_agree(_metadata, self, self->pipe, self->pipe_len);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+	ASSERT_EQ(0, name_input(self, true, 15 * BATCH, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 2, .batch = BATCH };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &run);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL,
+						 0, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
+	}
+	/* Predicting, the workers write samples only: the system takes no labels. */
+	ASSERT_EQ(0, name_input(self, true, 0, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
+						 .steps = 6, .batch = BATCH };
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		for (int step = 0; step < 6; step++)
+			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)))
+				TH_LOG("%s", text);
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
+	}
+	/* The host's samples again: the program trains as it did. */
+	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
 }
 
 /*

@@ -112,8 +112,6 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	if (o->input_appliance && !j->appliance)
 		return train_fail("--input appliance: %s is a single system; only an appliance has input workers",
 				  j->sys[0].name);
-	if (o->input_appliance && j->mode != &train_mode_streaming)
-		return train_fail("--input appliance: the appliance's input workers feed weight-streaming jobs; this program is layer-pipelined");
 	if (j->batch < j->n)
 		return train_fail("a batch of %u cannot be split between %u systems", j->batch,
 				  j->n);

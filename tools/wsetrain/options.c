@@ -189,13 +189,14 @@ static int check_combination(struct train_opts *o)
 		o->runs = NULL;		/* the run directory is named: nothing to make */
 	if (o->input_appliance && o->n_text)
 		return train_fail("--input appliance: the input workers read IDX datasets; wsetrain sends a --text corpus's windows itself");
-	if (o->input_appliance && !strcmp(o->exec_mode, "pipelined"))
-		return train_fail("--input appliance: the appliance's input workers feed weight streaming; use --execution-mode weight_streaming (or auto)");
 	if (o->systems > 1 && !strcmp(o->exec_mode, "pipelined"))
 		return train_fail("--systems %u: layer-pipelined training runs on one system; use --execution-mode weight_streaming (or auto) to train data-parallel",
 				  o->systems);
-	/* Data-parallel training, and the appliance's input, are weight streaming. */
-	if (o->systems > 1 || o->input_appliance)
+	/*
+	 * Data-parallel training is weight streaming; so is the appliance's
+	 * input unless layer pipelined is asked for (its system is fed too).
+	 */
+	if (o->systems > 1 || (o->input_appliance && strcmp(o->exec_mode, "pipelined")))
 		o->exec_mode = "weight_streaming";
 	/* A sample is predictions from a checkpoint: layer pipelined, on one system. */
 	if (o->sample) {
