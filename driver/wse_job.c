@@ -29,20 +29,24 @@ static const struct wse_op_desc wse_ops[] = {
 				   sizeof(struct wse_link_mem) },
 	[DRM_WSE_OP_MEM_READ] = { WSE_LINK_OP_MEM_READ, false, true, 1,
 				  sizeof(struct wse_link_mem) },
+	/* The placement answers the last piece only. */
 	[DRM_WSE_OP_PROGRAM_LOAD] = { WSE_LINK_OP_PROGRAM_LOAD, true, true, 4,
-				      sizeof(struct wse_link_program_load) },
+				      sizeof(struct wse_link_program_load),
+				      sizeof(struct wse_link_program_info) },
 	[DRM_WSE_OP_PROGRAM_UNLOAD] = { WSE_LINK_OP_PROGRAM_UNLOAD, false, false, 1,
 					sizeof(struct wse_link_program_ref) },
 	[DRM_WSE_OP_STREAM_WRITE] = { WSE_LINK_OP_STREAM_WRITE, true, false, 2,
 				      sizeof(struct wse_link_stream) },
 	[DRM_WSE_OP_STREAM_READ] = { WSE_LINK_OP_STREAM_READ, false, true, 2,
 				     sizeof(struct wse_link_stream) },
-	[DRM_WSE_OP_RUN] = { WSE_LINK_OP_RUN, false, true, 4, sizeof(struct wse_link_run) },
+	[DRM_WSE_OP_RUN] = { WSE_LINK_OP_RUN, false, true, 4, sizeof(struct wse_link_run),
+			     sizeof(struct wse_link_run_result) },
 	[DRM_WSE_OP_PARAMS_READ] = { WSE_LINK_OP_PARAMS_READ, false, true, 3,
 				     sizeof(struct wse_link_params) },
 	[DRM_WSE_OP_PARAMS_WRITE] = { WSE_LINK_OP_PARAMS_WRITE, true, false, 3,
 				      sizeof(struct wse_link_params) },
-	[DRM_WSE_OP_DEVICE_STATS] = { WSE_LINK_OP_DEVICE_STATS, false, true, 0, 0 },
+	[DRM_WSE_OP_DEVICE_STATS] = { WSE_LINK_OP_DEVICE_STATS, false, true, 0, 0,
+				      sizeof(struct wse_link_dev_stats) },
 };
 
 /* Arguments become the wire header; each is range-checked, so userspace
@@ -58,7 +62,7 @@ static int wse_job_build_hdr(u32 op, const u64 *a, u64 length, union wse_job_hdr
 		h->mem.length = cpu_to_le32(length);
 		return 0;
 	case DRM_WSE_OP_PROGRAM_LOAD:
-		if (a[0] > U32_MAX || a[1] > U32_MAX)
+		if (a[0] > U32_MAX || a[1] & ~(u64)WSE_LINK_PROG_LAST)
 			return -EINVAL;
 		h->load.program = cpu_to_le32(a[0]);
 		h->load.flags = cpu_to_le32(a[1]);
@@ -259,6 +263,10 @@ int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_o
 	/* One job is one frame each way: DRM_WSE_PARAM_MAX_JOB_BYTES. */
 	if (length > wse_job_max_bytes(max_payload))
 		return -E2BIG;
+	/* An answer of known size must fit: the link would refuse it. */
+	if (length < d->reply_len &&
+	    (d->opcode != WSE_LINK_OP_PROGRAM_LOAD || args[1] & WSE_LINK_PROG_LAST))
+		return -EINVAL;
 	return 0;
 }
 

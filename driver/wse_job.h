@@ -76,6 +76,7 @@ struct wse_op_desc {
 	bool receives;		/* the reply is the data */
 	u8 nargs;		/* arguments used; the rest must be 0 */
 	u8 hdr_len;		/* the request header built from the arguments */
+	u8 reply_len;		/* a reply of fixed size needs this much room */
 };
 
 /* The request headers, one of which a job sends before its data. */

@@ -596,13 +596,19 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	status = wse_frame_status_errno(le32_to_cpu(st->status));
 	if (!status) {
 		req->resp_len = len - sizeof(*st);
+		/* The frame was whole and its digests good: the stream is
+		 * intact, so only this request fails.
+		 */
 		if (req->resp_len > req->resp_cap) {
-			wse_link_req_finish(req, -EPROTO);
-			*why = "response longer than the request allows";
-			return -EPROTO;
-		}
-		if (req->resp_len)
+			atomic64_inc(&link->stats.proto_errors);
+			pr_info_ratelimited("wse %u: firmware answered opcode %#x with %zu bytes, %zu allowed\n",
+					    wse_link_device(link)->index, hdr->opcode,
+					    req->resp_len, req->resp_cap);
+			req->resp_len = 0;
+			status = -EPROTO;
+		} else if (req->resp_len) {
 			memcpy(req->resp, st + 1, req->resp_len);
+		}
 	} else {
 		pr_info_ratelimited("wse %u: firmware refused opcode %#x: %*pE\n",
 				    wse_link_device(link)->index, hdr->opcode,
@@ -903,7 +909,7 @@ static void wse_link_call_sent(struct wse_link_req *req)
  * @req: the request payload
  * @nreq: entries in @req (at most 3)
  * @resp: where the response data goes (after the status)
- * @resp_cap: room at @resp; a longer response is a protocol violation
+ * @resp_cap: room at @resp; a longer response fails the call with -EPROTO
  * @resp_len: if not NULL, set to the response data length
  * @timeout: jiffies to wait for the response
  *

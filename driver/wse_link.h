@@ -117,7 +117,7 @@ struct wse_link {
  * @tag: set by wse_link_submit()
  * @status: 0 or a negative errno, once finished
  * @resp: where the reply data (after &struct wse_link_status) goes
- * @resp_cap: room at @resp; a longer reply is a protocol violation
+ * @resp_cap: room at @resp; a longer reply fails the request with -EPROTO
  * @resp_len: reply bytes written
  * @done: called when the request is finished, or NULL to complete @wait
  * @wait: completed when finished, if @done is NULL
