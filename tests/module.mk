@@ -2,12 +2,15 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += accel_test harden_test job_test link_test module_test train_test uring_test wsetrain_test
+guest_tests += access_test accel_test harden_test job_test link_test module_test train_test uring_test wsetrain_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 link_test_srcs := tests/guest/link_test.c
 link_test_libs := wse wselink
 link_test_ldlibs := $(WSE_LDLIBS) -lpthread
+access_test_srcs := tests/guest/access_test.c
+access_test_libs := wse wsep wselink
+access_test_ldlibs := $(WSE_LDLIBS) -lm
 harden_test_srcs := tests/guest/harden_test.c
 harden_test_libs := wse wselink
 harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
