@@ -654,6 +654,11 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		*why = "response opcode differs from the request's";
 		return -EPROTO;
 	}
+	if (req->queue != le16_to_cpu(hdr->queue)) {
+		wse_link_req_finish(req, -EPROTO);
+		*why = "response queue differs from the request's";
+		return -EPROTO;
+	}
 	/* Tags are easy to guess; a frame no byte of which has left cannot
 	 * have been read.
 	 */
