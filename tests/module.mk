@@ -2,18 +2,23 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += access_test accel_test harden_test job_test link_test module_test train_test uring_test wsetrain_test
+guest_tests += ownership_test accel_test harden_test job_test link_test module_test stress_test train_test uring_test wsetrain_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
+module_test_libs := wse wselink
+module_test_ldlibs := $(WSE_LDLIBS)
 link_test_srcs := tests/guest/link_test.c
 link_test_libs := wse wselink
 link_test_ldlibs := $(WSE_LDLIBS) -lpthread
-access_test_srcs := tests/guest/access_test.c
-access_test_libs := wse wsep wselink
-access_test_ldlibs := $(WSE_LDLIBS) -lm
+ownership_test_srcs := tests/guest/ownership_test.c
+ownership_test_libs := wse wsep wselink
+ownership_test_ldlibs := $(WSE_LDLIBS) -lm
 harden_test_srcs := tests/guest/harden_test.c
 harden_test_libs := wse wselink
 harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
+stress_test_srcs := tests/guest/stress_test.c
+stress_test_libs := wse wselink
+stress_test_ldlibs := $(WSE_LDLIBS)
 job_test_srcs := tests/guest/job_test.c
 job_test_libs := wse wselink
 job_test_ldlibs := $(WSE_LDLIBS) -lpthread

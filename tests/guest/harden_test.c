@@ -670,4 +670,81 @@ TEST_F(harden, unknown_flags_and_pads_are_refused)
 	expect_link_works(_metadata, self);
 }
 
+/* What the link must do about each lie of the semantic hostile peer. */
+static const struct {
+	const char *kind;
+	bool link_dies;		/* a violation: the link must go */
+	bool either;		/* it may go or stay, depending on the tags */
+} lies[] = {
+	{ "error-status", false, false }, { "short-data", false, false },
+	{ "long-data", false, false }, { "other-tag", false, true },
+	{ "unissued-tag", true, false }, { "wrong-opcode", true, false },
+	{ "wrong-queue", true, false }, { "duplicate", false, false },
+	{ "dropped", false, false }, { "unasked-keepalive", true, false },
+	{ "device-request", true, false },
+};
+
+/*
+ * A peer that completes the handshake and then answers real requests
+ * with good digests but wrong content (wse-hostile-peer --mode semantic,
+ * relaying a real wsefwd): every job ends, none waits past its timeout,
+ * and the link goes down exactly for the lies that break the protocol.
+ */
+TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
+{
+	struct guest_peer proxy = { 0 };
+	unsigned int k;
+
+	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
+	for (k = 0; k < sizeof(lies) / sizeof(lies[0]); k++) {
+		struct wse_dev_status dev;
+		uint64_t jobs[16];
+		uint32_t q, h;
+		int i, status, failed = 0;
+
+		ASSERT_EQ(0, guest_peer_start(&proxy, "wse-hostile-peer", "--mode", "semantic",
+					      "--upstream", self->fw.addr, "--mutate-every", "2",
+					      "--semantic-kinds", lies[k].kind, "--connections", "1",
+					      NULL));
+		ASSERT_EQ(0, guest_attach(self->ctl, proxy.addr, 0, &self->dev))
+			TH_LOG("%s: %s", lies[k].kind, wse_ctl_error(self->ctl) ?: "");
+		self->attached = true;
+		self->fd = guest_open_accel(self->dev.accel_minor);
+		ASSERT_LE(0, self->fd);
+		ASSERT_EQ(0, guest_queue_create(self->fd, 1, 16, 1000, &q));
+		ASSERT_EQ(0, guest_bo(self->fd, 65536, &h, NULL));
+		for (i = 0; i < 16; i++) {
+			int ret = guest_submit(self->fd, q, i & 1 ? DRM_WSE_OP_MEM_READ :
+					       DRM_WSE_OP_MEM_WRITE, h, 4096 * (i / 2), 4096, NULL,
+					       &jobs[i]);
+
+			if (ret) {
+				EXPECT_EQ(-ENOTCONN, ret) TH_LOG("%s: job %d", lies[k].kind, i);
+				break;
+			}
+		}
+		for (int j = 0; j < i; j++) {
+			ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[j], 5000, &status, NULL))
+				TH_LOG("%s: job %d did not end", lies[k].kind, j);
+			failed += status != 0;
+		}
+		ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &dev));
+		if (!lies[k].either)
+			EXPECT_EQ(lies[k].link_dies ? WSE_LINK_STATE_DEAD : WSE_LINK_STATE_UP,
+				  dev.link_state) TH_LOG("%s: link %s (%s)", lies[k].kind,
+							 wse_link_state_name(dev.link_state),
+							 dev.reason);
+		if (lies[k].link_dies)
+			EXPECT_LE(1, dev.stats.proto_errors) TH_LOG("%s", lies[k].kind);
+		TH_LOG("%s: %d of %d jobs failed, link %s%s%s", lies[k].kind, failed, i,
+		       wse_link_state_name(dev.link_state), dev.reason[0] ? ": " : "",
+		       dev.reason);
+		close(self->fd);
+		self->fd = -1;
+		ASSERT_EQ(0, wse_ctl_detach(self->ctl, self->dev.index));
+		self->attached = false;
+		guest_peer_stop(&proxy, SIGTERM);
+	}
+}
+
 TEST_HARNESS_MAIN

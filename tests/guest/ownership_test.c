@@ -16,7 +16,7 @@
 #include "wse/wsep.h"
 #include "wse_guest.h"
 
-#define IMAGE "/tmp/access-fc-mnist.wsep"
+#define IMAGE "/tmp/owner-fc-mnist.wsep"
 /* The group the rule names, and the users of this test. */
 #define ACCEL_GID	990
 #define OWNER_UID	1000
@@ -24,7 +24,7 @@
 #define OUTSIDER_UID	1002
 #define SLOT		5
 
-FIXTURE(access) {
+FIXTURE(owner) {
 	struct wse_ctl *ctl;
 	struct guest_peer fw;
 	struct wse_dev_status st;
@@ -35,7 +35,7 @@ FIXTURE(access) {
 	char node[64];
 };
 
-FIXTURE_SETUP(access)
+FIXTURE_SETUP(owner)
 {
 	char err[256];
 
@@ -59,7 +59,7 @@ FIXTURE_SETUP(access)
 	ASSERT_EQ(0, chmod(self->node, 0660));
 }
 
-FIXTURE_TEARDOWN(access)
+FIXTURE_TEARDOWN(owner)
 {
 	if (self->attached)
 		wse_ctl_detach(self->ctl, self->st.index);
@@ -179,7 +179,7 @@ static int await(int fd)
 	return read(fd, &c, 1) == 1 ? 0 : -1;
 }
 
-TEST_F_TIMEOUT(access, group_member_trains_and_others_cannot_touch_it, 180)
+TEST_F_TIMEOUT(owner, group_member_trains_and_others_cannot_touch_it, 180)
 {
 	int loaded[2], done[2], status;
 	char spec[16];
@@ -242,7 +242,7 @@ TEST_F_TIMEOUT(access, group_member_trains_and_others_cannot_touch_it, 180)
  * A closed file's program is unloaded for it, and only then is its slot
  * free for another file: the next owner finds it empty.
  */
-TEST_F(access, slot_is_freed_once_its_program_is_unloaded)
+TEST_F(owner, slot_is_freed_once_its_program_is_unloaded)
 {
 	uint64_t ref[4] = { SLOT };
 	struct wse_dev *dev;
