@@ -7,6 +7,8 @@
 #   host_tests  NAME -> build/host-tests/NAME and, under ASan/UBSan,
 #                       build/host-tests-san/NAME
 #   guest_tests NAME -> build/tests/NAME (run inside the QEMU guest)
+#   host_scripts NAME -> build/host-tests/NAME from tests/host/NAME.sh, a
+#                       shell test run once (with tests/host/tap.sh beside it)
 # NAME_libs names project libraries (linked in the order given), NAME_ldlibs
 # system ones.
 
@@ -23,7 +25,7 @@ CC := gcc
 PKG_CFLAGS := $(shell pkg-config --cflags libdrm libnl-genl-3.0 2>/dev/null)
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -MMD -MP \
-	-Iuapi -Ilib/include $(PKG_CFLAGS)
+	-Iuapi -Ilib/include -I$(B)/gen $(PKG_CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # The kselftest harness comes from Debian's linux-source-6.12, never from this tree.
 HARNESS_CFLAGS := -isystem $(KSRC)/tools/testing/selftests -Wno-unused-parameter \
@@ -32,7 +34,33 @@ HARNESS_CFLAGS := -isystem $(KSRC)/tools/testing/selftests -Wno-unused-parameter
 libs :=
 progs :=
 host_tests :=
+host_scripts :=
 guest_tests :=
+gen_headers := $(B)/gen/wse_version.h
+
+# --- protobuf-c -------------------------------------------------------------
+# A schema (.proto) is compiled by protoc-c into $(B)/gen at build time, never
+# committed: $(eval $(call protobuf_c,PATH/NAME.proto)) in a module.mk makes
+# $(B)/gen/NAME.pb-c.c (list it among a library's sources), NAME.pb-c.h
+# (which every object waits for) and NAME.desc, the schema as a descriptor
+# set for readers in other languages. Programs that link the code add
+# $(PROTOBUF_C_LIBS).
+PROTOBUF_C_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+define protobuf_c
+gen_headers += $(B)/gen/$(basename $(notdir $(1))).pb-c.h
+$(B)/gen/$(basename $(notdir $(1))).pb-c.h: $(B)/gen/$(basename $(notdir $(1))).pb-c.c
+$(B)/gen/$(basename $(notdir $(1))).pb-c.c: $(1)
+	@test -r $$< || { echo "no $$<: run tools/install-deps" >&2; exit 1; }
+	@mkdir -p $$(dir $$@)
+	protoc-c -I$$(dir $$<) --c_out=$$(dir $$@) \
+		--descriptor_set_out=$$(@:.pb-c.c=.desc) $$<
+endef
+
+# $(call objs,SRCS,DIR): the objects of SRCS built in $(B)/DIR (obj, obj-san,
+# obj-pic); $(call libfiles,NAMES,DIR): the archives of libraries NAMES.
+objs = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
+libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)
+
 include $(sort $(wildcard */module.mk */*/module.mk))
 
 .PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train fuzz soak clean distclean help deps print-kdir
@@ -74,15 +102,27 @@ $(B)/wse.ko: $(DRIVER_SRCS) $(wildcard uapi/*/*.h uapi/*.h) Kbuild
 	cp $(KMOD)/wse.ko $@
 
 # --- userspace --------------------------------------------------------------
-$(B)/obj/%.o: %.c
+# Generated headers ($(B)/gen) exist before anything compiles.
+$(B)/obj/%.o: %.c | $(gen_headers)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
-$(B)/obj-san/%.o: %.c
+$(B)/obj-san/%.o: %.c | $(gen_headers)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
+# Position-independent objects, for shared libraries.
+$(B)/obj-pic/%.o: %.c | $(gen_headers)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -fPIC $(CFLAGS_$(firstword $(subst /, ,$<))) -c $< -o $@
 
-objs = $(patsubst %.c,$(B)/$(2)/%.o,$(1))
-libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)
+# WSE_VERSION (config.mk) for --version: rewritten only when it changes,
+# so only what prints it is rebuilt. The recipe runs whenever config.mk or
+# this Makefile (which holds the header's text) is newer.
+$(B)/gen/wse_version.h: config.mk Makefile
+	@mkdir -p $(dir $@)
+	@printf '/* Generated from config.mk. */\n#define WSE_VERSION "%s"\n%s\n' '$(WSE_VERSION)' \
+		'#define WSE_VERSION_LINE(prog) prog " (wse) " WSE_VERSION "\n"' >$@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+
 
 define lib_rule
 $(B)/lib/lib$(1).a: $(call objs,$($(1)_srcs),obj)
@@ -106,9 +146,17 @@ $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests,obj,lib,)))
 $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests-san,obj-san,lib-san,$(SAN_FLAGS))))
 $(foreach t,$(guest_tests),$(eval $(call link_rule,$(t),tests,obj,lib,)))
 
+# Shell tests: the script, and the TAP helpers it sources (not a test itself).
+$(B)/host-tests/%: tests/host/%.sh | $(B)/host-tests/tap.sh.inc
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+$(B)/host-tests/tap.sh.inc: tests/host/tap.sh
+	@mkdir -p $(dir $@)
+	cp $< $@
+
 userspace: $(addprefix $(B)/lib/lib,$(addsuffix .a,$(libs))) \
 	$(addprefix $(B)/bin/,$(progs)) \
-	$(addprefix $(B)/host-tests/,$(host_tests)) \
+	$(addprefix $(B)/host-tests/,$(host_tests) $(host_scripts)) \
 	$(addprefix $(B)/host-tests-san/,$(host_tests)) \
 	$(addprefix $(B)/tests/,$(guest_tests)) \
 	$(B)/tests/run-tests
@@ -117,7 +165,7 @@ $(B)/tests/run-tests: tests/run-tests
 	@mkdir -p $(dir $@)
 	cp $< $@
 
--include $(shell find $(B)/obj $(B)/obj-san -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj $(B)/obj-san $(B)/obj-pic -name '*.d' 2>/dev/null)
 
 # --- checks -----------------------------------------------------------------
 check:

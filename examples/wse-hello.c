@@ -4,6 +4,7 @@
  * by default), prints what it is, writes a buffer to device memory through
  * io_uring, reads it back and checks it.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,14 @@ int main(int argc, char **argv)
 	}
 	ret = wse_open(spec, &dev);
 	if (ret) {
-		fprintf(stderr, "wse-hello: cannot open device '%s': %s\n"
-			"  (is a device attached? see 'wsectl list')\n", spec, wse_strerror(ret));
+		char hint[512];
+
+		fprintf(stderr, "wse-hello: cannot open device '%s': %s\n", spec, wse_strerror(ret));
+		/* Permission: which group to join, or which rule is missing. */
+		if ((ret == -EACCES || ret == -EPERM) && !wse_access_hint(spec, hint, sizeof(hint)))
+			fprintf(stderr, "  (%s)\n", hint);
+		else
+			fprintf(stderr, "  (is a device attached? see 'wsectl list')\n");
 		return 1;
 	}
 	ret = wse_info(dev, &info);
@@ -74,6 +81,10 @@ int main(int argc, char **argv)
 		ret = wse_mem_read(ring, 0, in, HELLO_BYTES);
 	if (ret) {
 		fprintf(stderr, "wse-hello: transfer: %s\n", wse_strerror(ret));
+		/* Raw device memory is shared by every opener: root's alone. */
+		if (ret == -EPERM)
+			fprintf(stderr, "  (device memory is for CAP_SYS_ADMIN only; training "
+				"needs none of it: see Documentation/uapi.rst, Ownership)\n");
 	} else if (memcmp(out, in, HELLO_BYTES)) {
 		fprintf(stderr, "wse-hello: the data read back differs from what was written\n");
 		ret = 1;

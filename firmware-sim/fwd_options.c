@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
 #include "fwd_config.h"
@@ -287,7 +288,8 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 			usage(stdout);
 			return 1;
 		case OPT_VERSION:
-			printf("%s\n", FWD_VERSION);
+			/* The package's version, and the firmware's (HELLO). */
+			printf("%sfirmware %s\n", WSE_VERSION_LINE("wsefwd"), FWD_VERSION);
 			return 1;
 		case OPT_DROP:
 			if (parse_num("--fault-drop-after", optarg, INT64_MAX, &v))

@@ -14,8 +14,13 @@
 #include "fwd_timing_setup.h"
 
 #define DEFAULT_PARAMS	"firmware-sim/timing/wse2.params"
+/* Where `make install` puts it, from the installed binary's directory. */
+#define INSTALLED_PARAMS	"../share/wse/timing/wse2.params"
 
-/* The default file: beside the build tree the binary is in, else from the cwd. */
+/*
+ * The default file: beside the build tree the binary is in, else where an
+ * installed binary's share directory has it, else from the cwd.
+ */
 static void default_path(char *buf, size_t len)
 {
 	char exe[PATH_MAX];
@@ -25,6 +30,10 @@ static void default_path(char *buf, size_t len)
 		exe[n] = '\0';
 		/* build/bin/wsefwd or build/san-bin/wsefwd: the tree is two up. */
 		snprintf(buf, len, "%s/../../%s", dirname(exe), DEFAULT_PARAMS);
+		if (access(buf, R_OK) == 0)
+			return;
+		/* PREFIX/bin/wsefwd (dirname() left exe as its directory). */
+		snprintf(buf, len, "%s/%s", exe, INSTALLED_PARAMS);
 		if (access(buf, R_OK) == 0)
 			return;
 	}

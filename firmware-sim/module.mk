@@ -11,7 +11,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_params.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
-wsefwd_libs := wseengine wsep wafer wselink
+wsefwd_libs := wseengine wsep wafer wselink wsenum
 wsefwd_ldlibs := -lopenblas -lm -lpthread
 
 # The daemon tests run the real wsefwd; their sanitizer builds run a

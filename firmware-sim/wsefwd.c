@@ -12,9 +12,12 @@
 #include "fwd_log.h"
 #include "fwd_server.h"
 #include "fwd_timing_setup.h"
+#include "wse/numformat.h"
 
 int main(int argc, char **argv)
 {
+	char per_pe[WSE_NUMFORMAT_MAX], total[WSE_NUMFORMAT_MAX], clock[WSE_NUMFORMAT_MAX];
+	char payload[WSE_NUMFORMAT_MAX];
 	struct fwd_config cfg;
 	static struct fwd_device dev;
 	int ret, fd;
@@ -47,10 +50,12 @@ int main(int argc, char **argv)
 		fwd_exec_destroy(&dev.exec);
 		return 1;
 	}
-	fwd_info("device 0x%llx: wafer %ux%u PEs, %llu bytes SRAM per PE, %llu bytes total, %u kHz, %u queues, max payload %u",
+	fwd_info("device 0x%llx: wafer %ux%u PEs, %s SRAM per PE, %s in total, %s, %u queues, max payload %s",
 		 (unsigned long long)cfg.device_id, cfg.wafer_width, cfg.wafer_height,
-		 (unsigned long long)cfg.sram_per_pe, (unsigned long long)cfg.sram_total,
-		 cfg.clock_khz, cfg.num_queues, cfg.max_payload);
+		 wse_format_bytes(cfg.sram_per_pe, per_pe, sizeof(per_pe)),
+		 wse_format_bytes(cfg.sram_total, total, sizeof(total)),
+		 wse_format_hz((uint64_t)cfg.clock_khz * 1000, clock, sizeof(clock)),
+		 cfg.num_queues, wse_format_bytes(cfg.max_payload, payload, sizeof(payload)));
 	ret = fwd_server_run(&dev, fd);
 	close(fd);
 	if (cfg.listen.is_unix)

@@ -2,7 +2,8 @@
 # host (tests/host). The harness header comes from linux-source-6.12.
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
-guest_tests += ownership_test accel_test harden_test job_test link_test module_test stress_test train_test uring_test wsetrain_test
+guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
+	wsectl_test access_test harden_test ownership_test stress_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -32,6 +33,14 @@ train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 wsetrain_test_srcs := tests/guest/wsetrain_test.c
 wsetrain_test_libs := wse wselink
 wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
+# Device access as a user in the rule's group, and as one outside it.
+access_test_srcs := tests/guest/access_test.c
+access_test_libs := wse wselink
+access_test_ldlibs := $(WSE_LDLIBS)
+# Runs the wsectl program itself and reads its JSON with json-c.
+wsectl_test_srcs := tests/guest/wsectl_test.c
+wsectl_test_libs := wse wselink
+wsectl_test_ldlibs := $(WSE_LDLIBS) -ljson-c
 
 host_tests += uapi_layout_test
 uapi_layout_test_srcs := tests/host/uapi_layout_test.c
@@ -42,3 +51,6 @@ userspace: $(B)/host-tests/uapi_layout_test32
 $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_accel.h
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(filter-out -MMD -MP,$(BASE_CFLAGS)) $(HARNESS_CFLAGS) -o $@ $<
+
+# Shell tests (host_scripts): bash completion of wsectl and wsetrain.
+host_scripts += completion_test

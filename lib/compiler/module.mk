@@ -14,23 +14,14 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 # The graph IR, the ONNX importer and the bridge to the engine's graph
 # executor (Documentation/onnx-import.rst). The importer parses with
 # protobuf-c: onnx.proto comes from Debian's libonnx-dev and is compiled
-# into $(B)/gen at build time, never committed. Programs that import ONNX
-# link -lprotobuf-c; those that build engine graphs, wseengine and OpenBLAS.
+# into $(B)/gen at build time (the top Makefile's protobuf_c). Programs that
+# import ONNX link $(PROTOBUF_C_LIBS); those that build engine graphs,
+# wseengine and OpenBLAS.
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
-PROTOBUF_C_LIBS := $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+$(eval $(call protobuf_c,$(ONNX_PROTO)))
 wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
 	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c $(B)/gen/onnx.pb-c.c
-CFLAGS_lib += -I$(B)/gen
-CFLAGS_build += -I$(B)/gen
-$(B)/gen/onnx.pb-c.h: $(B)/gen/onnx.pb-c.c
-$(B)/gen/onnx.pb-c.c: $(ONNX_PROTO)
-	@test -r $< || { echo "no $<: run tools/install-deps (Debian's libonnx-dev)" >&2; exit 1; }
-	@mkdir -p $(dir $@)
-	protoc-c -I$(dir $<) --c_out=$(dir $@) $<
-$(patsubst %,$(B)/%/lib/compiler/compiler_onnx.o,obj obj-san) \
-$(patsubst %,$(B)/%/lib/compiler/compiler_onnx_fold.o,obj obj-san) \
-$(patsubst %,$(B)/%/lib/compiler/compiler_onnx_ops.o,obj obj-san): | $(B)/gen/onnx.pb-c.h
 
 host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c

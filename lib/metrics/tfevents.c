@@ -2,7 +2,7 @@
 /*
  * TensorBoard event file writer. The file is a sequence of TFRecords
  * (tfrecord.c: length, masked CRC32C, data, masked CRC32C), each holding
- * one serialized tensorflow.Event (event_pb.c):
+ * one tensorflow.Event (lib/metrics/tfevent.proto), packed by protobuf-c:
  *
  *   record 0   Event { wall_time, file_version: "brain.Event:2" }
  *   record 1.. Event { wall_time, step, summary { value { tag, simple_value } } }
@@ -23,6 +23,7 @@
 
 #include "wse/tfevents.h"
 #include "metrics.h"
+#include "tfevent.pb-c.h"
 
 #define FILE_VERSION	"brain.Event:2"
 #define NAME_TRIES	100	/* suffixes tried when the name is taken */
@@ -30,7 +31,8 @@
 struct wse_tfevents {
 	FILE *file;
 	char *path;
-	uint8_t *event;		/* EVENT_PB_MAX bytes: one serialized event */
+	uint8_t *event;		/* one packed event */
+	size_t event_cap;	/* bytes at event */
 	int error;		/* first failed write's negative errno, sticky */
 };
 
@@ -46,6 +48,23 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+/* Packs @ev and writes it as one record. 0 or a negative errno. */
+static int write_event(struct wse_tfevents *w, const Tensorflow__Event *ev)
+{
+	size_t len = tensorflow__event__get_packed_size(ev);
+
+	if (len > w->event_cap) {
+		uint8_t *p = realloc(w->event, len);
+
+		if (!p)
+			return -ENOMEM;
+		w->event = p;
+		w->event_cap = len;
+	}
+	tensorflow__event__pack(ev, w->event);
+	return tfrecord_write(w->file, w->event, len);
 }
 
 double wse_tfevents_now(void)
@@ -136,8 +155,8 @@ static int create_file(const char *dir, char **path, int *fd, char *err, size_t 
 
 int wse_tfevents_open(const char *dir, struct wse_tfevents **out, char *err, size_t errlen)
 {
+	Tensorflow__Event version = TENSORFLOW__EVENT__INIT;
 	struct wse_tfevents *w;
-	size_t len;
 	int fd, ret;
 
 	*out = NULL;
@@ -145,16 +164,12 @@ int wse_tfevents_open(const char *dir, struct wse_tfevents **out, char *err, siz
 	if (ret)
 		return ret;
 	w = calloc(1, sizeof(*w));
-	if (w)
-		w->event = malloc(EVENT_PB_MAX);
-	if (!w || !w->event) {
-		free(w);
+	if (!w) {
 		set_err(err, errlen, "%s: out of memory", dir);
 		return -ENOMEM;
 	}
 	ret = create_file(dir, &w->path, &fd, err, errlen);
 	if (ret) {
-		free(w->event);
 		free(w);
 		return ret;
 	}
@@ -164,8 +179,10 @@ int wse_tfevents_open(const char *dir, struct wse_tfevents **out, char *err, siz
 		close(fd);
 		goto fail;
 	}
-	len = event_pb_file_version(w->event, wse_tfevents_now(), FILE_VERSION);
-	ret = tfrecord_write(w->file, w->event, len);
+	version.wall_time = wse_tfevents_now();
+	version.what_case = TENSORFLOW__EVENT__WHAT_FILE_VERSION;
+	version.file_version = (char *)FILE_VERSION;
+	ret = write_event(w, &version);
 	if (!ret && fflush(w->file) != 0)
 		ret = -errno;
 	if (ret) {
@@ -225,17 +242,25 @@ static int tag_ok(const char *tag, size_t len)
 int wse_tfevents_scalar(struct wse_tfevents *w, const char *tag, int64_t step,
 			double wall_time, float value)
 {
-	size_t tag_len, len;
+	Tensorflow__Summary__Value v = TENSORFLOW__SUMMARY__VALUE__INIT;
+	Tensorflow__Summary__Value *values[1] = { &v };
+	Tensorflow__Summary summary = TENSORFLOW__SUMMARY__INIT;
+	Tensorflow__Event ev = TENSORFLOW__EVENT__INIT;
 
 	if (w->error)
 		return w->error;
-	if (!tag)
+	if (!tag || !tag_ok(tag, strnlen(tag, WSE_TFEVENTS_TAG_MAX + 1)))
 		return -EINVAL;
-	tag_len = strnlen(tag, WSE_TFEVENTS_TAG_MAX + 1);
-	if (!tag_ok(tag, tag_len))
-		return -EINVAL;
-	len = event_pb_scalar(w->event, wall_time, step, tag, tag_len, value);
-	w->error = tfrecord_write(w->file, w->event, len);
+	v.tag = (char *)tag;
+	v.value_case = TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE;
+	v.simple_value = value;
+	summary.n_value = 1;
+	summary.value = values;
+	ev.wall_time = wall_time;
+	ev.step = step;
+	ev.what_case = TENSORFLOW__EVENT__WHAT_SUMMARY;
+	ev.summary = &summary;
+	w->error = write_event(w, &ev);
 	return w->error;
 }
 

@@ -5,7 +5,7 @@
  *   offset  size  field
  *   0       8     length     of data, little-endian u64
  *   8       4     len_crc    masked CRC32C of the 8 length bytes, LE
- *   12      len   data       one serialized tensorflow.Event (event_pb.c)
+ *   12      len   data       one packed tensorflow.Event (tfevent.proto)
  *   12+len  4     data_crc   masked CRC32C of data, LE
  *
  * Records follow each other with nothing between them. The CRC is CRC32C

@@ -136,25 +136,36 @@ static int query_u64(struct wse_dev *dev, uint32_t param, uint64_t *v)
 	return wse_ioctl(dev, DRM_IOCTL_WSE_GET_INFO, &gi);
 }
 
-int wse_open(const char *spec, struct wse_dev **out)
+int wse_node_path(const char *spec, char *path, size_t len, int *index)
 {
-	char path[64];
-	struct wse_dev *dev;
-	int minor_nr = -1, index = -1, ret;
+	int minor_nr = -1, ret;
 
-	*out = NULL;
+	*index = -1;
 	if (!spec || !*spec)
 		return -EINVAL;
 	if (spec[0] == '/') {
-		if (strlen(spec) >= sizeof(path))
+		if (strlen(spec) >= len)
 			return -ENAMETOOLONG;
-		snprintf(path, sizeof(path), "%s", spec);
-	} else {
-		ret = resolve(spec, &minor_nr, &index);
-		if (ret)
-			return ret;
-		snprintf(path, sizeof(path), "/dev/accel/accel%d", minor_nr);
+		snprintf(path, len, "%s", spec);
+		return 0;
 	}
+	ret = resolve(spec, &minor_nr, index);
+	if (ret)
+		return ret;
+	snprintf(path, len, "/dev/accel/accel%d", minor_nr);
+	return 0;
+}
+
+int wse_open(const char *spec, struct wse_dev **out)
+{
+	char path[WSE_NODE_PATH_MAX];
+	struct wse_dev *dev;
+	int minor_nr, index, ret;
+
+	*out = NULL;
+	ret = wse_node_path(spec, path, sizeof(path), &index);
+	if (ret)
+		return ret;
 
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)

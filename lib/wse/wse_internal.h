@@ -14,6 +14,14 @@ struct wse_dev {
 	uint64_t max_job_bytes;		/* cached from GET_INFO at open */
 };
 
+/*
+ * The accel node @spec names (device.c): the path itself, or the node of
+ * a control-plane index or of "any", with its index in *@index (-1 for a
+ * path). 0 or a negative errno, as wse_open().
+ */
+#define WSE_NODE_PATH_MAX	64
+int wse_node_path(const char *spec, char *path, size_t len, int *index);
+
 /* ioctl() as 0 or -errno, restarted on EINTR. */
 int wse_ioctl(struct wse_dev *dev, unsigned long req, void *arg);
 

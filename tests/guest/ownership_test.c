@@ -17,8 +17,7 @@
 #include "wse_guest.h"
 
 #define IMAGE "/tmp/owner-fc-mnist.wsep"
-/* The group the rule names, and the users of this test. */
-#define ACCEL_GID	990
+/* The users of this test: two in the rule's group, one outside it. */
 #define OWNER_UID	1000
 #define OTHER_UID	1001
 #define OUTSIDER_UID	1002
@@ -33,16 +32,20 @@ FIXTURE(owner) {
 	size_t len;
 	bool attached;
 	char node[64];
+	gid_t gid;
 };
 
 FIXTURE_SETUP(owner)
 {
+	const struct group *gr = getgrnam(WSE_ACCESS_GROUP);
 	char err[256];
 
 	self->attached = false;
 	self->image = NULL;
 	self->wsep = NULL;
 	self->fw.pid = 0;
+	ASSERT_NE(NULL, gr) TH_LOG("no group '%s' in the guest's /etc/group", WSE_ACCESS_GROUP);
+	self->gid = gr->gr_gid;
 	ASSERT_EQ(0, system("wsecc models/fc-mnist --wafer 64x64 --compile-only -q -o " IMAGE));
 	ASSERT_EQ(0, chmod(IMAGE, 0644));
 	self->image = guest_read_file(IMAGE, &self->len);
@@ -53,9 +56,9 @@ FIXTURE_SETUP(owner)
 	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
 	ASSERT_EQ(0, guest_attach(self->ctl, self->fw.addr, 0, &self->st));
 	self->attached = true;
-	/* What the udev rule does on an installed system. */
+	/* What the udev rule does (mdev in the guest, which may not be done yet). */
 	snprintf(self->node, sizeof(self->node), "/dev/accel/accel%d", self->st.accel_minor);
-	ASSERT_EQ(0, chown(self->node, 0, ACCEL_GID));
+	ASSERT_EQ(0, chown(self->node, 0, self->gid));
 	ASSERT_EQ(0, chmod(self->node, 0660));
 }
 
@@ -70,10 +73,10 @@ FIXTURE_TEARDOWN(owner)
 	unlink(IMAGE);
 }
 
-/* Becomes user @uid, in the accel group if @member; 0 or -1. */
-static int become(uid_t uid, bool member)
+/* Becomes user @uid, in group @gid if @member; 0 or -1. */
+static int become(uid_t uid, gid_t gid, bool member)
 {
-	gid_t groups[1] = { ACCEL_GID };
+	gid_t groups[1] = { gid };
 
 	if (setgroups(member ? 1 : 0, groups) || setgid(uid) || setuid(uid))
 		return -1;
@@ -196,7 +199,7 @@ TEST_F_TIMEOUT(owner, group_member_trains_and_others_cannot_touch_it, 180)
 		uint32_t q;
 		int ret;
 
-		if (become(OWNER_UID, true))
+		if (become(OWNER_UID, self->gid, true))
 			_exit(10);
 		if (wse_open(spec, &dev))
 			_exit(11);
@@ -219,7 +222,7 @@ TEST_F_TIMEOUT(owner, group_member_trains_and_others_cannot_touch_it, 180)
 	other = fork();
 	ASSERT_LE(0, other);
 	if (other == 0)
-		_exit(become(OTHER_UID, true) ? 10 : intrude(self->node, self->len));
+		_exit(become(OTHER_UID, self->gid, true) ? 10 : intrude(self->node, self->len));
 	ASSERT_EQ(other, waitpid(other, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the other user: step %d", WEXITSTATUS(status));
@@ -227,7 +230,7 @@ TEST_F_TIMEOUT(owner, group_member_trains_and_others_cannot_touch_it, 180)
 	outsider = fork();
 	ASSERT_LE(0, outsider);
 	if (outsider == 0)
-		_exit(become(OUTSIDER_UID, false) ? 10 :
+		_exit(become(OUTSIDER_UID, self->gid, false) ? 10 :
 		      open(self->node, O_RDWR) < 0 && errno == EACCES ? 0 : 11);
 	ASSERT_EQ(outsider, waitpid(outsider, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("a user outside the group opened the node");

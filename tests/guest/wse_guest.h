@@ -138,6 +138,55 @@ static inline int guest_peer_wait(struct guest_peer *p, int timeout_ms)
 	return guest_peer_stop(p, SIGKILL) | 0x10000;
 }
 
+/*
+ * Runs a shell command; returns its exit status (128 if it died of a
+ * signal, -1 if it could not start) and its stdout and stderr, together,
+ * in @out.
+ */
+static inline int guest_run(char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static inline int guest_run(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[2048];
+	size_t have = 0, n;
+	va_list ap;
+	FILE *p;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (have + 1 < len && (n = fread(out + have, 1, len - have - 1, p)) > 0)
+		have += n;
+	out[have] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/*
+ * The addresses of the simulators wsevm started on the host (/wse/fw-addrs,
+ * one a line; they run at native speed), at most @max. Returns the count.
+ */
+static inline int guest_host_firmware(char addrs[][160], int max)
+{
+	FILE *f = fopen("/wse/fw-addrs", "r");
+	int n = 0;
+
+	while (f && n < max && fgets(addrs[n], 160, f)) {
+		addrs[n][strcspn(addrs[n], "\n")] = 0;
+		if (addrs[n][0])
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Connects to @addr and attaches it; returns 0 or a negative errno. */
 static inline int guest_attach(struct wse_ctl *ctl, const char *addr, uint32_t keepalive_ms,
 			       struct wse_dev_status *dev)

@@ -22,48 +22,6 @@
 #define FMNIST		"/usr/share/datasets/fashion-mnist"
 #define OUT_MAX		(64 << 10)
 
-/* Runs a shell command; its exit status, and its stdout+stderr in @out. */
-static int run(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int run(char *out, size_t len, const char *fmt, ...)
-{
-	char cmd[2048];
-	size_t have = 0, n;
-	va_list ap;
-	FILE *p;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	p = popen(cmd, "r");
-	if (!p)
-		return -1;
-	while (have + 1 < len && (n = fread(out + have, 1, len - have - 1, p)) > 0)
-		have += n;
-	out[have] = 0;
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-/* The host firmware addresses wsevm left for the guest. */
-static int host_firmware(char addrs[][160], int max)
-{
-	FILE *f = fopen("/wse/fw-addrs", "r");
-	int n = 0;
-
-	while (f && n < max && fgets(addrs[n], 160, f)) {
-		addrs[n][strcspn(addrs[n], "\n")] = 0;
-		if (addrs[n][0])
-			n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
 FIXTURE(wsetrain) {
 	struct wse_ctl *ctl;
 	struct wse_dev_status dev[4];
@@ -96,7 +54,7 @@ FIXTURE_TEARDOWN(wsetrain)
 static int attach_host(struct __test_metadata *_metadata, FIXTURE_DATA(wsetrain) *self, int n)
 {
 	char addrs[4][160];
-	int have = host_firmware(addrs, 4), at = 0;
+	int have = guest_host_firmware(addrs, 4), at = 0;
 
 	if (have < n)
 		return -1;
@@ -155,7 +113,7 @@ TEST_F_TIMEOUT(wsetrain, short_run_learns, 600)
 	if (attach_host(_metadata, self, 1))
 		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
 	unlink("/tmp/short.csv");
-	st = run(self->out, OUT_MAX,
+	st = guest_run(self->out, OUT_MAX,
 		 "wsetrain models/fc-mnist --mode pipelined %s --train-limit 12800 --epochs 3 --steps 250 --test-limit 2000 --report 25 --csv /tmp/short.csv --tensorboard /tmp/short-tb",
 		 self->devices);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -188,7 +146,7 @@ TEST_F_TIMEOUT(wsetrain, systems_1_2_4_agree, 900)
 				devs[k] = 0;
 		snprintf(csv, sizeof(csv), "/tmp/sys%d.csv", systems[i]);
 		unlink(csv);
-		st = run(self->out, OUT_MAX,
+		st = guest_run(self->out, OUT_MAX,
 			 "wsetrain models/fc-mnist --mode weight_streaming --systems %d %s --train-limit 2560 --steps 12 --report 3 --no-eval --csv %s",
 			 systems[i], devs, csv);
 		ASSERT_EQ(0, st) TH_LOG("%d systems: %s", systems[i], self->out);
@@ -227,7 +185,7 @@ static int checkpoint_crc(char *out, size_t len, const char *path, char crc[][16
 {
 	char *p;
 
-	if (run(out, len, "wsetrain --inspect %s", path))
+	if (guest_run(out, len, "wsetrain --inspect %s", path))
 		return -1;
 	p = strstr(out, "crc32c ");
 	if (!p || sscanf(p, "crc32c %15s", crc[0]) != 1)
@@ -243,7 +201,7 @@ static int checkpoint_step(char *out, size_t len, const char *path)
 	char *p;
 	int step;
 
-	if (run(out, len, "wsetrain --inspect %s", path))
+	if (guest_run(out, len, "wsetrain --inspect %s", path))
 		return -1;
 	p = strstr(out, "steps done");
 	return p && sscanf(p, "steps done %d", &step) == 1 ? step : -1;
@@ -272,7 +230,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
 		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
 		unlink("/tmp/full.ckpt");
-		st = run(self->out, OUT_MAX, "wsetrain %s --mode %s --devices %u --checkpoint /tmp/full.ckpt",
+		st = guest_run(self->out, OUT_MAX, "wsetrain %s --mode %s --devices %u --checkpoint /tmp/full.ckpt",
 			 common, modes[i], d.index);
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full.ckpt", crc_full));
@@ -301,7 +259,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		guest_peer_stop(&fw, SIGKILL);
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
 		ASSERT_LE(5, step);
-		run(self->out, OUT_MAX, "cat /tmp/part.out");
+		guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "device")) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part.ckpt")) TH_LOG("%s", self->out);
@@ -313,7 +271,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		/* Resumed on a new firmware. */
 		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
 		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
-		st = run(self->out, OUT_MAX,
+		st = guest_run(self->out, OUT_MAX,
 			 "wsetrain %s --mode %s --devices %u --resume /tmp/part.ckpt --checkpoint /tmp/part.ckpt",
 			 common, modes[i], d.index);
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
@@ -350,13 +308,13 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 
 	/* A good checkpoint first. */
 	unlink("/tmp/keep.ckpt");
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --train-limit 640 --no-eval -q --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --train-limit 640 --no-eval -q --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", before));
 
 	/* No dataset there. */
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/no-such-dir --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/no-such-dir --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "/tmp/no-such-dir")) TH_LOG("%s", self->out);
@@ -365,20 +323,20 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	mkdir("/tmp/junkdata", 0755);
 	ASSERT_EQ(0, write_file("/tmp/junkdata/train-images-idx3-ubyte", junk, sizeof(junk)));
 	ASSERT_EQ(0, write_file("/tmp/junkdata/train-labels-idx1-ubyte", junk, sizeof(junk)));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/junkdata --no-eval --checkpoint /tmp/keep.ckpt",
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/junkdata --no-eval --checkpoint /tmp/keep.ckpt",
 		 self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "train-images-idx3-ubyte")) TH_LOG("%s", self->out);
 
 	/* Images of the wrong size for the model. */
 	ASSERT_EQ(0, write_file("/tmp/wide.model", wide_model, sizeof(wide_model) - 1));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/wide.model %s --no-eval", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/wide.model %s --no-eval", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "28x28")) TH_LOG("%s", self->out);
 
 	/* A corrupt checkpoint to resume from. */
 	ASSERT_EQ(0, write_file("/tmp/junk.ckpt", junk, sizeof(junk)));
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/junk.ckpt", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/junk.ckpt", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "/tmp/junk.ckpt")) TH_LOG("%s", self->out);
 
@@ -403,30 +361,49 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 		ASSERT_EQ(0, write_file("/tmp/nostate.ckpt", ck, 160 + floats * 4));
 		free(ck);
 	}
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "optimizer")) TH_LOG("%s", self->out);
 
 	/* No such device; then no device with a link at all. */
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model --devices 97 --no-eval");
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --devices 97 --no-eval");
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "device 97")) TH_LOG("%s", self->out);
 	wse_ctl_detach(self->ctl, d.index);
 	self->attached = 0;
 	guest_peer_stop(&fw, SIGKILL);
-	st = run(self->out, OUT_MAX, "wsetrain /tmp/small.model --systems 4 --no-eval");
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --systems 4 --no-eval");
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "wsectl attach")) TH_LOG("%s", self->out);
 
 	/* Usage errors. */
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain"));
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --epochs 0"));
-	EXPECT_EQ(2, run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 2 --mode pipelined"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --epochs 0"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 2 --mode pipelined"));
 
 	/* Through all of it the checkpoint stayed as it was. */
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
 	EXPECT_STREQ(before[0], after[0]);
 	EXPECT_STREQ(before[1], after[1]);
+}
+
+/* A wafer too small for the model: the refusal gives its size in units. */
+TEST_F(wsetrain, compiler_refusal_names_the_wafer_in_units)
+{
+	struct guest_peer fw;
+	struct wse_dev_status d;
+	int st;
+
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "4x4", "--clock-mhz", "850",
+				      "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u --no-eval",
+		       d.index);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "(4x4 PEs, 48 KiB SRAM per PE, 850 MHz; exit 1)"))
+		TH_LOG("%s", self->out);
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&fw, SIGKILL);
 }
 
 TEST_HARNESS_MAIN

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "wse/numformat.h"
 #include "wse/numparse.h"
 
 struct u64_case {
@@ -158,6 +159,36 @@ TEST(option_messages)
 	EXPECT_NE(NULL, strstr(text, "tool: --size '2G': outside 1..1073741824\n")) TH_LOG("%s", text);
 	EXPECT_NE(NULL, strstr(text, "tool: --rate 'fast': not a decimal number; give a number 0..1\n"))
 		TH_LOG("%s", text);
+}
+
+/* Sizes and clocks printed with units (wse/numformat.h). */
+TEST(units_for_people)
+{
+	static const struct {
+		uint64_t v;
+		const char *bytes, *hz;
+	} cases[] = {
+		{ 0, "0 B", "0 Hz" },
+		{ 512, "512 B", "512 Hz" },
+		{ 1000, "1000 B", "1 kHz" },
+		{ 1023, "1023 B", "1.02 kHz" },
+		{ 1024, "1 KiB", "1.02 kHz" },
+		{ 1536, "1.5 KiB", "1.54 kHz" },
+		{ 48 * 1024, "48 KiB", "49.2 kHz" },
+		{ 850000000, "811 MiB", "850 MHz" },
+		{ 1100000000, "1.02 GiB", "1.1 GHz" },
+		{ 36615000000ULL, "34.1 GiB", "36.6 GHz" },
+		{ 3ULL << 40, "3 TiB", "3.3 THz" },
+		{ UINT64_MAX, "16 EiB", "18446744 THz" },
+	};
+	char buf[WSE_NUMFORMAT_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		EXPECT_STREQ(cases[i].bytes, wse_format_bytes(cases[i].v, buf, sizeof(buf)));
+		EXPECT_STREQ(cases[i].hz, wse_format_hz(cases[i].v, buf, sizeof(buf)));
+	}
+	/* A short buffer is cut, never overrun. */
+	EXPECT_STREQ("48 ", wse_format_bytes(48 * 1024, buf, 4));
 }
 
 TEST_HARNESS_MAIN

@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Reads a TensorBoard event file independently of libwsemetrics.
 
-Usage: tfevents_check.py EVENTFILE
+Usage: tfevents_check.py [--schema SCHEMA.desc] EVENTFILE
 
 Checks the TFRecord framing and both masked CRC32Cs of every record,
 parses each record as a tensorflow.Event with Debian's python3-protobuf
-(the descriptors are built here at run time, no protoc), checks that
-protobuf reserializes it to the very same bytes, and prints, one per line:
+(the schema is lib/metrics/tfevent.proto, as the descriptor set protoc-c
+made of it at build time: build/gen/tfevent.desc of the tree this script
+is in, unless --schema names another), checks that protobuf reserializes
+it to the very same bytes, and prints, one per line:
 
     file_version<TAB>VERSION<TAB>WALL_TIME
     scalar<TAB>TAG<TAB>STEP<TAB>VALUE<TAB>WALL_TIME
@@ -15,6 +17,7 @@ protobuf reserializes it to the very same bytes, and prints, one per line:
 VALUE and WALL_TIME are repr() of Python floats, which read back exactly.
 Exits 1 on any error, 77 when google.protobuf is missing (tests skip).
 """
+import os
 import struct
 import sys
 
@@ -24,8 +27,6 @@ except ImportError as exc:
     print(f"tfevents_check: google.protobuf is missing ({exc}); "
           "install python3-protobuf", file=sys.stderr)
     sys.exit(77)
-
-F = descriptor_pb2.FieldDescriptorProto
 
 
 def crc32c(data):
@@ -43,39 +44,14 @@ def masked_crc(data):
     return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
 
 
-def add_field(msg, name, number, ftype, label=F.LABEL_OPTIONAL, type_name=None,
-              oneof=None):
-    field = msg.field.add(name=name, number=number, type=ftype, label=label)
-    if type_name:
-        field.type_name = type_name
-    if oneof is not None:
-        field.oneof_index = oneof
-
-
-def event_class():
-    """tensorflow.Event and Summary, the fields a scalar event uses, with the
-    numbers and oneofs of event.proto and summary.proto."""
-    proto = descriptor_pb2.FileDescriptorProto(
-        name="wse_tfevents_check.proto", package="tensorflow", syntax="proto3")
-
-    summary = proto.message_type.add(name="Summary")
-    value = summary.nested_type.add(name="Value")
-    value.oneof_decl.add(name="value")
-    add_field(value, "tag", 1, F.TYPE_STRING)
-    add_field(value, "simple_value", 2, F.TYPE_FLOAT, oneof=0)
-    add_field(summary, "value", 1, F.TYPE_MESSAGE, F.LABEL_REPEATED,
-              ".tensorflow.Summary.Value")
-
-    event = proto.message_type.add(name="Event")
-    event.oneof_decl.add(name="what")
-    add_field(event, "wall_time", 1, F.TYPE_DOUBLE)
-    add_field(event, "step", 2, F.TYPE_INT64)
-    add_field(event, "file_version", 3, F.TYPE_STRING, oneof=0)
-    add_field(event, "summary", 5, F.TYPE_MESSAGE,
-              type_name=".tensorflow.Summary", oneof=0)
-
+def event_class(desc_path):
+    """tensorflow.Event from the schema's descriptor set."""
+    files = descriptor_pb2.FileDescriptorSet()
+    with open(desc_path, "rb") as f:
+        files.ParseFromString(f.read())
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
+    for proto in files.file:
+        pool.Add(proto)
     desc = pool.FindMessageTypeByName("tensorflow.Event")
     if hasattr(message_factory, "GetMessageClass"):
         return message_factory.GetMessageClass(desc)
@@ -104,12 +80,22 @@ def records(data):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: tfevents_check.py EVENTFILE", file=sys.stderr)
+    args = sys.argv[1:]
+    schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                          "build", "gen", "tfevent.desc")
+    if len(args) == 3 and args[0] == "--schema":
+        schema, args = args[1], args[2:]
+    if len(args) != 1:
+        print("usage: tfevents_check.py [--schema SCHEMA.desc] EVENTFILE", file=sys.stderr)
         return 2
-    event_type = event_class()
+    path = args[0]
+    try:
+        event_type = event_class(schema)
+    except OSError as exc:
+        print(f"tfevents_check: the schema's descriptor set: {exc} (run make)", file=sys.stderr)
+        return 1
     sys.stdout.reconfigure(encoding="utf-8")  # tags are UTF-8 whatever the locale
-    with open(sys.argv[1], "rb") as f:
+    with open(path, "rb") as f:
         data = f.read()
     try:
         for index, (at, payload) in enumerate(records(data)):
@@ -131,7 +117,7 @@ def main():
             else:
                 raise ValueError(f"offset {at}: an event with neither file_version nor summary")
     except Exception as exc:  # parse errors come as several types
-        print(f"tfevents_check: {sys.argv[1]}: {exc}", file=sys.stderr)
+        print(f"tfevents_check: {path}: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libwsemetrics: event files written, then read back by a parser here
- * (framing, both CRCs, the Event protobuf) that shares no code with the
- * library, and by tests/host/tfevents_check.py through Debian's protobuf.
+ * libwsemetrics: event files written, then read back here (the framing
+ * and both CRCs by code of the test's own, the Event by protobuf-c's
+ * unpacker), and by tests/host/tfevents_check.py through Debian's
+ * python3-protobuf, which shares no code with the library.
  * Also: every flipped byte is caught, names and directories, tag checks,
  * and a write error that sticks.
  */
@@ -21,6 +22,7 @@
 #include "wse/crc32c.h"
 #include "wse/tfevents.h"
 #include "../../lib/metrics/metrics.h"
+#include "tfevent.pb-c.h"
 
 #define PYTHON		"/usr/bin/python3"
 #define CHECK_SCRIPT	"tests/host/tfevents_check.py"
@@ -64,151 +66,46 @@ struct event {
 	uint32_t value_bits;
 };
 
-struct reader {
-	const uint8_t *p, *end;
-	const char *why;
-};
-
-static int fail(struct reader *r, const char *why)
+/*
+ * One record's data as a tensorflow.Event, by protobuf-c's unpacker of
+ * the schema (build/gen/tfevent.pb-c.c): either the file_version or one
+ * summary with one simple_value. Returns 0 or -1 with the reason.
+ */
+static int parse_event(const uint8_t *data, size_t len, struct event *ev, const char **why)
 {
-	r->why = why;
-	return -1;
-}
-
-static int read_varint(struct reader *r, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 70; shift += 7) {
-		if (r->p == r->end)
-			return fail(r, "truncated varint");
-		*v |= (uint64_t)(*r->p & 0x7f) << shift;
-		if (!(*r->p++ & 0x80))
-			return 0;
-	}
-	return fail(r, "varint over 10 bytes");
-}
-
-/* A length-delimited field's bytes: a sub-reader over them. */
-static int read_len(struct reader *r, struct reader *sub)
-{
-	uint64_t len;
-
-	if (read_varint(r, &len))
-		return -1;
-	if (len > (uint64_t)(r->end - r->p))
-		return fail(r, "length past the end");
-	sub->p = r->p;
-	sub->end = r->p + len;
-	sub->why = NULL;
-	r->p += len;
-	return 0;
-}
-
-static int read_fixed(struct reader *r, int bytes, uint64_t *v)
-{
-	if (r->end - r->p < bytes)
-		return fail(r, "truncated fixed field");
-	*v = get_le(r->p, bytes);
-	r->p += bytes;
-	return 0;
-}
-
-static int copy_text(struct reader *r, struct reader *s, char *text)
-{
-	size_t len = (size_t)(s->end - s->p);
-
-	if (len > WSE_TFEVENTS_TAG_MAX)
-		return fail(r, "string too long");
-	memcpy(text, s->p, len);
-	text[len] = 0;
-	return 0;
-}
-
-/* Summary.Value { 1: tag, 2: simple_value }; exactly one expected. */
-static int parse_value(struct reader *r, struct event *ev)
-{
-	int have_tag = 0, have_value = 0;
-	uint64_t key, v;
-	struct reader s;
-
-	while (r->p < r->end) {
-		if (read_varint(r, &key))
-			return -1;
-		if (key == 0x0a) {
-			if (read_len(r, &s) || copy_text(r, &s, ev->text))
-				return -1;
-			have_tag = 1;
-		} else if (key == 0x15) {
-			if (read_fixed(r, 4, &v))
-				return -1;
-			ev->value_bits = (uint32_t)v;
-			have_value = 1;
-		} else {
-			return fail(r, "unexpected field in Summary.Value");
-		}
-	}
-	return have_tag && have_value ? 0 : fail(r, "Summary.Value without tag or value");
-}
-
-static int parse_summary(struct reader *r, struct event *ev)
-{
-	int values = 0;
-	uint64_t key;
-	struct reader s;
-
-	while (r->p < r->end) {
-		if (read_varint(r, &key))
-			return -1;
-		if (key != 0x0a)
-			return fail(r, "unexpected field in Summary");
-		if (read_len(r, &s))
-			return -1;
-		if (parse_value(&s, ev))
-			return fail(r, s.why);
-		values++;
-	}
-	return values == 1 ? 0 : fail(r, "not one value in Summary");
-}
-
-static int parse_event(struct reader *r, struct event *ev)
-{
-	int have_what = 0;
-	uint64_t key, v;
-	struct reader s;
+	Tensorflow__Event *e = tensorflow__event__unpack(NULL, len, data);
+	const char *text = NULL;
+	int ret = -1;
 
 	memset(ev, 0, sizeof(*ev));
-	while (r->p < r->end) {
-		if (read_varint(r, &key))
-			return -1;
-		switch (key) {
-		case 0x09:	/* wall_time */
-			if (read_fixed(r, 8, &v))
-				return -1;
-			memcpy(&ev->wall_time, &v, sizeof(v));
-			break;
-		case 0x10:	/* step */
-			if (read_varint(r, &v))
-				return -1;
-			ev->step = (int64_t)v;
-			break;
-		case 0x1a:	/* file_version */
-			if (read_len(r, &s) || copy_text(r, &s, ev->text))
-				return -1;
-			ev->is_version = 1;
-			have_what++;
-			break;
-		case 0x2a:	/* summary */
-			if (read_len(r, &s))
-				return -1;
-			if (parse_summary(&s, ev))
-				return fail(r, s.why);
-			have_what++;
-			break;
-		default:
-			return fail(r, "unexpected field in Event");
-		}
+	if (!e) {
+		*why = "not a tensorflow.Event";
+		return -1;
 	}
-	return have_what == 1 ? 0 : fail(r, "Event without exactly one of file_version, summary");
+	ev->wall_time = e->wall_time;
+	ev->step = e->step;
+	if (e->what_case == TENSORFLOW__EVENT__WHAT_FILE_VERSION) {
+		ev->is_version = 1;
+		text = e->file_version;
+	} else if (e->what_case != TENSORFLOW__EVENT__WHAT_SUMMARY) {
+		*why = "Event without file_version or summary";
+	} else if (e->summary->n_value != 1) {
+		*why = "not one value in Summary";
+	} else if (e->summary->value[0]->value_case !=
+		   TENSORFLOW__SUMMARY__VALUE__VALUE_SIMPLE_VALUE) {
+		*why = "Summary.Value without simple_value";
+	} else {
+		text = e->summary->value[0]->tag;
+		memcpy(&ev->value_bits, &e->summary->value[0]->simple_value, 4);
+	}
+	if (text && strlen(text) > WSE_TFEVENTS_TAG_MAX) {
+		*why = "string too long";
+	} else if (text) {
+		strcpy(ev->text, text);
+		ret = 0;
+	}
+	tensorflow__event__free_unpacked(e, NULL);
+	return ret;
 }
 
 /*
@@ -222,7 +119,6 @@ static int parse_file(const uint8_t *buf, size_t len, struct event *evs, int max
 	int n = 0;
 
 	while (at < len) {
-		struct reader r;
 		uint64_t data_len;
 
 		if (len - at < 12) {
@@ -246,12 +142,8 @@ static int parse_file(const uint8_t *buf, size_t len, struct event *evs, int max
 			*why = "too many records";
 			return -1;
 		}
-		r.p = buf + at + 12;
-		r.end = r.p + data_len;
-		if (parse_event(&r, &evs[n])) {
-			*why = r.why;
+		if (parse_event(buf + at + 12, data_len, &evs[n], why))
 			return -1;
-		}
 		if ((n == 0) != evs[n].is_version) {
 			*why = "file_version is not (only) the first event";
 			return -1;
@@ -408,39 +300,54 @@ TEST_F(events, scalars_read_back)
 	self->w = NULL;
 }
 
-/* tests/host/tfevents_check.py: from the environment, the cwd or beside the build. */
-static int find_check_script(char *path, size_t len)
+/* @exe's directory @up levels above it (build/host-tests/X: 1 is build/). */
+static int exe_dir(char *dir, size_t len, int up)
 {
-	const char *env = getenv("WSE_TFEVENTS_CHECK");
-	char exe[2048];
-	ssize_t n;
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
 
-	if (env) {
-		snprintf(path, len, "%s", env);
-		return access(path, R_OK);
-	}
-	snprintf(path, len, "%s", CHECK_SCRIPT);
-	if (access(path, R_OK) == 0)
-		return 0;
-	/* build/host-tests[-san]/tfevents_test: three levels below the top. */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return -1;
-	exe[n] = 0;
-	for (int up = 0; up < 3; up++) {
-		char *slash = strrchr(exe, '/');
+	dir[n] = 0;
+	for (int i = 0; i <= up; i++) {
+		char *slash = strrchr(dir, '/');
 
 		if (!slash)
 			return -1;
 		*slash = 0;
 	}
-	if ((size_t)snprintf(path, len, "%s/%s", exe, CHECK_SCRIPT) >= len)
-		return -1;
-	return access(path, R_OK);
+	return 0;
 }
 
-/* Runs PYTHON SCRIPT FILE; its stdout into @out. Exit status, or -1. */
-static int run_checker(const char *script, const char *file, char *out, size_t len)
+/*
+ * tests/host/tfevents_check.py (from the environment, the cwd or the top
+ * of the tree) and the schema's descriptor set, build/gen/tfevent.desc,
+ * beside the test binary's build directory.
+ */
+static int find_checker(char *script, char *desc, size_t len)
+{
+	const char *env = getenv("WSE_TFEVENTS_CHECK");
+	char dir[2048];
+
+	if (exe_dir(dir, sizeof(dir), 1) ||
+	    (size_t)snprintf(desc, len, "%s/gen/tfevent.desc", dir) >= len ||
+	    access(desc, R_OK))
+		return -1;
+	if (env) {
+		snprintf(script, len, "%s", env);
+		return access(script, R_OK);
+	}
+	snprintf(script, len, "%s", CHECK_SCRIPT);
+	if (access(script, R_OK) == 0)
+		return 0;
+	if (exe_dir(dir, sizeof(dir), 2) ||
+	    (size_t)snprintf(script, len, "%s/%s", dir, CHECK_SCRIPT) >= len)
+		return -1;
+	return access(script, R_OK);
+}
+
+/* Runs PYTHON SCRIPT --schema DESC FILE; its stdout into @out. Exit status, or -1. */
+static int run_checker(const char *script, const char *desc, const char *file, char *out,
+		       size_t len)
 {
 	int pipefd[2], status;
 	size_t n = 0;
@@ -456,7 +363,7 @@ static int run_checker(const char *script, const char *file, char *out, size_t l
 		dup2(pipefd[1], 1);
 		close(pipefd[0]);
 		close(pipefd[1]);
-		execl(PYTHON, PYTHON, script, file, (char *)NULL);
+		execl(PYTHON, PYTHON, script, "--schema", desc, file, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
@@ -471,22 +378,22 @@ static int run_checker(const char *script, const char *file, char *out, size_t l
 
 TEST_F(events, python_protobuf_reader_agrees)
 {
-	char script[4096], version[64], tag[WSE_TFEVENTS_TAG_MAX + 1];
+	char script[4096], desc[4096], version[64], tag[WSE_TFEVENTS_TAG_MAX + 1];
 	static char out[65536];
 	char *line, *save = NULL;
 	int status, i = 0;
 
 	if (access(PYTHON, X_OK) != 0)
 		SKIP(return, "%s is missing: install python3 and python3-protobuf", PYTHON);
-	ASSERT_EQ(0, find_check_script(script, sizeof(script)))
-		TH_LOG("%s not found: run from the top of the tree or set WSE_TFEVENTS_CHECK",
+	ASSERT_EQ(0, find_checker(script, desc, sizeof(script)))
+		TH_LOG("%s or build/gen/tfevent.desc not found: run from the top of the tree or set WSE_TFEVENTS_CHECK",
 		       CHECK_SCRIPT);
 	write_samples(_metadata, self);
 
-	status = run_checker(script, wse_tfevents_path(self->w), out, sizeof(out));
+	status = run_checker(script, desc, wse_tfevents_path(self->w), out, sizeof(out));
 	if (status == 77)
 		SKIP(return, "google.protobuf is missing from %s: install python3-protobuf", PYTHON);
-	ASSERT_EQ(0, status) TH_LOG("%s %s failed; it printed:\n%s", PYTHON, script, out);
+	ASSERT_EQ(0, status) TH_LOG("%s %s %s failed; it printed:\n%s", PYTHON, script, desc, out);
 
 	line = strtok_r(out, "\n", &save);
 	ASSERT_NE(NULL, line);

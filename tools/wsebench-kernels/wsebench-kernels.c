@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 
+#include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
 
@@ -50,6 +51,7 @@ static void usage(FILE *f)
 		"  -s, --steps N           training steps per repetition (default 10)\n"
 		"  -c, --check             exit 1 if the ratio misses the target\n"
 		"  -h, --help              show this help\n"
+		"  -V, --version           the version of wsebench-kernels\n"
 		"\n"
 		"When OpenBLAS does not recognise the CPU and falls back to generic\n"
 		"kernels, the program sets OPENBLAS_CORETYPE and runs itself again; set\n"
@@ -115,6 +117,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "steps", required_argument, NULL, 's' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	int c;
@@ -123,7 +126,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       .batch = 128, .steps = 10 };
 	if (parse_layers("784,256,256,10", o))
 		return -1;
-	while ((c = getopt_long(argc, argv, "l:b:r:i:t:s:ch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:b:r:i:t:s:chV", longopts, NULL)) != -1) {
 		int err = 0;
 
 		switch (c) {
@@ -150,6 +153,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			fputs(WSE_VERSION_LINE("wsebench-kernels"), stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "wsebench-kernels: try --help\n");

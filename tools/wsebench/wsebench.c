@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "wse_version.h"
 #include "wsebench.h"
 #include "wse/numparse.h"
 
@@ -57,6 +58,7 @@ static void usage(FILE *f)
 "      --no-baseline     skip the raw socket (no detach)\n"
 "      --only WHAT       bandwidth or rate: run only that part\n"
 "  -h, --help            this text\n"
+"  -V, --version         the version of wsebench\n"
 "\n"
 "Exit status: 0 when every measurement ran, 1 when one failed, 2 for bad\n"
 "usage. Documentation/wsebench.rst explains the method and the numbers.\n");
@@ -114,6 +116,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "no-baseline", no_argument, NULL, 'B' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	size_t list[BENCH_MAX_LIST];
@@ -127,7 +130,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		.reps = 3, .cmds = 2000, .small = 64, .min_bytes = 8 << 20, .inflight = 16,
 		.max_seconds = 20, .baseline = true, .bandwidth = true, .rate = true,
 	};
-	while ((c = getopt_long(argc, argv, "d:f:s:q:r:n:b:m:i:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:f:s:q:r:n:b:m:i:t:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->device = optarg;
@@ -194,6 +197,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			fputs(WSE_VERSION_LINE("wsebench"), stdout);
 			exit(0);
 		default:
 			usage(stderr);
@@ -575,8 +581,15 @@ int main(int argc, char **argv)
 				bw[i][d][p] = -1;
 	ret = wse_open(o.device, &dev);
 	if (ret) {
-		fprintf(stderr, "wsebench: cannot open device '%s': %s (see 'wsectl list')\n",
-			o.device, wse_strerror(ret));
+		char hint[512];
+
+		if ((ret == -EACCES || ret == -EPERM) &&
+		    !wse_access_hint(o.device, hint, sizeof(hint)))
+			fprintf(stderr, "wsebench: cannot open device '%s': %s: %s\n", o.device,
+				wse_strerror(ret), hint);
+		else
+			fprintf(stderr, "wsebench: cannot open device '%s': %s (see 'wsectl list')\n",
+				o.device, wse_strerror(ret));
 		return 1;
 	}
 	ret = wse_info(dev, &info);

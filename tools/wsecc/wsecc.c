@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse_version.h"
 #include "wse/compiler.h"
 #include "wse/compiler_graph.h"
 #include "wse/numparse.h"
@@ -39,6 +40,7 @@ static const char usage_text[] =
 	"                      makes them from the seed)\n"
 	"  -q, --quiet         no summary line\n"
 	"  -h, --help          this help\n"
+	"  -V, --version       the version of wsecc\n"
 	"\n"
 	"Exit status: 0 ok, 1 model refused, 2 usage error, 3 output not written.\n"
 	"See Documentation/wsecc.rst and Documentation/model-format.rst.\n";
@@ -177,6 +179,7 @@ int main(int argc, char **argv)
 		{ "no-weights", no_argument, NULL, OPT_NO_WEIGHTS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *wafer_spec = NULL, *output = NULL, *svg = NULL, *batch_arg = NULL;
@@ -189,7 +192,7 @@ int main(int argc, char **argv)
 	char msg[256], path[WSEP_NAME_MAX + 8];
 	int ret;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_WAFER: wafer_spec = optarg; break;
 		case OPT_MODE:
@@ -207,6 +210,7 @@ int main(int argc, char **argv)
 		case OPT_NO_WEIGHTS: weights = 0; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
+		case 'V': fputs(WSE_VERSION_LINE("wsecc"), stdout); return 0;
 		default: return usage_error("%s", "bad option");
 		}
 	}

@@ -1,4 +1,6 @@
+# tools/wsectl: devices, links and health (Documentation/wsectl.rst).
 progs += wsectl
-wsectl_srcs := tools/wsectl/wsectl.c
+wsectl_srcs := $(addprefix tools/wsectl/, wsectl.c advice.c devices.c stats.c link.c monitor.c \
+	json.c)
 wsectl_libs := wse wselink
-wsectl_ldlibs := $(WSE_LDLIBS)
+wsectl_ldlibs = $(WSE_LDLIBS) -ljson-c

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse_version.h"
 #include "report.h"
 
 #define EXIT_FAILED	1
@@ -117,7 +118,7 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			puts("wsereport 0.1");
+			fputs(WSE_VERSION_LINE("wsereport"), stdout);
 			return 0;
 		default:
 			fprintf(stderr, "Try 'wsereport --help'.\n");

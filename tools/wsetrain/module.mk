@@ -4,4 +4,4 @@ wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c ses
 	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c state.c checkpoint.c \
 	report.c metrics.c)
 wsetrain_libs := wse wsedata wsemetrics wsep wseengine wselink
-wsetrain_ldlibs := $(WSE_LDLIBS) -lz -lopenblas -lm -lpthread
+wsetrain_ldlibs := $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) -lz -lopenblas -lm -lpthread

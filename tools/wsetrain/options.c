@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse_version.h"
 #include "train.h"
 #include "wse/numparse.h"
 
@@ -55,6 +56,7 @@ void train_usage(FILE *f)
 "  --expect-accuracy X   exit 1 if the final test accuracy is below X (0..1)\n"
 "  -q, --quiet           only the summary\n"
 "  -h, --help            this help\n"
+"  -V, --version         the version of wsetrain\n"
 "\n"
 "Exit status: 0 trained, 1 a device, the data or the model refused (the last\n"
 "checkpoint is left intact), 2 usage error. See Documentation/wsetrain.rst.\n");
@@ -113,6 +115,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "expect-accuracy", required_argument, NULL, OPT_EXPECT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char opt[40];
@@ -125,7 +128,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.report = 50, .chunk = 64, .expect_accuracy = -1,
 	};
 	opterr = 0;
-	while ((idx = -1, c = getopt_long(argc, argv, "ho:q", lo, &idx)) != -1) {
+	while ((idx = -1, c = getopt_long(argc, argv, "hVo:q", lo, &idx)) != -1) {
 		/* The option as named in messages: "--epochs", or the word given. */
 		if (idx >= 0)
 			snprintf(opt, sizeof(opt), "--%s", lo[idx].name);
@@ -134,6 +137,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		switch (c) {
 		case 'h':
 			train_usage(stdout);
+			return 1;
+		case 'V':
+			fputs(WSE_VERSION_LINE("wsetrain"), stdout);
 			return 1;
 		case 'q':
 			o->quiet = true;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "train.h"
+#include "wse/numformat.h"
 
 /* wsecc beside this program (the build tree, the guest's /wse/bin), else from PATH. */
 static const char *compiler(const struct train_opts *o, char *buf, size_t len)
@@ -135,9 +136,14 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 		close(fd);
 		st = run_compiler(args[0], args);
 		if (st) {
+			char sram[WSE_NUMFORMAT_MAX], clock[WSE_NUMFORMAT_MAX];
+
 			unlink(path);
-			return train_fail("the compiler refused %s for this %s wafer (exit %d); see its message above",
-					  o->model, wafer, st);
+			return train_fail("the compiler refused %s for this device's wafer (%ux%u PEs, %s SRAM per PE, %s; exit %d); see its message above",
+					  o->model, dev->wafer_width, dev->wafer_height,
+					  wse_format_bytes(dev->sram_per_pe, sram, sizeof(sram)),
+					  wse_format_hz((uint64_t)dev->clock_khz * 1000, clock,
+							sizeof(clock)), st);
 		}
 		file = path;
 	}

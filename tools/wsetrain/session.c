@@ -71,6 +71,13 @@ int train_system_open(struct train_system *s, const char *spec)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "device %s", spec);
 	ret = wse_open(spec, &s->dev);
+	if (ret == -EACCES || ret == -EPERM) {
+		char hint[512];
+
+		if (!wse_access_hint(spec, hint, sizeof(hint)))
+			return train_fail("%s: cannot open it: %s: %s", s->name, wse_strerror(ret),
+					  hint);
+	}
 	if (ret)
 		return train_fail("%s: cannot open it: %s", s->name, wse_strerror(ret));
 	ret = wse_info(s->dev, &s->info);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * wse/tfevents.h: TensorBoard event files (library libwsemetrics, libc
- * only). A writer appends scalar summaries - (tag, step, wall time, value)
+ * wse/tfevents.h: TensorBoard event files (library libwsemetrics, with
+ * protobuf-c). A writer appends scalar summaries - (tag, step, wall time, value)
  * - to DIR/events.out.tfevents.<unix seconds>.<hostname>.<pid>, which
  * `tensorboard --logdir DIR` reads. Documentation/tfevents.rst gives the
  * byte layout.

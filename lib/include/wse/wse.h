@@ -34,6 +34,18 @@ struct wse_ring;
 int wse_open(const char *spec, struct wse_dev **out);
 void wse_close(struct wse_dev *dev);
 
+/* The group the installed udev rule gives the accel nodes (mode 0660). */
+#define WSE_ACCESS_GROUP	"accel"
+
+/*
+ * After wse_open(@spec) failed with -EACCES or -EPERM: a sentence in @buf
+ * naming the node, its group and mode, and what to do - join its group,
+ * log in again after joining, or install the udev rule (and the group)
+ * that gives it group WSE_ACCESS_GROUP. 0, or a negative errno when @spec
+ * names no node (@buf is then empty).
+ */
+int wse_access_hint(const char *spec, char *buf, size_t len);
+
 /* The accel file descriptor (owned by @dev) and the control-plane index
  * (-1 when the control plane does not know the node).
  */

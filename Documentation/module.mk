@@ -1,0 +1,20 @@
+# Documentation/: the man pages of the tools and of libwse, made from the
+# pages here by rst2man (Debian's python3-docutils), so nothing is written
+# twice. A page names its section (":Manual section:" under its title). The
+# reStructuredText is plain docutils but for Sphinx's :doc: role, which
+# becomes a man page reference (wsectl(8)) or the page's path; the version
+# is config.mk's.
+man_pages := wsectl.8 wsefwd.8 wsetrain.1 wsecc.1 wsebench.1 wsereport.1 libwse.3
+man_files := $(addprefix $(B)/man/,$(man_pages))
+RST2MAN ?= rst2man
+
+man_doc_refs := $(foreach m,$(man_pages),-e 's/:doc:`$(basename $(m))`/$(basename $(m))($(subst .,,$(suffix $(m))))/g')
+define man_rule
+$(B)/man/$(1): Documentation/$(basename $(1)).rst Documentation/module.mk
+	@mkdir -p $$(dir $$@)
+	@command -v $(RST2MAN) >/dev/null || { echo "no rst2man: run tools/install-deps (python3-docutils)" >&2; exit 1; }
+	sed $(man_doc_refs) -e 's/:doc:`\([^`]*\)`/Documentation\/\1.rst/g' \
+		-e '/^:Manual section:/a :Version: $(WSE_VERSION)' $$< | \
+		$(RST2MAN) --halt=warning --no-generator --no-datestamp - $$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach m,$(man_pages),$(eval $(call man_rule,$(m))))

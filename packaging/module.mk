@@ -1,0 +1,83 @@
+# packaging/: `make install` and `make uninstall`, as a Linux package lays
+# wse out (Documentation/building.rst, "Installing"). PREFIX and DESTDIR as
+# usual; the directories below may each be overridden. udev, sysusers and
+# DKMS read only their system directories, so those do not follow PREFIX.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+UDEVDIR ?= /usr/lib/udev
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+DKMSSRCDIR ?= /usr/src/wse-$(WSE_VERSION)
+INSTALL ?= install
+
+# What is installed, from where.
+install_progs := wsectl wsetrain wsecc wsefwd wsebench wsereport
+install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
+install_models := models/fc-mnist models/fc-large
+install_completions := wsectl wsetrain
+
+# `make all` builds what is installed, so that `make install` (as root)
+# only copies. The module is not installed: DKMS builds it from the source
+# installed in DKMSSRCDIR, for each kernel.
+.PHONY: package install uninstall
+package: $(libwse_dist) $(man_files)
+all: package
+
+# @VARS@ of a packaging/*.in file, for the directories given now; those
+# under PREFIX relative to ${prefix}, so `pkg-config --define-prefix` (and
+# a relocated tree) works.
+under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+subst_dirs = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
+	-e 's|@INCLUDEDIR@|$(call under_prefix,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(WSE_VERSION)|g'
+
+install: userspace package
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(INCLUDEDIR)/wse $(DESTDIR)$(INCLUDEDIR)/drm \
+		$(DESTDIR)$(DATADIR)/wse/models $(DESTDIR)$(DATADIR)/wse/timing \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(DKMSSRCDIR)/driver $(DESTDIR)$(DKMSSRCDIR)/uapi/drm \
+		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 8)
+	$(INSTALL) -m 755 $(addprefix $(B)/bin/,$(install_progs)) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 755 $(B)/dist/lib/libwse.so.$(WSE_VERSION) $(DESTDIR)$(LIBDIR)
+	ln -sfn libwse.so.$(WSE_VERSION) $(DESTDIR)$(LIBDIR)/libwse.so.$(WSE_SOVERSION)
+	ln -sfn libwse.so.$(WSE_SOVERSION) $(DESTDIR)$(LIBDIR)/libwse.so
+	$(INSTALL) -m 644 $(B)/dist/lib/libwse.a $(DESTDIR)$(LIBDIR)
+	$(subst_dirs) packaging/libwse.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libwse.pc
+	$(INSTALL) -m 644 $(install_headers) $(DESTDIR)$(INCLUDEDIR)/wse
+	$(INSTALL) -m 644 uapi/drm/wse_accel.h $(DESTDIR)$(INCLUDEDIR)/drm
+	$(INSTALL) -m 644 $(install_models) $(DESTDIR)$(DATADIR)/wse/models
+	$(INSTALL) -m 644 firmware-sim/timing/wse2.params $(DESTDIR)$(DATADIR)/wse/timing
+	for m in $(man_pages); do \
+		$(INSTALL) -m 644 $(B)/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \
+	done
+	for c in $(install_completions); do \
+		$(INSTALL) -m 644 tools/$$c/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
+	done
+	$(INSTALL) -m 644 packaging/60-wse.rules $(DESTDIR)$(UDEVDIR)/rules.d
+	$(INSTALL) -m 644 packaging/wse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wse.conf
+	$(INSTALL) -m 644 Kbuild $(DESTDIR)$(DKMSSRCDIR)
+	$(INSTALL) -m 644 $(DRIVER_SRCS) $(DESTDIR)$(DKMSSRCDIR)/driver
+	$(INSTALL) -m 644 $(wildcard uapi/*.h) $(DESTDIR)$(DKMSSRCDIR)/uapi
+	$(INSTALL) -m 644 $(wildcard uapi/drm/*.h) $(DESTDIR)$(DKMSSRCDIR)/uapi/drm
+	$(subst_dirs) packaging/dkms.conf >$(DESTDIR)$(DKMSSRCDIR)/dkms.conf
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(install_progs))
+	rm -f $(addprefix $(DESTDIR)$(LIBDIR)/,libwse.so.$(WSE_VERSION) \
+		libwse.so.$(WSE_SOVERSION) libwse.so libwse.a)
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/libwse.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/wse/,$(notdir $(install_headers)))
+	rm -f $(DESTDIR)$(INCLUDEDIR)/drm/wse_accel.h
+	rm -rf $(DESTDIR)$(DATADIR)/wse
+	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(install_completions))
+	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
+	rm -rf $(DESTDIR)$(DKMSSRCDIR)
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/wse 2>/dev/null
+host_scripts += install_test
+host_scripts += dkms_test

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make install into a DESTDIR, as a package build does, and use what it
+# installed as a user and a packager would: every file where it belongs,
+# the tools' --version and --help, libwse.so's soname and exports against
+# its headers, examples/wse-hello built with `pkg-config --cflags --libs
+# libwse` (shared and static) and run, each man page through `man -l`, the
+# udev rule, sysusers file and header naming one group, wsefwd finding its
+# installed data, the DKMS tree; then make uninstall leaving nothing.
+. "$(dirname "$0")/tap.sh.inc"
+version=$(t_config WSE_VERSION)
+soversion=$(t_config WSE_SOVERSION)
+tmp=$t_tmp
+dest=$tmp/root
+
+if ! out=$(t_make install DESTDIR="$dest" PREFIX=/usr 2>&1); then
+	t_not_ok "make install DESTDIR=... PREFIX=/usr" "$(tail -n 20 <<<"$out")"
+	t_done
+fi
+t_ok "make install DESTDIR=... PREFIX=/usr"
+
+# --- the files --------------------------------------------------------------
+want=(
+	usr/bin/wsectl usr/bin/wsetrain usr/bin/wsecc usr/bin/wsefwd usr/bin/wsebench
+	usr/bin/wsereport
+	"usr/lib/libwse.so.$version" "usr/lib/libwse.so.$soversion" usr/lib/libwse.so
+	usr/lib/libwse.a usr/lib/pkgconfig/libwse.pc
+	usr/include/wse/wse.h usr/include/wse/ctl.h usr/include/drm/wse_accel.h
+	usr/share/man/man8/wsectl.8 usr/share/man/man8/wsefwd.8 usr/share/man/man1/wsetrain.1
+	usr/share/man/man1/wsecc.1 usr/share/man/man1/wsebench.1 usr/share/man/man1/wsereport.1
+	usr/share/man/man3/libwse.3
+	usr/share/bash-completion/completions/wsectl
+	usr/share/bash-completion/completions/wsetrain
+	usr/share/wse/models/fc-mnist usr/share/wse/timing/wse2.params
+	usr/lib/udev/rules.d/60-wse.rules usr/lib/sysusers.d/wse.conf
+	"usr/src/wse-$version/dkms.conf" "usr/src/wse-$version/Kbuild"
+	"usr/src/wse-$version/driver/wse_drv.c" "usr/src/wse-$version/uapi/drm/wse_accel.h"
+)
+missing=()
+for f in "${want[@]}"; do
+	[ -e "$dest/$f" ] || missing+=("$f")
+done
+t_same "every file is installed" "" "${missing[*]}"
+t_same "the soname link" "libwse.so.$version" "$(readlink "$dest/usr/lib/libwse.so.$soversion")"
+
+# --- the tools ----------------------------------------------------------------
+for t in wsectl wsetrain wsecc wsefwd wsebench wsereport; do
+	t_same "$t --version" "$t (wse) $version" "$("$dest/usr/bin/$t" --version | head -n 1)"
+	t_run "$t --help" "$dest/usr/bin/$t" --help
+done
+# The installed wsefwd reads its timing parameters from PREFIX/share/wse.
+sock=$tmp/fwd.sock
+"$dest/usr/bin/wsefwd" --listen "unix:$sock" >"$tmp/fwd.log" 2>&1 &
+fwd=$!
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+kill "$fwd" 2>/dev/null
+wait "$fwd" 2>/dev/null
+if grep -q "parameters from $dest/usr/bin/../share/wse/timing/wse2.params" "$tmp/fwd.log"; then
+	t_ok "installed wsefwd finds its timing parameters"
+else
+	t_not_ok "installed wsefwd finds its timing parameters" "$(cat "$tmp/fwd.log")"
+fi
+
+# --- the library ----------------------------------------------------------------
+lib=$dest/usr/lib/libwse.so.$version
+t_same "libwse's soname" "libwse.so.$soversion" \
+	"$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')"
+# What it exports is what the installed headers declare, no more, no less.
+exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort)
+declared=$(grep -ohE '\bwse_[a-z0-9_]+\(' "$dest"/usr/include/wse/*.h | tr -d '(' | sort -u)
+t_same "libwse exports exactly the headers' functions" "$declared" "$exported"
+t_same "the header's group is the udev rule's" \
+	"$(sed -n 's/^#define WSE_ACCESS_GROUP[[:space:]]*"\(.*\)"/\1/p' "$dest/usr/include/wse/wse.h")" \
+	"$(sed -n 's/.*GROUP="\([^"]*\)".*/\1/p' "$dest/usr/lib/udev/rules.d/60-wse.rules")"
+t_same "the sysusers file creates that group" "g accel -" \
+	"$(grep -v '^#' "$dest/usr/lib/sysusers.d/wse.conf")"
+
+# examples/wse-hello against the installed library, found by pkg-config:
+# libwse.pc with its prefix moved to where DESTDIR put /usr (what it says
+# beyond the prefix is what an installed system reads).
+mkdir -p "$tmp/pkgconfig"
+sed "s|^prefix=/usr$|prefix=$dest/usr|" "$dest/usr/lib/pkgconfig/libwse.pc" >"$tmp/pkgconfig/libwse.pc"
+export PKG_CONFIG_PATH=$tmp/pkgconfig
+t_same "pkg-config --modversion libwse" "$version" "$(pkg-config --modversion libwse)"
+# shellcheck disable=SC2046 # pkg-config's flags are words
+if out=$(gcc -std=c11 -Wall -Wextra -Werror -o "$tmp/wse-hello" examples/wse-hello.c \
+		$(pkg-config --cflags --libs libwse) 2>&1); then
+	t_ok "wse-hello builds with pkg-config --cflags --libs libwse"
+else
+	t_not_ok "wse-hello builds with pkg-config --cflags --libs libwse" "$out"
+fi
+t_same "wse-hello loads the installed libwse.so.$soversion" "$dest/usr/lib/libwse.so.$soversion" \
+	"$(LD_LIBRARY_PATH=$dest/usr/lib ldd "$tmp/wse-hello" | awk '$1 == "libwse.so.'"$soversion"'" { print $3 }')"
+t_run "wse-hello --help runs" env LD_LIBRARY_PATH="$dest/usr/lib" "$tmp/wse-hello" --help
+# Without the module there is no device: the library says so, not the loader.
+out=$(LD_LIBRARY_PATH=$dest/usr/lib "$tmp/wse-hello" 2>&1)
+case "$out" in
+*"cannot open device 'any'"*) t_ok "wse-hello reaches libwse's own error" ;;
+*) t_not_ok "wse-hello reaches libwse's own error" "$out" ;;
+esac
+# shellcheck disable=SC2046
+if out=$(gcc -std=c11 -o "$tmp/wse-hello-static" examples/wse-hello.c \
+		$(pkg-config --cflags libwse) -Wl,-Bstatic -lwse -Wl,-Bdynamic \
+		$(pkg-config --static --libs libwse | sed 's/-lwse\b//') 2>&1) &&
+   ! ldd "$tmp/wse-hello-static" | grep -q libwse; then
+	t_ok "wse-hello links libwse.a with pkg-config --static"
+else
+	t_not_ok "wse-hello links libwse.a with pkg-config --static" "$out"
+fi
+unset PKG_CONFIG_PATH
+
+# --- the man pages ----------------------------------------------------------------
+for page in "$dest"/usr/share/man/man*/*; do
+	name=$(basename "$page")
+	out=$(MANWIDTH=80 man -l "$page" 2>"$tmp/man.err")
+	status=$?
+	case "$name" in
+	*.3) exits="RETURN VALUE" ;;
+	*) exits="EXIT STATUS" ;;
+	esac
+	# Errors fail; tbl's layout notes on wide tables (wsetrain's) do not.
+	errors=$(grep -v -e 'table wider than line width' -e 'cannot adjust line' \
+		-e 'character above first line discarded' -e "^warning: file '<standard input>'" \
+		"$tmp/man.err")
+	if [ "$status" = 0 ] && [ -z "$errors" ] && grep -q "^NAME" <<<"$out" &&
+	   grep -q "^SYNOPSIS" <<<"$out" && grep -q "^$exits" <<<"$out"; then
+		t_ok "man -l $name renders, with SYNOPSIS and $exits"
+	else
+		t_not_ok "man -l $name renders, with SYNOPSIS and $exits" "status $status" \
+			"$errors" "$(head -n 12 <<<"$out")"
+	fi
+done
+
+# --- DKMS ----------------------------------------------------------------------
+t_same "dkms.conf names this version" "PACKAGE_VERSION=\"$version\"" \
+	"$(grep '^PACKAGE_VERSION=' "$dest/usr/src/wse-$version/dkms.conf")"
+
+# --- and away again -----------------------------------------------------------------
+if out=$(t_make uninstall DESTDIR="$dest" PREFIX=/usr 2>&1); then
+	t_same "make uninstall leaves no file" "" "$(cd "$dest" && find . ! -type d | sort | tr '\n' ' ')"
+else
+	t_not_ok "make uninstall" "$(tail -n 20 <<<"$out")"
+fi
+t_done
