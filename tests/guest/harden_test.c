@@ -7,7 +7,6 @@
  * up neither detach nor the control plane. Runs in the guest with wsefwd
  * started inside it on unix sockets.
  */
-#include <liburing.h>
 #include <pthread.h>
 #include <sys/socket.h>
 
@@ -15,6 +14,7 @@
 #include "wse/link_io.h"
 #include "wse/link_payloads.h"
 #include "wse_guest.h"
+#include "wse_guest_uring.h"
 
 FIXTURE(harden) {
 	struct wse_ctl *ctl;
@@ -137,7 +137,7 @@ static long mem_available_kb(void)
 	return kb;
 }
 
-/* liburing 2.3 has no helper for URING_CMD: fill the SQE by hand. */
+/* A job on plain memory, through io_uring. */
 static void prep_uring_job(struct io_uring_sqe *sqe, int fd, uint32_t queue, uint32_t op,
 			   void *buf, uint32_t len, uint32_t timeout_ms, uint64_t a0)
 {
@@ -146,13 +146,7 @@ static void prep_uring_job(struct io_uring_sqe *sqe, int fd, uint32_t queue, uin
 		.timeout_ms = timeout_ms, .args = { a0 },
 	};
 
-	if (!sqe)
-		abort();	/* the rings here are sized for every test */
-	memset(sqe, 0, 128);
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = DRM_WSE_URING_CMD_JOB;
-	memcpy(sqe->cmd, &j, sizeof(j));
+	guest_uring_prep(sqe, fd, &j, 0, -1);
 }
 
 /*
