@@ -17,6 +17,7 @@
 #include <net/tcp_states.h>
 
 #include "wse_devices.h"
+#include "wse_fdinfo.h"
 #include "wse_frame.h"
 #include "wse_handshake.h"
 #include "wse_link.h"
@@ -91,7 +92,7 @@ static int wse_handshake_check_reply(struct wse_device *wdev,
 		NL_SET_ERR_MSG(extack, "firmware reports an impossible wafer geometry");
 		return -EPROTO;
 	}
-	if (!info->num_queues || info->num_queues > 64) {
+	if (!info->num_queues || info->num_queues > WSE_MAX_HW_QUEUES) {
 		NL_SET_ERR_MSG(extack, "firmware reports an impossible number of queues");
 		return -EPROTO;
 	}

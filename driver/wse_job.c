@@ -262,6 +262,8 @@ void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 {
 	if (atomic_xchg(&job->finished, 1))
 		return;
+	if (test_bit(WSE_JOB_IN_USAGE, &job->flags))
+		wse_usage_end(&job->queue->wfile->usage, job->queue->hw_queue);
 	/* Finished before its frame left (a timeout, an abort): it never will. */
 	wse_link_withdraw(&job->queue->wdev->link, &job->req);
 	wse_job_put_data(job);
@@ -517,6 +519,9 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	/* The sender's references, the job's and its data's, until sent. */
 	dma_fence_get(&job->fence);
 	atomic_inc(&job->data_users);
+	/* Before the request is out: its answer may come at once. */
+	wse_usage_begin(&queue->wfile->usage, queue->hw_queue);
+	set_bit(WSE_JOB_IN_USAGE, &job->flags);
 	/* Queued under submit_lock, in id order; sent outside it. */
 	ret = wse_link_submit(link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);

@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "wse_fdinfo.h"
 #include "wse_link.h"
 
 struct drm_device;
@@ -40,6 +41,7 @@ struct wse_device;
  * @raw_memory: its opener had CAP_SYS_ADMIN, so it may read and write
  *	device memory directly (MEM_WRITE, MEM_READ, MEM_XFER), which every
  *	opener shares
+ * @usage: what its jobs used of each hardware queue, for fdinfo
  */
 struct wse_file {
 	struct kref ref;
@@ -47,6 +49,7 @@ struct wse_file {
 	struct xarray queues;
 	atomic64_t kbuf_bytes;
 	bool raw_memory;
+	struct wse_usage usage;
 };
 
 /**
@@ -119,6 +122,8 @@ struct io_uring_cmd;
 #define WSE_JOB_SUBMITTED	0
 #define WSE_JOB_EXPIRED		1
 #define WSE_JOB_FRAME_SLOT	2
+/* Counted in its file's usage (fdinfo) until it finishes. */
+#define WSE_JOB_IN_USAGE	3
 
 /**
  * struct wse_job - one request to the firmware, with a fence
@@ -133,7 +138,7 @@ struct io_uring_cmd;
  * @slot_users: who holds the job's place in its queue: the queue's table
  *	until the job is collected, and the frame until it is sent or taken
  *	back, or the job is answered; the last gives it back
- * @flags: WSE_JOB_SUBMITTED, WSE_JOB_EXPIRED, WSE_JOB_FRAME_SLOT
+ * @flags: WSE_JOB_SUBMITTED, WSE_JOB_EXPIRED, WSE_JOB_FRAME_SLOT, WSE_JOB_IN_USAGE
  * @queue: the queue (referenced)
  * @obj: the buffer object, until the job is retired
  * @map: @obj's kernel mapping, until the job is retired

@@ -25,6 +25,7 @@ int wse_file_open(struct drm_device *drm, struct drm_file *file)
 	if (!wfile)
 		return -ENOMEM;
 	kref_init(&wfile->ref);
+	wse_usage_init(&wfile->usage);
 	wfile->wdev = wse_drm_device(drm);
 	/* Decided by who opened the file, as for any file capability. */
 	wfile->raw_memory = capable(CAP_SYS_ADMIN);

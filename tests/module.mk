@@ -3,7 +3,7 @@
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
-	wsectl_test access_test harden_test ownership_test stress_test
+	wsectl_test access_test harden_test ownership_test stress_test fdinfo_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -17,6 +17,9 @@ ownership_test_ldlibs := $(WSE_LDLIBS) -lm
 harden_test_srcs := tests/guest/harden_test.c
 harden_test_libs := wse wselink
 harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
+fdinfo_test_srcs := tests/guest/fdinfo_test.c
+fdinfo_test_libs := wse wselink
+fdinfo_test_ldlibs := $(WSE_LDLIBS)
 stress_test_srcs := tests/guest/stress_test.c
 stress_test_libs := wse wselink
 stress_test_ldlibs := $(WSE_LDLIBS)
