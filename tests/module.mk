@@ -57,3 +57,5 @@ $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_a
 
 # Shell tests (host_scripts): bash completion of wsectl and wsetrain.
 host_scripts += completion_test
+# The YNL spec of the netlink family against the UAPI header and the driver.
+host_scripts += ynl_spec_test
