@@ -741,4 +741,72 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 	}
 }
 
+/* A device that answers HELLO, then reads nothing and answers tag 16. */
+static void *answer_before_reading(void *arg)
+{
+	struct wse_link_rx_rules rules = { .version = 1, .max_payload = 4096 };
+	struct wse_link_device_info d = {
+		.version = 1, .caps = WSE_LINK_CAP_MEM, .max_payload = 65536,
+		.version_min = 1, .version_max = 1, .device_id = 9, .wafer_width = 8,
+		.wafer_height = 8, .sram_per_pe = 1 << 20, .sram_total = 64ULL << 20,
+		.clock_khz = 1000, .num_queues = 2, .fw_version = "early",
+	};
+	struct wse_link_hello_reply reply;
+	struct wse_link_status st;
+	struct iovec iov[2] = { { &st, sizeof(st) }, { &reply, sizeof(reply) } };
+	struct wse_link_frame f;
+	struct wse_link_err err;
+	int fd = *(int *)arg;
+	char buf[4096];
+
+	if (wse_link_recv(fd, &rules, &f, buf, sizeof(buf), 5000, &err))
+		return NULL;
+	wse_link_hello_reply_encode(&reply, &d);
+	wse_link_status_encode(&st, WSE_LINK_OK);
+	f.flags = WSE_LINK_F_RESPONSE;
+	wse_link_send(fd, &f, iov, 2, 5000, &err);
+	/* The host queues 16 writes; the socket takes a few. */
+	usleep(500000);
+	f = (struct wse_link_frame){ .version = 1, .opcode = WSE_LINK_OP_MEM_WRITE,
+				     .flags = WSE_LINK_F_RESPONSE, .queue = 1, .tag = 16 };
+	wse_link_send(fd, &f, iov, 1, 5000, &err);
+	return NULL;
+}
+
+/*
+ * Tags are easy to guess: an answer to a request whose frame has not
+ * begun to leave (it waits behind others for a peer that reads nothing)
+ * is a lie, and ends the link, instead of finishing the job and freeing
+ * its place while its frame is still queued.
+ */
+TEST_F(harden, answer_to_a_request_not_yet_sent_ends_the_link)
+{
+	struct wse_dev_status dev;
+	uint64_t jobs[16];
+	pthread_t t;
+	uint32_t q, h;
+	int sv[2], i, status;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, pthread_create(&t, NULL, answer_before_reading, &sv[1]));
+	ASSERT_EQ(0, wse_ctl_attach_fd(self->ctl, sv[0], 0, &self->dev))
+		TH_LOG("%s", wse_ctl_error(self->ctl) ?: "");
+	self->attached = true;
+	self->fd = guest_open_accel(self->dev.accel_minor);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, guest_queue_create(self->fd, 1, 16, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->fd, 65536, &h, NULL));
+	for (i = 0; i < 16; i++)
+		ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 60000, NULL,
+					  &jobs[i]));
+	pthread_join(t, NULL);
+	ASSERT_EQ(0, guest_wait_state(self->ctl, self->dev.index, WSE_LINK_STATE_DEAD, 3000,
+				      &dev));
+	EXPECT_NE(NULL, strstr(dev.reason, "not yet sent")) TH_LOG("reason: %s", dev.reason);
+	ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[15], 3000, &status, NULL));
+	EXPECT_NE(0, status);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 TEST_HARNESS_MAIN
