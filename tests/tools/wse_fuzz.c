@@ -658,6 +658,8 @@ int main(int argc, char **argv)
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* Each line as it comes: a long run in the guest shows its progress. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 		      -1, 0);

@@ -392,6 +392,8 @@ int main(int argc, char **argv)
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* Each line as it comes: a long run in the guest shows its progress. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = cgroup_setup();
 	if (ret) {
 		fprintf(stderr, "wse-soak: no memory cgroup under %s: %s\n", CGROUP_ROOT,
