@@ -7,6 +7,8 @@
 #   host_tests  NAME -> build/host-tests/NAME and, under ASan/UBSan,
 #                       build/host-tests-san/NAME
 #   guest_tests NAME -> build/tests/NAME (run inside the QEMU guest)
+#   post_tests  NAME -> build/post-tests/NAME (run on the host after the
+#                       guest tests, on what they left in the shared runs/)
 #   host_scripts NAME -> build/host-tests/NAME from tests/host/NAME.sh, a
 #                       shell test run once (with tests/host/tap.sh beside it)
 # NAME_libs names project libraries (linked in the order given), NAME_ldlibs
@@ -36,6 +38,7 @@ progs :=
 host_tests :=
 host_scripts :=
 guest_tests :=
+post_tests :=
 gen_headers := $(B)/gen/wse_version.h
 
 # --- protobuf-c -------------------------------------------------------------
@@ -145,6 +148,7 @@ $(foreach p,$(progs),$(eval $(call link_rule,$(p),bin,obj,lib,)))
 $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests,obj,lib,)))
 $(foreach t,$(host_tests),$(eval $(call link_rule,$(t),host-tests-san,obj-san,lib-san,$(SAN_FLAGS))))
 $(foreach t,$(guest_tests),$(eval $(call link_rule,$(t),tests,obj,lib,)))
+$(foreach t,$(post_tests),$(eval $(call link_rule,$(t),post-tests,obj,lib,)))
 
 # Shell tests: the script, and the TAP helpers it sources (not a test itself).
 $(B)/host-tests/%: tests/host/%.sh | $(B)/host-tests/tap.sh.inc
@@ -159,6 +163,7 @@ userspace: $(addprefix $(B)/lib/lib,$(addsuffix .a,$(libs))) \
 	$(addprefix $(B)/host-tests/,$(host_tests) $(host_scripts)) \
 	$(addprefix $(B)/host-tests-san/,$(host_tests)) \
 	$(addprefix $(B)/tests/,$(guest_tests)) \
+	$(addprefix $(B)/post-tests/,$(post_tests)) \
 	$(B)/tests/run-tests
 
 $(B)/tests/run-tests: tests/run-tests

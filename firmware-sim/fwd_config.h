@@ -30,6 +30,8 @@ struct fwd_fault_config {
 #define FWD_MICRO_BATCHES_DEFAULT	4
 #define FWD_MICRO_MIN_SAMPLES		64
 #define FWD_MICRO_BATCHES_MAX		32
+/* The largest batch a RUN may average its loss over (RUN's norm). */
+#define FWD_RUN_NORM_MAX		(1U << 24)
 /* Threads that run a program's steps (fwd_pipeline.c). */
 #define FWD_WORKERS_MAX			64
 
@@ -55,6 +57,7 @@ struct fwd_config {
 	uint32_t workers;	/* step worker threads */
 	uint64_t max_program;	/* largest program image accepted */
 	const char *timing_path; /* NULL: the default file */
+	const char *store;	/* storage shared with the hosts (--store), or NULL */
 	bool once;
 	struct fwd_fault_config fault;
 };

@@ -23,6 +23,9 @@ static const struct fwd_op *const op_table[256] = {
 	[WSE_LINK_OP_PARAMS_READ] = &fwd_op_params_read,
 	[WSE_LINK_OP_PARAMS_WRITE] = &fwd_op_params_write,
 	[WSE_LINK_OP_DEVICE_STATS] = &fwd_op_device_stats,
+	[WSE_LINK_OP_REGION_MAP] = &fwd_op_region_map,
+	[WSE_LINK_OP_STREAM_WRITE_REGION] = &fwd_op_stream_write_region,
+	[WSE_LINK_OP_STREAM_READ_REGION] = &fwd_op_stream_read_region,
 };
 
 const struct fwd_op *fwd_op_lookup(uint8_t opcode)

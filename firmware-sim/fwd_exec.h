@@ -13,9 +13,12 @@
  * through fwd_conn_reply(), whose send path is locked.
  *
  * One mutex (exec->lock) guards the programs, streams, assemblies,
- * counters and FIFOs; one condition variable (exec->changed) is broadcast
- * whenever any of them changes. The arithmetic of a RUN runs unlocked, on
- * a program marked busy (unload, replace and params access refuse it).
+ * counters and FIFOs. A queue's worker waits on its queue's condition (a
+ * request came); everyone else (transfers, a RUN's thread, programs coming
+ * and going) on exec->changed, broadcast whenever the state changes, so a
+ * finished request, which changes nothing another waits for, wakes nobody.
+ * The arithmetic of a RUN runs unlocked, on a program marked busy (unload,
+ * replace and params access refuse it).
  */
 #ifndef FWD_EXEC_H
 #define FWD_EXEC_H
@@ -25,6 +28,7 @@
 #include <stdint.h>
 
 #include "wse/engine.h"
+#include "wse/link_region.h"
 #include "fwd_config.h"
 #include "timing/timing.h"
 #include "fwd_request.h"
@@ -32,6 +36,7 @@
 
 struct fwd_conn;
 struct fwd_device;
+struct fwd_graph;
 struct fwd_pipeline;
 
 #define FWD_PROGRAM_SLOTS	256	/* slots 1..255 */
@@ -54,6 +59,15 @@ struct fwd_stream {
 	uint64_t record;	/* bytes of one sample's record, or of one transfer */
 	uint8_t *buf;
 	uint64_t cap, head, len;
+	bool writing, reading;	/* a transfer copies in or out without the lock */
+	/*
+	 * A layer's weights may be held by reference: whole transfers lying in
+	 * a region the host mapped (STREAM_WRITE_REGION), read where they lie.
+	 * Then len counts them and the ring's bytes are unused.
+	 */
+	const uint8_t *ref[FWD_STREAM_TRANSFERS];
+	uint32_t ref_region[FWD_STREAM_TRANSFERS];
+	uint32_t nref;
 };
 
 struct fwd_program {
@@ -64,16 +78,20 @@ struct fwd_program {
 	struct engine_shape shape;
 	struct engine_optim opt;
 	/* A step's batch is cut into micro-batches of micro_size samples (the
-	 * last may be shorter), at most micro_max of them, each with its own
-	 * workspace so that pipeline stages can hold different ones at once.
+	 * last may be shorter), each with its own workspace so that pipeline
+	 * stages can hold different ones at once: micro_max workspaces of
+	 * ws_rows samples. micro_size is micro_default (--micro-batches)
+	 * unless a RUN names its leaf size.
 	 */
-	uint32_t micro_size, micro_max;
+	uint32_t micro_size, micro_default, micro_max, ws_rows;
 	struct engine_workspace *micro_ws[FWD_MICRO_BATCHES_MAX];
-	struct engine_params *params;	/* pipelined: the resident weights; else NULL */
+	struct engine_params *params;	/* pipelined layers: the resident weights; else NULL */
+	struct fwd_graph *graph;	/* a graph program's graphs and weights (fwd_graph.h) */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */
 	uint64_t step;			/* optimizer steps taken (Adam's t) */
 	struct fwd_stream *streams;	/* prog->num_streams */
-	int samples, labels, losses, predictions;	/* stream indexes, -1 if none */
+	bool resident;			/* pipelined: the weights live here */
+	int samples, labels, losses, predictions, logits;	/* stream indexes, -1 if none */
 	int weights[ENGINE_MAX_LAYERS], grads[ENGINE_MAX_LAYERS];
 	/* Staging, allocated once: a batch's inputs and outputs. */
 	uint8_t *in_bytes;
@@ -83,7 +101,18 @@ struct fwd_program {
 	int32_t *preds_i32;
 	uint8_t *preds_u8;
 	float *losses_f32;
+	float *logits_f32;		/* graph programs, predict */
 	bool busy;
+	uint32_t io;			/* stream copies in progress (fwd_stream.c) */
+	/*
+	 * The parameters kept aside at a step (fwd_snapshot.c): weights, state
+	 * arrays, then the step and a CRC32C; asked for at snap_at, taken
+	 * (snap_taken), copied out by snap_readers readers. Lock held for all.
+	 */
+	uint8_t *snap;
+	uint64_t snap_at;
+	bool snap_asked, snap_taken, snap_filling;
+	uint32_t snap_readers;
 };
 
 /* A program image arriving in pieces. */
@@ -103,6 +132,7 @@ struct fwd_queue {
 	struct fwd_req *head, *tail;
 	pthread_t thread;
 	bool started;
+	pthread_cond_t cond;	/* a request came, or the link is going */
 };
 
 struct fwd_exec_stats {
@@ -129,6 +159,11 @@ struct fwd_exec {
 	uint64_t pending_bytes;
 	int wake_fd;			/* eventfd: the poll loop's doorbell */
 	struct fwd_exec_stats stats;
+	/* Shared-memory regions the host mapped (REGION_MAP), by id - 1, and
+	 * copies in progress that may use one.
+	 */
+	struct wse_link_region regions[WSE_LINK_REGIONS_MAX];
+	uint32_t region_users;
 };
 
 /* fwd_exec_queue.c: life cycle, FIFOs and workers. */
@@ -154,14 +189,44 @@ void fwd_program_free(struct fwd_program *p);
 /* The program in @slot, or NULL with a refusal text in @text. Lock held. */
 struct fwd_program *fwd_program_get(struct fwd_exec *x, uint32_t slot, char *text, size_t len);
 
+/* fwd_region.c: the host's regions (lock held); NULL and a text if @ref is not in one. */
+/* Does a program hold transfers of region @id by reference, or run? (lock held) */
+bool fwd_region_in_use(struct fwd_exec *x, uint32_t id);
+void *fwd_region_at(struct fwd_exec *x, const struct wse_link_region_ref_info *ref,
+		    uint64_t len, char *text, size_t textlen);
+void fwd_region_unmap_all(struct fwd_exec *x);
+/* fwd_params.c: floats [first, first + n) of array @slot (-1: the weights) to or from @buf. */
+void fwd_params_copy(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
+		     uint8_t *buf, bool to_device);
+
+/* fwd_snapshot.c: PARAMS_WRITE / PARAMS_READ of WSE_LINK_PARAMS_SNAPSHOT. */
+/* Bytes of @p's snapshot region. */
+uint64_t fwd_snapshot_size(const struct fwd_program *p);
+/* Asks for a snapshot at step @step (lock held); 0, or a text why not. */
+int fwd_snapshot_ask(struct fwd_exec *x, struct fwd_program *p, uint64_t step, char *text,
+		     size_t len);
+/* After a training step of a RUN (lock not held): the snapshot, if this is its step. */
+void fwd_snapshot_after_step(struct fwd_exec *x, struct fwd_program *p);
+/*
+ * Holds the snapshot (of step @step unless @any) for a reader, lock held:
+ * it is not retaken, nor its program unloaded, until released (lock not
+ * held). 0, or a text why not (none taken, another step).
+ */
+int fwd_snapshot_hold(struct fwd_program *p, bool any, uint64_t step, char *text, size_t len);
+void fwd_snapshot_release(struct fwd_exec *x, struct fwd_program *p);
+/* Saves the held snapshot into a file of the shared storage; 0, or a text. */
+int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
+		       const struct wse_link_snapshot_store *req, char *text, size_t len);
+
 /* fwd_stream.c: the rings (STREAM_WRITE and _READ are its ops). */
 int fwd_stream_setup(struct fwd_program *p);
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n);
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n);
 /*
  * In place, for a RUN (lock held): @n bytes of @s from @off bytes past its
- * first if they are there and lie in one piece of its ring (else NULL),
- * dropped from the front by fwd_stream_consume() once used; and room for @n
+ * first if they are there and lie in one piece of its ring or are one
+ * transfer held by reference (else NULL), dropped from the front by
+ * fwd_stream_consume() once used; and room for @n
  * bytes after its data, in one piece (else NULL), made data by
  * fwd_stream_commit() once written.
  */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fwd_conn.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
@@ -37,6 +38,8 @@ int fwd_exec_init(struct fwd_exec *x, struct fwd_device *dev)
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&x->changed, &attr);
+	for (int i = 0; i < FWD_MAX_QUEUES; i++)
+		pthread_cond_init(&x->queues[i].cond, &attr);
 	pthread_condattr_destroy(&attr);
 	return 0;
 }
@@ -44,6 +47,8 @@ int fwd_exec_init(struct fwd_exec *x, struct fwd_device *dev)
 void fwd_exec_destroy(struct fwd_exec *x)
 {
 	fwd_exec_detach(x);
+	for (int i = 0; i < FWD_MAX_QUEUES; i++)
+		pthread_cond_destroy(&x->queues[i].cond);
 	pthread_cond_destroy(&x->changed);
 	pthread_mutex_destroy(&x->lock);
 	if (x->wake_fd >= 0)
@@ -100,9 +105,10 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		struct fwd_req *r;
+		bool throttled;
 
 		while (!q->head && !x->stopping)
-			pthread_cond_wait(&x->changed, &x->lock);
+			pthread_cond_wait(&q->cond, &x->lock);
 		if (x->stopping)
 			break;
 		r = q->head;
@@ -114,14 +120,16 @@ static void *worker(void *arg)
 		r->r.op->execute(x, &r->r);
 
 		pthread_mutex_lock(&x->lock);
+		throttled = x->pending_reqs >= FWD_PENDING_MAX_REQS ||
+			    x->pending_bytes >= FWD_PENDING_MAX_BYTES;
 		x->pending_reqs--;
 		x->pending_bytes -= r->r.f.length;
-		pthread_cond_broadcast(&x->changed);
 		free(r);
 		/* The connection thread may be waiting to read again, or to see
 		 * that a reply failed and the link is dead.
 		 */
-		ring_doorbell(x);
+		if (throttled || (x->conn && x->conn->dead))
+			ring_doorbell(x);
 	}
 	pthread_mutex_unlock(&x->lock);
 	return NULL;
@@ -158,7 +166,7 @@ int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *req)
 	q->tail = r;
 	x->pending_reqs++;
 	x->pending_bytes += r->r.f.length;
-	pthread_cond_broadcast(&x->changed);
+	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&x->lock);
 	return 0;
 }
@@ -176,6 +184,8 @@ void fwd_exec_detach(struct fwd_exec *x)
 	pthread_mutex_lock(&x->lock);
 	x->stopping = true;
 	pthread_cond_broadcast(&x->changed);
+	for (int i = 0; i < FWD_MAX_QUEUES; i++)
+		pthread_cond_broadcast(&x->queues[i].cond);
 	pthread_mutex_unlock(&x->lock);
 	for (int i = 0; i < FWD_MAX_QUEUES; i++) {
 		struct fwd_queue *q = &x->queues[i];
@@ -188,7 +198,8 @@ void fwd_exec_detach(struct fwd_exec *x)
 			q->head = r->next;
 			free(r);
 		}
-		*q = (struct fwd_queue){ 0 };
+		q->tail = NULL;
+		q->started = false;
 	}
 	/* Workers are gone: nothing else touches the state now. */
 	for (int i = 0; i < FWD_PROGRAM_SLOTS; i++) {
@@ -208,5 +219,6 @@ void fwd_exec_detach(struct fwd_exec *x)
 	x->pending_reqs = 0;
 	x->pending_bytes = 0;
 	x->stats = (struct fwd_exec_stats){ 0 };
+	fwd_region_unmap_all(x);
 	x->conn = NULL;
 }

@@ -2,6 +2,7 @@
 /*
  * wsefwd logging. One line per event on stderr:
  *   2026-11-22T00:01:02.345Z wsefwd[123] info: text
+ * (the appliance's processes name themselves: wse-memoryx[124] ...).
  * Each line goes out in one write so lines from concurrent processes (the
  * test runs several daemons) do not interleave.
  */
@@ -14,6 +15,7 @@
 #include "fwd_log.h"
 
 static enum fwd_log_level log_level = FWD_LOG_INFO;
+static const char *log_name = "wsefwd";
 
 static const char *const level_names[] = {
 	[FWD_LOG_ERROR] = "error",
@@ -28,6 +30,11 @@ int fwd_log_parse_level(const char *name)
 		if (!strcmp(name, level_names[i]))
 			return i;
 	return -1;
+}
+
+void fwd_log_set_name(const char *name)
+{
+	log_name = name;
 }
 
 void fwd_log_set_level(enum fwd_log_level level)
@@ -53,8 +60,8 @@ void fwd_log(enum fwd_log_level level, const char *fmt, ...)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-	n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ wsefwd[%d] %s: ",
-			      ts.tv_nsec / 1000000, (int)getpid(), level_names[level]);
+	n += (size_t)snprintf(line + n, sizeof(line) - n, ".%03ldZ %s[%d] %s: ",
+			      ts.tv_nsec / 1000000, log_name, (int)getpid(), level_names[level]);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);

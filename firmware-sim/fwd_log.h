@@ -13,6 +13,8 @@ enum fwd_log_level {
 /* Parses "error", "warn", "info" or "debug"; -1 if none of those. */
 int fwd_log_parse_level(const char *name);
 void fwd_log_set_level(enum fwd_log_level level);
+/* The program name each line carries (default "wsefwd"); @name must stay valid. */
+void fwd_log_set_name(const char *name);
 int fwd_log_enabled(enum fwd_log_level level);
 void fwd_log(enum fwd_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

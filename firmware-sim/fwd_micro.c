@@ -5,6 +5,7 @@
  * the per-sample losses and predictions), used by the step graph's tasks
  * (fwd_pipeline.c) in both modes.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "fwd_pipeline.h"
@@ -22,8 +23,46 @@ void fwd_micro_setup(struct fwd_program *p, uint32_t wanted)
 	if (!n)
 		n = 1;
 	/* Equal sizes rounded up; the count follows (10 in 4 is 3, 3, 3, 1). */
-	p->micro_size = (b + n - 1) / n;
-	p->micro_max = (b + p->micro_size - 1) / p->micro_size;
+	p->micro_default = (b + n - 1) / n;
+	p->micro_size = p->micro_default;
+}
+
+int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)
+{
+	uint32_t size = p->micro_default, count;
+	int err = 0;
+
+	/*
+	 * A RUN's leaves are its micro-batches: sgemm's result for a row
+	 * depends on how many rows the call has (OpenBLAS's kernels and
+	 * edges), so the bits of a sample depend on its micro-batch's size,
+	 * and systems that must agree compute the same micro-batches.
+	 */
+	if (leaf)
+		size = leaf;
+	count = (batch + size - 1) / size;
+	if (!size || count > FWD_MICRO_BATCHES_MAX)
+		return -EINVAL;
+	/* A graph program's micro-batches are graphs, fitted per RUN (fwd_graph_fit()). */
+	if (p->prog->graph) {
+		p->micro_size = size;
+		if (p->micro_max < count)
+			p->micro_max = count;
+		return 0;
+	}
+	/* Workspaces too small for the new size go; enough of the right size come. */
+	if (size > p->ws_rows) {
+		for (uint32_t m = 0; m < p->micro_max; m++)
+			engine_workspace_destroy(p->micro_ws[m]);
+		p->micro_max = 0;
+		p->ws_rows = size;
+	}
+	for (; !err && p->micro_max < count; p->micro_max++)
+		err = engine_workspace_create(&p->shape, p->ws_rows, &p->micro_ws[p->micro_max]);
+	if (err)
+		return err;
+	p->micro_size = size;
+	return 0;
 }
 
 uint32_t fwd_micro_count(const struct fwd_program *p, uint32_t batch)

@@ -88,5 +88,8 @@ extern const struct fwd_op fwd_op_run;
 extern const struct fwd_op fwd_op_params_read;
 extern const struct fwd_op fwd_op_params_write;
 extern const struct fwd_op fwd_op_device_stats;
+extern const struct fwd_op fwd_op_region_map;
+extern const struct fwd_op fwd_op_stream_write_region;
+extern const struct fwd_op fwd_op_stream_read_region;
 
 #endif /* FWD_OPS_H */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wse_version.h"
@@ -52,6 +53,8 @@ static void usage(FILE *out)
 "  --max-program BYTES    largest program image accepted (default 256M)\n"
 "  --timing FILE          timing-model parameters (default: firmware-sim/timing/\n"
 "                         wse2.params beside the build tree)\n"
+"  --store DIR            storage shared with the hosts: snapshots of a program's\n"
+"                         parameters are saved into files a host made there\n"
 "  --log-level LEVEL      error, warn, info or debug (default info)\n"
 "  --once                 exit after the first host disconnects\n"
 "  --help, --version\n"
@@ -106,7 +109,7 @@ enum {
 	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
 	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
 	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED, OPT_THREADS, OPT_MAX_PROGRAM, OPT_TIMING,
-	OPT_MICRO_BATCHES, OPT_STAGE_ERROR, OPT_WORKERS,
+	OPT_MICRO_BATCHES, OPT_STAGE_ERROR, OPT_WORKERS, OPT_STORE,
 };
 
 static const struct option long_options[] = {
@@ -136,6 +139,7 @@ static const struct option long_options[] = {
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "max-program", required_argument, NULL, OPT_MAX_PROGRAM },
 	{ "timing", required_argument, NULL, OPT_TIMING },
+	{ "store", required_argument, NULL, OPT_STORE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -373,6 +377,16 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 		case OPT_TIMING:
 			cfg->timing_path = optarg;
 			break;
+		case OPT_STORE: {
+			struct stat st;
+
+			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "wsefwd: --store %s: not a directory\n", optarg);
+				return -1;
+			}
+			cfg->store = optarg;
+			break;
+		}
 		case OPT_SEED:
 			if (parse_num("--fault-seed", optarg, UINT64_MAX, &cfg->fault.seed))
 				return -1;

@@ -18,13 +18,24 @@
 #include "fwd_conn.h"
 #include "fwd_device.h"
 #include "fwd_exec.h"
+#include "fwd_graph.h"
 #include "fwd_ops.h"
 
-/* Copies floats [first, first + n) of array @slot (-1: the weights) to or from @buf. */
-static void copy_floats(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
-			uint8_t *buf, bool to_device)
+void fwd_params_copy(struct fwd_program *p, int slot, uint64_t first, uint64_t n,
+		     uint8_t *buf, bool to_device)
 {
 	const struct wsep_program *prog = p->prog;
+
+	/* A graph program's arrays are in the weights layout already. */
+	if (p->graph) {
+		float *a = fwd_graph_array(p->graph, slot) + first;
+
+		if (to_device)
+			memcpy(a, buf, n * sizeof(float));
+		else
+			memcpy(buf, a, n * sizeof(float));
+		return;
+	}
 
 	for (uint32_t k = 0; k < prog->num_layers && n; k++) {
 		const struct wsep_layer *l = &prog->layers[k];
@@ -68,7 +79,7 @@ static struct fwd_program *params_begin(struct fwd_exec *x, const struct wse_lin
 
 	if (!p)
 		return NULL;
-	if (!p->params) {
+	if (!p->resident) {
 		snprintf(text, len,
 			 "program %u runs by weight streaming: its weights live off the wafer, with the host",
 			 in->program);
@@ -125,7 +136,7 @@ static void transfer(struct fwd_program *p, const struct wse_link_params_info *i
 		if (off >= hi)
 			continue;
 		hi = end < hi ? end : hi;
-		copy_floats(p, in->which == WSE_LINK_PARAMS_WEIGHTS ? -1 : (int)s, (off - lo) / 4,
+		fwd_params_copy(p, in->which == WSE_LINK_PARAMS_WEIGHTS ? -1 : (int)s, (off - lo) / 4,
 			    (hi - off) / 4, buf + (off - in->offset), to_device);
 		off = hi;
 	}
@@ -160,6 +171,86 @@ static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 					      "PARAMS_WRITE", err);
 }
 
+/*
+ * WSE_LINK_PARAMS_SNAPSHOT (fwd_snapshot.c), which goes on while the
+ * program runs: a read of the copy, or a write of the step to take it at.
+ * Replies; returns true if @r was one.
+ */
+static bool snapshot_execute(struct fwd_exec *x, const struct fwd_request *r, bool write)
+{
+	const struct wse_link_params_info in = r->args.params;
+	const struct wse_link_frame *f = &r->f;
+	struct wse_link_snapshot_store req;
+	bool store = in.which == WSE_LINK_PARAMS_SNAPSHOT_STORE;
+	struct fwd_program *p;
+	char text[256];
+	uint64_t size, step;
+	uint8_t *buf = NULL;
+	struct iovec iov;
+	int ret;
+
+	if (in.which != WSE_LINK_PARAMS_SNAPSHOT && !(write && store))
+		return false;
+	if (store) {
+		if (in.offset || in.length != sizeof(req)) {
+			fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
+					    "a snapshot is saved with a struct wse_link_snapshot_store (%zu bytes) at offset 0",
+					    sizeof(req));
+			return true;
+		}
+		memcpy(&req, r->data, sizeof(req));
+	}
+	if (!write && !(buf = malloc(in.length ? in.length : 1))) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INTERNAL, "the simulator is out of memory");
+		return true;
+	}
+	pthread_mutex_lock(&x->lock);
+	p = fwd_program_get(x, in.program, text, sizeof(text));
+	ret = p ? 0 : -1;
+	if (p && !p->resident) {
+		snprintf(text, sizeof(text),
+			 "program %u runs by weight streaming: its weights live with the host",
+			 in.program);
+		ret = -1;
+	}
+	size = p ? fwd_snapshot_size(p) : 0;
+	if (!ret && write && !store && (in.offset || in.length != 8)) {
+		snprintf(text, sizeof(text), "a snapshot is asked for with the 8 bytes of a step at offset 0");
+		ret = -1;
+	} else if (!ret && !write && (in.offset % 4 || in.length % 4 || in.offset > size ||
+				      in.length > size - in.offset)) {
+		snprintf(text, sizeof(text),
+			 "params range of %u bytes at offset %llu is not whole floats inside the %llu bytes of the snapshot",
+			 in.length, (unsigned long long)in.offset, (unsigned long long)size);
+		ret = -1;
+	}
+	if (!ret && write && !store) {
+		memcpy(&step, r->data, 8);
+		ret = fwd_snapshot_ask(x, p, le64toh(step), text, sizeof(text));
+	} else if (!ret) {
+		/* Held, the snapshot and its program stay while they are copied out. */
+		ret = fwd_snapshot_hold(p, !store, store ? le64toh(req.step) : 0, text, sizeof(text));
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (!ret && !write) {
+		memcpy(buf, p->snap + in.offset, in.length);
+		fwd_snapshot_release(x, p);
+	} else if (!ret && store) {
+		ret = fwd_snapshot_store(x, p, &req, text, sizeof(text));
+		fwd_snapshot_release(x, p);
+	}
+	if (ret) {
+		free(buf);
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+		return true;
+	}
+	iov.iov_base = buf;
+	iov.iov_len = write ? 0 : in.length;
+	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, write ? 0 : 1);
+	free(buf);
+	return true;
+}
+
 static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
 	const struct wse_link_params_info in = r->args.params;
@@ -170,7 +261,7 @@ static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 	uint8_t *buf;
 	struct iovec iov;
 
-	if (!fwd_conn_reply_fits(x->conn, f, in.length))
+	if (!fwd_conn_reply_fits(x->conn, f, in.length) || snapshot_execute(x, r, false))
 		return;
 	buf = malloc(in.length ? in.length : 1);
 	if (!buf) {
@@ -202,6 +293,8 @@ static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 	uint64_t size;
 	char text[256];
 
+	if (snapshot_execute(x, r, true))
+		return;
 	/* Untrusted values: a weight that is not a number is refused. */
 	for (uint32_t i = 0; in.which == WSE_LINK_PARAMS_WEIGHTS && i + 4 <= in.length; i += 4) {
 		float v;

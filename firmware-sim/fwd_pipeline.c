@@ -10,23 +10,41 @@
  *             training, takes the loss and masks its output gradient.
  *   X(k, m)   k > 0: the gradient of layer k's input, then layer k - 1's
  *             ReLU mask on it (engine_backward_input, _mask).
- *   G(k, m)   layer k's weight and bias gradients of m, accumulated over
- *             the micro-batches in order: grad_beta 0 for m = 0, else 1
- *             (engine_backward_params).
+ *   G(k, m)   layer k's weight and bias gradients of m into the buffer of
+ *             its pair of micro-batches (m / 2): grad_beta 0 for the first
+ *             of the pair, 1 for the second (engine_backward_params).
+ *   A(k, i)   adds pair buffer i of layer k into the one on its left in
+ *             the reduction tree (below), once both are complete.
  *   U(k)      layer pipelined: layer k's optimizer update, once the step's
- *             last X(k, .) and G(k, .) are done.
+ *             last X(k, .) and the tree's root are done.
  * Dependencies: F(k, m) after F(k - 1, m) and layer k's forward weights;
  * X(k, m) after m's gradient reached layer k (the loss, or X(k + 1, m));
- * G(k, m) after the same and G(k, m - 1). A micro-batch's F and X tasks
- * hold its workspace one at a time; a G task only reads what they have
- * finished with, so G(k, m) runs beside X(k, m) or X(k - 1, m).
+ * G(k, m) after the same and, for the second of a pair, after the first.
+ * A micro-batch's F and X tasks hold its workspace one at a time; a G
+ * task only reads what they have finished with, so G(k, m) runs beside
+ * X(k, m) or X(k - 1, m).
+ *
+ * The reduction tree. A layer's gradient is the sum over the step's
+ * micro-batches in the engine's sum tree (wse/engine.h): pairs first (the
+ * second GEMM of a pair adds its product to the first's once, as an
+ * explicit add would), then the pairs' sums. A power-of-two run of
+ * micro-batches aligned to its size is a subtree, so a data-parallel host
+ * that gives each system such a run of the same micro-batches (a RUN's
+ * leaf size) and sums the systems' results in the same tree (SwarmX) gets
+ * the bits of one system doing all of them (Documentation/
+ * wse-appliance.rst). The micro-batches must be the same, not only the
+ * sums: a sample's forward bits depend on the number of rows of the sgemm
+ * its micro-batch makes.
  *
  * Determinism: every task is one fixed engine call sequence on fixed
- * inputs, whichever thread runs it and whenever; the only sums across
- * micro-batches are the G chains, whose order is fixed. So the results are
- * the bits of the sequential loop (fwd_pipeline.h), for any number of
- * workers and in both modes. A layer's weights change only in U(k), after
- * every task that reads them.
+ * inputs, whichever thread runs it and whenever, and the sums across
+ * micro-batches follow the tree. So the results are the same for any
+ * number of workers and in both modes. A layer's weights change only in
+ * U(k), after every task that reads them.
+ *
+ * A graph program's units are its layers (fwd_graph.h): X(k, m) is unit
+ * k's whole backward pass on m's graph, for unit 0 too, and G(k, m) adds
+ * what it left in m's graph, so it follows X(k, m).
  *
  * Layer pipelined, every layer is open from the start with the program's
  * resident parameters. Weight streaming, the RUN's thread opens a layer's
@@ -44,32 +62,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
 
 #define TEXT_MAX	256
 
-enum task_kind { TASK_NONE, TASK_F, TASK_X, TASK_G, TASK_U };
+enum task_kind { TASK_NONE, TASK_F, TASK_X, TASK_G, TASK_A, TASK_U };
 
 struct task {
 	enum task_kind kind;
-	uint32_t k, m;
+	uint32_t k, m;		/* A: m is the right pair, lo the left */
+	uint32_t lo;
 };
 
 struct layer_state {
 	const float *w, *b;	/* forward */
 	const float *wx;	/* for the input gradient */
-	float *dw, *db;		/* gradient buffers */
+	float *dw, *db;		/* gradient buffers: pair 0, the tree's root */
 	bool fwd_open, in_open, grad_open;
 	uint32_t forwarded;	/* micro-batches through F(k, .) */
 	uint32_t inputs;	/* through X(k, .) */
-	uint32_t grad_next;	/* G(k, grad_next) comes next */
-	bool grad_busy, updating, updated;
+	uint64_t g_busy, g_done;	/* bit m: G(k, m) running, done */
+	uint32_t a_busy, a_done;	/* bit i: the add of pair i into its left */
+	bool updating, updated;
 };
 
 struct micro_state {
 	uint32_t fwd;		/* layers forwarded */
-	uint32_t dy;		/* lowest layer whose output gradient is ready; L: none */
+	int32_t dy;		/* lowest layer whose output gradient is ready; L: none;
+				 * -1: a graph's unit 0 is through (X(0, m) done) */
 	bool busy;		/* an F or X task holds its workspace */
 };
 
@@ -86,8 +108,9 @@ struct fwd_pipeline {
 	/* The step in flight. */
 	bool active, abort;
 	struct fwd_step step;
-	uint32_t n, L;
+	uint32_t n, L;		/* micro-batches (the leaves of the gradient sums), layers */
 	bool train, resident;
+	bool graph;			/* a graph program: X(0, m) too, G(k, m) after X(k, m) */
 	void (*notify)(void *arg);
 	void *notify_arg;
 	bool notify_layers;		/* tell of layers done, not only of the step */
@@ -97,14 +120,84 @@ struct fwd_pipeline {
 	bool updated;
 	struct layer_state layer[ENGINE_MAX_LAYERS];
 	struct micro_state micro[FWD_MICRO_BATCHES_MAX];
+	/* Pair buffers 1.. of each layer (W then b each), for scratch_pairs pairs. */
+	float *scratch[ENGINE_MAX_LAYERS];
+	uint32_t scratch_pairs;
 };
+
+static uint32_t pairs_of(uint32_t n)
+{
+	return (n + 1) / 2;
+}
+
+/* Lock held. Have pair i's G tasks all run? */
+static bool pair_done(const struct fwd_pipeline *pl, const struct layer_state *ls, uint32_t i)
+{
+	uint32_t m = 2 * i;
+
+	return (ls->g_done >> m & 1) && (m + 1 >= pl->n || (ls->g_done >> (m + 1) & 1));
+}
+
+/* Lock held. Is the tree node over pairs [lo, lo + c) complete? */
+static bool node_done(const struct fwd_pipeline *pl, const struct layer_state *ls, uint32_t lo,
+		      uint32_t c)
+{
+	return c == 1 ? pair_done(pl, ls, lo) : (ls->a_done >> (lo + engine_sum_tree_split(c)) & 1);
+}
+
+/* Lock held. An add of the subtree over pairs [lo, lo + c) that can run, or false. */
+static bool ready_add(const struct fwd_pipeline *pl, const struct layer_state *ls, uint32_t lo,
+		      uint32_t c, struct task *t)
+{
+	uint32_t h, mid;
+
+	if (c < 2)
+		return false;
+	h = engine_sum_tree_split(c);
+	mid = lo + h;
+	if (ls->a_done >> mid & 1)
+		return false;
+	if (node_done(pl, ls, lo, h) && node_done(pl, ls, mid, c - h)) {
+		t->m = mid;
+		t->lo = lo;
+		return !(ls->a_busy >> mid & 1);
+	}
+	return ready_add(pl, ls, lo, h, t) || ready_add(pl, ls, mid, c - h, t);
+}
+
+/* Lock held. Layer k's gradient complete: every G task ran and the tree is summed. */
+static bool grads_done(const struct fwd_pipeline *pl, const struct layer_state *ls)
+{
+	uint64_t all = pl->n == 64 ? ~0ULL : (1ULL << pl->n) - 1;
+
+	return ls->g_done == all && node_done(pl, ls, 0, pairs_of(pl->n));
+}
+
+/*
+ * Pair @i's gradient buffers of layer @k: W, and b after it (a graph's
+ * unit: one range, *@b NULL).
+ */
+static float *pair_buf(struct fwd_pipeline *pl, uint32_t k, uint32_t i, float **b)
+{
+	const struct wsep_layer *l = &pl->p->prog->layers[k];
+	size_t wn = (size_t)l->in * l->out;
+	float *w;
+
+	if (!i) {
+		*b = pl->layer[k].db;
+		return pl->layer[k].dw;
+	}
+	w = pl->scratch[k] + (size_t)(i - 1) * wsep_layer_params(l);
+	*b = pl->graph ? NULL : w + wn;
+	return w;
+}
 
 /* Lock held. Has layer k's backward finished (its gradients, and the update if resident)? */
 static bool layer_backward_done(const struct fwd_pipeline *pl, uint32_t k)
 {
 	const struct layer_state *ls = &pl->layer[k];
 
-	if (ls->grad_next < pl->n || (k && ls->inputs < pl->n))
+	if (!grads_done(pl, ls) || ((k || pl->graph) && ls->inputs < pl->n))
 		return false;
 	return !pl->resident || ls->updated;
 }
@@ -122,46 +215,66 @@ static bool step_done(const struct fwd_pipeline *pl)
 
 /*
  * Lock held. The next ready task: updates, then input gradients (they
- * open the layers below), then weight gradients from the lowest layer up
- * (layer 0's chain is the longest), then forward passes, earliest
- * micro-batch first.
+ * open the layers below), then weight gradients and their sums, then
+ * forward passes, earliest micro-batch first. Weight gradients go from the
+ * lowest layer up when the device updates the layers itself (layer 0's
+ * chain is the longest); weight streaming, from the top layer down, so
+ * that the host updates the upper layers while layer 0's gradients are
+ * still being summed, and layer 0's update, which the next step waits
+ * for first, is the only one left at the end. The order changes no bit.
  */
 static struct task pick(const struct fwd_pipeline *pl)
 {
 	uint32_t L = pl->L, n = pl->n;
+	struct task t = { TASK_NONE, 0, 0, 0 };
 
 	if (!pl->active || pl->abort)
-		return (struct task){ TASK_NONE, 0, 0 };
+		return t;
 	if (pl->train) {
 		for (uint32_t k = 0; pl->resident && k < L; k++) {
 			const struct layer_state *ls = &pl->layer[k];
 
-			if (!ls->updated && !ls->updating && ls->grad_next == n &&
-			    (!k || ls->inputs == n))
-				return (struct task){ TASK_U, k, 0 };
+			if (!ls->updated && !ls->updating && grads_done(pl, ls) &&
+			    ((!k && !pl->graph) || ls->inputs == n))
+				return (struct task){ TASK_U, k, 0, 0 };
 		}
 		for (uint32_t m = 0; m < n; m++) {
 			const struct micro_state *ms = &pl->micro[m];
-			uint32_t k = ms->dy;
+			int32_t k = ms->dy;
 
-			if (!ms->busy && k > 0 && k < L && pl->layer[k].in_open)
-				return (struct task){ TASK_X, k, m };
+			if (!ms->busy && k >= (pl->graph ? 0 : 1) && k < (int32_t)L &&
+			    pl->layer[k].in_open)
+				return (struct task){ TASK_X, (uint32_t)k, m, 0 };
 		}
-		for (uint32_t k = 0; k < L; k++) {
+		for (uint32_t i = 0; i < L; i++) {
+			uint32_t k = pl->resident ? i : L - 1 - i;
 			const struct layer_state *ls = &pl->layer[k];
-			uint32_t m = ls->grad_next;
 
-			if (ls->grad_open && !ls->grad_busy && m < n && pl->micro[m].dy <= k)
-				return (struct task){ TASK_G, k, m };
+			if (!ls->grad_open)
+				continue;
+			if (ready_add(pl, ls, 0, pairs_of(pl->n), &t)) {
+				t.kind = TASK_A;
+				t.k = k;
+				return t;
+			}
+			for (uint32_t l = 0; l < pl->n; l++) {
+				uint64_t bit = 1ULL << l;
+
+				/* Dense: l's gradient reached layer k; a graph: X(k, l) is done. */
+				if (!(ls->g_done & bit) && !(ls->g_busy & bit) &&
+				    pl->micro[l].dy + (pl->graph ? 1 : 0) <= (int32_t)k &&
+				    (!(l & 1) || (ls->g_done & bit >> 1)))
+					return (struct task){ TASK_G, k, l, 0 };
+			}
 		}
 	}
 	for (uint32_t m = 0; m < n; m++) {
 		const struct micro_state *ms = &pl->micro[m];
 
 		if (!ms->busy && ms->fwd < L && pl->layer[ms->fwd].fwd_open)
-			return (struct task){ TASK_F, ms->fwd, m };
+			return (struct task){ TASK_F, ms->fwd, m, 0 };
 	}
-	return (struct task){ TASK_NONE, 0, 0 };
+	return (struct task){ TASK_NONE, 0, 0, 0 };
 }
 
 /* Lock held: marks what @t holds while it runs. */
@@ -173,7 +286,10 @@ static void claim(struct fwd_pipeline *pl, const struct task *t)
 		pl->micro[t->m].busy = true;
 		break;
 	case TASK_G:
-		pl->layer[t->k].grad_busy = true;
+		pl->layer[t->k].g_busy |= 1ULL << t->m;
+		break;
+	case TASK_A:
+		pl->layer[t->k].a_busy |= 1U << t->m;
 		break;
 	case TASK_U:
 		pl->layer[t->k].updating = true;
@@ -198,16 +314,21 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 		ms->busy = false;
 		ms->fwd = t->k + 1;
 		if (t->k + 1 == pl->L && pl->train)
-			ms->dy = t->k;
+			ms->dy = (int32_t)t->k;
 		ls->forwarded++;
 		return false;
 	case TASK_X:
 		ms->busy = false;
-		ms->dy = t->k - 1;
-		return ++ls->inputs == pl->n && ls->grad_next == pl->n;
+		ms->dy = (int32_t)t->k - 1;
+		return ++ls->inputs == pl->n && grads_done(pl, ls);
 	case TASK_G:
-		ls->grad_busy = false;
-		return ++ls->grad_next == pl->n && (!t->k || ls->inputs == pl->n);
+		ls->g_busy &= ~(1ULL << t->m);
+		ls->g_done |= 1ULL << t->m;
+		return grads_done(pl, ls) && ((!t->k && !pl->graph) || ls->inputs == pl->n);
+	case TASK_A:
+		ls->a_busy &= ~(1U << t->m);
+		ls->a_done |= 1U << t->m;
+		return grads_done(pl, ls) && ((!t->k && !pl->graph) || ls->inputs == pl->n);
 	case TASK_U:
 		ls->updating = false;
 		ls->updated = true;
@@ -219,6 +340,42 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 	return false;
 }
 
+/* A graph program's task (fwd_graph.h). */
+static int run_graph_task(struct fwd_pipeline *pl, const struct task *t, const char **what)
+{
+	struct fwd_program *p = pl->p;
+	const struct layer_state *ls = &pl->layer[t->k];
+	float *dw, *db, *rw, *rb;
+
+	switch (t->kind) {
+	case TASK_F:
+		if ((int)t->k == pl->fault_stage && t->m + 1 == pl->n) {
+			*what = "the forward pass";
+			return -EIO;	/* injected for tests: an engine failure in one unit */
+		}
+		return fwd_graph_forward(p, &pl->step, t->k, t->m, ls->w, what);
+	case TASK_X:
+		*what = "the backward pass";
+		return fwd_graph_backward(p, t->k, t->m, ls->wx);
+	case TASK_G:
+		*what = "the backward pass";
+		dw = pair_buf(pl, t->k, t->m / 2, &db);
+		return fwd_graph_gradients(p, t->k, t->m, !(t->m & 1), dw);
+	case TASK_A:
+		*what = "the gradient sum";
+		dw = pair_buf(pl, t->k, t->lo, &db);
+		rw = pair_buf(pl, t->k, t->m, &rb);
+		engine_vec_add(dw, rw, wsep_layer_params(&p->prog->layers[t->k]));
+		return 0;
+	case TASK_U:
+		*what = "the optimizer update";
+		return fwd_graph_update(p, t->k, pl->step.t);
+	case TASK_NONE:
+		break;
+	}
+	return -EINVAL;
+}
+
 /* Runs task @t's engine calls; on failure *what names the part. */
 static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **what)
 {
@@ -227,9 +384,13 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 	const struct layer_state *ls = &pl->layer[t->k];
 	struct engine_workspace *ws = p->micro_ws[t->m];
 	struct fwd_micro s = fwd_micro_at(p, step->batch, t->m);
+	const struct wsep_layer *l;
 	struct engine_loss_result res;
+	float *dw, *db, *rw, *rb;
 	int err;
 
+	if (pl->graph)
+		return run_graph_task(pl, t, what);
 	switch (t->kind) {
 	case TASK_F:
 		if (t->k == 0) {
@@ -248,7 +409,7 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		if (err || !pl->train)
 			return err;
 		*what = "the loss";
-		err = engine_loss(ws, p->labels_u8 + s.first, step->batch, &res);
+		err = engine_loss(ws, p->labels_u8 + s.first, step->norm, &res);
 		if (!err) {
 			*what = "the backward pass";
 			err = engine_backward_mask(ws, t->k);
@@ -260,7 +421,16 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		return err ? err : engine_backward_mask(ws, t->k - 1);
 	case TASK_G:
 		*what = "the backward pass";
-		return engine_backward_params(ws, t->k, t->m ? 1.0f : 0.0f, ls->dw, ls->db);
+		dw = pair_buf(pl, t->k, t->m / 2, &db);
+		return engine_backward_params(ws, t->k, t->m & 1 ? 1.0f : 0.0f, dw, db);
+	case TASK_A:
+		*what = "the gradient sum";
+		dw = pair_buf(pl, t->k, t->lo, &db);
+		rw = pair_buf(pl, t->k, t->m, &rb);
+		l = &p->prog->layers[t->k];
+		engine_vec_add(dw, rw, (size_t)l->in * l->out);
+		engine_vec_add(db, rb, l->out);
+		return 0;
 	case TASK_U:
 		*what = "the optimizer update";
 		return engine_params_update_layer(p->params, &p->opt, step->t, t->k);
@@ -336,6 +506,8 @@ void fwd_pipeline_destroy(struct fwd_pipeline *pl)
 	pthread_mutex_unlock(&pl->lock);
 	for (uint32_t i = 0; i < pl->started; i++)
 		pthread_join(pl->thread[i], NULL);
+	for (uint32_t k = 0; k < pl->L; k++)
+		free(pl->scratch[k]);
 	pthread_cond_destroy(&pl->work);
 	pthread_cond_destroy(&pl->quiet);
 	pthread_mutex_destroy(&pl->lock);
@@ -373,6 +545,24 @@ int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage
 	return 0;
 }
 
+int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t micro)
+{
+	uint32_t extra = pairs_of(micro) - 1;
+
+	if (extra <= pl->scratch_pairs)
+		return 0;
+	for (uint32_t k = 0; k < pl->L; k++) {
+		const struct wsep_layer *l = &pl->p->prog->layers[k];
+		float *s = realloc(pl->scratch[k], (size_t)extra * wsep_layer_params(l) * sizeof(float));
+
+		if (!s)
+			return -ENOMEM;
+		pl->scratch[k] = s;
+	}
+	pl->scratch_pairs = extra;
+	return 0;
+}
+
 void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 			void (*notify)(void *arg), void *arg)
 {
@@ -382,7 +572,8 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pl->step = *step;
 	pl->n = fwd_micro_count(p, step->batch);
 	pl->train = step->kind == WSE_LINK_RUN_TRAIN;
-	pl->resident = p->params != NULL;
+	pl->resident = p->resident;
+	pl->graph = p->graph != NULL;
 	pl->notify = notify;
 	pl->notify_arg = arg;
 	pl->notify_layers = !pl->resident;
@@ -392,15 +583,24 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pl->text[0] = '\0';
 	memset(pl->layer, 0, sizeof(pl->layer[0]) * pl->L);
 	for (uint32_t m = 0; m < pl->n; m++)
-		pl->micro[m] = (struct micro_state){ .dy = pl->L };
+		pl->micro[m] = (struct micro_state){ .dy = (int32_t)pl->L };
 	for (uint32_t k = 0; pl->resident && k < pl->L; k++) {
-		struct engine_layer *el = &p->params->layer[k];
 		struct layer_state *ls = &pl->layer[k];
 
-		*ls = (struct layer_state){
-			.w = el->w, .b = el->b, .wx = el->w, .dw = el->dw, .db = el->db,
-			.fwd_open = true, .in_open = true, .grad_open = true,
-		};
+		if (pl->graph) {
+			*ls = (struct layer_state){
+				.w = fwd_graph_weights(p->graph, k), .wx = fwd_graph_weights(p->graph, k),
+				.dw = fwd_graph_grads(p->graph, k),
+				.fwd_open = true, .in_open = true, .grad_open = true,
+			};
+		} else {
+			struct engine_layer *el = &p->params->layer[k];
+
+			*ls = (struct layer_state){
+				.w = el->w, .b = el->b, .wx = el->w, .dw = el->dw, .db = el->db,
+				.fwd_open = true, .in_open = true, .grad_open = true,
+			};
+		}
 	}
 	pl->active = true;
 	pthread_cond_signal(&pl->work);
@@ -443,7 +643,8 @@ void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st)
 	st->failed = pl->abort;
 	st->done = step_done(pl);
 	st->micro = pl->n;
-	st->through = pl->train ? pl->layer[0].grad_next : pl->layer[pl->L - 1].forwarded;
+	st->through = pl->train ? (uint32_t)__builtin_popcountll(pl->layer[0].g_done) :
+				  pl->layer[pl->L - 1].forwarded;
 	st->backward = 0;
 	for (uint32_t k = 0; pl->train && k < pl->L; k++)
 		if (layer_backward_done(pl, k))

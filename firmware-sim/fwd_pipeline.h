@@ -29,6 +29,14 @@ struct fwd_micro {
 
 /* Sizes a program's micro-batches for @wanted per full batch (0: the default rule). */
 void fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
+/*
+ * The micro-batches of steps of @batch for a RUN whose gradient sums go
+ * over leaves of @leaf samples, which are then its micro-batches (0: the
+ * program's default micro-batches are the leaves): workspaces for them,
+ * made or remade between steps. 0, -EINVAL (more than
+ * FWD_MICRO_BATCHES_MAX) or the engine's -ENOMEM.
+ */
+int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch);
 /* Micro-batches in a batch of @batch samples (fewer for a short batch). */
 uint32_t fwd_micro_count(const struct fwd_program *p, uint32_t batch);
 struct fwd_micro fwd_micro_at(const struct fwd_program *p, uint32_t batch, uint32_t m);
@@ -51,14 +59,16 @@ uint32_t fwd_micro_failed(char *text, size_t len, uint32_t step, const char *wha
  * (both modes). The results are those of this sequential loop, whatever
  * the number of workers and in either mode:
  *   for m: (load m) for k: engine_forward_layer(m, k)
- *          (last layer) results of m; train: engine_loss, mask
+ *          (last layer) results of m; train: engine_loss over norm, mask
  *   for k = L-1 .. 0, for m: engine_backward_input(m, k), mask k - 1 (k > 0)
- *                            engine_backward_params(m, k, m ? 1 : 0)
+ *                            engine_backward_params(m, k, m & 1) into pair m / 2
+ *          the pairs summed in the engine's sum tree (fwd_pipeline.c)
  *          pipelined: update layer k
  */
 struct fwd_step {
 	uint32_t kind;		/* WSE_LINK_RUN_* */
 	uint32_t batch;
+	uint32_t norm;		/* the batch the loss is averaged over */
 	uint32_t number;	/* 1-based within the RUN, for error texts */
 	uint64_t t;		/* the optimizer step a TRAIN step takes (pipelined) */
 };
@@ -70,6 +80,11 @@ struct fwd_step {
  */
 int fwd_pipeline_create(struct fwd_program *p, uint32_t workers, int fault_stage,
 			struct fwd_pipeline **out);
+/*
+ * Room for the pair sums of steps of up to @micro micro-batches; between
+ * steps. 0 or -ENOMEM.
+ */
+int fwd_pipeline_reserve(struct fwd_pipeline *pl, uint32_t micro);
 /* Ends and joins the workers; no step may be in flight. */
 void fwd_pipeline_destroy(struct fwd_pipeline *pl);
 

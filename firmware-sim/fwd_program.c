@@ -16,6 +16,7 @@
 #include "fwd_conn.h"
 #include "fwd_device.h"
 #include "fwd_exec.h"
+#include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
 #include "fwd_pipeline.h"
@@ -50,6 +51,8 @@ void fwd_program_free(struct fwd_program *p)
 	for (uint32_t m = 0; m < p->micro_max; m++)
 		engine_workspace_destroy(p->micro_ws[m]);
 	engine_params_destroy(p->params);
+	fwd_graph_destroy(p->graph);
+	free(p->logits_f32);
 	free(p->in_bytes);
 	free(p->in_f32);
 	free(p->labels_u8);
@@ -57,6 +60,7 @@ void fwd_program_free(struct fwd_program *p)
 	free(p->preds_i32);
 	free(p->preds_u8);
 	free(p->losses_f32);
+	free(p->snap);
 	wsep_program_free(p->prog);
 	free(p);
 }
@@ -87,12 +91,13 @@ static uint32_t check_device(struct fwd_exec *x, const struct wsep_program *prog
 			return WSE_LINK_E_INVAL;
 		}
 	}
-	if (prog->layers[prog->num_layers - 1].out > 256) {
+	if (!prog->graph && prog->layers[prog->num_layers - 1].out > 256) {
 		snprintf(text, len, "the program has %u classes; labels are bytes on the device, at most 256",
 			 prog->layers[prog->num_layers - 1].out);
 		return WSE_LINK_E_UNSUPPORTED;
 	}
-	if (prog->input_type != WSEP_ELEM_U8 && prog->input_type != WSEP_ELEM_F32) {
+	if (prog->input_type != WSEP_ELEM_U8 && prog->input_type != WSEP_ELEM_F32 &&
+	    (prog->input_type != WSEP_ELEM_I32 || !prog->graph)) {
 		snprintf(text, len, "input type %s is not supported (u8 or f32)",
 			 wsep_elem_name(prog->input_type));
 		return WSE_LINK_E_UNSUPPORTED;
@@ -122,13 +127,52 @@ static void *alloc_zero(size_t n, size_t size, bool *failed)
 	return p;
 }
 
-/* Engine objects, parameters and staging for a validated program. */
-static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+/* Staging, allocated once: a batch's inputs and outputs. */
+static uint32_t staging(struct fwd_program *p, char *text, size_t len)
 {
-	const struct fwd_config *cfg = x->dev->cfg;
 	const struct wsep_program *prog = p->prog;
-	uint32_t b = prog->batch, L = prog->num_layers;
+	size_t b = prog->batch, rows = wsep_label_rows(prog);
 	bool failed = false;
+
+	p->in_bytes = alloc_zero(b * prog->input_dim, prog->input_type == WSEP_ELEM_U8 ? 1 : 4,
+				 &failed);
+	p->in_f32 = alloc_zero(b * prog->input_dim, sizeof(float), &failed);
+	p->labels_u8 = alloc_zero(b, 1, &failed);
+	p->labels_i32 = alloc_zero(b * rows, 4, &failed);
+	p->preds_i32 = alloc_zero(b * rows, 4, &failed);
+	p->preds_u8 = alloc_zero(b, 1, &failed);
+	p->losses_f32 = alloc_zero(b, 4, &failed);
+	if (prog->graph)
+		p->logits_f32 = alloc_zero(b * rows * wsep_classes(prog), 4, &failed);
+	if (failed || fwd_stream_setup(p)) {
+		snprintf(text, len, "the simulator has no host memory left for the program's buffers");
+		return WSE_LINK_E_NOSPC;
+	}
+	return WSE_LINK_OK;
+}
+
+/* A graph program: its graphs and, pipelined, its weights (fwd_graph.c). */
+static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+{
+	/* PARAMS_READ and _WRITE size the optimizer's state arrays from it. */
+	if (engine_optim_from_wsep(&p->prog->opt, &p->opt)) {
+		snprintf(text, len, "the engine refuses the program's optimizer");
+		return WSE_LINK_E_INVAL;
+	}
+	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	if (fwd_micro_prepare(p, 0, p->prog->batch)) {
+		snprintf(text, len, "the program's batch of %u cannot be cut into micro-batches",
+			 p->prog->batch);
+		return WSE_LINK_E_INVAL;
+	}
+	return fwd_graph_create(p, x->dev->cfg->sram_total, &p->graph, text, len);
+}
+
+/* A layer program: a workspace per micro-batch and, pipelined, its parameters. */
+static uint32_t build_layers(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+{
+	const struct wsep_program *prog = p->prog;
+	uint32_t L = prog->num_layers;
 	int err;
 
 	p->shape.layers = L;
@@ -146,45 +190,46 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 		snprintf(text, len, "the engine refuses the program: %s", engine_strerror(err));
 		return WSE_LINK_E_INVAL;
 	}
-	fwd_micro_setup(p, cfg->micro_batches);
-	for (uint32_t m = 0; !err && m < p->micro_max; m++)
-		err = engine_workspace_create(&p->shape, p->micro_size, &p->micro_ws[m]);
-	if (!err && prog->mode == WSEP_MODE_PIPELINED)
+	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	err = fwd_micro_prepare(p, 0, prog->batch);
+	if (!err && p->resident)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);
 	if (err) {
 		snprintf(text, len, "the simulator cannot allocate the program's memory: %s",
 			 engine_strerror(err));
 		return WSE_LINK_E_NOSPC;
 	}
-	if (p->params) {
-		for (uint32_t k = 0; k < L; k++) {
-			const struct wsep_layer *l = &prog->layers[k];
-			struct engine_layer *el = &p->params->layer[k];
+	for (uint32_t k = 0; p->params && k < L; k++) {
+		const struct wsep_layer *l = &prog->layers[k];
+		struct engine_layer *el = &p->params->layer[k];
 
-			if (prog->weights) {
-				memcpy(el->w, prog->weights + l->weight_offset,
-				       (size_t)l->in * l->out * sizeof(float));
-				memcpy(el->b, prog->weights + l->weight_offset + (uint64_t)l->in * l->out,
-				       l->out * sizeof(float));
-			} else {
-				wsep_init_layer(prog->seed, l->weight_offset, l->in, l->out, el->w, el->b);
-			}
+		if (prog->weights) {
+			memcpy(el->w, prog->weights + l->weight_offset,
+			       (size_t)l->in * l->out * sizeof(float));
+			memcpy(el->b, prog->weights + l->weight_offset + (uint64_t)l->in * l->out,
+			       l->out * sizeof(float));
+		} else {
+			wsep_init_layer(prog->seed, l->weight_offset, l->in, l->out, el->w, el->b);
 		}
 	}
-	p->in_bytes = alloc_zero((size_t)b * prog->input_dim, prog->input_type == WSEP_ELEM_U8 ? 1 : 4,
-				 &failed);
-	p->in_f32 = alloc_zero((size_t)b * prog->input_dim, sizeof(float), &failed);
-	p->labels_u8 = alloc_zero(b, 1, &failed);
-	p->labels_i32 = alloc_zero(b, 4, &failed);
-	p->preds_i32 = alloc_zero(b, 4, &failed);
-	p->preds_u8 = alloc_zero(b, 1, &failed);
-	p->losses_f32 = alloc_zero(b, 4, &failed);
-	if (failed || fwd_stream_setup(p)) {
-		snprintf(text, len, "the simulator has no host memory left for the program's buffers");
-		return WSE_LINK_E_NOSPC;
-	}
+	return WSE_LINK_OK;
+}
+
+/* Engine objects, parameters, staging and worker threads for a validated program. */
+static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
+{
+	const struct fwd_config *cfg = x->dev->cfg;
+	uint32_t st;
+	int err;
+
+	p->resident = p->prog->mode == WSEP_MODE_PIPELINED;
+	st = p->prog->graph ? build_graph(x, p, text, len) : build_layers(x, p, text, len);
+	if (!st)
+		st = staging(p, text, len);
+	if (st)
+		return st;
 	/* Once per load, not per RUN: hosts often RUN one step at a time. */
-	err = fwd_pipeline_create(p, cfg->workers, p->params ? (int)cfg->fault.stage_error : -1,
+	err = fwd_pipeline_create(p, cfg->workers, p->resident ? (int)cfg->fault.stage_error : -1,
 				  &p->pipeline);
 	if (err) {
 		snprintf(text, len, "the simulator cannot start the program's worker threads: %s",
@@ -205,6 +250,7 @@ static uint32_t bind_streams(struct fwd_program *p, char *text, size_t len)
 	p->labels = ts.labels;
 	p->losses = ts.losses;
 	p->predictions = ts.predictions;
+	p->logits = ts.logits;
 	for (int k = 0; k < ENGINE_MAX_LAYERS; k++) {
 		p->weights[k] = ts.weights[k];
 		p->grads[k] = ts.grads[k];
@@ -261,7 +307,10 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 
 	pthread_mutex_lock(&x->lock);
 	old = x->slots[slot];
-	if (old && old->busy) {
+	/* A stream copy in progress outside the lock is brief: let it end. */
+	while (old && old->io && fwd_exec_wait(x))
+		old = x->slots[slot];
+	if (old && (old->busy || old->snap_readers)) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
@@ -424,10 +473,12 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
+	while (p && p->io && fwd_exec_wait(x))
+		p = fwd_program_get(x, slot, text, sizeof(text));
 	/* E_BUSY, not E_INVAL: the host may ask again, and frees the slot
 	 * only once it is really empty.
 	 */
-	if (p && p->busy) {
+	if (p && (p->busy || p->snap_readers)) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
 		status = WSE_LINK_E_BUSY;
 		p = NULL;

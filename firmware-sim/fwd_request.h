@@ -17,6 +17,11 @@ union fwd_args {
 	struct wse_link_prog_load_info load;	/* PROGRAM_LOAD */
 	uint32_t program;			/* PROGRAM_UNLOAD */
 	struct wse_link_stream_info stream;	/* STREAM_WRITE, STREAM_READ */
+	struct {
+		struct wse_link_stream_info stream;
+		struct wse_link_region_ref_info ref;
+	} region_stream;			/* STREAM_*_REGION */
+	struct wse_link_region_map_info region;	/* REGION_MAP */
 	struct wse_link_run_info run;		/* RUN */
 	struct wse_link_params_info params;	/* PARAMS_READ, PARAMS_WRITE */
 	struct {

@@ -19,7 +19,10 @@
  * then; nothing of them stays on the device.
  *
  * Each layer makes the same engine calls on the same shapes in the same
- * order in both modes, which is what makes them agree bit for bit.
+ * order in both modes, which is what makes them agree bit for bit. A
+ * graph program's units are its layers here (fwd_graph.h); its labels
+ * and predictions are a sample's rows (tokens), and PREDICT also puts
+ * every row's logits on the logits stream.
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +30,7 @@
 
 #include "fwd_conn.h"
 #include "fwd_exec.h"
+#include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
 #include "fwd_pipeline.h"
@@ -35,7 +39,9 @@ struct step_ctx {
 	struct fwd_exec *x;
 	struct fwd_program *p;
 	uint32_t kind;		/* WSE_LINK_RUN_* */
+	bool retain;		/* the forward weights serve the backward pass */
 	uint32_t batch;
+	uint32_t norm;		/* the batch the loss is averaged over */
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
@@ -86,27 +92,30 @@ static uint32_t take_batch(struct step_ctx *c)
 {
 	struct fwd_program *p = c->p;
 	const struct wsep_program *prog = p->prog;
-	uint32_t b = c->batch, classes = prog->layers[prog->num_layers - 1].out;
+	uint32_t b = c->batch, classes = wsep_classes(prog), rows = wsep_label_rows(prog);
 	size_t n = (size_t)b * prog->input_dim;
 
 	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
 		return FWD_RUN_STOPPED;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
-		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * 4))
+		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * rows * 4))
 			return FWD_RUN_STOPPED;
-		for (uint32_t i = 0; i < b; i++) {
+		for (uint32_t i = 0; i < b * rows; i++) {
 			int32_t l = p->labels_i32[i];
 
 			if (l < 0 || (uint32_t)l >= classes) {
 				snprintf(c->text, c->len,
-					 "step %u: the label of sample %u is %d; the program has %u classes (0..%u)",
-					 c->step, i, l, classes, classes - 1);
+					 "step %u: the label of sample %u%s is %d; the program has %u classes (0..%u)",
+					 c->step, i / rows, rows > 1 ? " (a row of it)" : "", l, classes,
+					 classes - 1);
 				return WSE_LINK_E_INVAL;
 			}
-			p->labels_u8[i] = (uint8_t)l;
+			if (!prog->graph)
+				p->labels_u8[i] = (uint8_t)l;
 		}
 	}
-	if (!fwd_micro_input_is_pixels(prog)) {
+	/* A graph program's micro-batches convert their own input (fwd_graph.c). */
+	if (!prog->graph && !fwd_micro_input_is_pixels(prog)) {
 		const float *f32 = (const float *)p->in_bytes;
 
 		for (size_t i = 0; i < n; i++)
@@ -175,7 +184,8 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		}
 		if (!w)
 			break;
-		fwd_pipeline_open_forward(p->pipeline, k, w, w + (size_t)l->in * l->out);
+		fwd_pipeline_open_forward(p->pipeline, k, w,
+					  p->graph ? NULL : w + (size_t)l->in * l->out);
 		*moved = true;
 	}
 	for (uint32_t k = 0; train && k < sd->fwd_next; k++) {
@@ -185,22 +195,24 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 		const float *w;
 		float *g;
 
-		/* The second transfer, behind the first. */
-		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, n, n))) {
-			if (k)
+		/* The second transfer, behind the first (retained: the first again). */
+		if (!(sd->in_open & bit) && (w = fwd_stream_peek(ws, c->retain ? 0 : n, n))) {
+			/* A graph's unit 0 has a backward pass too (its weights' gradients). */
+			if (k || p->graph)
 				fwd_pipeline_open_input(p->pipeline, k, w);
 			sd->in_open |= bit;
 			*moved = true;
 		}
 		if (!(sd->grad_open & bit) && (g = fwd_stream_reserve(&p->streams[p->grads[k]], n))) {
-			fwd_pipeline_open_grads(p->pipeline, k, g, g + (size_t)l->in * l->out);
+			fwd_pipeline_open_grads(p->pipeline, k, g,
+						p->graph ? NULL : g + (size_t)l->in * l->out);
 			sd->grad_open |= bit;
 			*moved = true;
 		}
 		/* Complete: the gradients go out, both transfers are dropped. */
 		if ((st.backward & bit) && (sd->in_open & bit) && !(sd->done & bit)) {
 			fwd_stream_commit(&p->streams[p->grads[k]], n);
-			fwd_stream_consume(ws, 2 * n);
+			fwd_stream_consume(ws, c->retain ? n : 2 * n);
 			sd->done |= bit;
 			*moved = true;
 			out = true;
@@ -228,18 +240,24 @@ static uint32_t run_graph(struct step_ctx *c)
 {
 	struct fwd_exec *x = c->x;
 	struct fwd_program *p = c->p;
-	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .number = c->step,
-				 .t = p->step + 1 };
+	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .norm = c->norm,
+				 .number = c->step, .t = p->step + 1 };
 	struct streamed sd = { 0 };
 	bool stopped = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;
 
+	/* A short batch's micro-batches may need graphs of other sizes. */
+	if (p->graph) {
+		st = fwd_graph_fit(p, c->batch, c->text, c->len);
+		if (st)
+			return st;
+	}
 	fwd_pipeline_begin(p->pipeline, &step, wake_run, x);
 	pthread_mutex_lock(&x->lock);
 	while (!finished && !st) {
 		bool moved = false;
 
-		if (p->params) {
+		if (p->resident) {
 			struct fwd_pipeline_state ps;
 
 			fwd_pipeline_state(p->pipeline, &ps);
@@ -265,7 +283,7 @@ static uint32_t run_graph(struct step_ctx *c)
 		return st;
 	if (stopped)
 		return FWD_RUN_STOPPED;
-	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->params))
+	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->resident))
 		p->step = step.t;	/* Adam's t: the steps any layer was updated in */
 	return end;
 }
@@ -286,7 +304,10 @@ static uint32_t one_step(struct step_ctx *c)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
 		return FWD_RUN_STOPPED;
-	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * 4))
+	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * wsep_label_rows(p->prog) * 4))
+		return FWD_RUN_STOPPED;
+	if (c->kind == WSE_LINK_RUN_PREDICT && p->logits >= 0 &&
+	    !put(c, p->logits, p->logits_f32, c->batch * p->streams[p->logits].record))
 		return FWD_RUN_STOPPED;
 	c->ns_output += now_ns() - t2;
 	return WSE_LINK_OK;
@@ -308,23 +329,28 @@ static int run_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 
 static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 {
-	const struct wse_link_run_info in = req->args.run;
+	struct wse_link_run_info in = req->args.run;
 	const struct wse_link_frame *f = &req->f;
 	struct wse_link_run_result_info r = { 0 };
 	struct wse_link_run_result raw;
 	struct fwd_program *p;
 	enum fwd_timing_kind tk;
 	char text[256] = "";
-	uint32_t st = WSE_LINK_OK;
+	uint32_t st = WSE_LINK_OK, flags;
 	uint64_t t0 = now_ns();
 	struct step_ctx c;
 	struct iovec iov;
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, in.program, text, sizeof(text));
+	flags = in.kind & ~(uint32_t)WSE_LINK_RUN_KIND_MASK;
+	in.kind &= WSE_LINK_RUN_KIND_MASK;
 	if (p && (in.kind < WSE_LINK_RUN_TRAIN || in.kind > WSE_LINK_RUN_PREDICT)) {
 		snprintf(text, sizeof(text), "RUN kind %u is not train (1), eval (2) or predict (3)",
 			 in.kind);
+		p = NULL;
+	} else if (p && flags & ~(uint32_t)WSE_LINK_RUN_RETAIN) {
+		snprintf(text, sizeof(text), "RUN flags 0x%x are unknown", flags);
 		p = NULL;
 	} else if (p && !in.steps) {
 		snprintf(text, sizeof(text), "RUN of 0 steps: steps must be at least 1");
@@ -332,6 +358,16 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	} else if (p && (!in.batch || in.batch > p->prog->batch)) {
 		snprintf(text, sizeof(text), "RUN batch %u is outside 1..%u (the program's batch)",
 			 in.batch, p->prog->batch);
+		p = NULL;
+	} else if (p && in.leaf && (in.leaf > in.batch ||
+				    (in.batch + in.leaf - 1) / in.leaf > FWD_MICRO_BATCHES_MAX)) {
+		snprintf(text, sizeof(text),
+			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
+			 in.leaf, in.batch, FWD_MICRO_BATCHES_MAX);
+		p = NULL;
+	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
+		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
+			 in.norm, in.batch, FWD_RUN_NORM_MAX);
 		p = NULL;
 	} else if (p && p->busy) {
 		snprintf(text, sizeof(text), "program %u is already running a RUN on another queue",
@@ -345,9 +381,22 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
 		return;
 	}
+	/* The program is busy: its workspaces are this RUN's to resize. */
+	if (fwd_micro_prepare(p, in.leaf, in.batch) ||
+	    fwd_pipeline_reserve(p->pipeline, fwd_micro_count(p, in.batch))) {
+		pthread_mutex_lock(&x->lock);
+		p->busy = false;
+		pthread_mutex_unlock(&x->lock);
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
+				    "the simulator has no memory for micro-batches of %u samples",
+				    in.leaf ? in.leaf : p->micro_default);
+		return;
+	}
 
-	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind, .batch = in.batch,
-			       .text = text, .len = sizeof(text) };
+	c = (struct step_ctx){ .x = x, .p = p, .kind = in.kind,
+			       .retain = flags & WSE_LINK_RUN_RETAIN, .batch = in.batch,
+			       .norm = in.norm ? in.norm : in.batch, .text = text,
+			       .len = sizeof(text) };
 	for (uint32_t s = 0; s < in.steps; s++) {
 		bool stopping;
 
@@ -363,6 +412,8 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		if (st)
 			break;
 		r.steps++;
+		if (in.kind == WSE_LINK_RUN_TRAIN && p->resident)
+			fwd_snapshot_after_step(x, p);
 	}
 	tk = in.kind == WSE_LINK_RUN_TRAIN ? FWD_TIMING_TRAIN : FWD_TIMING_FORWARD;
 	r.samples = r.steps * in.batch;

@@ -59,24 +59,6 @@ struct server {
 	int nlinger;
 };
 
-static int write_port_file(const char *path, int port)
-{
-	char tmp[4096];
-	FILE *f;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -1;
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "%d\n", port);
-	if (fclose(f) || rename(tmp, path)) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
-
 int fwd_server_listen(const struct fwd_config *cfg)
 {
 	char err[256];
@@ -93,7 +75,7 @@ int fwd_server_listen(const struct fwd_config *cfg)
 	}
 	port = wse_link_local_port(fd);
 	fwd_info("listening on tcp:%s:%d", cfg->listen.host, port);
-	if (cfg->port_file && write_port_file(cfg->port_file, port)) {
+	if (cfg->port_file && wse_link_write_port_file(cfg->port_file, port)) {
 		fwd_err("cannot write the port to %s: %s", cfg->port_file, strerror(errno));
 		close(fd);
 		return -1;

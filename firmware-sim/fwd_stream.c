@@ -5,7 +5,9 @@
  * the answer: backpressure); STREAM_READ once at least one record is
  * there. Per-sample streams move whole records (one sample's elements);
  * per-transfer streams (weights.K, grads.K) any whole number of f32
- * elements, the consumer taking whole transfers.
+ * elements, the consumer taking whole transfers. The _REGION variants
+ * take the data from, or put it into, a region the host mapped
+ * (fwd_region.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
+#include "fwd_ring.h"
 
 static uint32_t elem_bytes(enum wsep_elem e)
 {
@@ -55,20 +58,13 @@ int fwd_stream_setup(struct fwd_program *p)
 
 void fwd_stream_put(struct fwd_stream *s, const void *data, uint64_t n)
 {
-	uint64_t tail = (s->head + s->len) % s->cap;
-	uint64_t first = n < s->cap - tail ? n : s->cap - tail;
-
-	memcpy(s->buf + tail, data, first);
-	memcpy(s->buf, (const uint8_t *)data + first, n - first);
+	fwd_ring_write(s->buf, s->cap, (s->head + s->len) % s->cap, data, n);
 	s->len += n;
 }
 
 void fwd_stream_get(struct fwd_stream *s, void *data, uint64_t n)
 {
-	uint64_t first = n < s->cap - s->head ? n : s->cap - s->head;
-
-	memcpy(data, s->buf + s->head, first);
-	memcpy((uint8_t *)data + first, s->buf, n - first);
+	fwd_ring_read(s->buf, s->cap, s->head, data, n);
 	s->head = (s->head + n) % s->cap;
 	s->len -= n;
 }
@@ -77,11 +73,23 @@ const void *fwd_stream_peek(const struct fwd_stream *s, uint64_t off, uint64_t n
 {
 	uint64_t at = (s->head + off) % s->cap;
 
+	if (s->nref)
+		return n == s->record && off % s->record == 0 && off / s->record < s->nref ?
+		       s->ref[off / s->record] : NULL;
 	return off <= s->len && s->len - off >= n && at + n <= s->cap ? s->buf + at : NULL;
 }
 
 void fwd_stream_consume(struct fwd_stream *s, uint64_t n)
 {
+	if (s->nref) {
+		uint32_t drop = (uint32_t)(n / s->record);
+
+		s->nref -= drop;
+		memmove(s->ref, s->ref + drop, s->nref * sizeof(s->ref[0]));
+		memmove(s->ref_region, s->ref_region + drop, s->nref * sizeof(s->ref_region[0]));
+		s->len -= n;
+		return;
+	}
 	s->head = (s->head + n) % s->cap;
 	s->len -= n;
 }
@@ -103,7 +111,8 @@ void fwd_stream_commit(struct fwd_stream *s, uint64_t n)
  * Returns NULL with a text when it is refused.
  */
 static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_stream_info *in,
-				 enum wsep_direction dir, char *text, size_t len)
+				 enum wsep_direction dir, struct fwd_program **prog, char *text,
+				 size_t len)
 {
 	struct fwd_program *p = fwd_program_get(x, in->program, text, len);
 	struct fwd_stream *s;
@@ -117,6 +126,7 @@ static struct fwd_stream *lookup(struct fwd_exec *x, const struct wse_link_strea
 		return NULL;
 	}
 	s = &p->streams[in->stream];
+	*prog = p;
 	if (s->decl->dir != dir) {
 		snprintf(text, len, "stream %u '%s' flows %s: the host cannot %s it", in->stream,
 			 s->decl->name, wsep_direction_name(s->decl->dir), verb);
@@ -159,21 +169,85 @@ static int write_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 					      "STREAM_WRITE", err);
 }
 
-static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
+/*
+ * Copies @n bytes between @buf and stream @s's ring at byte @at (from the
+ * ring's start), in one or two pieces, with the lock dropped: the caller
+ * marked the stream and its program in use, so the ring stays where it is
+ * and nobody else moves its data meanwhile.
+ */
+static void copy_unlocked(struct fwd_exec *x, struct fwd_stream *s, uint64_t at, void *buf,
+			  uint64_t n, bool into_ring)
 {
-	const struct wse_link_stream_info *in = &r->args.stream;
-	const struct wse_link_frame *f = &r->f;
+	pthread_mutex_unlock(&x->lock);
+	if (into_ring)
+		fwd_ring_write(s->buf, s->cap, at, buf, n);
+	else
+		fwd_ring_read(s->buf, s->cap, at, buf, n);
+	pthread_mutex_lock(&x->lock);
+}
+
+/*
+ * A whole transfer of a layer's weights from a region is held by
+ * reference, not copied: the device reads it where it lies when the layer
+ * computes, so the host leaves those bytes alone until the layer's
+ * gradients are out (as an appliance's coordinator does).
+ */
+static bool by_reference(const struct fwd_stream *s, const struct wse_link_region_ref_info *ref,
+			 uint32_t length)
+{
+	return ref && s->decl->unit == WSEP_UNIT_PER_TRANSFER && s->decl->layer >= 0 &&
+	       length == s->record && s->len == (uint64_t)s->nref * s->record &&
+	       s->nref < FWD_STREAM_TRANSFERS;
+}
+
+/*
+ * STREAM_WRITE's data is @data; STREAM_WRITE_REGION's (@ref) is in a
+ * region the host mapped, found when the ring has room for it (a layer's
+ * weights are held by reference instead: by_reference()). The copy
+ * runs without the lock (a weight transfer is a megabyte): the stream is
+ * marked as being written, which holds off other writers, and its
+ * program and the regions as in use, which holds off their removal.
+ */
+static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
+		       const struct wse_link_stream_info *in,
+		       const struct wse_link_region_ref_info *ref, const void *data)
+{
+	struct fwd_program *p = NULL;
 	struct fwd_stream *s;
 	char text[256];
 
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		/* Looked up again after every wait: the program may have gone. */
-		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_HOST_TO_DEVICE, &p, text, sizeof(text));
 		if (!s)
 			break;
-		if (s->cap - s->len >= in->length) {
-			fwd_stream_put(s, r->data, in->length);
+		/* Transfers held by reference and bytes in the ring do not mix. */
+		if (!s->writing && s->cap - s->len >= in->length &&
+		    (!s->nref || by_reference(s, ref, in->length))) {
+			const void *src = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) :
+						data;
+
+			if (!src) {
+				s = NULL;
+				break;
+			}
+			if (by_reference(s, ref, in->length)) {
+				s->ref[s->nref] = src;
+				s->ref_region[s->nref++] = ref->region;
+				s->len += in->length;
+				x->stats.bytes_in += in->length;
+				pthread_cond_broadcast(&x->changed);
+				break;
+			}
+			s->writing = true;
+			p->io++;
+			x->region_users++;
+			copy_unlocked(x, s, (s->head + s->len) % s->cap, (void *)src, in->length, true);
+			x->region_users--;
+			p->io--;
+			s->writing = false;
+			s->len += in->length;
 			x->stats.bytes_in += in->length;
 			pthread_cond_broadcast(&x->changed);
 			break;
@@ -190,33 +264,59 @@ static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
 
-static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
+static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	const struct wse_link_stream_info *in = &r->args.stream;
-	const struct wse_link_frame *f = &r->f;
+	write_from(x, &r->f, &r->args.stream, NULL, r->data);
+}
+
+static void write_region_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	write_from(x, &r->f, &r->args.region_stream.stream, &r->args.region_stream.ref, NULL);
+}
+
+/*
+ * STREAM_READ answers with the data; STREAM_READ_REGION (@ref) puts it in
+ * a region the host mapped, which must have room for all that was asked,
+ * and answers with its length. The copy runs without the lock, as a
+ * write's does.
+ */
+static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
+		      const struct wse_link_stream_info *in,
+		      const struct wse_link_region_ref_info *ref)
+{
+	struct wse_link_region_done done;
+	struct fwd_program *p = NULL;
 	struct fwd_stream *s;
 	uint8_t *data = NULL;
 	uint64_t n = 0;
 	char text[256];
 	struct iovec iov;
 
-	if (!fwd_conn_reply_fits(x->conn, f, in->length))
+	if (!ref && !fwd_conn_reply_fits(x->conn, f, in->length))
 		return;
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
-		s = lookup(x, in, WSEP_DIR_DEVICE_TO_HOST, text, sizeof(text));
+		s = lookup(x, in, WSEP_DIR_DEVICE_TO_HOST, &p, text, sizeof(text));
 		if (!s)
 			break;
-		if (s->len >= s->unit) {
+		if (!s->reading && s->len >= s->unit) {
 			n = s->len < in->length ? s->len : in->length;
 			n -= n % s->unit;
-			data = malloc(n);
+			data = ref ? fwd_region_at(x, ref, in->length, text, sizeof(text)) : malloc(n);
 			if (!data) {
-				snprintf(text, sizeof(text), "the simulator is out of memory");
+				if (!ref)
+					snprintf(text, sizeof(text), "the simulator is out of memory");
 				s = NULL;
 				break;
 			}
-			fwd_stream_get(s, data, n);
+			s->reading = true;
+			p->io++;
+			x->region_users++;
+			copy_unlocked(x, s, s->head, data, n, false);
+			x->region_users--;
+			p->io--;
+			s->reading = false;
+			fwd_stream_consume(s, n);
 			x->stats.bytes_out += n;
 			pthread_cond_broadcast(&x->changed);
 			break;
@@ -231,10 +331,37 @@ static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
 		return;
 	}
-	iov.iov_base = data;
-	iov.iov_len = n;
+	if (ref) {
+		wse_link_region_done_encode(&done, (uint32_t)n);
+		iov.iov_base = &done;
+		iov.iov_len = sizeof(done);
+	} else {
+		iov.iov_base = data;
+		iov.iov_len = n;
+	}
 	fwd_conn_reply(x->conn, f, WSE_LINK_OK, &iov, 1);
-	free(data);
+	if (!ref)
+		free(data);
+}
+
+static void read_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	read_into(x, &r->f, &r->args.stream, NULL);
+}
+
+static void read_region_execute(struct fwd_exec *x, const struct fwd_request *r)
+{
+	read_into(x, &r->f, &r->args.region_stream.stream, &r->args.region_stream.ref);
+}
+
+static int region_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
+			 struct wse_link_err *err)
+{
+	int ret = wse_link_stream_decode(payload, len, &a->region_stream.stream, err);
+
+	return ret ? ret : wse_link_region_ref_decode(payload + sizeof(struct wse_link_stream),
+						      len - sizeof(struct wse_link_stream),
+						      &a->region_stream.ref, err);
 }
 
 const struct fwd_op fwd_op_stream_write = {
@@ -250,4 +377,20 @@ const struct fwd_op fwd_op_stream_read = {
 	.min_len = sizeof(struct wse_link_stream),
 	.decode = read_decode,
 	.execute = read_execute,
+};
+
+const struct fwd_op fwd_op_stream_write_region = {
+	.opcode = WSE_LINK_OP_STREAM_WRITE_REGION,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_stream) + sizeof(struct wse_link_region_ref),
+	.decode = region_decode,
+	.execute = write_region_execute,
+};
+
+const struct fwd_op fwd_op_stream_read_region = {
+	.opcode = WSE_LINK_OP_STREAM_READ_REGION,
+	.exact_len = true,
+	.min_len = sizeof(struct wse_link_stream) + sizeof(struct wse_link_region_ref),
+	.decode = region_decode,
+	.execute = read_region_execute,
 };

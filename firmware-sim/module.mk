@@ -8,7 +8,8 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_mem_ops.c firmware-sim/fwd_fault.c \
 	firmware-sim/fwd_exec_queue.c firmware-sim/fwd_program.c \
 	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_micro.c firmware-sim/fwd_pipeline.c \
-	firmware-sim/fwd_params.c \
+	firmware-sim/fwd_graph.c \
+	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
 wsefwd_libs := wseengine wsep wafer wselink wsenum
@@ -45,11 +46,22 @@ $(B)/host-tests-san/wsefwd_exec_test: | $(B)/san-bin/wsefwd
 host_tests += timing_model_test
 timing_model_test_srcs := tests/host/timing_model_test.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
-timing_model_test_libs := wsecompiler wsep wafer
-timing_model_test_ldlibs := -lm
+timing_model_test_libs := wsecompiler wseengine wsep wafer
+timing_model_test_ldlibs = $(PROTOBUF_C_LIBS) -lopenblas -lm
 
 # fc-mnist through wsecc, wsefwd and wse-trainhost, in both modes.
+# Graph programs (the ONNX exports) on the real daemon, both modes, against
+# the host's graph executor.
+host_tests += wsefwd_graph_test
+wsefwd_graph_test_srcs := tests/host/wsefwd_graph_test.c tests/host/wsep_sample.c
+wsefwd_graph_test_libs := wsep
+wsefwd_graph_test_ldlibs := -lm
+$(B)/host-tests/wsefwd_graph_test: | $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wse-trainhost \
+	$(B)/bin/wsecc $(B)/bin/wse-graphtrain
+$(B)/host-tests-san/wsefwd_graph_test: | $(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance \
+	$(B)/bin/wse-trainhost $(B)/bin/wsecc $(B)/bin/wse-graphtrain
+
 host_tests += wsefwd_trainhost_test
 wsefwd_trainhost_test_srcs := tests/host/wsefwd_trainhost_test.c
-$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
-$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests/wsefwd_trainhost_test: | $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc
+$(B)/host-tests-san/wsefwd_trainhost_test: | $(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance $(B)/bin/wse-trainhost $(B)/bin/wsecc

@@ -1,20 +1,29 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Train gpt-chars in PyTorch and on wse from the same initial weights, on
-the same character data, batches, seed and optimizer, and print both loss
-curves and the final validation losses side by side.
+the same character data, batches, seed, optimizer and schedule, and print
+both training-loss curves and the final validation losses side by side.
 
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
                         [--optimizer adam|adamw] [--text FILE ...]
-                        [--wse build/bin/wse-graphtrain]
+                        [--via device|guest|host]
 
-wse side: for now the engine's graph executor on the host (wse-graphtrain);
-once .wsep programs carry graphs, wsetrain on the device. Needs
-python3-torch (tools/install-deps --bench) and a built tree (make).
+The wse side:
+  device  (default) the exported model compiled by wsecc into a graph
+          program trained by weight streaming on an appliance of one
+          system (wse-appliance: MemoryX beside the firmware), which
+          wse-trainhost feeds over a unix socket;
+  guest   the same program trained by wsetrain in the QEMU guest, through
+          the driver, on an appliance (tools/wsevm --appliance 1): the
+          whole stack, slowest;
+  host    the engine's graph executor on the host (wse-graphtrain).
+Needs python3-torch (tools/install-deps --bench) and a built tree (make).
 """
 import argparse
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,6 +33,8 @@ import torch
 from torch.nn import functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+BIN = os.path.join(TOP, "build", "bin")
 sys.path.insert(0, HERE)
 import gpt_chars  # noqa: E402
 import gpt_data  # noqa: E402
@@ -46,19 +57,8 @@ def torch_run(args, model, ids, split):
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda k: gpt_data.lr_at(args.lr, k + 1, args.warmup, args.steps, 0.0) / args.lr)
     rng = gpt_data.SplitMix64(args.seed)
-    val = gpt_data.val_offsets(args.eval_batches, args.batch, split, len(ids), args.context)
-
-    def val_loss():
-        model.eval()
-        total = 0.0
-        with torch.no_grad():
-            for b in range(args.eval_batches):
-                x, y = windows(ids, val[b * args.batch:(b + 1) * args.batch], args.context)
-                total += F.cross_entropy(model(x).reshape(-1, gpt_data.VOCAB), y.reshape(-1)).item()
-        model.train()
-        return total / args.eval_batches
-
-    curve = {0: val_loss()}
+    val = gpt_data.val_offsets(split, len(ids), args.context)
+    curve, window = {}, []
     t0 = time.time()
     for t in range(1, args.steps + 1):
         x, y = windows(ids, gpt_data.batch_offsets(rng, args.batch, split, args.context), args.context)
@@ -67,16 +67,82 @@ def torch_run(args, model, ids, split):
         loss.backward()
         opt.step()
         sched.step()
-        if t % args.eval_every == 0 or t == args.steps:
-            curve[t] = val_loss()
-    return curve, time.time() - t0
+        window.append(loss.item())
+        if t % args.report == 0 or t == args.steps:
+            curve[t] = sum(window) / len(window)
+            window = []
+    # Every validation window once, each its tokens' mean loss.
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, len(val), args.batch):
+            x, y = windows(ids, val[i:i + args.batch], args.context)
+            out = model(x)
+            total += F.cross_entropy(out.reshape(-1, gpt_data.VOCAB), y.reshape(-1),
+                                     reduction="sum").item() / args.context
+    return curve, total / len(val), time.time() - t0
 
 
-def wse_run(args, onnx_path):
-    cmd = [args.wse, onnx_path, "--batch", str(args.batch), "--steps", str(args.steps),
-           "--lr", str(args.lr), "--optimizer", args.optimizer, "--seed", str(args.seed),
-           "--eval-every", str(args.eval_every), "--eval-batches", str(args.eval_batches),
-           "--log-every", "0", "--threads", "1"]
+def compile_program(args, onnx, out, wafer="wse2"):
+    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--wafer", wafer,
+           "--mode", "weight_streaming", "--optimizer", args.optimizer, "--lr", str(args.lr),
+           "--seed", str(args.seed), "-q", "-o", out]
+    if args.warmup:
+        cmd += ["--warmup", str(args.warmup), "--steps", str(args.steps)]
+    if args.weight_decay:
+        cmd += ["--weight-decay", str(args.weight_decay)]
+    subprocess.run(cmd, check=True)
+
+
+def device_run(args, onnx, tmp):
+    prog, sock = os.path.join(tmp, "gpt.wsep"), os.path.join(tmp, "appliance.sock")
+    compile_program(args, onnx, prog)
+    fwd = subprocess.Popen([os.path.join(BIN, "wse-appliance"), "--systems", "1",
+                            "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")],
+                           stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.1)
+        cmd = [os.path.join(BIN, "wse-trainhost"), "--connect", "unix:" + sock, "--program", prog,
+               "--steps", str(args.steps), "--report", str(args.report), "--seed", str(args.seed),
+               "--timeout-ms", "600000"]
+        for f in args.text:
+            cmd += ["--text", f]
+        t0 = time.time()
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    finally:
+        fwd.send_signal(signal.SIGTERM)
+        fwd.wait()
+    curve = {int(m.group(1)): float(m.group(2))
+             for m in re.finditer(r"^step +(\d+)  loss ([0-9.]+)", out, re.M)}
+    val = float(re.search(r"^validation loss ([0-9.]+)", out, re.M).group(1))
+    return curve, val, time.time() - t0
+
+
+def guest_run(args, onnx, tmp):
+    prog = os.path.join(tmp, "gpt.wsep")
+    compile_program(args, onnx, prog)
+    texts = []
+    for i, f in enumerate(args.text):
+        shutil.copy(f, os.path.join(tmp, "text%d" % i))
+        texts += ["--text", "/wse/runs/text%d" % i]
+    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--appliance", "1", "--",
+           "wsetrain", "/wse/runs/gpt.wsep", "--steps", str(args.steps), "--report",
+           str(args.report)] + texts
+    t0 = time.time()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    curve = {int(m.group(1)): float(m.group(2))
+             for m in re.finditer(r"step +(\d+)/\d+  loss ([0-9.]+)", out)}
+    val = float(re.search(r"test: loss ([0-9.]+)", out).group(1))
+    return curve, val, time.time() - t0
+
+
+def host_run(args, onnx, tmp):
+    cmd = [os.path.join(BIN, "wse-graphtrain"), onnx, "--batch", str(args.batch), "--steps",
+           str(args.steps), "--lr", str(args.lr), "--optimizer", args.optimizer, "--seed",
+           str(args.seed), "--eval-every", "0", "--log-every", str(args.report), "--threads", "1"]
     if args.warmup:
         cmd += ["--warmup", str(args.warmup)]
     if args.weight_decay:
@@ -86,8 +152,9 @@ def wse_run(args, onnx_path):
     t0 = time.time()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     curve = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"^step (\d+) val_loss ([0-9.]+)$", out, re.M)}
-    return curve, time.time() - t0
+             for m in re.finditer(r"^step (\d+) loss ([0-9.]+)", out, re.M)}
+    val = float(re.search(r"^step %d val_loss ([0-9.]+)" % args.steps, out, re.M).group(1))
+    return curve, val, time.time() - t0
 
 
 def main():
@@ -104,30 +171,30 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--context", type=int, default=128)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--eval-every", type=int, default=50)
-    ap.add_argument("--eval-batches", type=int, default=8)
+    ap.add_argument("--report", type=int, default=50, help="training loss every N steps")
     ap.add_argument("--text", action="append")
-    ap.add_argument("--wse", default=os.path.join(HERE, "..", "build", "bin", "wse-graphtrain"))
+    ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
     args = ap.parse_args()
     args.text = args.text or FORTUNES
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     ids, split = gpt_data.read_corpus(args.text)
     model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context, 0.0)
+    run = {"device": device_run, "guest": guest_run, "host": host_run}[args.via]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt.onnx")
-        gpt_chars.export(model, path, args.context, 0.0)	# the initial weights
-        wse_curve, wse_s = wse_run(args, path)
-    torch_curve, torch_s = torch_run(args, model, ids, split)
+        gpt_chars.export(model, path, args.context, 0.0)  # the initial weights
+        wse_curve, wse_val, wse_s = run(args, path, tmp)
+    torch_curve, torch_val, torch_s = torch_run(args, model, ids, split)
     print(f"gpt-chars: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
-          f"{args.context}; {len(ids)} characters; batch {args.batch}, {args.steps} steps, "
-          f"{args.optimizer} lr {args.lr} warm-up {args.warmup} + cosine, seed {args.seed}")
-    print(f"{'step':>6} {'pytorch val':>12} {'wse val':>10}")
+          f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
+          f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
+          f"cosine, seed {args.seed}; wse: {args.via}")
+    print(f"{'step':>6} {'pytorch train':>14} {'wse train':>10}   (mean of the steps since the last line)")
     for t in sorted(torch_curve):
-        print(f"{t:>6} {torch_curve[t]:>12.4f} {wse_curve.get(t, float('nan')):>10.4f}")
-    p, w = torch_curve[args.steps], wse_curve.get(args.steps, float("nan"))
-    print(f"final validation loss: pytorch {p:.4f} ({torch_s:.0f} s), wse {w:.4f} ({wse_s:.0f} s): "
-          f"{100 * (w - p) / p:+.2f}%")
+        print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")
+    print(f"final validation loss: pytorch {torch_val:.4f} ({torch_s:.0f} s), wse {wse_val:.4f} "
+          f"({wse_s:.0f} s): {100 * (wse_val - torch_val) / torch_val:+.2f}%")
 
 
 if __name__ == "__main__":

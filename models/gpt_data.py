@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The character data of gpt-chars, shared by the PyTorch scripts and
-mirrored by wse-graphtrain (tests/tools/wse_graphtrain.c):
+mirrored by libwsedata's wse/textdata.h (which wsetrain, wse-trainhost and
+wse-graphtrain take their windows from):
 
   - vocabulary of 96: '\\n' is 0, printable ASCII 32..126 is 1..95, any
     other byte is a space;
@@ -9,7 +10,8 @@ mirrored by wse-graphtrain (tests/tools/wse_graphtrain.c):
   - step t's batch takes windows at offsets splitmix64() % (split - context
     - 1), drawn in order from one generator seeded with the run's seed; the
     label of each position is the next character;
-  - validation takes consecutive windows from the start of its split.
+  - validation takes every window of its split once, one after another
+    from its start.
 """
 
 VOCAB = 96
@@ -55,16 +57,9 @@ def batch_offsets(rng, batch, split, context):
     return [rng.next() % (split - context - 1) for _ in range(batch)]
 
 
-def val_offsets(batches, batch, split, n, context):
-    """wse-graphtrain's evaluate_text(): consecutive windows, wrapping."""
-    out, at = [], split
-    for _ in range(batches):
-        for _ in range(batch):
-            if at + context + 1 > n:
-                at = split
-            out.append(at)
-            at += context
-    return out
+def val_offsets(split, n, context):
+    """wse_text_val_offset(): every window of the validation split once."""
+    return [split + i * context for i in range((n - split - 1) // context)]
 
 
 def lr_at(lr, t, warmup, total, min_lr):

@@ -16,7 +16,7 @@ DKMSSRCDIR ?= /usr/src/wse-$(WSE_VERSION)
 INSTALL ?= install
 
 # What is installed, from where.
-install_progs := wsectl wsetrain wsecc wsefwd wsebench wsereport
+install_progs := wsectl wsetrain wsecc wsefwd wse-appliance wsebench wsereport
 install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
 install_models := models/fc-mnist models/fc-large
 install_completions := wsectl wsetrain

@@ -3,7 +3,8 @@
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
-	wsectl_test access_test harden_test ownership_test stress_test fdinfo_test
+	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
+	fdinfo_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -34,8 +35,12 @@ train_test_libs := wse wselink wsep wseengine
 train_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 # Runs the wsetrain program itself.
 wsetrain_test_srcs := tests/guest/wsetrain_test.c
-wsetrain_test_libs := wse wselink
-wsetrain_test_ldlibs := $(WSE_LDLIBS) -lm
+wsetrain_test_libs := wse wsedata wselink
+wsetrain_test_ldlibs := $(WSE_LDLIBS) -lz -lm
+# wsecc and wsetrain on the ONNX exports: graph programs in both modes.
+wsetrain_graph_test_srcs := tests/guest/wsetrain_graph_test.c
+wsetrain_graph_test_libs := wse wselink
+wsetrain_graph_test_ldlibs := $(WSE_LDLIBS) -lm
 # Device access as a user in the rule's group, and as one outside it.
 access_test_srcs := tests/guest/access_test.c
 access_test_libs := wse wselink

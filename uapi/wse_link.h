@@ -67,6 +67,13 @@
  *	the program's parameters (or optimizer state) from the offset.
  * @WSE_LINK_OP_PARAMS_WRITE: &struct wse_link_params, then the data.
  * @WSE_LINK_OP_DEVICE_STATS: empty; answered with &struct wse_link_dev_stats.
+ * @WSE_LINK_OP_REGION_MAP: a host on the device's machine names a
+ *	shared-memory region: &struct wse_link_region_map. Empty response,
+ *	or E_UNSUPPORTED when the device cannot map it (another machine).
+ * @WSE_LINK_OP_STREAM_WRITE_REGION: as STREAM_WRITE, the data taken from
+ *	a mapped region: &struct wse_link_stream, &struct wse_link_region_ref.
+ * @WSE_LINK_OP_STREAM_READ_REGION: as STREAM_READ, the data put into a
+ *	mapped region; answered with &struct wse_link_region_done.
  *
  * Ordering: requests on one queue (the header's @queue) are carried out in
  * the order they arrive; requests on different queues are independent, so
@@ -88,6 +95,9 @@ enum wse_link_op {
 	WSE_LINK_OP_PARAMS_READ = 0x25,
 	WSE_LINK_OP_PARAMS_WRITE = 0x26,
 	WSE_LINK_OP_DEVICE_STATS = 0x27,
+	WSE_LINK_OP_REGION_MAP = 0x28,
+	WSE_LINK_OP_STREAM_WRITE_REGION = 0x29,
+	WSE_LINK_OP_STREAM_READ_REGION = 0x2a,
 };
 
 /* Frame flags. Unknown flags are a protocol violation. */
@@ -167,6 +177,10 @@ struct wse_link_status {
 /* Capability bits exchanged in HELLO. */
 #define WSE_LINK_CAP_MEM		0x00000001	/* MEM_READ / MEM_WRITE */
 #define WSE_LINK_CAP_EXEC		0x00000002	/* programs, streams, RUN, params, stats */
+/* An appliance: systems, MemoryX and SwarmX behind one device (HELLO appendix). */
+#define WSE_LINK_CAP_APPLIANCE		0x00000004
+/* Shared-memory regions: REGION_MAP, STREAM_WRITE_REGION, STREAM_READ_REGION. */
+#define WSE_LINK_CAP_REGION		0x00000008
 
 /**
  * struct wse_link_hello - host's opening offer
@@ -313,21 +327,35 @@ struct wse_link_stream {
 #define WSE_LINK_RUN_TRAIN		1	/* forward, loss, backward, update */
 #define WSE_LINK_RUN_EVAL		2	/* forward and loss; no update */
 #define WSE_LINK_RUN_PREDICT		3	/* forward only; predictions out */
+/* RUN kind's bits 0..15 are the kind, bits 16..31 these flags. */
+#define WSE_LINK_RUN_KIND_MASK		0x0000ffff
+/* Weight streaming: a layer's forward weights serve its backward pass too;
+ * the host sends them once a step.
+ */
+#define WSE_LINK_RUN_RETAIN		0x00010000
 
 /**
  * struct wse_link_run - run a loaded program
  * @program: the slot
- * @kind: WSE_LINK_RUN_*
+ * @kind: WSE_LINK_RUN_* in bits 0..15, WSE_LINK_RUN_RETAIN in bits 16..31
  * @steps: batches to process (each takes one batch from every input stream)
  * @batch: samples in each step, 1 .. the program's batch (a short last batch)
- * @reserved: must be 0
+ * @leaf: samples per micro-batch, 1 .. @batch, each a leaf of the fixed
+ *	tree the step's weight gradients are summed in; 0: the device
+ *	chooses. A data-parallel host fixes it so that every system's shard
+ *	is the same micro-batches, a subtree of the same sum
+ *	(Documentation/link-protocol.rst, "RUN")
+ * @norm: the batch the loss is averaged over, @batch .. 2^24; 0: @batch.
+ *	A system training a shard of a larger batch is given the whole
+ *	batch, so its gradients need no rescaling
  */
 struct wse_link_run {
 	__le32 program;
 	__le32 kind;
 	__le32 steps;
 	__le32 batch;
-	__le64 reserved;
+	__le32 leaf;
+	__le32 norm;
 };
 
 /**
@@ -349,6 +377,37 @@ struct wse_link_run_result {
 /* What PARAMS_READ / PARAMS_WRITE address. */
 #define WSE_LINK_PARAMS_WEIGHTS		1	/* every layer's W then b, as in the .wsep */
 #define WSE_LINK_PARAMS_OPT_STATE	2	/* optimizer state, same layout per slot */
+/* Appliance only (Documentation/link-protocol.rst, "Appliances"): */
+#define WSE_LINK_PARAMS_JOB		3	/* write: &struct wse_link_job, before loading */
+#define WSE_LINK_PARAMS_APPLIANCE	4	/* read: &struct wse_link_appliance_info, parts */
+#define WSE_LINK_PARAMS_INPUT		5	/* write: &struct wse_link_input, before a RUN */
+/*
+ * A copy of both and the step count, kept aside at a step boundary so that
+ * the host reads it while training goes on: a write of a u64 step asks for
+ * it, a read gives weights, state arrays, the u64 step and a u32 CRC32C of
+ * weights and state (then 4 zero bytes). Documentation/link-protocol.rst.
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT	6
+/*
+ * A write of &struct wse_link_snapshot_store: the snapshot of that step
+ * saved by the device into a file of the storage it shares with the host
+ * (wsefwd --store), which the host made there (and syncs).
+ */
+#define WSE_LINK_PARAMS_SNAPSHOT_STORE	7
+
+/**
+ * struct wse_link_snapshot_store - where the device saves a snapshot
+ * @step: the snapshot's step (it must be the one taken)
+ * @offset: byte offset in the file of the weights; the state arrays follow
+ * @name: the file, relative to the shared storage, NUL-terminated: letters,
+ *	digits, '.', '_', '-' and '/', no ".." and not absolute; it must exist
+ *	and be a regular file
+ */
+struct wse_link_snapshot_store {
+	__le64 step;
+	__le64 offset;
+	char name[256];
+};
 
 /**
  * struct wse_link_params - a range of a program's parameters
@@ -388,6 +447,202 @@ struct wse_link_dev_stats {
 	__le64 stream_bytes_out;
 	__le32 programs;
 	__le32 reserved;
+};
+
+/**
+ * struct wse_link_region_map - a shared-memory region (REGION_MAP)
+ * @region: the id requests name it by, 1 .. WSE_LINK_REGIONS_MAX; mapping
+ *	an id again replaces the mapping
+ * @flags: must be 0
+ * @size: bytes of the region, a multiple of 4096, at most 2^40
+ * @nonce: must equal the first 8 bytes of the region, which its creator
+ *	wrote there: a region of the same name on another machine does not
+ *	match
+ * @name: the POSIX shared-memory name, "/" and then [A-Za-z0-9._-],
+ *	NUL-padded
+ */
+struct wse_link_region_map {
+	__le32 region;
+	__le32 flags;
+	__le64 size;
+	__le64 nonce;
+	char name[40];
+};
+
+#define WSE_LINK_REGIONS_MAX		16
+
+/**
+ * struct wse_link_region_ref - where in a mapped region a transfer's data is
+ * @region: a region id mapped on this link
+ * @reserved: must be 0
+ * @offset: byte offset of the data; with the transfer's length inside
+ *	the region, past its first 4096 bytes (the creator's header)
+ */
+struct wse_link_region_ref {
+	__le32 region;
+	__le32 reserved;
+	__le64 offset;
+};
+
+/**
+ * struct wse_link_region_done - STREAM_READ_REGION's reply
+ * @length: bytes the device put at the region reference
+ * @reserved: must be 0
+ */
+struct wse_link_region_done {
+	__le32 length;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_appliance_hello - HELLO reply appendix of an appliance
+ * @systems: CS systems the appliance holds, 1 .. WSE_LINK_APPLIANCE_SYSTEMS_MAX;
+ *	&struct wse_link_appliance_system of each follows
+ * @reserved: must be 0
+ * @memoryx_capacity: bytes of weights and optimizer state MemoryX holds at most
+ *
+ * Sent after &struct wse_link_hello_reply only to a host whose HELLO
+ * offered WSE_LINK_CAP_APPLIANCE, by a device that offers it too.
+ */
+struct wse_link_appliance_hello {
+	__le32 systems;
+	__le32 reserved;
+	__le64 memoryx_capacity;
+};
+
+#define WSE_LINK_APPLIANCE_SYSTEMS_MAX	16
+
+/**
+ * struct wse_link_appliance_system - one system of an appliance, as HELLO says
+ * @device_id: the system's own device id
+ * @wafer_width: PEs per row of its mesh
+ * @wafer_height: rows of PEs
+ * @sram_per_pe: bytes of SRAM per PE
+ * @clock_khz: its modelled clock
+ * @reserved: must be 0
+ */
+struct wse_link_appliance_system {
+	__le64 device_id;
+	__le32 wafer_width;
+	__le32 wafer_height;
+	__le64 sram_per_pe;
+	__le32 clock_khz;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_job - what the next program on an appliance runs on
+ * (PARAMS_WRITE, WSE_LINK_PARAMS_JOB, slot 0)
+ * @systems: systems it is spread over, 1 .. the appliance's; a layer
+ *	pipelined program runs on one
+ * @flags: must be 0
+ * @reserved: must be 0
+ */
+struct wse_link_job {
+	__le32 systems;
+	__le32 flags;
+	__le64 reserved;
+};
+
+/* Where the samples of the next RUN come from (&struct wse_link_input). */
+#define WSE_LINK_INPUT_STREAM		0	/* the host's STREAM_WRITEs */
+#define WSE_LINK_INPUT_DATASET		1	/* the appliance's input workers */
+#define WSE_LINK_INPUT_SHUFFLE		0x1	/* a fresh shuffle of the epoch */
+
+/**
+ * struct wse_link_input - the samples of a program's next RUNs (PARAMS_WRITE,
+ * WSE_LINK_PARAMS_INPUT)
+ * @source: WSE_LINK_INPUT_*
+ * @flags: WSE_LINK_INPUT_SHUFFLE or 0
+ * @seed: the shuffle seed
+ * @epoch: the epoch whose order is taken (0-based)
+ * @first: the first position in that order
+ * @count: samples of the dataset used (its first @count), 0: all
+ * @reserved: must be 0
+ * @dataset: IDX files' directory, relative to the appliance's shared
+ *	directory, NUL-padded
+ * @split: the files' prefix ("train", "t10k"), NUL-padded
+ *
+ * With WSE_LINK_INPUT_DATASET the input workers read the samples and labels
+ * of the following RUNs from the dataset, batch after batch from position
+ * @first of the order, and the host writes none.
+ */
+struct wse_link_input {
+	__le32 source;
+	__le32 flags;
+	__le64 seed;
+	__le32 epoch;
+	__le32 first;
+	__le32 count;
+	__le32 reserved;
+	char dataset[192];
+	char split[32];
+};
+
+/* States of an appliance's parts (&struct wse_link_appliance_info). */
+#define WSE_LINK_PART_UP		1	/* connected and answering */
+#define WSE_LINK_PART_DOWN		2	/* lost; reason says why */
+#define WSE_LINK_PART_IDLE		3	/* not connected: no job uses it yet */
+
+/**
+ * struct wse_link_appliance_info - an appliance's parts and counters
+ * (PARAMS_READ, WSE_LINK_PARAMS_APPLIANCE, slot 0)
+ * @systems: systems; &struct wse_link_appliance_part of each follows
+ * @job_systems: systems the current program runs on (0: none loaded)
+ * @memoryx_state: WSE_LINK_PART_*
+ * @swarmx_state: WSE_LINK_PART_*
+ * @memoryx_capacity: bytes MemoryX may hold
+ * @memoryx_held: bytes of weights and optimizer state it holds
+ * @memoryx_updates: layer updates it has applied
+ * @swarmx_broadcast: weight bytes sent to the systems
+ * @swarmx_reduced: gradient bytes summed
+ * @input_samples: samples the input workers read
+ * @input_state: WSE_LINK_PART_*
+ * @reserved: must be 0
+ * @reason: why the last part that went down went, NUL-padded
+ */
+struct wse_link_appliance_info {
+	__le32 systems;
+	__le32 job_systems;
+	__le32 memoryx_state;
+	__le32 swarmx_state;
+	__le64 memoryx_capacity;
+	__le64 memoryx_held;
+	__le64 memoryx_updates;
+	__le64 swarmx_broadcast;
+	__le64 swarmx_reduced;
+	__le64 input_samples;
+	__le32 input_state;
+	__le32 reserved;
+	char reason[128];
+};
+
+/**
+ * struct wse_link_appliance_part - one system in &struct wse_link_appliance_info
+ * @device_id: its device id
+ * @state: WSE_LINK_PART_*
+ * @reserved: must be 0
+ * @frames_tx: frames the appliance sent it
+ * @frames_rx: frames it answered with
+ * @bytes_tx: bytes sent to it, headers included
+ * @bytes_rx: bytes received from it
+ * @steps: steps it ran
+ * @samples: samples it processed
+ * @address: its link address, NUL-padded
+ * @reason: why it went down, NUL-padded
+ */
+struct wse_link_appliance_part {
+	__le64 device_id;
+	__le32 state;
+	__le32 reserved;
+	__le64 frames_tx;
+	__le64 frames_rx;
+	__le64 bytes_tx;
+	__le64 bytes_rx;
+	__le64 steps;
+	__le64 samples;
+	char address[64];
+	char reason[64];
 };
 
 #endif /* __UAPI_WSE_LINK_H__ */

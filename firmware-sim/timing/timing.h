@@ -28,6 +28,11 @@ struct fwd_timing_params {
 	double fabric_directions;
 	double host_extra_bytes_per_sample;
 	double hop_cycles;
+	/* Graph programs (wse/wsep_cost.h): cycles per element per PE. */
+	double transcendental_cycles;
+	double normalize_cycles;
+	double softmax_cycles;
+	double window_cycles;
 };
 
 /*

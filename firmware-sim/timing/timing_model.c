@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "timing.h"
+#include "wse/wsep_cost.h"
 
 static uint32_t ceil_div(uint32_t a, uint32_t b)
 {
@@ -38,6 +39,7 @@ static double opt_flops_per_param(const struct fwd_timing_params *p,
 	case WSEP_OPT_MOMENTUM:
 		return p->momentum_flops_per_param + decay;
 	case WSEP_OPT_ADAM:
+	case WSEP_OPT_ADAMW:	/* the decay applied to w instead of g: as many FLOPs */
 		return p->adam_flops_per_param + decay;
 	}
 	return 0;
@@ -53,7 +55,67 @@ static double sample_host_bytes(const struct fwd_timing *t, const struct wsep_pr
 {
 	double elem = prog->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0;
 
+	/* A graph's sample has a label and a prediction per row. */
+	if (prog->graph)
+		return prog->input_dim * elem + 8.0 * prog->graph->rows + 4.0;
 	return prog->input_dim * elem + t->p.host_extra_bytes_per_sample;
+}
+
+/* The device's wafer as the program format describes one. */
+static void device_wafer(const struct fwd_timing *t, struct wsep_wafer *w)
+{
+	*w = (struct wsep_wafer){
+		.width = t->wafer.width, .height = t->wafer.height,
+		.sram_per_pe = t->wafer.sram_per_pe, .clock_hz = t->wafer.clock_hz,
+		.fp32_flops_per_cycle = t->wafer.fp32_flops_per_cycle,
+		.sram_bytes_per_cycle = t->wafer.sram_bytes_per_cycle,
+		.link_bytes_per_cycle = t->wafer.link_bytes_per_cycle,
+		.io_bytes_per_s = t->wafer.io_bytes_per_s,
+	};
+}
+
+/*
+ * A unit of a graph program: its work (wsep_unit_cost(), shared with the
+ * compiler) at this file's cycles, combined as a dense layer's are.
+ */
+static void unit_cost(const struct fwd_timing *t, const struct wsep_program *prog, uint32_t k,
+		      enum fwd_timing_kind kind, uint32_t batch, struct fwd_timing_layer *out)
+{
+	const struct fwd_timing_params *p = &t->p;
+	const struct wsep_region *r = &prog->regions[k];
+	const struct wsep_costs c = {
+		.elementwise = p->elementwise_cycles, .transcendental = p->transcendental_cycles,
+		.normalize = p->normalize_cycles, .softmax = p->softmax_cycles,
+		.window = p->window_cycles, .loss_fwd = p->loss_fwd_cycles_per_logit,
+		.loss_bwd = p->loss_bwd_cycles_per_logit,
+		.opt_flops = opt_flops_per_param(p, &prog->opt),
+		.sram_bytes_per_weight = p->sram_bytes_per_weight,
+		.fabric_directions = p->fabric_directions,
+	};
+	bool train = kind == FWD_TIMING_TRAIN;
+	unsigned int state = prog->opt.kind == WSEP_OPT_MOMENTUM ? 1 :
+			     prog->opt.kind >= WSEP_OPT_ADAM ? 2 : 0;
+	struct wsep_unit_cost uc;
+	struct wsep_wafer w;
+
+	device_wafer(t, &w);
+	wsep_unit_cost(prog, k, &w, r->h, r->w, batch, state, &c, &uc);
+	*out = (struct fwd_timing_layer){ 0 };
+	if (prog->mode == WSEP_MODE_PIPELINED) {
+		out->compute = train ? uc.fwd + uc.bwd + uc.opt : uc.fwd;
+		out->sram = train ? uc.sram : uc.sram / 4;
+		out->fabric = train ? uc.fabric : uc.fabric / 2;
+		out->host = uc.host;
+		out->stage = max2(max2(out->compute, out->sram), max2(out->fabric, out->host));
+		return;
+	}
+	out->weights = (double)wsep_layer_params(&prog->layers[k]) * 4.0 / io_bytes_per_cycle(t);
+	out->compute = batch * (train ? uc.fwd + uc.bwd : uc.fwd);
+	if (train)
+		out->stage = max2(batch * uc.fwd, out->weights) + max2(batch * uc.bwd, out->weights) +
+			     out->weights;
+	else
+		out->stage = max2(batch * uc.fwd, out->weights);
 }
 
 void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *prog,
@@ -73,6 +135,10 @@ void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *pro
 	double fwd, bwd, opt;
 	bool train = kind == FWD_TIMING_TRAIN;
 
+	if (l->kind == WSEP_LAYER_UNIT) {
+		unit_cost(t, prog, k, kind, batch, out);
+		return;
+	}
 	fwd = mm + to * e + relu;
 	if (k == 0 && prog->input_type == WSEP_ELEM_U8)
 		fwd += ti * e;
@@ -164,7 +230,8 @@ uint64_t fwd_timing_est_cycles(const struct wsep_program *prog, enum fwd_timing_
 	step_b = B * clock / prog->summary.samples_per_s;
 	for (uint32_t k = 0; k < prog->num_layers; k++) {
 		const struct wsep_estimate *e = &prog->estimates[k];
-		double f = max2(e->fwd_cycles, e->io_cycles);
+		/* Forward only, the fabric carries activations one way: half its traffic. */
+		double f = max2(e->fwd_cycles, e->io_cycles / 2);
 
 		worst = max2(worst, e->stage_cycles);
 		sum += e->stage_cycles;

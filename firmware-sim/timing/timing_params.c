@@ -38,6 +38,10 @@ static const struct key keys[] = {
 	KEY(fabric_directions, false),
 	KEY(host_extra_bytes_per_sample, false),
 	KEY(hop_cycles, false),
+	KEY(transcendental_cycles, false),
+	KEY(normalize_cycles, false),
+	KEY(softmax_cycles, false),
+	KEY(window_cycles, false),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

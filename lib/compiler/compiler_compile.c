@@ -11,7 +11,7 @@
 
 #include "compiler_internal.h"
 
-static void memory_text(const struct wsecc_model *m, const struct wsecc_memory *mem,
+static void memory_text(const struct wsecc_stages *st, const struct wsecc_memory *mem,
 			char *buf, size_t len)
 {
 	char total[32], wts[32], grads[32], opt[32], acts[32];
@@ -23,7 +23,7 @@ static void memory_text(const struct wsecc_model *m, const struct wsecc_memory *
 	wsecc_bytes(acts, sizeof(acts), (double)mem->activations);
 	snprintf(buf, len,
 		 "%s (weights %s + gradients %s + %s state %s + activations of batch %u %s)",
-		 total, wts, grads, wsep_optimizer_name(m->opt.kind), opt, m->batch, acts);
+		 total, wts, grads, st->opt_name, opt, st->batch, acts);
 }
 
 static void usable_text(const struct wse_wafer *w, const struct wsecc_memory *mem, char *buf,
@@ -38,40 +38,25 @@ static void usable_text(const struct wse_wafer *w, const struct wsecc_memory *me
 		 (unsigned long long)mem->reserve_per_pe);
 }
 
-int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum wsecc_mode mode,
-		  struct wsecc_plan *plan, struct wsecc_error *err)
+int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
+		      struct wsecc_plan *plan, struct wsecc_error *err)
 {
+	const struct wse_wafer *w = &plan->wafer;
 	char need[256], have[160];
-	double host_bytes;
 	struct wsecc_error why;
 
-	memset(plan, 0, sizeof(*plan));
-	plan->wafer = *w;
-	plan->batch = m->batch;
-	plan->num_layers = m->num_layers;
-	if (wsecc_validate(m, err))
-		return -EINVAL;
-	if (m->num_layers < 1 || m->num_layers > WSECC_MAX_LAYERS || m->batch < 1)
-		return wsecc_fail(err, m->file, 0, 0, "model has no layers or no batch");
-
-	wsecc_memory_needed(m, w, &plan->mem);
-	for (uint32_t i = 0; i < m->num_layers; i++)
-		plan->total_flops_per_sample += wsecc_layer_flops(m, i);
-	host_bytes = m->input_dim * (m->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) + 12.0;
-	plan->host_io_samples_per_s = w->io_bytes_per_s / host_bytes;
-	memory_text(m, &plan->mem, need, sizeof(need));
+	memory_text(st, &plan->mem, need, sizeof(need));
 	usable_text(w, &plan->mem, have, sizeof(have));
-
 	if (mode != WSECC_MODE_WEIGHT_STREAMING) {
 		if (plan->mem.total > plan->mem.usable) {
 			if (mode == WSECC_MODE_PIPELINED)
-				return wsecc_fail(err, m->file, 0, 0,
+				return wsecc_fail(err, st->file, 0, 0,
 						  "--mode pipelined refused: %s needs %s of SRAM to run layer-pipelined, but the %s wafer has %s. Use --mode weight_streaming (or auto), or a larger --wafer",
-						  m->name, need, w->name, have);
+						  st->name, need, w->name, have);
 			snprintf(plan->mode_note, sizeof(plan->mode_note),
 				 "auto: layer-pipelined would need %.200s, the wafer has %.150s", need,
 				 have);
-		} else if (wsecc_place_pipelined(m, plan, &why) == 0) {
+		} else if (wsecc_place_pipelined(st, plan, &why) == 0) {
 			plan->mode = WSEP_MODE_PIPELINED;
 			snprintf(plan->mode_note, sizeof(plan->mode_note), "%s: fits, needs %.200s of %.150s",
 				 mode == WSECC_MODE_AUTO ? "auto" : "--mode pipelined", need, have);
@@ -89,7 +74,7 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 
 	memset(plan->layers, 0, sizeof(plan->layers));
 	memset(&plan->summary, 0, sizeof(plan->summary));
-	if (wsecc_plan_streaming(m, plan, err))
+	if (wsecc_plan_streaming(st, plan, err))
 		return -EINVAL;
 	plan->mode = WSEP_MODE_WEIGHT_STREAMING;
 done:
@@ -98,4 +83,29 @@ done:
 	if (plan->summary.utilization > 1)
 		plan->summary.utilization = 1;
 	return 0;
+}
+
+int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum wsecc_mode mode,
+		  struct wsecc_plan *plan, struct wsecc_error *err)
+{
+	struct wsecc_stages st;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->wafer = *w;
+	plan->batch = m->batch;
+	plan->num_layers = m->num_layers;
+	snprintf(plan->name, sizeof(plan->name), "%s", m->name);
+	if (wsecc_validate(m, err))
+		return -EINVAL;
+	if (m->num_layers < 1 || m->num_layers > WSECC_MAX_LAYERS || m->batch < 1)
+		return wsecc_fail(err, m->file, 0, 0, "model has no layers or no batch");
+	for (uint32_t i = 0; i < m->num_layers; i++) {
+		snprintf(plan->label[i], sizeof(plan->label[i]), "dense %ux%u", m->layers[i].in,
+			 m->layers[i].out);
+		plan->total_flops_per_sample += wsecc_layer_flops(m, i);
+	}
+	wsecc_memory_needed(m, w, &plan->mem);
+	wsecc_model_stages(m, &st);
+	plan->host_io_samples_per_s = w->io_bytes_per_s / st.host_bytes;
+	return wsecc_choose_mode(&st, mode, plan, err);
 }

@@ -6,19 +6,9 @@
  * tile of ceil(in/h) x ceil(out/w) weights: inputs flow along the rows,
  * partial sums reduce along the columns, one fp32 FMAC per PE per cycle.
  */
-#include "compiler_internal.h"
+#include <stdio.h>
 
-/* Cycles per element of an elementwise op (bias, ReLU, loss) on one PE. */
-#define ELEMENTWISE_CYCLES	1.0
-/* Softmax + cross-entropy forward per logit (exp, sum, divide, log). */
-#define LOSS_FWD_CYCLES		5.0
-/* Host bytes per sample besides the input: label (i32), loss and prediction. */
-#define HOST_EXTRA_BYTES	12.0
-/* A wavelet's cost per router hop: one wavelet per port per cycle (Sean Lie,
- * "Cerebras Architecture Deep Dive", Hot Chips 34, 2022); the timing model's
- * hop_cycles (firmware-sim/timing/wse2.params).
- */
-#define HOP_CYCLES		1.0
+#include "compiler_internal.h"
 
 uint64_t wsecc_reserve_per_pe(const struct wse_wafer *w)
 {
@@ -27,7 +17,8 @@ uint64_t wsecc_reserve_per_pe(const struct wse_wafer *w)
 
 unsigned wsecc_opt_state_per_param(const struct wsep_optimizer *o)
 {
-	return o->kind == WSEP_OPT_ADAM ? 2 : o->kind == WSEP_OPT_MOMENTUM ? 1 : 0;
+	return o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW ? 2 :
+	       o->kind == WSEP_OPT_MOMENTUM ? 1 : 0;
 }
 
 double wsecc_opt_flops_per_param(const struct wsep_optimizer *o)
@@ -37,7 +28,8 @@ double wsecc_opt_flops_per_param(const struct wsep_optimizer *o)
 	switch (o->kind) {
 	case WSEP_OPT_SGD: return 2 + decay;		/* w -= lr * g */
 	case WSEP_OPT_MOMENTUM: return 4 + decay;	/* v = mu v + g; w -= lr v */
-	case WSEP_OPT_ADAM: return 12 + decay;		/* two moments, bias correction, sqrt, divide */
+	case WSEP_OPT_ADAM:		/* two moments, bias correction, sqrt, divide */
+	case WSEP_OPT_ADAMW: return 12 + decay;	/* (the decay applied to w instead of g) */
 	}
 	return 0;
 }
@@ -64,7 +56,7 @@ double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i)
 	if (i == 0 && m->input_type == WSEP_ELEM_U8)
 		f += l->in;				/* u8 -> f32 scale */
 	if (i == m->num_layers - 1)
-		f += (LOSS_FWD_CYCLES + 1) * l->out;	/* loss forward and gradient */
+		f += (WSECC_LOSS_FWD_CYCLES + 1) * l->out;	/* loss forward and gradient */
 	return f + params * wsecc_opt_flops_per_param(&m->opt) / m->batch;
 }
 
@@ -110,7 +102,7 @@ double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n
 		if (lp[i].region.h > height)
 			height = lp[i].region.h;
 	}
-	return batch * worst + (sum - worst) + 2.0 * (width + height) * HOP_CYCLES;
+	return batch * worst + (sum - worst) + 2.0 * (width + height) * WSECC_HOP_CYCLES;
 }
 
 int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,
@@ -121,7 +113,7 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	uint32_t ti = ceil_div(l->in, rows), to = ceil_div(l->out, cols);
 	double fpc = wf->fp32_flops_per_cycle;
 	double mm = 2.0 * ti * to / fpc;
-	double relu = l->act == WSECC_ACT_NONE ? 0 : to * ELEMENTWISE_CYCLES;
+	double relu = l->act == WSECC_ACT_NONE ? 0 : to * WSECC_ELEMENTWISE_CYCLES;
 	int last = i == m->num_layers - 1;
 	uint64_t params_pe = (uint64_t)ti * to + to;
 	uint64_t acts = 4ULL * m->batch * ((uint64_t)l->in + 2ULL * l->out);
@@ -129,12 +121,12 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	double fwd, bwd, opt, compute, sram_bw, fabric, host = 0, io;
 	struct wsep_estimate *e = &lp->est;
 
-	fwd = mm + to * ELEMENTWISE_CYCLES + relu;
+	fwd = mm + to * WSECC_ELEMENTWISE_CYCLES + relu;
 	if (i == 0 && m->input_type == WSEP_ELEM_U8)
-		fwd += ti * ELEMENTWISE_CYCLES;
+		fwd += ti * WSECC_ELEMENTWISE_CYCLES;
 	if (last)
-		fwd += LOSS_FWD_CYCLES * to;
-	bwd = mm + (i > 0 ? mm : 0) + to * ELEMENTWISE_CYCLES + relu + (last ? to : 0);
+		fwd += WSECC_LOSS_FWD_CYCLES * to;
+	bwd = mm + (i > 0 ? mm : 0) + to * WSECC_ELEMENTWISE_CYCLES + relu + (last ? to : 0);
 	opt = (double)params_pe * wsecc_opt_flops_per_param(&m->opt) / fpc / m->batch;
 	compute = fwd + bwd + opt;
 	/* Weights read forward and for dL/dx, read and written for dL/dW. */
@@ -142,7 +134,7 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	/* Inputs along the rows, partial sums down the columns; both ways. */
 	fabric = 2.0 * (ti + to) * 4.0 / wf->link_bytes_per_cycle;
 	if (i == 0)
-		host = (l->in * input_elem_bytes(m) + HOST_EXTRA_BYTES) /
+		host = (l->in * input_elem_bytes(m) + WSECC_HOST_EXTRA_BYTES) /
 		       wse_wafer_io_bytes_per_cycle(wf);
 	io = fabric > host ? fabric : host;
 
@@ -154,6 +146,10 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	lp->sram_per_pe = 4 * params_pe * (2 + wsecc_opt_state_per_param(&m->opt)) +
 			  (acts + (uint64_t)rows * cols - 1) / ((uint64_t)rows * cols);
 	lp->sram_bytes = lp->sram_per_pe * lp->pes;
+	lp->bwd_compute = bwd;
+	lp->opt_cycles = opt;
+	lp->act_bytes = acts;
+	lp->params = (uint64_t)l->in * l->out + l->out;
 	e->flops_per_sample = wsecc_layer_flops(m, i);
 	e->fwd_cycles = fwd;
 	e->bwd_cycles = bwd + opt;
@@ -173,4 +169,44 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 		e->limit = WSEP_LIMIT_HOST_IO;
 	}
 	return lp->sram_per_pe <= usable ? 0 : -1;
+}
+
+/* The dense layers as stages: a layer uses no more rows than inputs, no
+ * more columns than outputs.
+ */
+static int model_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h,
+		      uint32_t w, struct wsecc_layer_plan *lp)
+{
+	return wsecc_cost_pipelined(ctx, i, wf, h, w, lp);
+}
+
+static uint32_t model_rows(const void *ctx, uint32_t i)
+{
+	return ((const struct wsecc_model *)ctx)->layers[i].in;
+}
+
+static uint32_t model_cols(const void *ctx, uint32_t i)
+{
+	return ((const struct wsecc_model *)ctx)->layers[i].out;
+}
+
+static void model_describe(const void *ctx, uint32_t i, char *buf, size_t len,
+			   struct wsecc_pos *pos)
+{
+	const struct wsecc_layer *l = &((const struct wsecc_model *)ctx)->layers[i];
+
+	snprintf(buf, len, "layer %u (%ux%u)", i, l->in, l->out);
+	*pos = l->pos;
+}
+
+void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st)
+{
+	*st = (struct wsecc_stages){
+		.ctx = m, .file = m->file, .name = m->name,
+		.opt_name = wsep_optimizer_name(m->opt.kind), .n = m->num_layers,
+		.batch = m->batch, .batch_pos = m->batch_pos,
+		.host_bytes = m->input_dim * input_elem_bytes(m) + WSECC_HOST_EXTRA_BYTES,
+		.cost = model_cost, .rows = model_rows, .cols = model_cols,
+		.describe = model_describe,
+	};
 }

@@ -75,7 +75,8 @@ int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *pl
 		l->out = m->layers[i].out;
 		l->sram_bytes = plan->layers[i].sram_bytes;
 		l->weight_offset = offset;
-		offset += wsep_layer_params(l);
+		l->params = wsep_layer_params(l);
+		offset += l->params;
 		p->regions[i] = plan->layers[i].region;
 		p->estimates[i] = plan->layers[i].est;
 	}

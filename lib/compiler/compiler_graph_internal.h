@@ -33,4 +33,21 @@ void wsecc_fuse(struct wsecc_graph *g);
 /* Uses of tensor @t as a node input (by nodes not folded) or graph output. */
 size_t wsecc_tensor_uses(const struct wsecc_graph *g, int t);
 
+/*
+ * A graph's kernels cut into units (compiler_units.c): @unit, per engine
+ * node (the caller allocates it), and per unit its name and whether it
+ * holds a weight op.
+ */
+struct wsecc_units {
+	uint32_t n;
+	uint32_t *unit;
+	size_t seg[WSECC_MAX_LAYERS];
+	bool weighted[WSECC_MAX_LAYERS];
+	char name[WSECC_MAX_LAYERS][48];
+};
+
+/* @names: each engine node's ONNX name (module path). */
+int wsecc_units(const struct engine_graph *eg, const char *const *names,
+		struct wsecc_units *u, const char *file, struct wsecc_error *err);
+
 #endif

@@ -484,7 +484,8 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	snprintf(g->producer, sizeof(g->producer), "%.30s %.30s",
 		 m->producer_name && printable(m->producer_name) ? m->producer_name : "?",
 		 m->producer_version && printable(m->producer_version) ? m->producer_version : "");
-	if (gp->name && gp->name[0] && printable(gp->name))
+	/* torch.onnx.export names every graph "torch_jit": the file's name says more. */
+	if (gp->name && gp->name[0] && printable(gp->name) && strcmp(gp->name, "torch_jit"))
 		snprintf(g->name, sizeof(g->name), "%s", gp->name);
 	if (add_initializers(c, gp))
 		return -1;

@@ -75,6 +75,7 @@ static const char *opt_op(enum wsep_optimizer_kind k)
 	case WSEP_OPT_SGD: return "sgd_update";
 	case WSEP_OPT_MOMENTUM: return "momentum_update";
 	case WSEP_OPT_ADAM: return "adam_update";
+	case WSEP_OPT_ADAMW: return "adamw_update";
 	}
 	return "?";
 }

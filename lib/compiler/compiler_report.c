@@ -13,17 +13,23 @@ static const char *act_name(enum wsecc_act a)
 	return (unsigned)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
 }
 
-static void optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len)
+void wsecc_optimizer_text(const struct wsep_optimizer *o, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%s lr=%g", wsep_optimizer_name(o->kind), o->lr);
 
 	if (o->kind == WSEP_OPT_MOMENTUM)
-		n += snprintf(buf + n, len - (size_t)n, " momentum=%g", o->momentum);
-	if (o->kind == WSEP_OPT_ADAM)
+		n += snprintf(buf + n, len - (size_t)n, " momentum=%g%s", o->momentum,
+			      o->nesterov ? " nesterov" : "");
+	if (o->dampening > 0)
+		n += snprintf(buf + n, len - (size_t)n, " dampening=%g", o->dampening);
+	if (o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW)
 		n += snprintf(buf + n, len - (size_t)n, " beta1=%g beta2=%g eps=%g", o->beta1,
 			      o->beta2, o->eps);
 	if (o->weight_decay > 0)
-		snprintf(buf + n, len - (size_t)n, " weight_decay=%g", o->weight_decay);
+		n += snprintf(buf + n, len - (size_t)n, " weight_decay=%g", o->weight_decay);
+	if (o->schedule == WSEP_LR_WARMUP_COSINE)
+		snprintf(buf + n, len - (size_t)n, ", %llu warm-up steps then cosine to %g at step %llu",
+			 (unsigned long long)o->warmup, o->min_lr, (unsigned long long)o->total_steps);
 }
 
 static void rate_text(char *buf, size_t len, double samples_per_s)
@@ -39,16 +45,14 @@ static void rate_text(char *buf, size_t len, double samples_per_s)
 void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan)
 {
 	const struct wse_wafer *w = &plan->wafer;
-	const struct wsep_summary *s = &plan->summary;
-	const struct wsecc_layer_plan *b = &plan->layers[s->bottleneck_layer];
 	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
 	uint64_t params = 0;
-	char desc[256], opt[160], rate[48], even[48], bytes[32];
+	char desc[256], opt[160], bytes[32];
 
 	for (uint32_t i = 0; i < m->num_layers; i++)
 		params += (uint64_t)m->layers[i].in * m->layers[i].out + m->layers[i].out;
 	wse_wafer_describe(w, desc, sizeof(desc));
-	optimizer_text(&m->opt, opt, sizeof(opt));
+	wsecc_optimizer_text(&m->opt, opt, sizeof(opt));
 	fprintf(f, "model:  %s (%s): input %u %s%s, %u dense layers, %llu parameters,\n"
 		   "        loss softmax_xent, %s, batch %u, seed %llu\n",
 		m->name, m->file, m->input_dim, wsep_elem_name(m->input_type),
@@ -79,9 +83,20 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	fprintf(f, "(cycles per %s)\n\n", pipelined ? "sample of each pipeline stage"
 						 : "batch of each layer on the whole wafer");
 
+	wsecc_report_summary(f, plan);
+}
+
+void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
+{
+	const struct wse_wafer *w = &plan->wafer;
+	const struct wsep_summary *s = &plan->summary;
+	const struct wsecc_layer_plan *b = &plan->layers[s->bottleneck_layer];
+	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
+	char rate[48], even[48], bytes[32];
+
 	rate_text(rate, sizeof(rate), s->samples_per_s);
 	if (pipelined) {
-		double step = wsecc_pipelined_step_cycles(plan->layers, m->num_layers, plan->batch);
+		double step = wsecc_pipelined_step_cycles(plan->layers, plan->num_layers, plan->batch);
 
 		fprintf(f, "estimate:    %s: %.0f cycles per step of %u, the slowest stage's %.0f\n"
 			   "             (layer %u, %s, %.1f cycles/sample) and %.0f to fill and drain\n"
@@ -114,7 +129,7 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	if (s->even_split_samples_per_s > 0) {
 		uint32_t worst = 0;
 
-		for (uint32_t i = 1; i < m->num_layers; i++)
+		for (uint32_t i = 1; i < plan->num_layers; i++)
 			if (plan->even[i].est.stage_cycles > plan->even[worst].est.stage_cycles)
 				worst = i;
 		rate_text(even, sizeof(even), s->even_split_samples_per_s);

@@ -30,18 +30,18 @@ static void put_text(FILE *f, const char *s)
 	}
 }
 
-int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan)
+int wsecc_write_svg(FILE *f, const struct wsecc_plan *plan)
 {
 	const struct wse_wafer *w = &plan->wafer;
 	double scale = SVG_SIZE / (double)(w->width > w->height ? w->width : w->height);
 	double ww = w->width * scale, wh = w->height * scale;
 	int pipelined = plan->mode == WSEP_MODE_PIPELINED;
 	double legend_y = SVG_TOP + wh + 10;
-	double height = legend_y + SVG_LEGEND * (m->num_layers + 2) + SVG_MARGIN;
+	double height = legend_y + SVG_LEGEND * (plan->num_layers + 2) + SVG_MARGIN;
 	double width = ww + 2 * SVG_MARGIN < 640 ? 640 : ww + 2 * SVG_MARGIN;
 	char title[256], what[128];
 
-	snprintf(title, sizeof(title), "%s on %s (%ux%u PEs)", m->name, w->name, w->width,
+	snprintf(title, sizeof(title), "%s on %s (%ux%u PEs)", plan->name, w->name, w->width,
 		 w->height);
 	snprintf(what, sizeof(what), "%s, %.4g samples/s estimated",
 		 pipelined ? "layer-pipelined" : "weight streaming", plan->summary.samples_per_s);
@@ -61,7 +61,7 @@ int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_pla
 	fprintf(f, "<rect id=\"wafer\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		   "fill=\"#eeeeee\" stroke=\"#333333\"/>\n",
 		SVG_MARGIN, SVG_TOP, ww, wh);
-	for (uint32_t i = 0; i < m->num_layers; i++) {
+	for (uint32_t i = 0; i < plan->num_layers; i++) {
 		const struct wsecc_layer_plan *lp = &plan->layers[i];
 		const char *c = colors[i % NUM_COLORS];
 		double x = SVG_MARGIN + lp->region.x * scale, y = SVG_TOP + lp->region.y * scale;
@@ -70,27 +70,29 @@ int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_pla
 
 		if (!pipelined) {
 			/* Every layer uses the whole wafer in turn: show thin bands. */
-			rh = wh / m->num_layers;
+			rh = wh / plan->num_layers;
 			y = SVG_TOP + rh * i;
 		}
 		fprintf(f, "<rect id=\"layer%u\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 			   "fill=\"%s\" fill-opacity=\"0.85\" stroke=\"#222222\" stroke-width=\"0.5\">"
-			   "<title>layer %u: dense %ux%u, %llu PEs</title></rect>\n",
-			i, x, y, rw, rh, c, i, m->layers[i].in, m->layers[i].out,
-			(unsigned long long)lp->pes);
+			   "<title>layer %u: ",
+			i, x, y, rw, rh, c, i);
+		put_text(f, plan->label[i]);
+		fprintf(f, ", %llu PEs</title></rect>\n", (unsigned long long)lp->pes);
 		if (rw >= 18 && rh >= 16)
 			fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" fill=\"white\" font-weight=\"bold\">L%u</text>\n",
 				x + 3, y + 14, i);
 		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n",
 			SVG_MARGIN, ly, c);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">L%u: dense %ux%u, region %u,%u %ux%u, %llu PEs, %.1f cycles/%s (%s)</text>\n",
-			SVG_MARGIN + 20, ly + 12, i, m->layers[i].in, m->layers[i].out,
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">L%u: ", SVG_MARGIN + 20, ly + 12, i);
+		put_text(f, plan->label[i]);
+		fprintf(f, ", region %u,%u %ux%u, %llu PEs, %.1f cycles/%s (%s)</text>\n",
 			lp->region.x, lp->region.y, lp->region.w, lp->region.h,
 			(unsigned long long)lp->pes, lp->est.stage_cycles,
 			pipelined ? "sample" : "batch", wsep_limit_name(lp->est.limit));
 	}
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555555\">%s</text>\n", SVG_MARGIN,
-		legend_y + SVG_LEGEND * m->num_layers + 12,
+		legend_y + SVG_LEGEND * plan->num_layers + 12,
 		pipelined ? "Each layer is a column strip; activations flow left to right."
 			  : "Weight streaming: each layer runs on the whole wafer in turn (bands show the order).");
 	fprintf(f, "</svg>\n");

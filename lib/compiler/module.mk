@@ -21,7 +21,8 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 $(eval $(call protobuf_c,$(ONNX_PROTO)))
 wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
-	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c $(B)/gen/onnx.pb-c.c
+	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c lib/compiler/compiler_units.c \
+	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c $(B)/gen/onnx.pb-c.c
 
 host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c

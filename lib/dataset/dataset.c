@@ -23,6 +23,15 @@ int wse_dataset_load(const char *images, const char *labels, struct wse_dataset 
 	ret = wsedata_idx_read(images, 3, "images", &img, err, errlen);
 	if (ret)
 		return ret;
+	if (!labels) {
+		/* Images alone (to predict for): no labels, no classes. */
+		ds->count = img.dims[0];
+		ds->rows = img.dims[1];
+		ds->cols = img.dims[2];
+		ds->item = img.dims[1] * img.dims[2];
+		ds->images = img.data;
+		return 0;
+	}
 	ret = wsedata_idx_read(labels, 1, "labels", &lab, err, errlen);
 	if (ret) {
 		free(img.data);

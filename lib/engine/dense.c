@@ -65,33 +65,35 @@ int engine_dense_forward(const float *x, const float *w, const float *b,
 	return 0;
 }
 
-/* acc[j] += row[j] */
-static void add_row(float *acc, const float *row, size_t n)
-{
-	size_t j = 0;
+#define BIAS_CHUNK	256	/* columns summed at a time into a stack buffer */
 
-	for (; j + VLEN <= n; j += VLEN)
-		vstore(acc + j, vload(acc + j) + vload(row + j));
-	for (; j < n; j++)
-		acc[j] += row[j];
-}
-
-/* db = beta * db + column sums of dy, summed in batch order. */
+/*
+ * db = beta * db + column sums of dy, summed in batch order. The sums are
+ * formed first and added to db once, as sgemm adds its product to C: so a
+ * second micro-batch accumulated with beta 1 is exactly db + its own sums,
+ * the same bits as adding two separately computed gradients.
+ */
 static void bias_grad(const float *dy, size_t batch, size_t out, float beta,
 		      float *db)
 {
-	size_t first = 0;
+	float sum[BIAS_CHUNK];
 
 	if (beta == 0.0f) {
 		/* Overwrite: never read db, which may hold garbage or NaN. */
 		memcpy(db, dy, out * sizeof(float));
-		first = 1;
-	} else if (beta != 1.0f) {
-		for (size_t j = 0; j < out; j++)
-			db[j] *= beta;
+		for (size_t i = 1; i < batch; i++)
+			engine_vec_add(db, dy + i * out, out);
+		return;
 	}
-	for (size_t i = first; i < batch; i++)
-		add_row(db, dy + i * out, out);
+	for (size_t j0 = 0; j0 < out; j0 += BIAS_CHUNK) {
+		size_t n = out - j0 < BIAS_CHUNK ? out - j0 : BIAS_CHUNK;
+
+		memcpy(sum, dy + j0, n * sizeof(float));
+		for (size_t i = 1; i < batch; i++)
+			engine_vec_add(sum, dy + i * out + j0, n);
+		for (size_t j = 0; j < n; j++)
+			db[j0 + j] = (beta == 1.0f ? db[j0 + j] : beta * db[j0 + j]) + sum[j];
+	}
 }
 
 int engine_dense_backward_input(const float *dy, const float *w, size_t batch,

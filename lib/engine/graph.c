@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The graph executor, part one: building a graph, and prepare(), which
- * checks each node's shapes and attributes against its op and allocates
- * every buffer a step needs. graph_exec.c runs the steps.
+ * The graph executor, part one: building a graph; check(), which checks
+ * each node's shapes and attributes against its op without allocating
+ * anything; and prepare(), which then allocates every buffer a step needs.
+ * Only parameters and constants hold memory before prepare() (their data,
+ * which the caller had anyway), so a graph read from an untrusted program
+ * is checked before its sizes are trusted. graph_exec.c runs the steps.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -41,7 +44,7 @@ void engine_graph_destroy(struct engine_graph *g)
 	if (!g)
 		return;
 	for (size_t i = 0; i < g->nv; i++) {
-		free(g->v[i].data);
+		free(g->v[i].own);
 		free(g->v[i].grad);
 		free(g->v[i].state[0]);
 		free(g->v[i].state[1]);
@@ -78,6 +81,11 @@ static int fail(struct engine_graph *g, int err, const char *fmt, ...)
 static size_t dtype_size(enum engine_dtype dt)
 {
 	return dt == ENGINE_DT_I64 ? sizeof(int64_t) : sizeof(float);
+}
+
+static void *alloc_values(enum engine_dtype dt, size_t n)
+{
+	return dt == ENGINE_DT_F32 ? (void *)engine_alloc_floats(n) : calloc(n, sizeof(int64_t));
 }
 
 int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
@@ -119,11 +127,14 @@ int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
 	v->producer = -1;
 	if (n > SIZE_MAX / 64)
 		return -EOVERFLOW;
-	v->data = dtype == ENGINE_DT_F32 ? (void *)engine_alloc_floats(n) : calloc(n, sizeof(int64_t));
-	if (!v->data)
-		return -ENOMEM;
-	if (data)
-		memcpy(v->data, data, n * dtype_size(dtype));
+	/* Inputs and activations get their memory in prepare(). */
+	if (data) {
+		v->own = alloc_values(dtype, n);
+		if (!v->own)
+			return -ENOMEM;
+		memcpy(v->own, data, n * dtype_size(dtype));
+		v->data = v->own;
+	}
 	return (int)g->nv++;
 }
 
@@ -380,10 +391,11 @@ static int prep_same_shape(struct engine_graph *g, size_t idx)
 	return want_out(g, idx, 0, x->rank, x->dims);
 }
 
-static int alloc_aux(struct engine_graph *g, size_t idx, size_t n)
+/* Scratch a node keeps from its forward pass to its backward pass, in floats. */
+static int want_aux(struct engine_graph *g, size_t idx, size_t n)
 {
-	g->n[idx].aux = engine_alloc_floats(n);
-	return g->n[idx].aux ? 0 : fail(g, -ENOMEM, "out of memory");
+	g->n[idx].aux_n = n;
+	return 0;
 }
 
 static int prep_layernorm(struct engine_graph *g, size_t idx)
@@ -413,7 +425,7 @@ static int prep_layernorm(struct engine_graph *g, size_t idx)
 		if (want_out(g, idx, k, x->rank, dims))
 			return -EINVAL;
 	}
-	return alloc_aux(g, idx, 2 * nd->outer);
+	return want_aux(g, idx, 2 * nd->outer);
 }
 
 /* outer/len/inner around nd->a.axis of input 0. */
@@ -466,7 +478,7 @@ static int prep_attention(struct engine_graph *g, size_t idx)
 	};
 	if (prep_same_shape(g, idx))
 		return -EINVAL;
-	return alloc_aux(g, idx, p->batch * p->heads * p->seq * p->seq);
+	return want_aux(g, idx, p->batch * p->heads * p->seq * p->seq);
 }
 
 static int prep_transpose(struct engine_graph *g, size_t idx)
@@ -547,8 +559,8 @@ static int prep_node(struct engine_graph *g, size_t idx)
 			return err;
 		if (!(nd->a.ratio >= 0.0f && nd->a.ratio < 1.0f))
 			return bad(g, idx, "the ratio must be in [0, 1)");
-		nd->keep = calloc(in_v(g, nd, 0)->n, 1);
-		return nd->keep ? 0 : fail(g, -ENOMEM, "out of memory");
+		nd->keep_n = in_v(g, nd, 0)->n;
+		return 0;
 	case ENGINE_OP_TRANSPOSE:
 		return want_io(g, idx, 1, 1, 1) ?: prep_transpose(g, idx);
 	case ENGINE_OP_SPLIT:
@@ -593,13 +605,13 @@ static int prep_loss(struct engine_graph *g)
 	return 0;
 }
 
-int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind)
+int engine_graph_check(struct engine_graph *g)
 {
-	size_t scratch = 0;
 	int err;
 
-	if (!g || g->prepared || (!g->nn && g->loss_logits < 0) || kind > ENGINE_ADAMW)
+	if (!g || g->prepared || (!g->nn && g->loss_logits < 0))
 		return -EINVAL;
+	g->checked = false;
 	for (size_t i = 0; i < g->nv; i++)
 		if (g->v[i].kind == ENGINE_VAL_ACT && g->v[i].producer < 0)
 			return fail(g, -EINVAL, "value %zu is an activation no node computes", i);
@@ -607,13 +619,10 @@ int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind)
 		err = prep_node(g, i);
 		if (err)
 			return err;
-		if (node_scratch(&g->n[i]) > scratch)
-			scratch = node_scratch(&g->n[i]);
 	}
 	err = prep_loss(g);
 	if (err)
 		return err;
-	g->kind = kind;
 	/* What needs a gradient: parameters and whatever depends on one. */
 	for (size_t i = 0; i < g->nv; i++)
 		g->v[i].requires_grad = g->v[i].kind == ENGINE_VAL_PARAM;
@@ -627,24 +636,63 @@ int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind)
 		for (size_t j = 0; j < nd->n_out; j++)
 			g->v[nd->out[j]].requires_grad = rg;
 	}
-	g->max_n = 1;
-	for (size_t i = 0; i < g->nv; i++) {
-		struct gvalue *v = &g->v[i];
+	g->checked = true;
+	return 0;
+}
 
-		if (v->n > g->max_n)
-			g->max_n = v->n;
-		if (!v->requires_grad)
-			continue;
+static int alloc_value(struct engine_graph *g, struct gvalue *v)
+{
+	if (!v->own) {
+		v->own = alloc_values(v->dtype, v->n);
+		if (!v->own)
+			return fail(g, -ENOMEM, "out of memory");
+		v->data = v->own;
+	}
+	if (v->requires_grad) {
 		v->grad = engine_alloc_floats(v->n);
 		if (!v->grad)
 			return fail(g, -ENOMEM, "out of memory");
-		if (v->kind != ENGINE_VAL_PARAM)
-			continue;
-		for (unsigned s = 0; s < engine_optim_state_arrays(kind); s++) {
-			v->state[s] = engine_alloc_floats(v->n);
-			if (!v->state[s])
-				return fail(g, -ENOMEM, "out of memory");
-		}
+	}
+	if (v->kind != ENGINE_VAL_PARAM)
+		return 0;
+	for (unsigned s = 0; s < engine_optim_state_arrays(g->kind); s++) {
+		v->state[s] = engine_alloc_floats(v->n);
+		if (!v->state[s])
+			return fail(g, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind)
+{
+	size_t scratch = 0;
+	int err;
+
+	if (!g || g->prepared || kind > ENGINE_ADAMW)
+		return -EINVAL;
+	if (!g->checked) {
+		err = engine_graph_check(g);
+		if (err)
+			return err;
+	}
+	g->kind = kind;
+	g->max_n = 1;
+	for (size_t i = 0; i < g->nv; i++) {
+		if (g->v[i].n > g->max_n)
+			g->max_n = g->v[i].n;
+		err = alloc_value(g, &g->v[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < g->nn; i++) {
+		struct gnode *nd = &g->n[i];
+
+		if (node_scratch(nd) > scratch)
+			scratch = node_scratch(nd);
+		if (nd->aux_n && !(nd->aux = engine_alloc_floats(nd->aux_n)))
+			return fail(g, -ENOMEM, "out of memory");
+		if (nd->keep_n && !(nd->keep = calloc(nd->keep_n, 1)))
+			return fail(g, -ENOMEM, "out of memory");
 	}
 	if (scratch) {
 		g->scratch = engine_alloc_floats(scratch);
@@ -684,6 +732,34 @@ enum engine_value_kind engine_graph_kind(const struct engine_graph *g, int id)
 	return g && valid_id(g, id) ? g->v[id].kind : ENGINE_VAL_ACT;
 }
 
+enum engine_dtype engine_graph_dtype(const struct engine_graph *g, int id)
+{
+	return g && valid_id(g, id) ? g->v[id].dtype : ENGINE_DT_F32;
+}
+
+int engine_graph_node(const struct engine_graph *g, size_t i, enum engine_op *op,
+		      struct engine_node_attrs *a, size_t *n_in, int *in, size_t *n_out, int *out)
+{
+	const struct gnode *nd;
+
+	if (!g || i >= g->nn)
+		return -EINVAL;
+	nd = &g->n[i];
+	*op = nd->op;
+	*a = nd->a;
+	*n_in = nd->n_in;
+	*n_out = nd->n_out;
+	memcpy(in, nd->in, nd->n_in * sizeof(*in));
+	memcpy(out, nd->out, nd->n_out * sizeof(*out));
+	return 0;
+}
+
+void engine_graph_loss_values(const struct engine_graph *g, int *logits, int *labels)
+{
+	*logits = g ? g->loss_logits : -1;
+	*labels = g ? g->loss_labels : -1;
+}
+
 size_t engine_graph_param_floats(const struct engine_graph *g)
 {
 	size_t n = 0;
@@ -696,7 +772,7 @@ size_t engine_graph_param_floats(const struct engine_graph *g)
 
 int engine_graph_set_input(struct engine_graph *g, int id, const void *data)
 {
-	if (!g || !valid_id(g, id) || !data || g->v[id].kind != ENGINE_VAL_INPUT)
+	if (!g || !g->prepared || !valid_id(g, id) || !data || g->v[id].kind != ENGINE_VAL_INPUT)
 		return -EINVAL;
 	memcpy(g->v[id].data, data, g->v[id].n * dtype_size(g->v[id].dtype));
 	g->forward_done = false;
@@ -711,4 +787,12 @@ void *engine_graph_data(struct engine_graph *g, int id)
 const float *engine_graph_grad(const struct engine_graph *g, int id)
 {
 	return g && valid_id(g, id) && g->v[id].fresh ? g->v[id].grad : NULL;
+}
+
+int engine_graph_bind(struct engine_graph *g, int id, float *data)
+{
+	if (!g || !valid_id(g, id) || g->v[id].kind != ENGINE_VAL_PARAM)
+		return -EINVAL;
+	g->v[id].data = data ? data : g->v[id].own;
+	return 0;
 }

@@ -96,13 +96,19 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	}
 }
 
-int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed)
+int engine_graph_forward_nodes(struct engine_graph *g, size_t first, size_t end, bool training,
+			       uint64_t seed)
 {
-	if (!g || !g->prepared)
+	if (!g || !g->prepared || first > end || end > g->nn)
 		return -EINVAL;
+	/* A step starts at node 0: nothing of the last one counts any more. */
+	if (!first) {
+		for (size_t i = 0; i < g->nv; i++)
+			g->v[i].fresh = false;
+		g->loss_done = false;
+	}
 	g->forward_done = false;
-	g->loss_done = false;
-	for (size_t i = 0; i < g->nn; i++) {
+	for (size_t i = first; i < end; i++) {
 		int err = forward_node(g, i, training, seed);
 
 		if (err) {
@@ -110,13 +116,17 @@ int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed)
 			return err;
 		}
 	}
-	for (size_t i = 0; i < g->nv; i++)
-		g->v[i].fresh = false;
-	g->forward_done = true;
+	g->forward_done = end == g->nn;
 	return 0;
 }
 
-int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res)
+int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed)
+{
+	return engine_graph_forward_nodes(g, 0, g ? g->nn : 0, training, seed);
+}
+
+int engine_graph_loss_norm(struct engine_graph *g, bool grad, size_t norm,
+			   struct engine_loss_result *res)
 {
 	struct gvalue *z, *l;
 	int err;
@@ -131,13 +141,18 @@ int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_resu
 		return err;
 	if (!z->requires_grad)
 		return -EINVAL;
-	err = engine_xent_tokens_backward(F(z), l->data, g->loss_rows, g->classes, g->loss_rows,
-					  z->grad);
+	err = engine_xent_tokens_backward(F(z), l->data, g->loss_rows, g->classes,
+					  norm ? norm : g->loss_rows, z->grad);
 	if (err)
 		return err;
 	z->fresh = true;
 	g->loss_done = true;
 	return 0;
+}
+
+int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res)
+{
+	return engine_graph_loss_norm(g, grad, 0, res);
 }
 
 /*
@@ -278,11 +293,11 @@ static int backward_node(struct engine_graph *g, size_t idx)
 	return 0;
 }
 
-int engine_graph_backward(struct engine_graph *g)
+int engine_graph_backward_nodes(struct engine_graph *g, size_t first, size_t end)
 {
-	if (!g || !g->prepared || !g->loss_done)
+	if (!g || !g->prepared || !g->loss_done || first > end || end > g->nn)
 		return -EINVAL;
-	for (size_t i = g->nn; i-- > 0;) {
+	for (size_t i = end; i-- > first;) {
 		int err = backward_node(g, i);
 
 		if (err) {
@@ -291,8 +306,14 @@ int engine_graph_backward(struct engine_graph *g)
 			return err;
 		}
 	}
-	g->loss_done = false;
+	if (!first)
+		g->loss_done = false;
 	return 0;
+}
+
+int engine_graph_backward(struct engine_graph *g)
+{
+	return engine_graph_backward_nodes(g, 0, g ? g->nn : 0);
 }
 
 int engine_graph_update(struct engine_graph *g, const struct engine_optim *opt, uint64_t t,

@@ -9,7 +9,8 @@ struct gvalue {
 	enum engine_dtype dtype;
 	enum engine_value_kind kind;
 	size_t rank, dims[ENGINE_MAX_RANK], n;
-	void *data;		/* float or int64_t [n] */
+	void *data;		/* float or int64_t [n]: @own, or bound memory */
+	void *own;		/* what the graph allocated (and frees) */
 	float *grad;		/* [n] when requires_grad */
 	float *state[2];	/* optimizer state of a parameter */
 	int producer;		/* node index, -1 if none */
@@ -35,6 +36,7 @@ struct gnode {
 	size_t sizes[ENGINE_GRAPH_MAX_IO];	/* split */
 	float *aux;		/* layernorm mean and rstd, attention probabilities */
 	uint8_t *keep;		/* dropout mask */
+	size_t aux_n, keep_n;	/* their sizes, set by the check */
 	bool dropped;		/* dropout applied in the last forward pass */
 };
 
@@ -45,7 +47,7 @@ struct engine_graph {
 	size_t nn, cap_n;
 	int loss_logits, loss_labels;
 	size_t loss_rows, classes;
-	bool prepared, forward_done, loss_done;
+	bool checked, prepared, forward_done, loss_done;
 	enum engine_optim_kind kind;
 	float *scratch;		/* im2col, attention backward */
 	float *acc[3];		/* gradients to add into a tensor's gradient */

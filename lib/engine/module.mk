@@ -3,10 +3,10 @@
 libs += wseengine
 wseengine_srcs := $(addprefix lib/engine/, \
 	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
-	shape.c softmax_xent.c threads.c train.c workspace.c)
+	shape.c softmax_xent.c sum_tree.c threads.c train.c workspace.c)
 # The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
 wseengine_srcs += $(addprefix lib/engine/, \
-	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c \
+	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c graph_wsep.c \
 	layernorm.c layout.c matmul.c pool.c softmax.c xent_tokens.c)
 
 # Element-wise loops left to GCC's vectorizer (vec.h, ENGINE_VECTOR_CLONES).
@@ -32,3 +32,8 @@ host_tests += engine_optim_test
 engine_optim_test_srcs := tests/host/engine_optim_test.c
 engine_optim_test_libs := wseengine
 engine_optim_test_ldlibs := -lopenblas -lm
+
+host_tests += engine_graph_test
+engine_graph_test_srcs := tests/host/engine_graph_test.c
+engine_graph_test_libs := wseengine
+engine_graph_test_ldlibs := -lopenblas -lm

@@ -143,6 +143,8 @@ void wse_link_run_encode(struct wse_link_run *raw, const struct wse_link_run_inf
 	raw->kind = htole32(in->kind);
 	raw->steps = htole32(in->steps);
 	raw->batch = htole32(in->batch);
+	raw->leaf = htole32(in->leaf);
+	raw->norm = htole32(in->norm);
 }
 
 int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *out,
@@ -153,12 +155,12 @@ int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *o
 	if (len < sizeof(raw))
 		return too_short(err, "RUN", len, sizeof(raw));
 	memcpy(&raw, buf, sizeof(raw));
-	if (raw.reserved)
-		return reserved_set(err, "RUN");
 	out->program = le32toh(raw.program);
 	out->kind = le32toh(raw.kind);
 	out->steps = le32toh(raw.steps);
 	out->batch = le32toh(raw.batch);
+	out->leaf = le32toh(raw.leaf);
+	out->norm = le32toh(raw.norm);
 	return 0;
 }
 

@@ -128,6 +128,9 @@ const char *wse_link_op_name(unsigned int opcode)
 	case WSE_LINK_OP_PARAMS_READ: return "PARAMS_READ";
 	case WSE_LINK_OP_PARAMS_WRITE: return "PARAMS_WRITE";
 	case WSE_LINK_OP_DEVICE_STATS: return "DEVICE_STATS";
+	case WSE_LINK_OP_REGION_MAP: return "REGION_MAP";
+	case WSE_LINK_OP_STREAM_WRITE_REGION: return "STREAM_WRITE_REGION";
+	case WSE_LINK_OP_STREAM_READ_REGION: return "STREAM_READ_REGION";
 	}
 	return "unknown";
 }

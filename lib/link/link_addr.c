@@ -308,3 +308,23 @@ void wse_link_peer_name(int fd, char *buf, size_t len)
 			snprintf(buf, len, "unix peer");
 	}
 }
+
+int wse_link_write_port_file(const char *path, int port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", port);
+	if (fclose(f) || rename(tmp, path)) {
+		int err = -errno;
+
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}

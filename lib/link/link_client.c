@@ -237,7 +237,8 @@ int wse_link_client_hello(struct wse_link_client *cl, int fd,
 {
 	struct wse_link_hello raw;
 	struct iovec iov = { &raw, sizeof(raw) };
-	size_t rest_len;
+	size_t rest_len, base;
+	const uint8_t *body;
 	uint32_t max;
 	uint8_t *buf;
 	int ret;
@@ -262,10 +263,23 @@ int wse_link_client_hello(struct wse_link_client *cl, int fd,
 		copy_text(text, textlen, cl->buf + sizeof(struct wse_link_status), rest_len);
 		return 0;
 	}
-	ret = wse_link_hello_reply_decode(cl->buf + sizeof(struct wse_link_status), rest_len,
-					  &cl->dev, err);
+	/* An appliance appends what it holds, to a host that asked. */
+	body = cl->buf + sizeof(struct wse_link_status);
+	base = rest_len;
+	if ((hello->caps & WSE_LINK_CAP_APPLIANCE) && rest_len > sizeof(struct wse_link_hello_reply))
+		base = sizeof(struct wse_link_hello_reply);
+	ret = wse_link_hello_reply_decode(body, base, &cl->dev, err);
 	if (ret)
 		return ret;
+	if (base < rest_len) {
+		if (!(cl->dev.caps & WSE_LINK_CAP_APPLIANCE))
+			return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+						"HELLO reply is longer than its body but the device is no appliance");
+		ret = wse_link_appliance_id_decode(body + base, rest_len - base, &cl->appliance,
+						   err);
+		if (ret)
+			return ret;
+	}
 	if (cl->dev.version < hello->version_min || cl->dev.version > hello->version_max)
 		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
 					"device chose version %u outside the host's %u..%u",

@@ -1,8 +1,8 @@
 # lib/wse: libwse, the runtime library (public headers in lib/include/wse/).
 libs += wse
-wse_srcs := lib/wse/ctl.c lib/wse/device.c lib/wse/bo.c lib/wse/job.c lib/wse/memoryx.c \
+wse_srcs := lib/wse/ctl.c lib/wse/device.c lib/wse/bo.c lib/wse/job.c \
 	lib/wse/program.c lib/wse/ring.c lib/wse/batch.c lib/wse/run.c lib/wse/params.c \
-	lib/wse/strerror.c lib/wse/swarmx.c lib/wse/access.c \
+	lib/wse/appliance.c lib/wse/strerror.c lib/wse/access.c \
 	lib/numparse/numparse.c lib/numparse/numformat.c
 # Programs linking libwse also need libwselink after it, and these.
 WSE_LDLIBS := -lnl-genl-3 -lnl-3 -luring
@@ -18,22 +18,14 @@ libwse_program_test_srcs := tests/guest/libwse_program_test.c
 libwse_program_test_libs := wse wsep wselink
 libwse_program_test_ldlibs := $(WSE_LDLIBS) -lm
 
-# MemoryX and SwarmX against the firmware engine, on the host.
-host_tests += memoryx_test
-memoryx_test_srcs := tests/host/memoryx_test.c
-memoryx_test_libs := wse wsep wseengine
-memoryx_test_ldlibs := -lopenblas -lm -lpthread
 
 # The library as `make install` installs it (Documentation/libwse.rst,
 # "Installed library"): libwse.so.$(WSE_VERSION) with the soname
 # libwse.so.$(WSE_SOVERSION), exporting only the API of wse/wse.h and
 # wse/ctl.h (libwse.map), and libwse.a. Both carry libwselink's objects,
-# so a program needs only `pkg-config --libs libwse`. MemoryX and SwarmX
-# (wse/memoryx.h, wse/swarmx.h) stay in the build's libwse.a for wsetrain:
-# they need the engine and OpenBLAS, which the installed library does not.
+# so a program needs only `pkg-config --libs libwse`.
 WSE_SONAME = libwse.so.$(WSE_SOVERSION)
-libwse_dist_srcs = $(sort $(filter-out lib/wse/memoryx.c lib/wse/swarmx.c,$(wse_srcs)) \
-	$(wselink_srcs))
+libwse_dist_srcs = $(sort $(wse_srcs) $(wselink_srcs))
 libwse_dist := $(B)/dist/lib/libwse.so.$(WSE_VERSION) $(B)/dist/lib/libwse.so.$(WSE_SOVERSION) \
 	$(B)/dist/lib/libwse.so $(B)/dist/lib/libwse.a
 $(B)/dist/lib/libwse.so.$(WSE_VERSION): $(call objs,$(libwse_dist_srcs),obj-pic) lib/wse/libwse.map

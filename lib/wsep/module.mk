@@ -2,7 +2,7 @@
 # validator and the seeded weight initialiser. The firmware links it too.
 libs += wsep
 wsep_srcs := lib/crc32c/crc32c.c lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
-	lib/wsep/wsep_check.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c
+	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c
 
 host_tests += wsep_format_test
 wsep_format_test_srcs := tests/host/wsep_format_test.c tests/host/wsep_sample.c
@@ -13,8 +13,8 @@ wsep_format_test_ldlibs := -lm
 # tests/corpus/wsep/ (regenerate them with tests/corpus/wsep/make-corpus).
 host_tests += wsep_fuzz_test
 wsep_fuzz_test_srcs := tests/host/wsep_fuzz_test.c tests/host/wsep_sample.c
-wsep_fuzz_test_libs := wsep
-wsep_fuzz_test_ldlibs := -lm
+wsep_fuzz_test_libs := wsep wseengine
+wsep_fuzz_test_ldlibs := -lopenblas -lm
 
 # Optional, not part of `make all`: a libFuzzer target for the validator
 # (needs clang). See tests/host/wsep_libfuzzer.c for how to run it.

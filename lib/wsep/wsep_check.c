@@ -53,9 +53,38 @@ static int check_wafer(const struct wsep_wafer *w, char *err, size_t errlen)
 	return 0;
 }
 
+/* The optimizer's extensions (feature TRAINING): torch.optim's rules. */
+static int check_extensions(const struct wsep_optimizer *o, char *err, size_t errlen)
+{
+	if (!(finite_nonneg(o->dampening) && o->dampening < 1) ||
+	    (o->dampening > 0 && o->kind != WSEP_OPT_MOMENTUM))
+		return wsep_fail(err, errlen, "program: dampening %g needs momentum and [0, 1)",
+				 o->dampening);
+	if (o->nesterov > 1 ||
+	    (o->nesterov && (o->kind != WSEP_OPT_MOMENTUM || !(o->momentum > 0) || o->dampening > 0)))
+		return wsep_fail(err, errlen,
+				 "program: Nesterov (%u) needs the momentum optimizer, a momentum > 0 and no dampening",
+				 o->nesterov);
+	if (o->schedule == WSEP_LR_CONSTANT) {
+		if (o->warmup || o->total_steps || o->min_lr != 0)
+			return wsep_fail(err, errlen,
+					 "program: a constant learning rate has no warm-up, total or floor");
+		return 0;
+	}
+	if (o->schedule != WSEP_LR_WARMUP_COSINE)
+		return wsep_fail(err, errlen, "program: unknown learning-rate schedule %u",
+				 (unsigned)o->schedule);
+	if (o->warmup >= o->total_steps || !finite_nonneg(o->min_lr))
+		return wsep_fail(err, errlen,
+				 "program: warm-up %llu must be shorter than the %llu steps and the floor %g >= 0",
+				 (unsigned long long)o->warmup, (unsigned long long)o->total_steps,
+				 o->min_lr);
+	return 0;
+}
+
 static int check_optimizer(const struct wsep_optimizer *o, char *err, size_t errlen)
 {
-	if (o->kind < WSEP_OPT_SGD || o->kind > WSEP_OPT_ADAM)
+	if (o->kind < WSEP_OPT_SGD || o->kind > WSEP_OPT_ADAMW)
 		return wsep_fail(err, errlen, "program: unknown optimizer %u", (unsigned)o->kind);
 	if (!(isfinite(o->lr) && o->lr > 0))
 		return wsep_fail(err, errlen, "program: learning rate %g is not positive", o->lr);
@@ -64,25 +93,31 @@ static int check_optimizer(const struct wsep_optimizer *o, char *err, size_t err
 	if (!(finite_nonneg(o->beta1) && o->beta1 < 1) || !(finite_nonneg(o->beta2) && o->beta2 < 1))
 		return wsep_fail(err, errlen, "program: Adam betas %g, %g outside [0, 1)", o->beta1,
 				 o->beta2);
-	if (!(isfinite(o->eps) && o->eps > 0) && o->kind == WSEP_OPT_ADAM)
+	if (!(isfinite(o->eps) && o->eps > 0) &&
+	    (o->kind == WSEP_OPT_ADAM || o->kind == WSEP_OPT_ADAMW))
 		return wsep_fail(err, errlen, "program: Adam eps %g is not positive", o->eps);
 	if (!finite_nonneg(o->eps) || !finite_nonneg(o->weight_decay))
 		return wsep_fail(err, errlen, "program: eps or weight decay negative or not finite");
-	return 0;
+	return check_extensions(o, err, errlen);
 }
 
 static int check_layers(const struct wsep_program *p, char *err, size_t errlen)
 {
 	uint64_t offset = 0;
 	uint64_t wafer_sram = (uint64_t)p->wafer.width * p->wafer.height * p->wafer.sram_per_pe;
+	enum wsep_layer_kind want = p->graph ? WSEP_LAYER_UNIT : WSEP_LAYER_DENSE;
 
 	for (uint32_t i = 0; i < p->num_layers; i++) {
 		const struct wsep_layer *l = &p->layers[i];
 		uint32_t want_in = i ? p->layers[i - 1].out : p->input_dim;
 
-		if (l->kind != WSEP_LAYER_DENSE)
+		if (l->kind != WSEP_LAYER_DENSE && l->kind != WSEP_LAYER_UNIT)
 			return wsep_fail(err, errlen, "layer %u: unknown kind %u", i, (unsigned)l->kind);
-		if (l->act != WSEP_ACT_NONE && l->act != WSEP_ACT_RELU)
+		if (l->kind != want)
+			return wsep_fail(err, errlen, "layer %u: a %s in a %s program", i,
+					 l->kind == WSEP_LAYER_UNIT ? "graph unit" : "dense layer",
+					 p->graph ? "graph" : "layer");
+		if (l->act != WSEP_ACT_NONE && (l->act != WSEP_ACT_RELU || p->graph))
 			return wsep_fail(err, errlen, "layer %u: unknown activation %u", i,
 					 (unsigned)l->act);
 		if (l->in < 1 || l->in > WSEP_MAX_DIM || l->out < 1 || l->out > WSEP_MAX_DIM)
@@ -92,6 +127,15 @@ static int check_layers(const struct wsep_program *p, char *err, size_t errlen)
 			return wsep_fail(err, errlen, "layer %u: input %u does not match %s %u", i,
 					 l->in, i ? "previous layer's output" : "input dimension",
 					 want_in);
+		/* Dense: written as in * out + out (0 in a program not yet written). */
+		if (l->kind == WSEP_LAYER_DENSE && l->params &&
+		    l->params != (uint64_t)l->in * l->out + l->out)
+			return wsep_fail(err, errlen, "layer %u: %llu parameters, a %ux%u dense layer has %llu",
+					 i, (unsigned long long)l->params, l->in, l->out,
+					 (unsigned long long)l->in * l->out + l->out);
+		if (wsep_layer_params(l) < 1 || wsep_layer_params(l) > (1ULL << 40))
+			return wsep_fail(err, errlen, "layer %u: %llu parameters", i,
+					 (unsigned long long)l->params);
 		if (l->weight_offset != offset)
 			return wsep_fail(err, errlen, "layer %u: weight offset %llu, expected %llu", i,
 					 (unsigned long long)l->weight_offset,
@@ -168,7 +212,7 @@ static int check_streams(const struct wsep_program *p, char *err, size_t errlen)
 		if (s->dir != WSEP_DIR_HOST_TO_DEVICE && s->dir != WSEP_DIR_DEVICE_TO_HOST)
 			return wsep_fail(err, errlen, "stream %u (%s): unknown direction %u", i,
 					 s->name, (unsigned)s->dir);
-		if (s->elem < WSEP_ELEM_U8 || s->elem > WSEP_ELEM_F32)
+		if (s->elem < WSEP_ELEM_U8 || s->elem > WSEP_ELEM_F32)	/* not i64 */
 			return wsep_fail(err, errlen, "stream %u (%s): unknown element type %u", i,
 					 s->name, (unsigned)s->elem);
 		if (s->unit != WSEP_UNIT_PER_SAMPLE && s->unit != WSEP_UNIT_PER_TRANSFER)
@@ -234,9 +278,11 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 	if (p->input_dim < 1 || p->input_dim > WSEP_MAX_DIM)
 		return wsep_fail(err, errlen, "program: input dimension %u outside 1..%u",
 				 p->input_dim, WSEP_MAX_DIM);
-	if (p->input_type != WSEP_ELEM_U8 && p->input_type != WSEP_ELEM_F32)
-		return wsep_fail(err, errlen, "program: input type %u is not u8 or f32",
-				 (unsigned)p->input_type);
+	/* Token ids (i32) feed graphs only: a dense layer takes numbers. */
+	if (p->input_type != WSEP_ELEM_U8 && p->input_type != WSEP_ELEM_F32 &&
+	    (p->input_type != WSEP_ELEM_I32 || !p->graph))
+		return wsep_fail(err, errlen, "program: input type %u is not u8 or f32%s",
+				 (unsigned)p->input_type, p->graph ? " or i32" : "");
 	if (!(isfinite(p->input_scale) && p->input_scale > 0))
 		return wsep_fail(err, errlen, "program: input scale %g is not positive",
 				 (double)p->input_scale);
@@ -250,6 +296,9 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 	if (check_layers(p, err, errlen) || check_regions(p, err, errlen) ||
 	    check_streams(p, err, errlen) || check_estimates(p, err, errlen))
 		return -EINVAL;
+	if (p->graph && !p->weights)
+		return wsep_fail(err, errlen,
+				 "weights: a graph program carries its initial weights (section 8 is missing)");
 	if (p->weights) {
 		uint64_t want = wsep_total_params(p->layers, p->num_layers);
 
@@ -262,5 +311,5 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 				return wsep_fail(err, errlen, "weights: float %llu is not finite",
 						 (unsigned long long)i);
 	}
-	return 0;
+	return p->graph ? wsep_check_graph(p, err, errlen) : 0;
 }

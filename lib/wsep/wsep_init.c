@@ -19,7 +19,7 @@ static float draw(uint64_t *state, float bound)
 
 uint64_t wsep_layer_params(const struct wsep_layer *l)
 {
-	return (uint64_t)l->in * l->out + l->out;
+	return l->kind == WSEP_LAYER_UNIT ? l->params : (uint64_t)l->in * l->out + l->out;
 }
 
 uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n)

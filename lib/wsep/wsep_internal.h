@@ -17,7 +17,11 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen);
 /* Structural checks and decoding into @p (arrays allocated; on failure
  * @p may hold partial arrays: release them with wsep_program_release()).
  */
-int wsep_decode(const void *buf, size_t len, struct wsep_program *p, char *err, size_t errlen);
+int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
+		char *err, size_t errlen);
+
+/* A graph program's graph against its layers (units), input and weights (wsep_graph.c). */
+int wsep_check_graph(const struct wsep_program *p, char *err, size_t errlen);
 
 void wsep_program_release(struct wsep_program *p);
 

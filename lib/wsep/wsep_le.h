@@ -86,7 +86,7 @@ static inline void put_f32(uint8_t *p, float f)
 #define HDR_HEADER_SIZE		8
 #define HDR_SECTION_COUNT	12
 #define HDR_FILE_SIZE		16
-#define HDR_FLAGS		24
+#define HDR_FEATURES		24	/* "flags" in format 1.0 */
 #define HDR_RESERVED		28	/* 28 bytes of zeros, up to 56 */
 #define HDR_TABLE_CRC		56
 #define HDR_HEADER_CRC		60	/* CRC32C of bytes 0..59 */
@@ -127,6 +127,13 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_EPS			104
 #define PRG_WEIGHT_DECAY	112
 #define PRG_NUM_LAYERS		120
+/* Format 1.1 (feature TRAINING): the optimizer's extensions. */
+#define PRG_DAMPENING		128
+#define PRG_NESTEROV		136
+#define PRG_SCHEDULE		140
+#define PRG_WARMUP		144
+#define PRG_TOTAL_STEPS		152
+#define PRG_MIN_LR		160
 
 /* LAYERS record. */
 #define LAY_KIND		0
@@ -135,6 +142,7 @@ static inline void put_f32(uint8_t *p, float f)
 #define LAY_OUT			12
 #define LAY_SRAM		16
 #define LAY_WEIGHT_OFFSET	24
+#define LAY_PARAMS		32	/* format 1.1 */
 
 /* REGIONS record. */
 #define REG_X			0
@@ -167,5 +175,50 @@ static inline void put_f32(uint8_t *p, float f)
 #define SUM_SRAM		32
 #define SUM_BOTTLENECK		40
 #define SUM_LIMIT		44
+
+/* GRAPH record. */
+#define GRA_VALUES		0
+#define GRA_NODES		4
+#define GRA_INPUT		8
+#define GRA_LOGITS		12
+#define GRA_LABELS		16
+#define GRA_ROWS		20
+#define GRA_CLASSES		24
+#define GRA_CONST_BYTES		32
+#define GRA_END			40	/* reserved zeros up to the record's end */
+
+/* VALUES record. */
+#define VAL_DTYPE		0
+#define VAL_KIND		4
+#define VAL_RANK		8
+#define VAL_BATCH_DIM		12
+#define VAL_DIMS		16	/* 6 x u64 */
+#define VAL_OFFSET		64
+#define VAL_UNIT		72
+#define VAL_END			76
+
+/* NODES record. */
+#define NOD_OP			0
+#define NOD_UNIT		4
+#define NOD_N_IN		8
+#define NOD_N_OUT		12
+#define NOD_IN			16	/* 8 x i32 */
+#define NOD_OUT			48	/* 8 x i32 */
+#define NOD_KERNEL		80	/* 2 x u32 */
+#define NOD_STRIDE		88
+#define NOD_DILATION		96
+#define NOD_PADS		104	/* 4 x u32 */
+#define NOD_FLAGS		120
+#define NOD_ALPHA		124
+#define NOD_BETA		128
+#define NOD_BINARY		132
+#define NOD_ACT			136
+#define NOD_AXIS		140
+#define NOD_EPSILON		144
+#define NOD_HEADS		148
+#define NOD_SCALE		152
+#define NOD_RATIO		156
+#define NOD_PERM		160	/* 6 x u8 */
+#define NOD_END			166
 
 #endif /* WSEP_LE_H */

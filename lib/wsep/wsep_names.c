@@ -26,6 +26,7 @@ const char *wsep_optimizer_name(uint32_t kind)
 	case WSEP_OPT_SGD: return "sgd";
 	case WSEP_OPT_MOMENTUM: return "momentum";
 	case WSEP_OPT_ADAM: return "adam";
+	case WSEP_OPT_ADAMW: return "adamw";
 	}
 	return "?";
 }
@@ -36,6 +37,7 @@ const char *wsep_elem_name(uint32_t elem)
 	case WSEP_ELEM_U8: return "u8";
 	case WSEP_ELEM_I32: return "i32";
 	case WSEP_ELEM_F32: return "f32";
+	case WSEP_ELEM_I64: return "i64";
 	}
 	return "?";
 }
@@ -72,6 +74,35 @@ const char *wsep_section_name(uint32_t type)
 	case WSEP_SEC_ESTIMATES: return "estimates";
 	case WSEP_SEC_SUMMARY: return "summary";
 	case WSEP_SEC_WEIGHTS: return "weights";
+	case WSEP_SEC_GRAPH: return "graph";
+	case WSEP_SEC_VALUES: return "values";
+	case WSEP_SEC_NODES: return "nodes";
+	case WSEP_SEC_CONSTANTS: return "constants";
 	}
 	return (type & WSEP_SEC_OPTIONAL_BIT) ? "optional, unknown" : "unknown";
+}
+
+const char *wsep_op_name(uint32_t op)
+{
+	static const char *const names[WSEP_OP_COUNT + 1] = {
+		[WSEP_OP_CONV2D] = "conv2d", [WSEP_OP_MAXPOOL2D] = "maxpool2d",
+		[WSEP_OP_AVGPOOL2D] = "avgpool2d", [WSEP_OP_GEMM] = "gemm",
+		[WSEP_OP_MATMUL] = "matmul", [WSEP_OP_BINARY] = "binary",
+		[WSEP_OP_ACT] = "activation", [WSEP_OP_LAYERNORM] = "layernorm",
+		[WSEP_OP_SOFTMAX] = "softmax", [WSEP_OP_GATHER] = "gather",
+		[WSEP_OP_ATTENTION] = "attention", [WSEP_OP_DROPOUT] = "dropout",
+		[WSEP_OP_TRANSPOSE] = "transpose", [WSEP_OP_SPLIT] = "split",
+		[WSEP_OP_RESHAPE] = "reshape",
+	};
+
+	return op >= 1 && op <= WSEP_OP_COUNT ? names[op] : "?";
+}
+
+const char *wsep_feature_name(uint32_t feature)
+{
+	switch (feature) {
+	case WSEP_FEATURE_GRAPH: return "graph execution";
+	case WSEP_FEATURE_TRAINING: return "AdamW, Nesterov, dampening or a learning-rate schedule";
+	}
+	return "an unknown feature";
 }

@@ -27,15 +27,21 @@ struct known_section {
 	int required;
 };
 
+/* Minimum record sizes are format 1.0's: a 1.0 file reads as it did. */
 static const struct known_section known[] = {
 	{ WSEP_SEC_WAFER, WSEP_WAFER_RECORD, 1, 1 },
-	{ WSEP_SEC_PROGRAM, WSEP_PROGRAM_RECORD, 1, 1 },
-	{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD, 0, 1 },
+	{ WSEP_SEC_PROGRAM, WSEP_PROGRAM_RECORD_1_0, 1, 1 },
+	{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD_1_0, 0, 1 },
 	{ WSEP_SEC_REGIONS, WSEP_REGION_RECORD, 0, 1 },
 	{ WSEP_SEC_STREAMS, WSEP_STREAM_RECORD, 0, 1 },
 	{ WSEP_SEC_ESTIMATES, WSEP_ESTIMATE_RECORD, 0, 1 },
 	{ WSEP_SEC_SUMMARY, WSEP_SUMMARY_RECORD, 1, 1 },
 	{ WSEP_SEC_WEIGHTS, 4, 0, 0 },
+	/* Required in graph programs (checked against the header's features). */
+	{ WSEP_SEC_GRAPH, WSEP_GRAPH_RECORD, 1, 0 },
+	{ WSEP_SEC_VALUES, WSEP_VALUE_RECORD, 0, 0 },
+	{ WSEP_SEC_NODES, WSEP_NODE_RECORD, 0, 0 },
+	{ WSEP_SEC_CONSTANTS, 1, 0, 0 },
 };
 #define NUM_KNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -51,10 +57,21 @@ static const struct known_section *find_known(uint32_t type)
 	wsep_fail(err, errlen, "section %u (%s): " fmt, (s)->index, \
 		  wsep_section_name((s)->type), __VA_ARGS__)
 
-static int check_header(const uint8_t *b, size_t len, uint32_t *nsec, uint32_t *hsize,
-			char *err, size_t errlen)
+/* The first feature of @bits, as "graph execution (feature 0x1)". */
+static int refuse_features(uint32_t bits, uint32_t supported, char *err, size_t errlen)
 {
-	uint32_t magic, count, table_crc;
+	uint32_t first = bits & -bits;
+
+	return wsep_fail(err, errlen,
+			 "this program needs %s (feature 0x%x%s), which this reader does not support (it supports 0x%x): update wsefwd and libwsep",
+			 wsep_feature_name(first), first, bits != first ? ", and more" : "",
+			 supported);
+}
+
+static int check_header(const uint8_t *b, size_t len, uint32_t supported, uint32_t *nsec,
+			uint32_t *hsize, char *err, size_t errlen)
+{
+	uint32_t magic, count, table_crc, features;
 	uint64_t table_end;
 
 	if (len < WSEP_HEADER_SIZE)
@@ -76,9 +93,9 @@ static int check_header(const uint8_t *b, size_t len, uint32_t *nsec, uint32_t *
 	if (get_le64(b + HDR_FILE_SIZE) != len)
 		return wsep_fail(err, errlen, "header says %llu bytes, file is %zu (truncated?)",
 				 (unsigned long long)get_le64(b + HDR_FILE_SIZE), len);
-	if (get_le32(b + HDR_FLAGS))
-		return wsep_fail(err, errlen, "unknown header flags 0x%x",
-				 get_le32(b + HDR_FLAGS));
+	features = get_le32(b + HDR_FEATURES);
+	if (features & ~supported)
+		return refuse_features(features & ~supported, supported, err, errlen);
 	for (size_t i = HDR_RESERVED; i < HDR_TABLE_CRC; i++)
 		if (b[i])
 			return wsep_fail(err, errlen, "header byte %zu is reserved and must be 0", i);
@@ -198,6 +215,9 @@ static int check_sections(const uint8_t *b, size_t len, uint32_t hsize, struct s
 			return wsep_fail(err, errlen, "required section '%s' is missing",
 					 wsep_section_name(known[k].type));
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (s[i].type == WSEP_SEC_CONSTANTS && s[i].count == 0)
+			return SECFAIL(&s[i], "%s", "is empty (a program without constants has none)");
 	return 0;
 }
 
@@ -259,6 +279,14 @@ static int decode_fixed(const uint8_t *b, const struct section *s, uint32_t n,
 	p->opt.eps = get_f64(r + PRG_EPS);
 	p->opt.weight_decay = get_f64(r + PRG_WEIGHT_DECAY);
 	p->num_layers = get_le32(r + PRG_NUM_LAYERS);
+	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
+		p->opt.dampening = get_f64(r + PRG_DAMPENING);
+		p->opt.nesterov = get_le32(r + PRG_NESTEROV);
+		p->opt.schedule = get_le32(r + PRG_SCHEDULE);
+		p->opt.warmup = get_le64(r + PRG_WARMUP);
+		p->opt.total_steps = get_le64(r + PRG_TOTAL_STEPS);
+		p->opt.min_lr = get_f64(r + PRG_MIN_LR);
+	}
 	if (p->num_layers < 1 || p->num_layers > WSEP_MAX_LAYERS)
 		return SECFAIL(sec, "%u layers, expected 1..%u", p->num_layers, WSEP_MAX_LAYERS);
 
@@ -301,6 +329,12 @@ static int decode_arrays(const uint8_t *b, const struct section *s, uint32_t n,
 		p->layers[i].out = get_le32(r + LAY_OUT);
 		p->layers[i].sram_bytes = get_le64(r + LAY_SRAM);
 		p->layers[i].weight_offset = get_le64(r + LAY_WEIGHT_OFFSET);
+		/* Format 1.0 has dense layers only, whose count follows from in and out. */
+		if (sec->record_size >= WSEP_LAYER_RECORD)
+			p->layers[i].params = get_le64(r + LAY_PARAMS);
+		else if (p->layers[i].kind == WSEP_LAYER_DENSE)
+			p->layers[i].params = (uint64_t)p->layers[i].in * p->layers[i].out +
+					      p->layers[i].out;
 	}
 	sec = find(s, n, WSEP_SEC_REGIONS);
 	for (uint32_t i = 0; i < p->num_layers; i++) {
@@ -355,27 +389,161 @@ static int decode_arrays(const uint8_t *b, const struct section *s, uint32_t n,
 	return 0;
 }
 
-int wsep_decode(const void *buf, size_t len, struct wsep_program *p, char *err, size_t errlen)
+/* Bytes [@from, @to) of record @r must be zero (reserved). */
+static int zeros(const uint8_t *r, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (r[i])
+			return -1;
+	return 0;
+}
+
+static void decode_attrs(const uint8_t *r, struct wsep_graph_attrs *a)
+{
+	for (int i = 0; i < 2; i++) {
+		a->kernel[i] = get_le32(r + NOD_KERNEL + 4 * i);
+		a->stride[i] = get_le32(r + NOD_STRIDE + 4 * i);
+		a->dilation[i] = get_le32(r + NOD_DILATION + 4 * i);
+	}
+	for (int i = 0; i < 4; i++)
+		a->pads[i] = get_le32(r + NOD_PADS + 4 * i);
+	a->flags = get_le32(r + NOD_FLAGS);
+	a->alpha = get_f32(r + NOD_ALPHA);
+	a->beta = get_f32(r + NOD_BETA);
+	a->binary = get_le32(r + NOD_BINARY);
+	a->act = get_le32(r + NOD_ACT);
+	a->axis = get_le32(r + NOD_AXIS);
+	a->epsilon = get_f32(r + NOD_EPSILON);
+	a->heads = get_le32(r + NOD_HEADS);
+	a->scale = get_f32(r + NOD_SCALE);
+	a->ratio = get_f32(r + NOD_RATIO);
+	memcpy(a->perm, r + NOD_PERM, WSEP_GRAPH_MAX_RANK);
+}
+
+/* The graph sections of a graph program; their contents are checked by wsep_check_graph(). */
+static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
+			struct wsep_program *p, char *err, size_t errlen)
+{
+	const struct section *sec = find(s, n, WSEP_SEC_GRAPH);
+	const struct section *vs = find(s, n, WSEP_SEC_VALUES), *ns = find(s, n, WSEP_SEC_NODES);
+	const struct section *cs = find(s, n, WSEP_SEC_CONSTANTS);
+	struct wsep_graph *g;
+	const uint8_t *r;
+
+	if (!(p->features & WSEP_FEATURE_GRAPH)) {
+		for (uint32_t i = 0; i < n; i++)
+			if (s[i].type >= WSEP_SEC_GRAPH && s[i].type <= WSEP_SEC_CONSTANTS)
+				return SECFAIL(&s[i], "%s",
+					       "belongs to a graph program, but the header does not announce one (feature 0x1)");
+		return 0;
+	}
+	if (!sec || !vs || !ns)
+		return wsep_fail(err, errlen,
+				 "the header announces a graph program (feature 0x1), but section '%s' is missing",
+				 wsep_section_name(!sec ? WSEP_SEC_GRAPH : !vs ? WSEP_SEC_VALUES :
+							  WSEP_SEC_NODES));
+	g = p->graph = calloc(1, sizeof(*g));
+	if (!g)
+		return wsep_fail(err, errlen, "out of memory");
+	r = b + sec->offset;
+	g->num_values = get_le32(r + GRA_VALUES);
+	g->num_nodes = get_le32(r + GRA_NODES);
+	g->input = (int32_t)get_le32(r + GRA_INPUT);
+	g->logits = (int32_t)get_le32(r + GRA_LOGITS);
+	g->labels = (int32_t)get_le32(r + GRA_LABELS);
+	g->rows = get_le32(r + GRA_ROWS);
+	g->classes = get_le32(r + GRA_CLASSES);
+	g->const_bytes = get_le64(r + GRA_CONST_BYTES);
+	if (zeros(r, GRA_CLASSES + 4, GRA_CONST_BYTES) || zeros(r, GRA_END, WSEP_GRAPH_RECORD))
+		return SECFAIL(sec, "%s", "reserved bytes are not 0");
+	if (vs->count != g->num_values || ns->count != g->num_nodes)
+		return SECFAIL(sec, "says %u values and %u nodes; the sections hold %u and %u",
+			       g->num_values, g->num_nodes, vs->count, ns->count);
+	if (g->const_bytes != (cs ? cs->count : 0) || (cs && cs->record_size != 1))
+		return SECFAIL(sec, "says %llu bytes of constants; the constants section holds %u",
+			       (unsigned long long)g->const_bytes, cs ? cs->count : 0);
+	if (!g->num_values || g->num_values > WSEP_GRAPH_MAX_VALUES || !g->num_nodes ||
+	    g->num_nodes > WSEP_GRAPH_MAX_NODES)
+		return SECFAIL(sec, "%u values and %u nodes, expected 1..%u of each", g->num_values,
+			       g->num_nodes, WSEP_GRAPH_MAX_VALUES);
+	g->values = alloc_array(g->num_values, sizeof(*g->values));
+	g->nodes = alloc_array(g->num_nodes, sizeof(*g->nodes));
+	g->consts = alloc_array(g->const_bytes, 1);
+	if (!g->values || !g->nodes || !g->consts)
+		return wsep_fail(err, errlen, "out of memory");
+	for (uint32_t i = 0; i < g->num_values; i++) {
+		struct wsep_graph_value *v = &g->values[i];
+
+		r = b + vs->offset + (uint64_t)i * vs->record_size;
+		v->dtype = get_le32(r + VAL_DTYPE);
+		v->kind = get_le32(r + VAL_KIND);
+		v->rank = get_le32(r + VAL_RANK);
+		v->batch_dim = (int32_t)get_le32(r + VAL_BATCH_DIM);
+		for (int d = 0; d < WSEP_GRAPH_MAX_RANK; d++)
+			v->dims[d] = get_le64(r + VAL_DIMS + 8 * d);
+		v->offset = get_le64(r + VAL_OFFSET);
+		v->unit = (int32_t)get_le32(r + VAL_UNIT);
+		if (zeros(r, VAL_END, WSEP_VALUE_RECORD))
+			return SECFAIL(vs, "value %u: reserved bytes are not 0", i);
+	}
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		struct wsep_graph_node *nd = &g->nodes[i];
+
+		r = b + ns->offset + (uint64_t)i * ns->record_size;
+		nd->op = get_le32(r + NOD_OP);
+		nd->unit = get_le32(r + NOD_UNIT);
+		nd->n_in = get_le32(r + NOD_N_IN);
+		nd->n_out = get_le32(r + NOD_N_OUT);
+		for (int k = 0; k < WSEP_GRAPH_MAX_IO; k++) {
+			nd->in[k] = (int32_t)get_le32(r + NOD_IN + 4 * k);
+			nd->out[k] = (int32_t)get_le32(r + NOD_OUT + 4 * k);
+		}
+		decode_attrs(r, &nd->a);
+		if (zeros(r, NOD_END, WSEP_NODE_RECORD))
+			return SECFAIL(ns, "node %u: reserved bytes are not 0", i);
+	}
+	if (cs)
+		memcpy(g->consts, b + cs->offset, g->const_bytes);
+	return 0;
+}
+
+int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
+		char *err, size_t errlen)
 {
 	const uint8_t *b = buf;
 	struct section s[WSEP_MAX_SECTIONS];
-	uint32_t n = 0, hsize = 0;
+	uint32_t n = 0, hsize = 0, uses;
 
 	memset(p, 0, sizeof(*p));
 	if (!buf)
 		return wsep_fail(err, errlen, "no buffer");
-	if (check_header(b, len, &n, &hsize, err, errlen) ||
+	if (check_header(b, len, supported, &n, &hsize, err, errlen) ||
 	    check_sections(b, len, hsize, s, n, err, errlen))
 		return -EINVAL;
 	p->version_major = get_le16(b + HDR_VERSION_MAJOR);
 	p->version_minor = get_le16(b + HDR_VERSION_MINOR);
-	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, err, errlen))
+	p->features = get_le32(b + HDR_FEATURES);
+	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, err, errlen) ||
+	    decode_graph(b, s, n, p, err, errlen) || wsep_check_program(p, err, errlen))
 		return -EINVAL;
-	return wsep_check_program(p, err, errlen);
+	/* What the header announces is what the program uses. */
+	uses = wsep_features(p);
+	if (uses != p->features)
+		return wsep_fail(err, errlen,
+				 "the header announces features 0x%x, the program uses 0x%x (%s)",
+				 p->features, uses,
+				 wsep_feature_name((uses ^ p->features) & -(uses ^ p->features)));
+	return 0;
 }
 
 void wsep_program_release(struct wsep_program *p)
 {
+	if (p->graph) {
+		free(p->graph->values);
+		free(p->graph->nodes);
+		free(p->graph->consts);
+		free(p->graph);
+	}
 	free(p->layers);
 	free(p->regions);
 	free(p->estimates);
@@ -395,13 +563,19 @@ void wsep_program_free(struct wsep_program *p)
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen)
 {
 	struct wsep_program p;
-	int ret = wsep_decode(buf, len, &p, err, errlen);
+	int ret = wsep_decode(buf, len, WSEP_FEATURES_KNOWN, &p, err, errlen);
 
 	wsep_program_release(&p);
 	return ret;
 }
 
 int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen)
+{
+	return wsep_read_features(buf, len, WSEP_FEATURES_KNOWN, out, err, errlen);
+}
+
+int wsep_read_features(const void *buf, size_t len, uint32_t supported, struct wsep_program **out,
+		       char *err, size_t errlen)
 {
 	struct wsep_program *p = calloc(1, sizeof(*p));
 	int ret;
@@ -411,7 +585,7 @@ int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err,
 		wsep_fail(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ret = wsep_decode(buf, len, p, err, errlen);
+	ret = wsep_decode(buf, len, supported, p, err, errlen);
 	if (ret) {
 		wsep_program_free(p);
 		return ret;

@@ -34,6 +34,7 @@ int wsep_train_stream(const struct wsep_program *p, enum wsep_train_role role, u
 		name = "labels";
 		s.dir = WSEP_DIR_HOST_TO_DEVICE;
 		s.elem = WSEP_ELEM_I32;
+		s.elems = wsep_label_rows(p);
 		break;
 	case WSEP_TRAIN_LOSSES:
 		name = "losses";
@@ -44,6 +45,16 @@ int wsep_train_stream(const struct wsep_program *p, enum wsep_train_role role, u
 		name = "predictions";
 		s.dir = WSEP_DIR_DEVICE_TO_HOST;
 		s.elem = WSEP_ELEM_I32;
+		s.elems = wsep_label_rows(p);
+		break;
+	case WSEP_TRAIN_LOGITS:
+		/* A graph's every row, for a host that samples from them. */
+		if (!p->graph)
+			return -ENOENT;
+		name = "logits";
+		s.dir = WSEP_DIR_DEVICE_TO_HOST;
+		s.elem = WSEP_ELEM_F32;
+		s.elems = (uint64_t)wsep_label_rows(p) * wsep_classes(p);
 		break;
 	case WSEP_TRAIN_WEIGHTS:
 	case WSEP_TRAIN_GRADS:
@@ -120,6 +131,11 @@ int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *
 			return -EINVAL;
 		bound++;
 	}
+	if (!wsep_train_stream(p, WSEP_TRAIN_LOGITS, 0, &want)) {
+		if (bind(p, &want, &ts->logits, err, errlen))
+			return -EINVAL;
+		bound++;
+	}
 	for (uint32_t k = 0; k < p->num_layers && k < WSEP_MAX_LAYERS; k++) {
 		if (!wsep_train_stream(p, WSEP_TRAIN_WEIGHTS, k, &want)) {
 			if (bind(p, &want, &ts->weights[k], err, errlen))
@@ -137,7 +153,7 @@ int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *
 		for (uint32_t i = 0; i < p->num_streams; i++) {
 			bool known = false;
 
-			for (int r = WSEP_TRAIN_SAMPLES; r <= WSEP_TRAIN_GRADS && !known; r++)
+			for (int r = WSEP_TRAIN_SAMPLES; r <= WSEP_TRAIN_LOGITS && !known; r++)
 				for (uint32_t k = 0; k < p->num_layers && !known; k++)
 					known = !wsep_train_stream(p, r, k, &want) &&
 						!strcmp(want.name, p->streams[i].name);

@@ -61,6 +61,68 @@ static void write_program(uint8_t *r, const struct wsep_program *p)
 	put_f64(r + PRG_EPS, p->opt.eps);
 	put_f64(r + PRG_WEIGHT_DECAY, p->opt.weight_decay);
 	put_le32(r + PRG_NUM_LAYERS, p->num_layers);
+	put_f64(r + PRG_DAMPENING, p->opt.dampening);
+	put_le32(r + PRG_NESTEROV, p->opt.nesterov);
+	put_le32(r + PRG_SCHEDULE, p->opt.schedule);
+	put_le64(r + PRG_WARMUP, p->opt.warmup);
+	put_le64(r + PRG_TOTAL_STEPS, p->opt.total_steps);
+	put_f64(r + PRG_MIN_LR, p->opt.min_lr);
+}
+
+static void write_graph(uint8_t *r, const struct wsep_graph *g)
+{
+	put_le32(r + GRA_VALUES, g->num_values);
+	put_le32(r + GRA_NODES, g->num_nodes);
+	put_le32(r + GRA_INPUT, (uint32_t)g->input);
+	put_le32(r + GRA_LOGITS, (uint32_t)g->logits);
+	put_le32(r + GRA_LABELS, (uint32_t)g->labels);
+	put_le32(r + GRA_ROWS, g->rows);
+	put_le32(r + GRA_CLASSES, g->classes);
+	put_le64(r + GRA_CONST_BYTES, g->const_bytes);
+}
+
+static void write_value(uint8_t *r, const struct wsep_graph_value *v)
+{
+	put_le32(r + VAL_DTYPE, v->dtype);
+	put_le32(r + VAL_KIND, v->kind);
+	put_le32(r + VAL_RANK, v->rank);
+	put_le32(r + VAL_BATCH_DIM, (uint32_t)v->batch_dim);
+	for (int d = 0; d < WSEP_GRAPH_MAX_RANK; d++)
+		put_le64(r + VAL_DIMS + 8 * d, v->dims[d]);
+	put_le64(r + VAL_OFFSET, v->offset);
+	put_le32(r + VAL_UNIT, (uint32_t)v->unit);
+}
+
+static void write_node(uint8_t *r, const struct wsep_graph_node *nd)
+{
+	const struct wsep_graph_attrs *a = &nd->a;
+
+	put_le32(r + NOD_OP, nd->op);
+	put_le32(r + NOD_UNIT, nd->unit);
+	put_le32(r + NOD_N_IN, nd->n_in);
+	put_le32(r + NOD_N_OUT, nd->n_out);
+	for (int k = 0; k < WSEP_GRAPH_MAX_IO; k++) {
+		put_le32(r + NOD_IN + 4 * k, (uint32_t)nd->in[k]);
+		put_le32(r + NOD_OUT + 4 * k, (uint32_t)nd->out[k]);
+	}
+	for (int i = 0; i < 2; i++) {
+		put_le32(r + NOD_KERNEL + 4 * i, a->kernel[i]);
+		put_le32(r + NOD_STRIDE + 4 * i, a->stride[i]);
+		put_le32(r + NOD_DILATION + 4 * i, a->dilation[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		put_le32(r + NOD_PADS + 4 * i, a->pads[i]);
+	put_le32(r + NOD_FLAGS, a->flags);
+	put_f32(r + NOD_ALPHA, a->alpha);
+	put_f32(r + NOD_BETA, a->beta);
+	put_le32(r + NOD_BINARY, a->binary);
+	put_le32(r + NOD_ACT, a->act);
+	put_le32(r + NOD_AXIS, a->axis);
+	put_f32(r + NOD_EPSILON, a->epsilon);
+	put_le32(r + NOD_HEADS, a->heads);
+	put_f32(r + NOD_SCALE, a->scale);
+	put_f32(r + NOD_RATIO, a->ratio);
+	memcpy(r + NOD_PERM, a->perm, WSEP_GRAPH_MAX_RANK);
 }
 
 static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *p)
@@ -80,6 +142,7 @@ static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *
 			put_le32(r + LAY_OUT, p->layers[i].out);
 			put_le64(r + LAY_SRAM, p->layers[i].sram_bytes);
 			put_le64(r + LAY_WEIGHT_OFFSET, p->layers[i].weight_offset);
+			put_le64(r + LAY_PARAMS, wsep_layer_params(&p->layers[i]));
 		}
 		break;
 	case WSEP_SEC_REGIONS:
@@ -128,13 +191,28 @@ static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *
 		for (uint64_t i = 0; i < p->num_weights; i++)
 			put_f32(r + 4 * i, p->weights[i]);
 		break;
+	case WSEP_SEC_GRAPH:
+		write_graph(r, p->graph);
+		break;
+	case WSEP_SEC_VALUES:
+		for (uint32_t i = 0; i < p->graph->num_values; i++, r += WSEP_VALUE_RECORD)
+			write_value(r, &p->graph->values[i]);
+		break;
+	case WSEP_SEC_NODES:
+		for (uint32_t i = 0; i < p->graph->num_nodes; i++, r += WSEP_NODE_RECORD)
+			write_node(r, &p->graph->nodes[i]);
+		break;
+	case WSEP_SEC_CONSTANTS:
+		memcpy(r, p->graph->consts, p->graph->const_bytes);
+		break;
 	}
 }
 
 int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *err,
 	       size_t errlen)
 {
-	struct out_section s[8] = {
+	const struct wsep_graph *g = p->graph;
+	struct out_section s[12] = {
 		{ WSEP_SEC_WAFER, WSEP_WAFER_RECORD, 1, 0 },
 		{ WSEP_SEC_PROGRAM, WSEP_PROGRAM_RECORD, 1, 0 },
 		{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD, p->num_layers, 0 },
@@ -142,9 +220,8 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		{ WSEP_SEC_STREAMS, WSEP_STREAM_RECORD, p->num_streams, 0 },
 		{ WSEP_SEC_ESTIMATES, WSEP_ESTIMATE_RECORD, p->num_layers, 0 },
 		{ WSEP_SEC_SUMMARY, WSEP_SUMMARY_RECORD, 1, 0 },
-		{ WSEP_SEC_WEIGHTS, 4, (uint32_t)p->num_weights, 0 },
 	};
-	uint32_t n = p->weights ? 8 : 7;
+	uint32_t n = 7;
 	uint64_t size;
 	uint8_t *b;
 
@@ -152,11 +229,22 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 	*lenp = 0;
 	if (!p->layers || !p->regions || !p->estimates || !p->streams)
 		return wsep_fail(err, errlen, "program has no layers, regions, estimates or streams");
-	if (p->weights && p->num_weights > UINT32_MAX)
+	if ((p->weights && p->num_weights > UINT32_MAX) ||
+	    (g && g->const_bytes > UINT32_MAX))
 		return wsep_fail(err, errlen, "%llu weights exceed one section's limit",
 				 (unsigned long long)p->num_weights);
 	if (wsep_check_program(p, err, errlen))
 		return -EINVAL;
+	if (p->weights)
+		s[n++] = (struct out_section){ WSEP_SEC_WEIGHTS, 4, (uint32_t)p->num_weights, 0 };
+	if (g) {
+		s[n++] = (struct out_section){ WSEP_SEC_GRAPH, WSEP_GRAPH_RECORD, 1, 0 };
+		s[n++] = (struct out_section){ WSEP_SEC_VALUES, WSEP_VALUE_RECORD, g->num_values, 0 };
+		s[n++] = (struct out_section){ WSEP_SEC_NODES, WSEP_NODE_RECORD, g->num_nodes, 0 };
+		if (g->const_bytes)
+			s[n++] = (struct out_section){ WSEP_SEC_CONSTANTS, 1,
+						       (uint32_t)g->const_bytes, 0 };
+	}
 
 	size = WSEP_HEADER_SIZE + (uint64_t)n * WSEP_SECTION_ENTRY_SIZE;
 	for (uint32_t i = 0; i < n; i++) {
@@ -192,6 +280,7 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 	put_le32(b + HDR_HEADER_SIZE, WSEP_HEADER_SIZE);
 	put_le32(b + HDR_SECTION_COUNT, n);
 	put_le64(b + HDR_FILE_SIZE, size);
+	put_le32(b + HDR_FEATURES, wsep_features(p));
 	put_le32(b + HDR_TABLE_CRC,
 		 wse_crc32c(0, b + WSEP_HEADER_SIZE, (size_t)n * WSEP_SECTION_ENTRY_SIZE));
 	put_le32(b + HDR_HEADER_CRC, wse_crc32c(0, b, HDR_HEADER_CRC));

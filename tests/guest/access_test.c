@@ -4,9 +4,10 @@
  * image applies packaging/60-wse.rules (through busybox mdev, as udev
  * would) and has a user "wse" in the rule's group and "nobody" outside
  * it (tools/wsevm, Documentation/guest.rst). A member trains, in both
- * execution modes (training needs no raw device memory, which the driver
- * keeps for CAP_SYS_ADMIN); a non-member is told which group to join; a
- * node the rule never reached is named as such, with the rule to install.
+ * execution modes, on an appliance (pipelined on one of its systems;
+ * training needs no raw device memory, which the driver keeps for
+ * CAP_SYS_ADMIN); a non-member is told which group to join; a node the
+ * rule never reached is named as such, with the rule to install.
  */
 #include <grp.h>
 
@@ -32,7 +33,7 @@ FIXTURE_SETUP(access)
 {
 	const struct group *gr = getgrnam(WSE_ACCESS_GROUP);
 	int64_t until = guest_now_ms() + 5000;
-	char addr[1][160];
+	char addr[160];
 	struct stat st;
 
 	ASSERT_NE(NULL, gr) TH_LOG("no group '%s' in the guest's /etc/group", WSE_ACCESS_GROUP);
@@ -40,14 +41,15 @@ FIXTURE_SETUP(access)
 	self->out = malloc(OUT_MAX);
 	ASSERT_NE(NULL, self->out);
 	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
-	/* A simulator wsevm started on the host trains at native speed. */
+	/* The appliance wsevm started on the host trains at native speed. */
 	self->fw.pid = 0;
-	if (!guest_host_firmware(addr, 1)) {
-		ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64",
-					      "--log-level", "warn", NULL));
-		snprintf(addr[0], sizeof(addr[0]), "%s", self->fw.addr);
+	if (!guest_host_appliance(addr)) {
+		ASSERT_EQ(0, guest_peer_start(&self->fw, "wse-appliance", "--systems", "1",
+					      "--fw-arg=--wafer=64x64", "--log-level", "warn",
+					      NULL));
+		snprintf(addr, sizeof(addr), "%s", self->fw.addr);
 	}
-	ASSERT_EQ(0, guest_attach(self->ctl, addr[0], 0, &self->dev));
+	ASSERT_EQ(0, guest_attach(self->ctl, addr, 0, &self->dev));
 	snprintf(self->node, sizeof(self->node), "/dev/accel/accel%d", self->dev.accel_minor);
 	/* The rule is applied after the node appears, as udev does it. */
 	while (!stat(self->node, &st) && st.st_gid != self->gid && guest_now_ms() < until)

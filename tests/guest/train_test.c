@@ -4,21 +4,21 @@
  * through queues, trained for a few hundred steps on a learnable synthetic
  * task, in both execution modes, with the loss falling. The RUN goes on
  * one hardware queue, inputs on a second, outputs on a third (a stream
- * write and the RUN that drains it must not share a queue). In weight
- * streaming libwse's MemoryX holds the weights and optimizer state: the
- * test streams each layer's weights in, takes the gradients back and has
- * MemoryX apply the update. Afterwards `wsectl stats` shows the modelled cycles beside
- * the compiler's estimate.
+ * write and the RUN that drains it must not share a queue). Weight
+ * streaming runs on an appliance, whose MemoryX holds the weights and
+ * optimizer state: the test sends what it sends to a system, samples in
+ * and losses out, and no weight or gradient crosses the guest. Afterwards
+ * `wsectl stats` shows the modelled cycles beside the compiler's estimate.
  *
  * The firmware computes, so it runs at native speed on the host when the
- * guest was started with one (tools/wsevm --fw 1 --fw-no-attach: its
- * address is the first line of /wse/fw-addrs); otherwise a wsefwd inside
- * the guest does, slowly.
+ * guest was started with it (tools/wsevm --fw 1 --appliance 1
+ * --fw-no-attach: the addresses are in /wse/fw-addrs and
+ * /wse/appliance-addr); otherwise a wsefwd or a wse-appliance inside the
+ * guest does, slowly.
  */
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
-#include "wse/memoryx.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
 #include "wse_guest.h"
@@ -83,10 +83,10 @@ FIXTURE(train) {
 	bool attached;
 };
 
-/* The first firmware address wsevm left for the guest, if any. */
-static bool host_firmware(char *addr, size_t len)
+/* The first address wsevm left in @file for the guest, if any. */
+static bool host_address(const char *file, char *addr, size_t len)
 {
-	FILE *f = fopen("/wse/fw-addrs", "r");
+	FILE *f = fopen(file, "r");
 	bool ok = f && fgets(addr, (int)len, f) && addr[0];
 
 	if (f)
@@ -98,20 +98,10 @@ static bool host_firmware(char *addr, size_t len)
 
 FIXTURE_SETUP(train)
 {
-	char spec[16], addr[sizeof(self->fw.addr)];
-
 	self->attached = false;
 	self->dev = NULL;
 	self->fw.pid = 0;
 	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
-	if (!host_firmware(addr, sizeof(addr))) {
-		ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
-		snprintf(addr, sizeof(addr), "%s", self->fw.addr);
-	}
-	ASSERT_EQ(0, guest_attach(self->ctl, addr, 0, &self->st));
-	self->attached = true;
-	snprintf(spec, sizeof(spec), "%u", self->st.index);
-	ASSERT_EQ(0, wse_open(spec, &self->dev));
 }
 
 FIXTURE_TEARDOWN(train)
@@ -123,43 +113,23 @@ FIXTURE_TEARDOWN(train)
 	wse_ctl_close(self->ctl);
 }
 
-/* One step's weight traffic through libwse's MemoryX: layers forward, then backward, gradients back. */
-static int memoryx_step(struct wse_ring *in, struct wse_ring *out, const struct wsep_program *p,
-			struct wse_memoryx *mx, uint64_t t)
+/* A system for a pipelined program, an appliance for weight streaming; attached and opened. */
+static int attach_device(FIXTURE_DATA(train) *self, bool appliance)
 {
-	uint32_t L = p->num_layers, i, k;
-	char name[32];
-	size_t got, n;
-	int ret;
+	char spec[16], addr[sizeof(self->fw.addr)];
 
-	for (i = 0; i < 2 * L; i++) {
-		const float *w;
-
-		k = i < L ? i : 2 * L - 1 - i;
-		w = wse_memoryx_layer(mx, k, &n);
-		snprintf(name, sizeof(name), "weights.%u", k);
-		ret = wse_stream_write(in, SLOT, stream_id(p, name), 4, w, n * 4);
-		if (ret)
-			return ret;
+	if (!host_address(appliance ? "/wse/appliance-addr" : "/wse/fw-addrs", addr,
+			  sizeof(addr))) {
+		if (appliance ? guest_peer_start(&self->fw, "wse-appliance", "--systems", "1", NULL) :
+				guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL))
+			return -1;
+		snprintf(addr, sizeof(addr), "%s", self->fw.addr);
 	}
-	for (k = L; k-- > 0;) {
-		uint8_t *g = (uint8_t *)wse_memoryx_grad(mx, k);
-
-		wse_memoryx_layer(mx, k, &n);
-		snprintf(name, sizeof(name), "grads.%u", k);
-		for (size_t have = 0; have < n * 4; have += got) {
-			ret = wse_stream_read(out, SLOT, stream_id(p, name), 4, g + have,
-					      n * 4 - have, &got);
-			if (ret)
-				return ret;
-			if (!got)
-				return -EIO;
-		}
-		ret = wse_memoryx_update(mx, k, t);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if (guest_attach(self->ctl, addr, 0, &self->st))
+		return -1;
+	self->attached = true;
+	snprintf(spec, sizeof(spec), "%u", self->st.index);
+	return wse_open(spec, &self->dev);
 }
 
 /* Reads exactly @len bytes from an output stream. */
@@ -188,7 +158,6 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	struct wse_ring *in, *out;
 	struct wsep_program *p;
 	struct wse_program_info info;
-	struct wse_memoryx *mx = NULL;
 	struct wse_dev_status st;
 	struct task task = { .rng = 0x9e3779b97f4a7c15ULL };
 	struct wse_bo result;
@@ -234,14 +203,16 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 		task.teacher[i] = i % task.dim < 64 ?
 				  (float)task_rand(&task) / 4294967296.0f - 0.5f : 0.0f;
 
+	ASSERT_EQ(0, attach_device(self, p->mode == WSEP_MODE_WEIGHT_STREAMING));
 	ASSERT_EQ(0, wse_queue_create(self->dev, 0, 8, 60000, &q));
+	ASSERT_EQ(0, wse_ring_open(self->dev, &rin, &in));
+	ASSERT_EQ(0, wse_ring_open(self->dev, &rout, &out));
+	/* On an appliance, one of its systems: the counters below are its. */
+	if (p->mode == WSEP_MODE_WEIGHT_STREAMING)
+		ASSERT_EQ(0, wse_appliance_job(out, 1));
 	ASSERT_EQ(0, wse_program_load(self->dev, q, SLOT, image, len, &info));
 	EXPECT_EQ(p->mode, info.mode);
 	ASSERT_EQ(0, wse_bo_alloc(self->dev, 4096, &result));
-	ASSERT_EQ(0, wse_ring_open(self->dev, &rin, &in));
-	ASSERT_EQ(0, wse_ring_open(self->dev, &rout, &out));
-	if (p->mode == WSEP_MODE_WEIGHT_STREAMING)
-		ASSERT_EQ(0, wse_memoryx_create(p, &mx));
 
 	run.handle = result.handle;
 	run.args[0] = SLOT;
@@ -253,8 +224,6 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 		ASSERT_EQ(0, wse_submit(self->dev, q, &run, &job));
 		ASSERT_EQ(0, wse_stream_write(in, SLOT, samples, task.dim, x, (size_t)b * task.dim));
 		ASSERT_EQ(0, wse_stream_write(in, SLOT, labels, 4, y, 4 * b));
-		if (mx)
-			ASSERT_EQ(0, memoryx_step(in, out, p, mx, step));
 		ASSERT_EQ(0, read_exact(out, losses, 4, loss, 4 * b));
 		ASSERT_EQ(0, read_exact(out, preds, 4, pred, 4 * b));
 		ASSERT_EQ(0, wse_wait(self->dev, q, job, wse_deadline_ns(60000), &status, NULL));
@@ -294,7 +263,6 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	wse_ring_close(out);
 	EXPECT_EQ(0, wse_program_unload(self->dev, q, SLOT));
 	wse_bo_free(self->dev, &result);
-	wse_memoryx_destroy(mx);
 	wsep_program_free(p);
 	free(task.teacher);
 	free(x);

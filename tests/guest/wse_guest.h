@@ -187,6 +187,21 @@ static inline int guest_host_firmware(char addrs[][160], int max)
 	return n;
 }
 
+/* The appliance wsevm started on the host (/wse/appliance-addr): 1 with its address, else 0. */
+static inline int guest_host_appliance(char addr[160])
+{
+	FILE *f = fopen("/wse/appliance-addr", "r");
+	int n = 0;
+
+	if (f && fgets(addr, 160, f)) {
+		addr[strcspn(addr, "\n")] = 0;
+		n = addr[0] != 0;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* Connects to @addr and attaches it; returns 0 or a negative errno. */
 static inline int guest_attach(struct wse_ctl *ctl, const char *addr, uint32_t keepalive_ms,
 			       struct wse_dev_status *dev)

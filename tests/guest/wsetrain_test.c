@@ -2,19 +2,23 @@
 /*
  * wsetrain end to end in the guest, through the driver, on Fashion-MNIST:
  * a short run whose loss falls and whose accuracy beats chance by far;
- * weight streaming on 1, 2 and 4 systems giving the same losses; resume
- * after the firmware is killed reaching the weights of an uninterrupted
- * run; and bad input (dataset, model, devices) refused with a message
- * that names it, leaving the last checkpoint as it was.
+ * weight streaming on an appliance giving the same bits on 1, 2 (and 4)
+ * of its systems and with its input workers reading the data; resume
+ * after a system (pipelined) or an appliance's system (weight streaming)
+ * is killed, reaching the weights of an uninterrupted run; and bad input
+ * (dataset, model, devices) refused with a message that names it, leaving
+ * the last checkpoint as it was.
  *
- * Firmware: the simulators wsevm started on the host (/wse/fw-addrs, one
- * address per line, run at native speed) where there are enough, and
- * simulators inside the guest where one must be killed.
+ * Firmware: the simulators and the appliance wsevm started on the host
+ * (/wse/fw-addrs, one address per line, /wse/appliance-addr; run at native
+ * speed) where there are enough, and simulators or an appliance inside the
+ * guest where one must be killed.
  */
-#include <math.h>
+#include <dirent.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
+#include "wse/dataset.h"
 #include "wse/wse.h"
 #include "wse/crc32c.h"
 #include "wse_guest.h"
@@ -30,9 +34,17 @@ FIXTURE(wsetrain) {
 	char *out;
 };
 
+/* The share wsevm --runs made (tools/check looks at what run_directories leaves there). */
+static char runs_share[256];
+
 FIXTURE_SETUP(wsetrain)
 {
 	struct stat st;
+
+	/* Only run_directories writes there, and says so: the other runs leave nothing. */
+	if (getenv("WSETRAIN_RUNS"))
+		snprintf(runs_share, sizeof(runs_share), "%s", getenv("WSETRAIN_RUNS"));
+	unsetenv("WSETRAIN_RUNS");
 
 	if (stat(FMNIST "/train-images-idx3-ubyte.gz", &st))
 		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
@@ -128,41 +140,115 @@ TEST_F_TIMEOUT(wsetrain, short_run_learns, 600)
 	EXPECT_EQ(0, system("ls /tmp/short-tb/events.out.tfevents.* >/dev/null"));
 }
 
-/* Weight streaming data-parallel: the same losses on 1, 2 and 4 systems. */
-TEST_F_TIMEOUT(wsetrain, systems_1_2_4_agree, 900)
+/* The host's appliance (/wse/appliance-addr), attached as one device, self->dev[@slot]. */
+static int attach_appliance(FIXTURE_DATA(wsetrain) *self, int slot)
+{
+	char addr[160] = "";
+	FILE *f = fopen("/wse/appliance-addr", "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(addr, sizeof(addr), f))
+		addr[0] = 0;
+	fclose(f);
+	addr[strcspn(addr, "\n")] = 0;
+	if (!addr[0] || guest_attach(self->ctl, addr, 0, &self->dev[slot]))
+		return -2;
+	self->attached = slot + 1;
+	snprintf(self->devices, sizeof(self->devices), "--devices %u", self->dev[slot].index);
+	return 0;
+}
+
+static int checkpoint_crc(char *out, size_t len, const char *path, char crc[][16]);
+
+/*
+ * Weight streaming on the appliance through the driver: 1 and 2 of its
+ * systems (4 if it has them), and its input workers reading the dataset
+ * instead of the guest sending samples, give the same losses and the
+ * same weights and optimizer state bit for bit; wsectl info shows the
+ * appliance's parts; asking for more systems than it has is refused.
+ */
+TEST_F_TIMEOUT(wsetrain, appliance_systems_agree, 900)
 {
 	static const int systems[] = { 1, 2, 4 };
-	double loss[3][16];
-	int n[3], st;
-	char csv[64], devs[64];
+	const char *common = "models/fc-mnist --mode weight_streaming --train-limit 2560 --steps 12 --report 3 --no-eval";
+	char crc[4][2][16], csv[64];
+	char losses[4][512];
+	struct wse_ring_params rp = { .hw_queue = 3, .depth = 2, .timeout_ms = 10000 };
+	struct wse_appliance a;
+	struct wse_ring *ring;
+	struct wse_dev *dev;
+	char spec[16];
+	int runs = 0, st;
 
-	if (attach_host(_metadata, self, 4))
-		SKIP(return, "needs 4 firmwares on the host (tools/wsevm --fw 4 --fw-no-attach)");
-	for (int i = 0; i < 3; i++) {
-		/* The first N of the attached devices. */
-		snprintf(devs, sizeof(devs), "%s", self->devices);
-		for (int c = 0, k = 0; devs[k]; k++)
-			if (devs[k] == ',' && ++c == systems[i])
-				devs[k] = 0;
-		snprintf(csv, sizeof(csv), "/tmp/sys%d.csv", systems[i]);
+	if (attach_appliance(self, 0))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	snprintf(spec, sizeof(spec), "%u", self->dev[0].index);
+	ASSERT_EQ(0, wse_open(spec, &dev));
+	ASSERT_EQ(0, wse_ring_open(dev, &rp, &ring));
+	st = wse_appliance_info(ring, &a);
+	wse_ring_close(ring);
+	wse_close(dev);
+	ASSERT_EQ(0, st);
+	ASSERT_LE(2, a.systems);
+	for (int i = 0; i < 4; i++) {
+		int n = i < 3 ? systems[i] : 2;
+		const char *input = i < 3 ? "" : "--input appliance";
+		FILE *f;
+		size_t len = 0;
+		char line[256];
+
+		if (n > (int)a.systems)
+			continue;
+		snprintf(csv, sizeof(csv), "/tmp/sys%d.csv", i);
 		unlink(csv);
-		st = guest_run(self->out, OUT_MAX,
-			 "wsetrain models/fc-mnist --mode weight_streaming --systems %d %s --train-limit 2560 --steps 12 --report 3 --no-eval --csv %s",
-			 systems[i], devs, csv);
-		ASSERT_EQ(0, st) TH_LOG("%d systems: %s", systems[i], self->out);
-		n[i] = csv_losses(csv, loss[i], 16);
-		ASSERT_EQ(4, n[i]);
-	}
-	for (int i = 1; i < 3; i++) {
-		for (int k = 0; k < 4; k++) {
-			EXPECT_GT(1e-4 * loss[0][k], fabs(loss[i][k] - loss[0][k])) {
-				TH_LOG("report %d: %.6f on 1 system, %.6f on %d", k, loss[0][k],
-				       loss[i][k], systems[i]);
-			}
+		unlink("/tmp/sys.ckpt");
+		st = guest_run(self->out, OUT_MAX, "wsetrain %s %s --systems %d %s --csv %s --checkpoint /tmp/sys.ckpt",
+			 common, self->devices, n, input, csv);
+		ASSERT_EQ(0, st) TH_LOG("%d systems %s: %s", n, input, self->out);
+		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/sys.ckpt", crc[runs]));
+		/* Step, epoch, loss and accuracy as printed (not the rates after). */
+		f = fopen(csv, "r");
+		ASSERT_NE(NULL, f);
+		losses[runs][0] = 0;
+		while (fgets(line, sizeof(line), f)) {
+			char *end = line;
+
+			for (int c = 0; c < 5 && end; c++)
+				end = strchr(end + 1, ',');
+			if (strncmp(line, "train,", 6) || !end)
+				continue;
+			*end = 0;
+			if (len + strlen(line) + 2 < sizeof(losses[runs]))
+				len += (size_t)snprintf(losses[runs] + len, sizeof(losses[runs]) - len,
+							"%s\n", line);
 		}
+		fclose(f);
+		ASSERT_NE(0U, len);
+		if (runs) {
+			EXPECT_STREQ(losses[0], losses[runs]) TH_LOG("%d systems %s", n, input);
+			EXPECT_STREQ(crc[0][0], crc[runs][0]) TH_LOG("weights, %d systems %s", n, input);
+			EXPECT_STREQ(crc[0][1], crc[runs][1]) TH_LOG("optimizer, %d systems %s", n, input);
+		}
+		TH_LOG("%d systems %s: weights %s, optimizer %s", n, input, crc[runs][0], crc[runs][1]);
+		runs++;
 	}
-	/* And it learns. */
-	EXPECT_LT(loss[2][3], loss[2][0]);
+
+	/* Its parts, in wsectl's table and JSON. */
+	st = guest_run(self->out, OUT_MAX, "wsectl info %u", self->dev[0].index);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "MemoryX")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "SwarmX")) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsectl info %u --json", self->dev[0].index);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "\"memoryx\"")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "\"swarmx\"")) TH_LOG("%s", self->out);
+
+	/* More systems than it has. */
+	st = guest_run(self->out, OUT_MAX, "wsetrain %s %s --systems %u", common, self->devices,
+		       a.systems * 2);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "is an appliance of")) TH_LOG("%s", self->out);
 }
 
 /* A model small enough for a simulator inside the guest. */
@@ -207,10 +293,37 @@ static int checkpoint_step(char *out, size_t len, const char *path)
 	return p && sscanf(p, "steps done %d", &step) == 1 ? step : -1;
 }
 
+/* The pid of an appliance's part ("system-0") from its run directory's parts file. */
+static pid_t part_pid(const char *parts, const char *name)
+{
+	FILE *f = fopen(parts, "r");
+	char line[128], what[64];
+	int pid = -1, p;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %d", what, &p) == 2 && !strcmp(what, name))
+			pid = p;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+/* A system (pipelined) or an appliance of one system (weight streaming) in the guest. */
+static int start_device(struct guest_peer *fw, bool appliance)
+{
+	if (appliance)
+		return guest_peer_start(fw, "wse-appliance", "--systems", "1", "--run-dir", "/tmp/apl",
+					"--fw-arg=--wafer=64x64", "--log-level", "warn", NULL);
+	return guest_peer_start(fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL);
+}
+
 /*
- * The firmware is SIGKILLed after a checkpoint: wsetrain fails with the
- * device named, the checkpoint is intact, and a resumed run on a new
- * firmware ends with the weights of a run that was never interrupted.
+ * Killed after a checkpoint: the firmware of a system (pipelined), or an
+ * appliance's system (weight streaming). wsetrain fails naming the device
+ * (and the appliance the part), the checkpoint is intact, and a resumed
+ * run (on a new firmware; on the same appliance, which started its system
+ * again) ends with the weights and optimizer state of a run that was never
+ * interrupted.
  */
 TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 {
@@ -219,6 +332,7 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 
 	ASSERT_EQ(0, write_file("/tmp/small.model", small_model, sizeof(small_model) - 1));
 	for (int i = 0; i < 2; i++) {
+		bool appliance = i == 1;
 		char crc_full[2][16], crc_resumed[2][16];
 		struct guest_peer fw;
 		struct wse_dev_status d;
@@ -227,19 +341,20 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		int64_t until;
 
 		/* Uninterrupted. */
-		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
+		ASSERT_EQ(0, start_device(&fw, appliance));
 		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
 		unlink("/tmp/full.ckpt");
 		st = guest_run(self->out, OUT_MAX, "wsetrain %s --mode %s --devices %u --checkpoint /tmp/full.ckpt",
 			 common, modes[i], d.index);
 		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 		ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full.ckpt", crc_full));
-		wse_ctl_detach(self->ctl, d.index);
-		guest_peer_stop(&fw, SIGKILL);
-
-		/* Interrupted: the firmware dies once a checkpoint exists. */
-		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
-		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+		if (!appliance) {
+			wse_ctl_detach(self->ctl, d.index);
+			guest_peer_stop(&fw, SIGKILL);
+			/* Interrupted: the firmware dies once a checkpoint exists. */
+			ASSERT_EQ(0, start_device(&fw, appliance));
+			ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+		}
 		unlink("/tmp/part.ckpt");
 		pid = fork();
 		ASSERT_LE(0, pid);
@@ -256,21 +371,32 @@ TEST_F_TIMEOUT(wsetrain, resume_after_firmware_killed, 900)
 		while (guest_now_ms() < until && (step = checkpoint_step(self->out, OUT_MAX,
 									"/tmp/part.ckpt")) < 5)
 			usleep(50000);
-		guest_peer_stop(&fw, SIGKILL);
+		if (appliance) {
+			pid_t sys = part_pid("/tmp/apl/parts", "system-0");
+
+			ASSERT_LT(0, sys);
+			kill(sys, SIGKILL);
+		} else {
+			guest_peer_stop(&fw, SIGKILL);
+		}
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
 		ASSERT_LE(5, step);
 		guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "device")) TH_LOG("%s", self->out);
+		if (appliance)
+			EXPECT_NE(NULL, strstr(self->out, "system 0")) TH_LOG("%s", self->out);
 		EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part.ckpt")) TH_LOG("%s", self->out);
 		/* Intact, and at one of its checkpoints. */
 		step = checkpoint_step(self->out, OUT_MAX, "/tmp/part.ckpt");
 		EXPECT_EQ(0, step % 5) TH_LOG("checkpoint at step %d", step);
-		wse_ctl_detach(self->ctl, d.index);
 
-		/* Resumed on a new firmware. */
-		ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", "--log-level", "warn", NULL));
-		ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+		if (!appliance) {
+			/* Resumed on a new firmware. */
+			wse_ctl_detach(self->ctl, d.index);
+			ASSERT_EQ(0, start_device(&fw, appliance));
+			ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+		}
 		st = guest_run(self->out, OUT_MAX,
 			 "wsetrain %s --mode %s --devices %u --resume /tmp/part.ckpt --checkpoint /tmp/part.ckpt",
 			 common, modes[i], d.index);
@@ -385,6 +511,326 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
 	EXPECT_STREQ(before[0], after[0]);
 	EXPECT_STREQ(before[1], after[1]);
+}
+
+/* The value after the last "| Eval ... Accuracy=" of a run's output, as printed. */
+static int printed_accuracy(const char *out, char *acc, size_t len)
+{
+	const char *p = NULL, *q = out;
+
+	while ((q = strstr(q, "| Eval ")))
+		p = q++;
+	if (!p || !(p = strstr(p, "Accuracy=")))
+		return -1;
+	snprintf(acc, len, "%.*s", (int)strcspn(p + 9, ","), p + 9);
+	return 0;
+}
+
+/* The accuracy "wsetrain --mode eval" printed ("eval: ... accuracy X (...)"). */
+static int eval_accuracy(const char *out, char *acc, size_t len)
+{
+	const char *p = strstr(out, "eval: ");
+
+	if (!p || !(p = strstr(p, "accuracy ")))
+		return -1;
+	snprintf(acc, len, "%.*s", (int)strcspn(p + 9, " "), p + 9);
+	return 0;
+}
+
+static bool exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* The newest checkpoint_<step>.ckpt in @dir: its step, or -1. */
+static int newest_step(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int best = -1, step;
+
+	while (d && (e = readdir(d)))
+		if (sscanf(e->d_name, "checkpoint_%d.ckpt", &step) == 1 && step > best)
+			best = step;
+	if (d)
+		closedir(d);
+	return best;
+}
+
+/*
+ * ModelZoo's flags: --mode train_and_eval with --execution-mode, a
+ * --model_dir of checkpoint_<step> files pruned to --keep, --lr recorded
+ * in the checkpoint, Rate= and GlobalRate=; then --mode eval --init-from
+ * and --eval (in the other execution mode, the model found in the run
+ * directory) print the accuracy the run printed, and --predict's classes
+ * score the same against the labels.
+ */
+TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
+{
+	char acc[32], again[32], line[256];
+	struct wse_dataset test;
+	uint32_t right = 0, n = 0;
+	unsigned int dev;
+	int st, idx, cls;
+	FILE *f;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	dev = self->dev[0].index;
+	ASSERT_EQ(0, system("rm -rf /tmp/mz"));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --mode train_and_eval --execution-mode pipelined --devices %u --train-limit 6400 --epochs 2 --test-limit 2000 --report 10 --model_dir /tmp/mz --checkpoint-every 10 --keep 2 --lr 0.002 --progress lines",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "Rate=")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "GlobalRate=")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, printed_accuracy(self->out, acc, sizeof(acc))) TH_LOG("%s", self->out);
+	/* 50 steps an epoch: the last two of every tenth step kept. */
+	EXPECT_EQ(100, newest_step("/tmp/mz"));
+	EXPECT_TRUE(exists("/tmp/mz/checkpoint_90.ckpt"));
+	EXPECT_FALSE(exists("/tmp/mz/checkpoint_80.ckpt"));
+	EXPECT_TRUE(exists("/tmp/mz/run.json") && exists("/tmp/mz/metrics.csv") &&
+		    exists("/tmp/mz/wafer.svg") && exists("/tmp/mz/fc-mnist"));
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain --inspect /tmp/mz/checkpoint_100.ckpt"));
+	EXPECT_NE(NULL, strstr(self->out, "batch 128, lr 0.002")) TH_LOG("%s", self->out);
+
+	/* The same accuracy from the checkpoint, pipelined... */
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --mode eval --init-from /tmp/mz/checkpoint_100.ckpt --test-limit 2000 --devices %u",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, eval_accuracy(self->out, again, sizeof(again))) TH_LOG("%s", self->out);
+	EXPECT_STREQ(acc, again);
+	/* ...and by weight streaming on the appliance, the model taken from the run directory. */
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain --eval /tmp/mz/checkpoint_100.ckpt --execution-mode weight_streaming --test-limit 2000 %s",
+		 self->devices);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, eval_accuracy(self->out, again, sizeof(again))) TH_LOG("%s", self->out);
+	EXPECT_STREQ(acc, again);
+	TH_LOG("the run printed accuracy %s; --eval in both modes: %s", acc, again);
+
+	/* Predictions: a class for each of the 10000 images, as right as the evaluation. */
+	unlink("/tmp/p.csv");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain --predict /tmp/mz/checkpoint_100.ckpt --data " FMNIST "/t10k-images-idx3-ubyte.gz -o /tmp/p.csv --devices %u",
+		 dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wse_dataset_load_dir(FMNIST, "t10k", &test, NULL, 0));
+	f = fopen("/tmp/p.csv", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+	EXPECT_STREQ("sample,class\n", line);
+	while (fscanf(f, "%d,%d\n", &idx, &cls) == 2) {
+		ASSERT_EQ((int)n, idx);
+		ASSERT_TRUE(cls >= 0 && cls < 10);
+		if (n < 2000)
+			right += (uint32_t)cls == test.labels[n];
+		n++;
+	}
+	fclose(f);
+	wse_dataset_free(&test);
+	EXPECT_EQ(10000, n);
+	snprintf(again, sizeof(again), "%.4f", right / 2000.0);
+	EXPECT_STREQ(acc, again);
+}
+
+/*
+ * The older and the ModelZoo spellings; --devices alone naming the
+ * systems; --init-from with another batch (a fresh optimizer at step 0);
+ * --resume at another learning rate.
+ */
+TEST_F_TIMEOUT(wsetrain, spellings_init_from_resume_lr, 600)
+{
+	char batch64[4096], *p;
+	size_t len = 0;
+	unsigned int a, b;
+	int st;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance of 2 systems on the host (tools/wsevm --appliance 2)");
+	a = self->dev[0].index;
+	b = self->dev[1].index;	/* the appliance */
+	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode pipelined --devices %u --max_steps 2 --no-eval",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "note: --mode pipelined is the execution mode")) {
+		TH_LOG("%s", self->out);
+	}
+	/* An appliance: --num_csx of its systems, or, named alone, all of them. */
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain models/fc-mnist --num_csx 1 --devices %u --max_steps 2 --mode train --execution-mode weight_streaming",
+		       b);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "on 1 system ")) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain models/fc-mnist --devices %u --max_steps 2 --mode train --execution-mode weight_streaming",
+		       b);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "on 2 systems")) TH_LOG("%s", self->out);
+	unlink("/tmp/c.wsep");
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --compile_only -o /tmp/c.wsep"));
+	EXPECT_TRUE(exists("/tmp/c.wsep"));
+	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --validate_only"));
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --mode bogus"));
+	EXPECT_NE(NULL, strstr(self->out, "train, eval or train_and_eval")) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --systems 3 --execution-mode pipelined"));
+
+	/* A checkpoint to start from. */
+	ASSERT_EQ(0, system("rm -rf /tmp/lr"));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 2560 --epochs 2 --mode train --model_dir /tmp/lr --checkpoint-every 10 --lr 0.002 -q",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+
+	/* The weights alone into a model with batches of 64. */
+	p = guest_read_file("models/fc-mnist", &len);
+	ASSERT_NE(NULL, p);
+	ASSERT_LT(len, sizeof(batch64) - 1);
+	memcpy(batch64, p, len);
+	batch64[len] = 0;
+	free(p);
+	p = strstr(batch64, "\nbatch 128");
+	ASSERT_NE(NULL, p);
+	p++;
+	memcpy(p, "batch  64", 9);
+	ASSERT_EQ(0, write_file("/tmp/b64.model", batch64, len));
+	unlink("/tmp/b64.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/b64.model --init-from /tmp/lr/checkpoint_40.ckpt --devices %u --max_steps 3 --mode train --checkpoint /tmp/b64.ckpt",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_EQ(3, checkpoint_step(self->out, OUT_MAX, "/tmp/b64.ckpt"));
+	EXPECT_NE(NULL, strstr(self->out, "batch 64, lr 0.001")) TH_LOG("%s", self->out);
+	/* A resume may change the batch too: said. */
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/b64.model --resume /tmp/lr/checkpoint_40.ckpt --devices %u --train-limit 2560 --epochs 3 --max_steps 50 --mode train",
+		 a);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "trained with batches of 128; continuing with 64")) {
+		TH_LOG("%s", self->out);
+	}
+
+	/* Resumed at half the learning rate: said, and recorded. */
+	unlink("/tmp/r.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain models/fc-mnist --resume /tmp/lr/checkpoint_30.ckpt --train-limit 2560 --epochs 2 --lr 0.001 --mode train --checkpoint /tmp/r.ckpt --devices %u",
+		 a);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "trained at learning rate 0.002; continuing at 0.001")) {
+		TH_LOG("%s", self->out);
+	}
+	EXPECT_EQ(40, checkpoint_step(self->out, OUT_MAX, "/tmp/r.ckpt"));
+	/* Another model's layers are refused, resume or weights alone. */
+	ASSERT_EQ(0, write_file("/tmp/small.model", small_model, sizeof(small_model) - 1));
+	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model --init-from /tmp/r.ckpt --devices %u --max_steps 2",
+			 a));
+	EXPECT_NE(NULL, strstr(self->out, "whose layers are not")) TH_LOG("%s", self->out);
+}
+
+/*
+ * Ctrl-C during training: exit 130 after a checkpoint at a chunk's end;
+ * the same command again continues from it (the newest in --model_dir)
+ * and ends with the weights of a run that was never interrupted.
+ */
+TEST_F_TIMEOUT(wsetrain, ctrl_c_leaves_resumable_checkpoint, 600)
+{
+	char crc_full[2][16], crc_resumed[2][16], common[512];
+	int st, step = -1;
+	int64_t until;
+	pid_t pid;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	snprintf(common, sizeof(common),
+		 "wsetrain models/fc-mnist --execution-mode pipelined --devices %u --train-limit 6400 --epochs 3 --mode train --chunk 5 --checkpoint-every 5 -q",
+		 self->dev[0].index);
+	ASSERT_EQ(0, system("rm -rf /tmp/full /tmp/part"));
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/full", common);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/full/checkpoint_150.ckpt", crc_full));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "exec %s --model_dir /tmp/part >/tmp/part.out 2>&1", common);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	until = guest_now_ms() + 120000;
+	while (guest_now_ms() < until && newest_step("/tmp/part") < 10)
+		usleep(10000);
+	kill(pid, SIGINT);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	guest_run(self->out, OUT_MAX, "cat /tmp/part.out");
+	ASSERT_TRUE(WIFEXITED(st)) TH_LOG("%s", self->out);
+	ASSERT_EQ(130, WEXITSTATUS(st)) TH_LOG("%s", self->out);
+	step = newest_step("/tmp/part");
+	EXPECT_TRUE(step >= 10 && step < 150 && step % 5 == 0) TH_LOG("checkpoint at step %d", step);
+	EXPECT_NE(NULL, strstr(self->out, "--resume /tmp/part/checkpoint_")) TH_LOG("%s", self->out);
+
+	st = guest_run(self->out, OUT_MAX, "%s --model_dir /tmp/part", common);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/part/checkpoint_150.ckpt", crc_resumed));
+	EXPECT_STREQ(crc_full[0], crc_resumed[0]);
+	EXPECT_STREQ(crc_full[1], crc_resumed[1]);
+	TH_LOG("interrupted at step %d; weights %s/%s, optimizer %s/%s", step, crc_full[0],
+	       crc_resumed[0], crc_full[1], crc_resumed[1]);
+}
+
+/*
+ * Run directories in --runs (the host's, through wsevm --runs, when make
+ * check shares one: tests/host/rundir_test looks at them there), one for
+ * each execution mode, with everything a run leaves.
+ */
+TEST_F_TIMEOUT(wsetrain, run_directories, 600)
+{
+	static const char *const files[] = { "run.json", "metrics.csv", "wafer.svg",
+					      "compile-report.txt", "fc-mnist" };
+	static const char *const runs[] = {
+		"--execution-mode pipelined --train-limit 12800 --epochs 3 --test-limit 2000 --report 20 --checkpoint-every 50",
+		"--execution-mode weight_streaming --train-limit 1280 --epochs 2 --test-limit 1000 --report 2",
+	};
+	const char *where = runs_share[0] ? runs_share : "/tmp/runs";
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	/* Weight streaming runs on the appliance. */
+	if (attach_appliance(self, 1))
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 2)");
+	for (int i = 0; i < 2; i++) {
+		char dir[512], path[600], *p;
+		int st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --runs %s --devices %u %s",
+			     where, self->dev[i].index, runs[i]);
+
+		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+		/* The host's share is the simulators' --store: they write the checkpoints. */
+		if (i == 0 && runs_share[0])
+			EXPECT_NE(NULL, strstr(self->out, "saved into the shared storage by the device")) {
+				TH_LOG("%s", self->out);
+			}
+		p = strstr(self->out, "run directory: ");
+		ASSERT_NE(NULL, p) TH_LOG("%s", self->out);
+		snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(p + 15, "\n"), p + 15);
+		for (size_t k = 0; k < sizeof(files) / sizeof(files[0]); k++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+			EXPECT_TRUE(exists(path)) TH_LOG("%s is missing", path);
+		}
+		EXPECT_LT(0, newest_step(dir));
+		snprintf(path, sizeof(path), "ls %s/events.out.tfevents.* >/dev/null", dir);
+		EXPECT_EQ(0, system(path));
+		/* A checkpoint from the middle of the run reads back whole (its CRCs hold). */
+		if (i == 0) {
+			snprintf(path, sizeof(path), "%s/checkpoint_250.ckpt", dir);
+			EXPECT_EQ(250, checkpoint_step(self->out, OUT_MAX, path));
+		}
+		TH_LOG("%s", dir);
+	}
 }
 
 /* A wafer too small for the model: the refusal gives its size in units. */

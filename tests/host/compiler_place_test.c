@@ -310,7 +310,7 @@ TEST(report_and_svg)
 	free(text);
 
 	f = open_memstream(&text, &len);
-	ASSERT_EQ(0, wsecc_write_svg(f, &m, &p));
+	ASSERT_EQ(0, wsecc_write_svg(f, &p));
 	fclose(f);
 	EXPECT_EQ(0, strncmp(text, "<?xml", 5));
 	EXPECT_NE(NULL, strstr(text, "<rect id=\"wafer\""));

@@ -14,6 +14,8 @@
 
 #include "kselftest_harness.h"
 #include "wse/dataset.h"
+#include "wse/splitmix64.h"
+#include "wse/textdata.h"
 
 #define FASHION_MNIST "/usr/share/datasets/fashion-mnist"
 
@@ -202,6 +204,27 @@ TEST_F(data, gzipped_files_load)
 				      self->err, sizeof(self->err))) TH_LOG("%s", self->err);
 	check_contents(_metadata, &self->ds, 9, 2, 6, 9);
 	wse_dataset_free(&self->ds);
+}
+
+/* Images alone, to predict for: no labels, no classes; a bad file still refused. */
+TEST_F(data, images_without_labels)
+{
+	ASSERT_EQ(0, make_images(self->images, 5, 4, 3, 1));
+	ASSERT_EQ(0, wse_dataset_load(self->images, NULL, &self->ds, self->err,
+				      sizeof(self->err))) TH_LOG("%s", self->err);
+	ASSERT_EQ(5, self->ds.count);
+	ASSERT_EQ(12, self->ds.item);
+	EXPECT_EQ(NULL, self->ds.labels);
+	EXPECT_EQ(0, self->ds.classes);
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t j = 0; j < 12; j++)
+			ASSERT_EQ(pixel(i, j), wse_dataset_image(&self->ds, i)[j]);
+	wse_dataset_free(&self->ds);
+	/* A labels file is not an images file. */
+	ASSERT_EQ(0, make_labels(self->labels, 5, 4, 0));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->labels, NULL, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_EQ(NULL, self->ds.images);
 }
 
 /* More data than one read chunk, to cover the growing buffer. */
@@ -520,6 +543,61 @@ TEST(fashion_mnist_from_debian)
 		     FASHION_MNIST);
 	check_fashion_split(_metadata, "train", 60000);
 	check_fashion_split(_metadata, "t10k", 10000);
+}
+
+/*
+ * The text corpus (wse/textdata.h) as models/gpt_data.py takes it: ids,
+ * the split, training draws, every validation window once.
+ */
+TEST(text_corpus_and_its_windows)
+{
+	char path[2][64] = { "/tmp/text-a-XXXXXX", "/tmp/text-b-XXXXXX" };
+	const char *paths[2] = { path[0], path[1] };
+	struct wse_text t;
+	char err[256];
+	int32_t x[4], y[4];
+	uint64_t state = 7;
+	FILE *f;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = mkstemp(path[i]);
+
+		ASSERT_LE(0, fd);
+		f = fdopen(fd, "w");
+		/* 60 characters each: a newline, printable ASCII, a byte outside it. */
+		for (int c = 0; c < 60; c++)
+			fputc(c == 0 ? '\n' : c == 1 ? 0xe9 : 'A' + (c + i) % 26, f);
+		fclose(f);
+	}
+	ASSERT_EQ(0, wse_text_load(paths, 2, &t, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(120, t.n);
+	EXPECT_EQ(108, t.split);	/* the last tenth validates */
+	EXPECT_EQ(0, t.ids[0]);
+	EXPECT_EQ(' ' - 31, t.ids[1]);	/* not ASCII: a space */
+	EXPECT_EQ('A' + 2 - 31, t.ids[2]);
+	EXPECT_EQ('\n', wse_text_char(0));
+	EXPECT_EQ('Z', wse_text_char('Z' - 31));
+	EXPECT_EQ(0, wse_text_check(&t, 4, err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, wse_text_check(&t, 12, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "too short for windows of 12"));
+	/* Training window k: draw k of splitmix64 seeded 7, modulo split - context - 1. */
+	for (uint64_t k = 0; k < 5; k++)
+		EXPECT_EQ(wse_splitmix64(&state) % (108 - 4 - 1), wse_text_train_offset(&t, 7, k, 4));
+	/* Validation: (12 - 1) / 4 = 2 windows, one after the other, wrapping. */
+	EXPECT_EQ(2, wse_text_val_windows(&t, 4));
+	EXPECT_EQ(108, wse_text_val_offset(&t, 0, 4));
+	EXPECT_EQ(112, wse_text_val_offset(&t, 1, 4));
+	EXPECT_EQ(108, wse_text_val_offset(&t, 2, 4));
+	wse_text_window(&t, 2, 4, x, y);
+	EXPECT_EQ(0, memcmp(x, t.ids + 2, sizeof(x)));
+	EXPECT_EQ(0, memcmp(y, t.ids + 3, sizeof(y)));
+	wse_text_free(&t);
+	path[1][0] = 'X';
+	EXPECT_EQ(-ENOENT, wse_text_load(paths, 2, &t, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "Xtmp/text-b")) TH_LOG("%s", err);
+	unlink(path[0]);
+	path[1][0] = '/';
+	unlink(path[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -21,12 +21,13 @@ t_ok "make install DESTDIR=... PREFIX=/usr"
 
 # --- the files --------------------------------------------------------------
 want=(
-	usr/bin/wsectl usr/bin/wsetrain usr/bin/wsecc usr/bin/wsefwd usr/bin/wsebench
-	usr/bin/wsereport
+	usr/bin/wsectl usr/bin/wsetrain usr/bin/wsecc usr/bin/wsefwd usr/bin/wse-appliance
+	usr/bin/wsebench usr/bin/wsereport
 	"usr/lib/libwse.so.$version" "usr/lib/libwse.so.$soversion" usr/lib/libwse.so
 	usr/lib/libwse.a usr/lib/pkgconfig/libwse.pc
 	usr/include/wse/wse.h usr/include/wse/ctl.h usr/include/drm/wse_accel.h
-	usr/share/man/man8/wsectl.8 usr/share/man/man8/wsefwd.8 usr/share/man/man1/wsetrain.1
+	usr/share/man/man8/wsectl.8 usr/share/man/man8/wsefwd.8 usr/share/man/man8/wse-appliance.8
+	usr/share/man/man1/wsetrain.1
 	usr/share/man/man1/wsecc.1 usr/share/man/man1/wsebench.1 usr/share/man/man1/wsereport.1
 	usr/share/man/man3/libwse.3
 	usr/share/bash-completion/completions/wsectl
@@ -44,7 +45,7 @@ t_same "every file is installed" "" "${missing[*]}"
 t_same "the soname link" "libwse.so.$version" "$(readlink "$dest/usr/lib/libwse.so.$soversion")"
 
 # --- the tools ----------------------------------------------------------------
-for t in wsectl wsetrain wsecc wsefwd wsebench wsereport; do
+for t in wsectl wsetrain wsecc wsefwd wse-appliance wsebench wsereport; do
 	t_same "$t --version" "$t (wse) $version" "$("$dest/usr/bin/$t" --version | head -n 1)"
 	t_run "$t --help" "$dest/usr/bin/$t" --help
 done

@@ -1,241 +1,246 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libwse's MemoryX and SwarmX on the host: MemoryX updates bit for bit as
- * the firmware engine updates resident parameters, keeps its layout and
- * refuses a bad restore; SwarmX runs every member once per call, reports
- * the first failing member, and reduces in a fixed order.
+ * The appliance's MemoryX store and SwarmX's sum on the host: MemoryX
+ * updates bit for bit as the firmware engine updates resident parameters,
+ * keeps the .wsep layout in its shared region and the PARAMS layout of a
+ * device, refuses non-finite weights and ranges outside; the gradient sum
+ * tree gives the same bits whoever sums an aligned run of it first.
  */
+#include <endian.h>
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "wse/memoryx.h"
-#include "wse/swarmx.h"
+#include "../../firmware-sim/appliance/memoryx_store.h"
 #include "wse/engine.h"
 
-/* A two-layer program as wsep_read() would give it. */
-static void small_program(struct wsep_program *p, struct wsep_layer *l)
+/* A two-layer program (in -> hidden -> 3) as wsep_read() would give it. */
+static void program_of(struct wsep_program *p, struct wsep_layer *l, uint32_t in, uint32_t hidden)
 {
 	memset(p, 0, sizeof(*p));
 	memset(l, 0, 2 * sizeof(*l));
-	l[0] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_RELU, .in = 12,
-				    .out = 5, .weight_offset = 0 };
-	l[1] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_NONE, .in = 5,
-				    .out = 3, .weight_offset = 12 * 5 + 5 };
+	l[0] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_RELU, .in = in,
+				    .out = hidden, .weight_offset = 0 };
+	l[1] = (struct wsep_layer){ .kind = WSEP_LAYER_DENSE, .act = WSEP_ACT_NONE, .in = hidden,
+				    .out = 3, .weight_offset = in * hidden + hidden };
 	p->num_layers = 2;
 	p->layers = l;
 	p->seed = 7;
 	p->batch = 4;
-	p->input_dim = 12;
+	p->input_dim = in;
+	p->mode = WSEP_MODE_WEIGHT_STREAMING;
 	p->opt = (struct wsep_optimizer){ .kind = WSEP_OPT_ADAM, .lr = 1e-2, .beta1 = 0.9,
 					  .beta2 = 0.999, .eps = 1e-8 };
 }
 
-TEST(memoryx_updates_as_the_engine)
+static void small_program(struct wsep_program *p, struct wsep_layer *l)
 {
-	struct engine_shape shape = { .layers = 2, .width = { 12, 5, 3 }, .relu = { true } };
+	program_of(p, l, 12, 5);
+}
+
+/*
+ * Five Adam steps of MemoryX against the engine's own update of resident
+ * parameters, in -> hidden -> 3: the same bits (a layer large enough is
+ * updated on two threads).
+ */
+static void updates_as_the_engine(struct __test_metadata *_metadata, uint32_t in, uint32_t hidden)
+{
+	struct engine_shape shape = { .layers = 2, .width = { in, hidden, 3 }, .relu = { true } };
 	struct engine_params *ep;
 	struct engine_optim opt;
-	struct wse_memoryx *mx;
+	struct mx_store st;
 	struct wsep_program p;
 	struct wsep_layer l[2];
 	struct engine_rng rng;
+	char text[256];
+	float *g = malloc(((size_t)in * hidden + hidden) * sizeof(float));
 
-	small_program(&p, l);
-	ASSERT_EQ(0, wse_memoryx_create(&p, &mx));
-	ASSERT_EQ(12 * 5 + 5 + 5 * 3 + 3, wse_memoryx_floats(mx));
-	ASSERT_EQ(2, wse_memoryx_state_arrays(mx));
+	ASSERT_NE(NULL, g);
+	program_of(&p, l, in, hidden);
+	ASSERT_EQ(0, mx_store_create(&st, &p, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(in * hidden + hidden + hidden * 3 + 3, st.floats);
+	ASSERT_EQ(2, st.arrays);
+	ASSERT_EQ((in * hidden + hidden + hidden * 3 + 3) * 4 * 3, mx_store_bytes(&p));
 	ASSERT_EQ(0, engine_params_create(&shape, ENGINE_ADAM, &ep));
 	engine_optim_defaults(&opt, ENGINE_ADAM, 1e-2);
 	for (uint32_t k = 0; k < 2; k++) {
 		size_t n;
-		const float *w = wse_memoryx_layer(mx, k, &n);
+		uint64_t at = mx_store_layer_at(&st, k, &n);
+		const float *w = (const float *)(st.region.base + at);
 
 		ASSERT_EQ(l[k].in * l[k].out + l[k].out, n);
+		/* The region holds the .wsep layout after its header. */
+		ASSERT_EQ(WSE_LINK_REGION_HEADER + l[k].weight_offset * 4, at);
 		memcpy(ep->layer[k].w, w, l[k].in * l[k].out * 4);
 		memcpy(ep->layer[k].b, w + l[k].in * l[k].out, l[k].out * 4);
 	}
 	engine_rng_seed(&rng, 11);
 	for (uint64_t t = 1; t <= 5; t++) {
 		for (uint32_t k = 2; k-- > 0;) {
-			float *g = wse_memoryx_grad(mx, k);
 			size_t wn = l[k].in * l[k].out;
 
 			for (size_t i = 0; i < wn + l[k].out; i++)
 				g[i] = engine_rng_uniform(&rng) - 0.5f;
 			memcpy(ep->layer[k].dw, g, wn * 4);
 			memcpy(ep->layer[k].db, g + wn, l[k].out * 4);
-			ASSERT_EQ(0, wse_memoryx_update(mx, k, t));
+			ASSERT_EQ(0, mx_store_update(&st, k, t, g));
 			ASSERT_EQ(0, engine_params_update_layer(ep, &opt, t, k));
 		}
 	}
+	EXPECT_EQ(5, st.step);
+	EXPECT_EQ(10, st.updates);
 	for (uint32_t k = 0; k < 2; k++) {
 		size_t n, wn = l[k].in * l[k].out;
-		const float *w = wse_memoryx_layer(mx, k, &n);
+		const float *w = (const float *)(st.region.base + mx_store_layer_at(&st, k, &n));
 
 		EXPECT_EQ(0, memcmp(w, ep->layer[k].w, wn * 4));
 		EXPECT_EQ(0, memcmp(w + wn, ep->layer[k].b, l[k].out * 4));
 	}
-	EXPECT_EQ(-EINVAL, wse_memoryx_update(mx, 2, 1));
-	EXPECT_EQ(-EINVAL, wse_memoryx_update(mx, 0, 0));
+	EXPECT_EQ(-EINVAL, mx_store_update(&st, 2, 1, g));
+	EXPECT_EQ(-EINVAL, mx_store_update(&st, 0, 0, g));
 	engine_params_destroy(ep);
-	wse_memoryx_destroy(mx);
+	mx_store_destroy(&st);
+	free(g);
 }
 
-TEST(memoryx_slices_update_as_the_whole)
+TEST(memoryx_updates_as_the_engine)
 {
-	struct wse_memoryx *whole, *sliced;
-	struct wsep_program p;
-	struct wsep_layer l[2];
-	struct engine_rng rng;
-
-	small_program(&p, l);
-	ASSERT_EQ(0, wse_memoryx_create(&p, &whole));
-	ASSERT_EQ(0, wse_memoryx_create(&p, &sliced));
-	engine_rng_seed(&rng, 5);
-	for (uint64_t t = 1; t <= 4; t++) {
-		for (uint32_t k = 0; k < 2; k++) {
-			size_t n, cut[] = { 0, 7, 7, 33, 60, 62, 65 };
-			float *g1 = wse_memoryx_grad(whole, k), *g2 = wse_memoryx_grad(sliced, k);
-
-			wse_memoryx_layer(whole, k, &n);
-			for (size_t i = 0; i < n; i++)
-				g1[i] = g2[i] = engine_rng_uniform(&rng) - 0.5f;
-			ASSERT_EQ(0, wse_memoryx_update(whole, k, t));
-			/* Slices across the W/b boundary, one empty, out of order. */
-			for (int c = 5; c >= 0; c--) {
-				size_t a = cut[c] < n ? cut[c] : n, b = cut[c + 1] < n ? cut[c + 1] : n;
-
-				if (c == 5)
-					b = n;
-				ASSERT_EQ(0, wse_memoryx_update_slice(sliced, k, t, a, b - a));
-			}
-		}
-	}
-	for (uint32_t k = 0; k < 2; k++) {
-		size_t n;
-		const float *a = wse_memoryx_layer(whole, k, &n), *b = wse_memoryx_layer(sliced, k, &n);
-
-		EXPECT_EQ(0, memcmp(a, b, n * 4));
-	}
-	EXPECT_EQ(-EINVAL, wse_memoryx_update_slice(sliced, 0, 1, 60, 6));
-	wse_memoryx_destroy(whole);
-	wse_memoryx_destroy(sliced);
+	updates_as_the_engine(_metadata, 12, 5);
 }
 
-TEST(memoryx_get_set_round_trip)
+TEST(memoryx_updates_a_large_layer_on_two_threads_as_the_engine)
 {
-	struct wse_memoryx *mx, *other;
+	updates_as_the_engine(_metadata, 784, 101);	/* 79,184 floats: split unevenly */
+}
+
+/* PARAMS_READ / _WRITE as a device answers them: the checkpoint's layout. */
+TEST(memoryx_params_round_trip_and_refusals)
+{
+	struct mx_store a, b;
 	struct wsep_program p;
 	struct wsep_layer l[2];
-	uint64_t n;
-	float *w, *s, *w2, *s2;
+	char text[256];
+	uint64_t n, step_le;
+	float *w, *s, *w2;
 
 	small_program(&p, l);
-	ASSERT_EQ(0, wse_memoryx_create(&p, &mx));
+	ASSERT_EQ(0, mx_store_create(&a, &p, text, sizeof(text)));
 	p.seed = 8;
-	ASSERT_EQ(0, wse_memoryx_create(&p, &other));
-	n = wse_memoryx_floats(mx);
+	ASSERT_EQ(0, mx_store_create(&b, &p, text, sizeof(text)));
+	n = a.floats;
 	w = calloc(n, 4);
-	s = calloc(2 * n, 4);
 	w2 = calloc(n, 4);
-	s2 = calloc(2 * n, 4);
-	ASSERT_TRUE(w && s && w2 && s2);
-	wse_memoryx_get(mx, w, s);
-	wse_memoryx_get(other, w2, s2);
+	s = calloc(2 * n + 2, 4);
+	ASSERT_TRUE(w && w2 && s);
+	ASSERT_EQ(0, mx_store_params(&a, WSE_LINK_PARAMS_WEIGHTS, 0, n * 4, w, false, text,
+				     sizeof(text)));
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 0, n * 4, w2, false, text,
+				     sizeof(text)));
 	EXPECT_NE(0, memcmp(w, w2, n * 4));	/* another seed, other weights */
-	s[3] = 0.25f;
-	ASSERT_EQ(0, wse_memoryx_set(other, w, s));
-	wse_memoryx_get(other, w2, s2);
+	/* State and step count: written, then read back the same. */
+	for (uint64_t i = 0; i < 2 * n; i++)
+		s[i] = (float)i / 7.0f;
+	step_le = htole64(42);
+	memcpy(s + 2 * n, &step_le, 8);
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 0, n * 4, w, true, text,
+				     sizeof(text)));
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_OPT_STATE, 0, 2 * n * 4 + 8, s, true,
+				     text, sizeof(text)));
+	EXPECT_EQ(42, b.step);
+	memset(w2, 0, n * 4);
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 0, n * 4, w2, false, text,
+				     sizeof(text)));
 	EXPECT_EQ(0, memcmp(w, w2, n * 4));
-	EXPECT_EQ(0, memcmp(s, s2, 2 * n * 4));
-	/* Non-finite values are refused and change nothing. */
-	s[n + 1] = NAN;
-	EXPECT_EQ(-EINVAL, wse_memoryx_set(other, w, s));
-	w[0] = INFINITY;
-	EXPECT_EQ(-EINVAL, wse_memoryx_set(other, w, s2));
-	wse_memoryx_get(other, w2, s);
-	EXPECT_EQ(0, memcmp(s, s2, 2 * n * 4));
+	/* The step count alone, at its offset, as a host asks for it. */
+	step_le = 0;
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_OPT_STATE, 2 * n * 4, 8, &step_le, false,
+				     text, sizeof(text)));
+	EXPECT_EQ(42, le64toh(step_le));
+	/* Non-finite weights are refused and change nothing. */
+	w[3] = NAN;
+	EXPECT_EQ(-EINVAL, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 0, n * 4, w, true, text,
+					   sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not finite")) TH_LOG("%s", text);
+	ASSERT_EQ(0, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 12, 4, w2, false, text,
+				     sizeof(text)));
+	EXPECT_FALSE(isnan(w2[0]));
+	/* Ranges outside, or not whole floats, and other kinds. */
+	EXPECT_EQ(-EINVAL, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 4, n * 4, w, false, text,
+					   sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_params(&b, WSE_LINK_PARAMS_WEIGHTS, 2, 4, w, false, text,
+					   sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_params(&b, WSE_LINK_PARAMS_OPT_STATE, 0, 2 * n * 4 + 12, s,
+					   false, text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_params(&b, 7, 0, 4, w, false, text, sizeof(text)));
 	free(w);
-	free(s);
 	free(w2);
-	free(s2);
-	wse_memoryx_destroy(mx);
-	wse_memoryx_destroy(other);
+	free(s);
+	mx_store_destroy(&a);
+	mx_store_destroy(&b);
 }
 
 TEST(memoryx_refuses_what_it_cannot_serve)
 {
-	struct wse_memoryx *mx = (void *)1;
+	struct mx_store st;
 	struct wsep_program p;
 	struct wsep_layer l[2];
+	char text[256];
 
 	small_program(&p, l);
 	p.opt.kind = 0;
-	EXPECT_EQ(-EINVAL, wse_memoryx_create(&p, &mx));
-	EXPECT_EQ(NULL, mx);
+	EXPECT_EQ(0, mx_store_bytes(&p));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
 	small_program(&p, l);
 	l[1].weight_offset = 1000;	/* outside the weights */
-	EXPECT_EQ(-EINVAL, wse_memoryx_create(&p, &mx));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "layer 1")) TH_LOG("%s", text);
 	small_program(&p, l);
 	p.num_layers = 0;
-	EXPECT_EQ(-EINVAL, wse_memoryx_create(&p, &mx));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
 }
 
-struct each_arg {
-	int calls[WSE_SWARMX_MAX];
-	int fail_member;
-};
-
-static int count_call(unsigned int member, void *p)
+/*
+ * The sum tree: 8 leaves summed at once, or in aligned runs of 4, 2 or 1
+ * summed first and their sums then summed in the same tree (systems and
+ * SwarmX), give the same bits; another order (a plain left fold) does not.
+ */
+TEST(sum_tree_of_aligned_runs_is_the_whole_tree)
 {
-	struct each_arg *a = p;
+	enum { N = 8, F = 1000 };
+	static float leaf[N][F], part[N][F], whole[F], fold[F];
+	struct engine_rng rng;
+	float *p[N];
 
-	__atomic_add_fetch(&a->calls[member], 1, __ATOMIC_RELAXED);
-	return (int)member == a->fail_member || (int)member == a->fail_member + 1 ?
-	       -(int)(EIO + member) : 0;
-}
+	engine_rng_seed(&rng, 3);
+	for (int i = 0; i < N; i++)
+		for (int f = 0; f < F; f++)
+			leaf[i][f] = (engine_rng_uniform(&rng) - 0.5f) * (float)(1 << (i * 3 % 11));
+	for (int i = 0; i < N; i++)
+		p[i] = memcpy(part[i], leaf[i], sizeof(leaf[i]));
+	engine_sum_tree(p, N, F);
+	memcpy(whole, part[0], sizeof(whole));
+	for (int systems = 1; systems <= N; systems *= 2) {
+		int run = N / systems;
+		float *sums[N];
 
-TEST(swarmx_runs_every_member_each_time)
-{
-	struct each_arg a = { .fail_member = -5 };
-	struct wse_swarmx *sx;
-
-	EXPECT_EQ(-EINVAL, wse_swarmx_create(0, &sx));
-	EXPECT_EQ(-EINVAL, wse_swarmx_create(WSE_SWARMX_MAX + 1, &sx));
-	ASSERT_EQ(0, wse_swarmx_create(4, &sx));
-	EXPECT_EQ(4, wse_swarmx_members(sx));
-	for (int i = 0; i < 200; i++)
-		ASSERT_EQ(0, wse_swarmx_each(sx, count_call, &a));
-	for (int m = 0; m < 4; m++)
-		EXPECT_EQ(200, a.calls[m]);
-	/* Members 2 and 3 fail: the lowest-numbered one's code, all still ran. */
-	a.fail_member = 2;
-	EXPECT_EQ(-(EIO + 2), wse_swarmx_each(sx, count_call, &a));
-	for (int m = 0; m < 4; m++)
-		EXPECT_EQ(201, a.calls[m]);
-	wse_swarmx_destroy(sx);
-}
-
-TEST(swarmx_reduce_is_weighted_and_ordered)
-{
-	float a[5] = { 1, 2, 3, 4, 1e-8f }, b[5] = { 10, 20, 30, 40, 1 }, out[5];
-	float *parts[2] = { a, b };
-	double one = 1.0, half[2] = { 0.5, 0.5 };
-	struct wse_swarmx *sx1, *sx2;
-
-	ASSERT_EQ(0, wse_swarmx_create(1, &sx1));
-	ASSERT_EQ(0, wse_swarmx_create(2, &sx2));
-	wse_swarmx_reduce(sx1, out, parts, &one, 5);
-	EXPECT_EQ(0, memcmp(out, a, sizeof(a)));
-	wse_swarmx_reduce(sx2, out, parts, half, 5);
-	for (int i = 0; i < 4; i++)
-		EXPECT_EQ((a[i] + b[i]) / 2, out[i]);
-	/* Member 0 first, then member 1: the same bits every time. */
-	EXPECT_EQ(0.5f * a[4] + 0.5f * b[4], out[4]);
-	wse_swarmx_destroy(sx1);
-	wse_swarmx_destroy(sx2);
+		for (int i = 0; i < N; i++)
+			p[i] = memcpy(part[i], leaf[i], sizeof(leaf[i]));
+		for (int m = 0; m < systems; m++) {
+			engine_sum_tree(p + m * run, run, F);
+			sums[m] = p[m * run];
+		}
+		engine_sum_tree(sums, systems, F);
+		EXPECT_EQ(0, memcmp(whole, sums[0], sizeof(whole))) TH_LOG("%d systems", systems);
+	}
+	memcpy(fold, leaf[0], sizeof(fold));
+	for (int i = 1; i < N; i++)
+		engine_vec_add(fold, leaf[i], F);
+	EXPECT_NE(0, memcmp(whole, fold, sizeof(whole)));
+	EXPECT_EQ(1, engine_sum_tree_split(2));
+	EXPECT_EQ(4, engine_sum_tree_split(5));
+	EXPECT_EQ(4, engine_sum_tree_split(8));
 }
 
 TEST_HARNESS_MAIN

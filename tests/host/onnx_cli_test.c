@@ -57,9 +57,35 @@ TEST(wsecc_validates_pytorch_exports)
 	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx --validate-only"));
 	EXPECT_NE(NULL, strstr(out, "Conv                     -> conv2d_f32"));
 	EXPECT_NE(NULL, strstr(out, "MaxPool                  -> maxpool2d_f32"));
-	/* Compiling to .wsep comes with phase 2: refused plainly. */
-	EXPECT_EQ(1, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx -o /dev/null"));
-	EXPECT_NE(NULL, strstr(out, "can only be validated so far"));
+}
+
+TEST(wsecc_compiles_pytorch_exports)
+{
+	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/cnn-tiny.onnx --batch 8 --wafer 64x64 -o %s/c.wsep",
+		 dir);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "cnn-tiny: graph program, pipelined on 64x64, 4 units"));
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 4 --mode weight_streaming"
+		 " --optimizer adamw --warmup 2 --steps 10 --report --svg %s/g.svg", dir);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "weight streaming (--mode weight_streaming)"));
+	EXPECT_NE(NULL, strstr(out, "   1 blocks.0    layernorm matmul binary split attention"));
+	EXPECT_NE(NULL, strstr(out, "adamw lr=0.001 beta1=0.9 beta2=0.999 eps=1e-08 weight_decay=0.01, 2 warm-up steps then cosine to 0 at step 10"));
+	snprintf(cmd, sizeof(cmd), "grep -c '<rect id=\"layer' %s/g.svg", dir);
+	EXPECT_EQ(0, run(cmd));
+	EXPECT_EQ(3, atoi(out));
+	/* Training options are refused where they do not apply, saying why. */
+	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --optimizer adam --momentum 0.5"));
+	EXPECT_NE(NULL, strstr(out, "--momentum needs --optimizer momentum or nesterov"));
+	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --warmup 5"));
+	EXPECT_NE(NULL, strstr(out, "--warmup and --steps go together"));
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --lr 0.1"));
+	EXPECT_NE(NULL, strstr(out, "are for ONNX models"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
 }
 
 TEST(wsecc_refuses_bad_onnx_files)

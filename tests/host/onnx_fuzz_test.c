@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "onnx_fuzz_run.h"
+#include "wse/splitmix64.h"
 
 #define FUZZ_ITERATIONS	1500
 #define FUZZ_SECONDS	20
@@ -23,11 +24,7 @@ static uint64_t rng_state;
 
 static uint64_t rng(void)
 {
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
+	return wse_splitmix64(&rng_state);
 }
 
 static uint8_t *read_file(const char *path, size_t *len)

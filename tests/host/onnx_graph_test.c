@@ -17,6 +17,7 @@
 #include "wse/compiler_graph.h"
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
+#include "wse/engine_wsep.h"
 
 #define CORPUS "tests/corpus/onnx/"
 
@@ -390,6 +391,127 @@ TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
 	EXPECT_NE(NULL, strstr(err.msg, "Conv"));
 	wsecc_graph_free(g);
 	free(buf);
+}
+
+static struct wsecc_graph_program *compile(struct __test_metadata *_metadata, const char *name,
+					   uint32_t batch, enum wsecc_mode mode)
+{
+	struct wsecc_graph_options o = {
+		.batch = batch, .mode = mode, .seed = 1,
+		.opt = { .kind = WSEP_OPT_SGD, .lr = 0.1 },
+	};
+	struct wsecc_graph_program *gp = NULL;
+	struct wsecc_error err;
+	struct wse_wafer w;
+	char path[256], msg[256];
+
+	snprintf(path, sizeof(path), CORPUS "%s.onnx", name);
+	if (wse_wafer_parse("64x64", &w, msg, sizeof(msg)) ||
+	    wsecc_graph_compile(path, &o, &w, &gp, &err))
+		TH_LOG("%s: %s", path, err.msg);
+	return gp;
+}
+
+/* The program's units: the module paths PyTorch's exporter named the nodes after. */
+TEST(graph_programs_are_cut_into_units)
+{
+	struct wsecc_graph_program *gp = compile(_metadata, "gpt-tiny", 4, WSECC_MODE_WEIGHT_STREAMING);
+	const struct wsep_program *p;
+	static const char *const gpt[] = { "tok:", "blocks.0:", "head:" };
+	static const char *const cnn[] = { "features.0:", "features.3:", "classifier.1:",
+					   "classifier.3:" };
+
+	ASSERT_NE(NULL, gp);
+	p = gp->prog;
+	ASSERT_EQ(3, p->num_layers);
+	for (int u = 0; u < 3; u++) {
+		EXPECT_EQ(0, strncmp(gp->plan.label[u], gpt[u], strlen(gpt[u])))
+			TH_LOG("%s", gp->plan.label[u]);
+	}
+	/* Tokens in, the residual stream between the units, every token's logits out. */
+	EXPECT_EQ(8, p->layers[0].in);
+	EXPECT_EQ(8 * 16, p->layers[0].out);
+	EXPECT_EQ(8 * 16, p->layers[1].out);
+	EXPECT_EQ(8 * 96, p->layers[2].out);
+	EXPECT_EQ(6608, wsep_total_params(p->layers, 3));
+	EXPECT_EQ(WSEP_ELEM_I32, p->input_type);
+	EXPECT_EQ(8, p->graph->rows);
+	EXPECT_EQ(96, p->graph->classes);
+	EXPECT_EQ(0, p->graph->values[p->graph->input].batch_dim);
+	wsecc_graph_program_free(gp);
+
+	gp = compile(_metadata, "cnn-tiny", 4, WSECC_MODE_AUTO);
+	ASSERT_NE(NULL, gp);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, gp->prog->mode);
+	ASSERT_EQ(4, gp->prog->num_layers);
+	for (int u = 0; u < 4; u++) {
+		EXPECT_EQ(0, strncmp(gp->plan.label[u], cnn[u], strlen(cnn[u])))
+			TH_LOG("%s", gp->plan.label[u]);
+	}
+	/* A convolution's output crosses to the next unit pooled: 2 x 14 x 14. */
+	EXPECT_EQ(2 * 14 * 14, gp->prog->layers[0].out);
+	EXPECT_EQ(WSEP_ELEM_U8, gp->prog->input_type);
+	wsecc_graph_program_free(gp);
+}
+
+/*
+ * The program's graph, built by the engine at any batch up to the
+ * program's, computes what the imported model does: the same logits, bit
+ * for bit, at the batch and at a smaller one (its batch dimensions
+ * scaled), and a program refuses a larger one.
+ */
+TEST(graph_programs_compute_what_the_model_does_at_any_batch)
+{
+	static const char *const names[] = { "cnn-tiny", "gpt-tiny" };
+
+	for (int n = 0; n < 2; n++) {
+		struct wsecc_graph_program *gp = compile(_metadata, names[n], 6, WSECC_MODE_AUTO);
+		uint32_t batches[] = { 6, 3 };
+		char msg[256];
+
+		ASSERT_NE(NULL, gp);
+		for (int b = 0; b < 2; b++) {
+			struct engine_graph *pg;
+			struct run r;
+			size_t rank, dims[ENGINE_MAX_RANK], in_n, out_n;
+			const struct wsep_graph *wg = gp->prog->graph;
+			void *x;
+
+			ASSERT_EQ(0, open_run(names[n], batches[b], ENGINE_SGD, &r));
+			ASSERT_EQ(0, engine_graph_from_wsep(gp->prog, batches[b], &pg, msg, sizeof(msg)))
+				TH_LOG("%s", msg);
+			ASSERT_EQ(0, engine_graph_prepare(pg, ENGINE_SGD));
+			engine_graph_shape(r.eg, r.input, &rank, dims);
+			in_n = 1;
+			for (size_t d = 0; d < rank; d++)
+				in_n *= dims[d];
+			x = calloc(in_n, 8);
+			for (size_t i = 0; i < in_n; i++) {
+				if (engine_graph_dtype(r.eg, r.input) == ENGINE_DT_I64)
+					((int64_t *)x)[i] = (int64_t)((i * 7) % 96);
+				else
+					((float *)x)[i] = (float)((i * 13) % 255) / 255.0f;
+			}
+			ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, x));
+			ASSERT_EQ(0, engine_graph_set_input(pg, wg->input, x));
+			ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
+			ASSERT_EQ(0, engine_graph_forward(pg, false, 0));
+			engine_graph_shape(pg, wg->logits, &rank, dims);
+			out_n = 1;
+			for (size_t d = 0; d < rank; d++)
+				out_n *= dims[d];
+			EXPECT_EQ(batches[b], dims[0]);
+			EXPECT_EQ(0, memcmp(engine_graph_data(r.eg, r.logits),
+					    engine_graph_data(pg, wg->logits), out_n * sizeof(float)))
+				TH_LOG("%s at batch %u", names[n], batches[b]);
+			free(x);
+			engine_graph_destroy(pg);
+			close_run(&r);
+		}
+		EXPECT_EQ(-EINVAL, engine_graph_from_wsep(gp->prog, 7, &(struct engine_graph *){ NULL },
+							  msg, sizeof(msg)));
+		wsecc_graph_program_free(gp);
+	}
 }
 
 TEST_HARNESS_MAIN

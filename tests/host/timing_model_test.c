@@ -13,6 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
+#include "wse/compiler_graph.h"
 #include "../../firmware-sim/timing/timing.h"
 
 #define PARAMS_FILE	"firmware-sim/timing/wse2.params"
@@ -133,6 +134,31 @@ static struct wsep_program *compile_model(const char *path, enum wsecc_mode mode
 	return p;
 }
 
+/* The model's cycles over the compiler's estimate for @p, at the program's clock. */
+static void agree(struct __test_metadata *_metadata, const struct wsep_program *p,
+		  const char *what, const char *wafer)
+{
+	struct fwd_timing t;
+
+	ASSERT_EQ(0, load_model(&t, wafer));
+	t.wafer.clock_hz = p->wafer.clock_hz;
+	for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
+		uint32_t batches[] = { p->batch, (p->batch + 1) / 2 };
+
+		for (int b = 0; b < 2; b++) {
+			uint64_t cyc = fwd_timing_run_cycles(&t, p, kind, 100, batches[b]);
+			uint64_t est = fwd_timing_est_cycles(p, kind, 100, batches[b]);
+			double ratio = (double)cyc / (double)est;
+
+			EXPECT_TRUE(ratio >= 0.9 && ratio <= 1.1)
+				TH_LOG("%s %s on %s, %s, batch %u: model %llu cycles, compiler %llu (x%.3f)",
+				       what, wsep_mode_name(p->mode), wafer,
+				       kind == FWD_TIMING_TRAIN ? "train" : "forward", batches[b],
+				       (unsigned long long)cyc, (unsigned long long)est, ratio);
+		}
+	}
+}
+
 /*
  * The compiler's estimate and the timing model agree within 10% for every
  * model in models/, in both modes, training and forward only, for the
@@ -163,34 +189,50 @@ TEST(compiler_estimate_and_model_agree_on_every_model)
 		snprintf(path, sizeof(path), "models/%s", de->d_name);
 		for (int i = 0; i < 2; i++) {
 			struct wsep_program *p = compile_model(path, modes[i], wafer, sizeof(wafer));
-			struct fwd_timing t;
 
 			ASSERT_NE(NULL, p) TH_LOG("%s does not compile %s", path,
 						  i ? "streamed" : "pipelined");
-			ASSERT_EQ(0, load_model(&t, wafer));
-			t.wafer.clock_hz = p->wafer.clock_hz;
-			for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
-				uint32_t batches[] = { p->batch, (p->batch + 1) / 2 };
-
-				for (int b = 0; b < 2; b++) {
-					uint64_t cyc = fwd_timing_run_cycles(&t, p, kind, 100, batches[b]);
-					uint64_t est = fwd_timing_est_cycles(p, kind, 100, batches[b]);
-					double ratio = (double)cyc / (double)est;
-
-					EXPECT_TRUE(ratio >= 0.9 && ratio <= 1.1)
-						TH_LOG("%s %s on %s, %s, batch %u: model %llu cycles, compiler %llu (x%.3f)",
-						       path, wsep_mode_name(p->mode), wafer,
-						       kind == FWD_TIMING_TRAIN ? "train" : "forward",
-						       batches[b], (unsigned long long)cyc,
-						       (unsigned long long)est, ratio);
-				}
-			}
+			agree(_metadata, p, path, wafer);
 			checked++;
 			wsep_program_free(p);
 		}
 	}
 	closedir(d);
 	EXPECT_GE(checked, 4);	/* fc-mnist and fc-large at least, two modes each */
+}
+
+/*
+ * The same for graph programs: the ONNX exports' units, costed by both
+ * from their graph's work (wse/wsep_cost.h) at their own figures.
+ */
+TEST(compiler_estimate_and_model_agree_on_graph_programs)
+{
+	static const char *const files[] = { "tests/corpus/onnx/cnn-tiny.onnx",
+					     "tests/corpus/onnx/gpt-tiny.onnx" };
+	static const char *const wafers[] = { "64x64", "wse2" };
+	static const enum wsecc_mode modes[] = { WSECC_MODE_PIPELINED, WSECC_MODE_WEIGHT_STREAMING };
+
+	for (int f = 0; f < 2; f++) {
+		for (int w = 0; w < 2; w++) {
+			for (int m = 0; m < 2; m++) {
+				struct wsecc_graph_options o = {
+					.batch = 16, .mode = modes[m], .seed = 1,
+					.opt = { .kind = WSEP_OPT_ADAM, .lr = 1e-3, .beta1 = 0.9,
+						 .beta2 = 0.999, .eps = 1e-8 },
+				};
+				struct wsecc_graph_program *gp;
+				struct wsecc_error err;
+				struct wse_wafer wf;
+				char msg[256];
+
+				ASSERT_EQ(0, wse_wafer_parse(wafers[w], &wf, msg, sizeof(msg)));
+				ASSERT_EQ(0, wsecc_graph_compile(files[f], &o, &wf, &gp, &err))
+					TH_LOG("%s: %s", files[f], err.msg);
+				agree(_metadata, gp->prog, files[f], wafers[w]);
+				wsecc_graph_program_free(gp);
+			}
+		}
+	}
 }
 
 /*

@@ -9,6 +9,7 @@
  * The binary is $WSE_FWD, else build/bin/wsefwd (build/san-bin/wsefwd for
  * the sanitizer build of this test), relative to the repository root.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,15 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
+#include "wse/crc32c.h"
 #include "wse/link_io.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
+#include "wse/link_region.h"
 #include "wse/splitmix64.h"
 #include "wse/engine.h"
 
@@ -279,7 +283,8 @@ static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void 
 static int submit_run(FIXTURE_DATA(exec) *self, uint32_t kind, uint32_t steps, uint32_t batch,
 		      uint32_t *tag)
 {
-	struct wse_link_run_info in = { PROG, kind, steps, batch };
+	struct wse_link_run_info in = { .program = PROG, .kind = kind, .steps = steps,
+					 .batch = batch };
 	struct wse_link_run raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;
@@ -814,6 +819,256 @@ TEST_F(exec, results_do_not_depend_on_the_worker_count)
 	free(img);
 }
 
+/* The tiny model's layers, W then b: 16x12 + 12 and 12x4 + 4 floats. */
+#define TINY_L0		(16 * 12 + 12)
+#define TINY_L1		(12 * 4 + 4)
+static const uint32_t tiny_floats[2] = { TINY_L0, TINY_L1 };
+
+/*
+ * One weight-streaming training step of @batch samples (a RUN of @leaf
+ * and @norm): weights @w[k] for both passes, gradients into @g[k], the
+ * per-sample losses into @losses. With @reg the data go through region 1
+ * instead of frames: weights from offset 4096, gradients to 16384.
+ */
+static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32_t *labels,
+			uint32_t batch, uint32_t leaf, uint32_t norm, float *const w[2],
+			float *g[2], float *losses, struct wse_link_region *reg, char *text,
+			size_t textlen)
+{
+	struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN, .steps = 1,
+					 .batch = batch, .leaf = leaf, .norm = norm };
+	struct wse_link_run raw_run;
+	struct iovec iov = { &raw_run, sizeof(raw_run) };
+	struct wse_link_err err;
+	int32_t preds[TINY_BATCH];
+	uint64_t woff[2] = { 4096, 4096 + TINY_L0 * 4 }, goff[2] = { 16384, 16384 + TINY_L0 * 4 };
+	uint32_t tag, st;
+
+	wse_link_run_encode(&raw_run, &run);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag, &err))
+		return 0xdead;
+	st = stream_write(self, Q_IN, S_SAMPLES, px, batch * TINY_IN, text, textlen);
+	if (!st)
+		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
+	for (int i = 0; !st && i < 4; i++) {
+		int k = i < 2 ? i : 3 - i;
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4 };
+		struct wse_link_region_ref_info ref = { 1, woff[k] };
+		struct {
+			struct wse_link_stream s;
+			struct wse_link_region_ref r;
+		} req;
+
+		if (!reg) {
+			st = stream_write(self, Q_IN, in.stream, w[k], in.length, text, textlen);
+			continue;
+		}
+		memcpy(reg->base + woff[k], w[k], in.length);
+		wse_link_stream_encode(&req.s, &in);
+		wse_link_region_ref_encode(&req.r, &ref);
+		st = call(self, WSE_LINK_OP_STREAM_WRITE_REGION, Q_IN, &req, sizeof(req), NULL, 0,
+			  NULL, NULL, text, textlen);
+	}
+	for (int k = 1; !st && k >= 0; k--) {
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4 };
+		struct wse_link_region_ref_info ref = { 1, goff[k] };
+		struct {
+			struct wse_link_stream s;
+			struct wse_link_region_ref r;
+		} req;
+		uint8_t reply[16];
+		size_t n = 0;
+		uint32_t got;
+
+		if (!reg) {
+			st = stream_read_all(self, in.stream, g[k], in.length, text, textlen);
+			continue;
+		}
+		wse_link_stream_encode(&req.s, &in);
+		wse_link_region_ref_encode(&req.r, &ref);
+		st = call(self, WSE_LINK_OP_STREAM_READ_REGION, Q_OUT, &req, sizeof(req), NULL, 0,
+			  reply, &n, text, textlen);
+		if (!st && (wse_link_region_done_decode(reply, n, &got, &err) || got != in.length))
+			st = 0xbad;
+		if (!st)
+			memcpy(g[k], reg->base + goff[k], in.length);
+	}
+	if (!st)
+		st = stream_read_all(self, S_LOSSES, losses, batch * 4, text, textlen);
+	if (!st)
+		st = stream_read_all(self, S_PREDS, preds, batch * 4, text, textlen);
+	return st ? st : wait_run(self, tag, NULL, text, textlen);
+}
+
+/*
+ * Data parallelism without a trace in the bits: a batch of 8 in 8 leaves
+ * of one sample (the RUN's leaf), split into 1, 2, 4 or 8 shards of
+ * aligned leaves, each a RUN averaging over the whole batch (norm 8); the
+ * shards' gradients summed in the engine's sum tree (SwarmX's reduction)
+ * are the whole batch's, bit for bit, and so are the losses. Each device
+ * computes its shard in micro-batches of one leaf, as the whole batch is
+ * (sgemm gives a row other bits in a call of another number of rows).
+ */
+TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
+{
+	struct wse_link_prog_info info;
+	float wl[2][TINY_L0], grad[8][2][TINY_L0], whole[2][TINY_L0], losses[8], whole_loss[8];
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH];
+	struct engine_rng rng;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < tiny_floats[k]; i++)
+			wl[k][i] = engine_rng_uniform(&rng) - 0.5f;
+	make_batch(&rng, px, labels, TINY_BATCH);
+	for (uint32_t n = 1; n <= 8; n *= 2) {
+		uint32_t share = TINY_BATCH / n;
+
+		for (uint32_t m = 0; m < n; m++) {
+			float *const w[2] = { wl[0], wl[1] };
+			float *g[2] = { grad[m][0], grad[m][1] };
+
+			ASSERT_EQ(0, ws_step(self, px + m * share * TINY_IN, labels + m * share, share,
+					     1, TINY_BATCH, w, g, losses + m * share, NULL, text,
+					     sizeof(text))) TH_LOG("%u shards: %s", n, text);
+		}
+		for (int k = 0; k < 2; k++) {
+			float *part[8];
+
+			for (uint32_t m = 0; m < n; m++)
+				part[m] = grad[m][k];
+			engine_sum_tree(part, n, tiny_floats[k]);
+			if (n == 1)
+				memcpy(whole[k], grad[0][k], tiny_floats[k] * 4);
+			EXPECT_EQ(0, memcmp(whole[k], grad[0][k], tiny_floats[k] * 4))
+				TH_LOG("layer %d, %u shards", k, n);
+		}
+		if (n == 1)
+			memcpy(whole_loss, losses, sizeof(losses));
+		EXPECT_EQ(0, memcmp(whole_loss, losses, sizeof(losses))) TH_LOG("%u shards", n);
+	}
+	/* Unaligned micro-batches are refused with the numbers, not cut otherwise. */
+	{
+		struct wse_link_run_info run = { .program = PROG, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 1, .batch = 4, .leaf = 5, .norm = 8 };
+		struct wse_link_run raw;
+		uint32_t tag;
+		struct iovec iov = { &raw, sizeof(raw) };
+		struct wse_link_err err;
+
+		wse_link_run_encode(&raw, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "leaf of 5 samples")) TH_LOG("%s", text);
+		run.leaf = 0;
+		run.norm = 3;
+		wse_link_run_encode(&raw, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		EXPECT_EQ(WSE_LINK_E_INVAL, wait_run(self, tag, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "norm 3")) TH_LOG("%s", text);
+	}
+	free(img);
+}
+
+/*
+ * A host on the same machine moves a step's weights and gradients through
+ * a shared-memory region: the same bits as through frames. A region the
+ * device cannot find (another machine's) is refused with E_UNSUPPORTED,
+ * a reference outside a region or to one not mapped with E_INVAL, and the
+ * link stays.
+ */
+TEST_F(exec, regions_carry_stream_data)
+{
+	struct wse_link_region reg, stranger;
+	struct wse_link_region_map_info map;
+	struct wse_link_region_map raw;
+	struct wse_link_prog_info info;
+	float wl[2][TINY_L0], g_frames[2][TINY_L0], g_region[2][TINY_L0], losses[2][8];
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH];
+	struct engine_rng rng;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_REGION);
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wse_link_region_create(&reg, "test", 32768, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_region_describe(&reg, 1, &map);
+	wse_link_region_map_encode(&raw, &map);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw, sizeof(raw), NULL, 0, NULL, NULL,
+			  text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 6);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < tiny_floats[k]; i++)
+			wl[k][i] = engine_rng_uniform(&rng) - 0.5f;
+	make_batch(&rng, px, labels, TINY_BATCH);
+	for (int r = 0; r < 2; r++) {
+		float *const w[2] = { wl[0], wl[1] };
+		float *g[2] = { r ? g_region[0] : g_frames[0], r ? g_region[1] : g_frames[1] };
+
+		ASSERT_EQ(0, ws_step(self, px, labels, TINY_BATCH, 0, 0, w, g, losses[r],
+				     r ? &reg : NULL, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(g_frames[0], g_region[0], TINY_L0 * 4));
+	EXPECT_EQ(0, memcmp(g_frames[1], g_region[1], TINY_L1 * 4));
+	EXPECT_EQ(0, memcmp(losses[0], losses[1], sizeof(losses[0])));
+
+	/* Another region's name with the wrong nonce: not this machine's. */
+	ASSERT_EQ(0, wse_link_region_create(&stranger, "test", 4096, text, sizeof(text)));
+	wse_link_region_describe(&stranger, 2, &map);
+	map.nonce ^= 1ULL << 40;
+	wse_link_region_map_encode(&raw, &map);
+	EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw,
+					       sizeof(raw), NULL, 0, NULL, NULL, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not the region announced")) TH_LOG("%s", text);
+	snprintf(map.name, sizeof(map.name), "/wse-no-such-region");
+	wse_link_region_map_encode(&raw, &map);
+	EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, call(self, WSE_LINK_OP_REGION_MAP, Q_CTL, &raw,
+					       sizeof(raw), NULL, 0, NULL, NULL, text,
+					       sizeof(text)));
+	/* References outside region 1, into the header, and to region 3, which is not mapped. */
+	{
+		static const struct wse_link_region_ref_info refs[] = {
+			{ 1, 32768 + 4096 - 16 }, { 1, 0 }, { 3, 4096 },
+		};
+
+		for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
+			struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(1, 1),
+							   TINY_L1 * 4 };
+			struct {
+				struct wse_link_stream s;
+				struct wse_link_region_ref r;
+			} req;
+
+			wse_link_stream_encode(&req.s, &in);
+			wse_link_region_ref_encode(&req.r, &refs[i]);
+			EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_STREAM_WRITE_REGION, Q_IN,
+							 &req, sizeof(req), NULL, 0, NULL, NULL,
+							 text, sizeof(text))) TH_LOG("ref %zu", i);
+			EXPECT_NE(NULL, strstr(text, "no such region, or outside it")) TH_LOG("%s", text);
+		}
+	}
+	/* The link is still up. */
+	EXPECT_EQ(0, call(self, WSE_LINK_OP_KEEPALIVE, 0, NULL, 0, NULL, 0, NULL, NULL, text,
+			  sizeof(text)));
+	wse_link_region_destroy(&stranger);
+	wse_link_region_destroy(&reg);
+	free(img);
+}
+
 TEST_F(exec, eval_and_predict)
 {
 	struct wse_link_run_result_info res;
@@ -1083,6 +1338,222 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	free(w2);
 	free(state);
 	free(img);
+}
+
+/* @n batches into a RUN of @n steps already submitted, and their results out. */
+static uint32_t feed_steps(FIXTURE_DATA(exec) *self, struct engine_rng *rng, uint32_t n,
+			   char *text, size_t textlen)
+{
+	uint8_t px[TINY_BATCH * TINY_IN];
+	int32_t labels[TINY_BATCH], preds[TINY_BATCH];
+	float losses[TINY_BATCH];
+	uint32_t st = 0;
+
+	for (uint32_t i = 0; i < n && !st; i++) {
+		make_batch(rng, px, labels, TINY_BATCH);
+		st = stream_write(self, Q_IN, S_SAMPLES, px, sizeof(px), text, textlen);
+		if (!st)
+			st = stream_write(self, Q_IN, S_LABELS, labels, sizeof(labels), text, textlen);
+		if (!st)
+			st = stream_read_all(self, S_LOSSES, losses, sizeof(losses), text, textlen);
+		if (!st)
+			st = stream_read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+	}
+	return st;
+}
+
+/*
+ * Snapshots: asked for at a step, taken at the end of that step inside a
+ * longer RUN, read while another RUN waits for its input; the very
+ * parameters a run stopped at that step holds, with the CRC32C of them.
+ * Refused: before any is taken, at a step gone by, of a weight-streaming
+ * program, with a wrong length.
+ */
+TEST_F(exec, snapshot_at_a_step_read_while_training_goes_on)
+{
+	uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4, size = 3 * wbytes + 16;
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	uint8_t *snap, *live;
+	struct engine_rng rng;
+	char text[256] = "";
+	uint64_t step;
+	uint32_t tag, crc;
+	float loss;
+	size_t len;
+	void *img;
+
+	snap = malloc(size);
+	live = malloc(size);
+	ASSERT_TRUE(snap && live);
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int s = 0; s < 3; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, 16, text,
+						sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "no snapshot")) TH_LOG("%s", text);
+	step = 2;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "at step 3 already")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 4, text,
+						 sizeof(text)));
+
+	/* At step 5, in the middle of a RUN of steps 4 to 7. */
+	step = 5;
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 4, TINY_BATCH, &tag));
+	ASSERT_EQ(0, feed_steps(self, &rng, 4, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, size, text, sizeof(text)))
+		TH_LOG("%s", text);
+	memcpy(&step, snap + 3 * wbytes, 8);
+	memcpy(&crc, snap + 3 * wbytes + 8, 4);
+	EXPECT_EQ(5U, step);
+	EXPECT_EQ(wse_crc32c(0, snap, 3 * wbytes), crc);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, size, snap, 4, text,
+						sizeof(text)));
+
+	/* The same five steps again, one RUN each: what the snapshot holds. */
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 5);
+	for (int s = 0; s < 5; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_WEIGHTS, 0, live, wbytes, text,
+				 sizeof(text)));
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_OPT_STATE, 0, live + wbytes, 2 * wbytes + 8,
+				 text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(live, snap, 3 * wbytes + 8));
+
+	/* At the step the idle program is at: at once; then read while a RUN runs. */
+	step = 5;
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, submit_run(self, WSE_LINK_RUN_TRAIN, 2, TINY_BATCH, &tag));
+	usleep(20000);	/* the RUN waits for its first batch */
+	memset(snap, 0, size);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, size, text, sizeof(text)))
+		TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(live, snap, 3 * wbytes + 8));
+	step = 5;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	ASSERT_EQ(0, feed_steps(self, &rng, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, wait_run(self, tag, &res, text, sizeof(text))) TH_LOG("%s", text);
+	/* No storage shared with a host here: nowhere to save it. */
+	{
+		struct wse_link_snapshot_store req = { .step = htole64(5), .offset = 0,
+						       .name = "ck" };
+
+		EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT_STORE, 0,
+							 &req, sizeof(req), text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "--store")) TH_LOG("%s", text);
+	}
+	free(img);
+
+	/* Weight streaming keeps no weights to snapshot. */
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	step = 1;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "weight streaming")) TH_LOG("%s", text);
+	free(img);
+	free(snap);
+	free(live);
+}
+
+/* A snapshot saved by the device into a file of the storage it shares with the host. */
+static uint32_t store_at(FIXTURE_DATA(exec) *self, uint64_t step, uint64_t off, const char *name,
+			 char *text, size_t textlen)
+{
+	struct wse_link_snapshot_store req = { .step = htole64(step), .offset = htole64(off) };
+
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	return params_write(self, WSE_LINK_PARAMS_SNAPSHOT_STORE, 0, &req, sizeof(req), text,
+			    textlen);
+}
+
+/*
+ * WSE_LINK_PARAMS_SNAPSHOT_STORE: the device writes the snapshot into a
+ * file the host made in the shared storage, at the offset asked, and
+ * nowhere else: not a file that is not there, not out of the storage by
+ * "..", an absolute name or a symbolic link, not another step's snapshot,
+ * not without --store.
+ */
+TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
+{
+	uint32_t wbytes = (16 * 12 + 12 + 12 * 4 + 4) * 4, body = 3 * wbytes;
+	char store[160], path[256], text[256] = "";
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	uint8_t *snap, *file;
+	uint64_t step = 2;
+	struct stat st;
+	float loss;
+	size_t len;
+	void *img;
+	FILE *f;
+
+	snap = malloc(body);
+	file = malloc(160 + body);
+	ASSERT_TRUE(snap && file);
+	snprintf(store, sizeof(store), "%s/store", self->dir);
+	ASSERT_EQ(0, mkdir(store, 0755));
+	snprintf(path, sizeof(path), "%s/run", store);
+	ASSERT_EQ(0, mkdir(path, 0755));
+	snprintf(path, sizeof(path), "%s/run/ck.tmp", store);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	/* A file out of the storage, and a link to where it is. */
+	snprintf(path, sizeof(path), "%s/outside", self->dir);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/run/out", store);
+	ASSERT_EQ(0, symlink(self->dir, path));
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--store", store));
+	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 8);
+	for (int s = 0; s < 2; s++)
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text)));
+	ASSERT_EQ(0, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, params_read(self, WSE_LINK_PARAMS_SNAPSHOT, 0, snap, body, text, sizeof(text)));
+
+	ASSERT_EQ(0, store_at(self, 2, 160, "run/ck.tmp", text, sizeof(text))) TH_LOG("%s", text);
+	snprintf(path, sizeof(path), "%s/run/ck.tmp", store);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(160 + body, (uint32_t)st.st_size);
+	f = fopen(path, "rb");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(160 + body, fread(file, 1, 160 + body, f));
+	fclose(f);
+	EXPECT_EQ(0, memcmp(file + 160, snap, body));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/none", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "makes the file first")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "../x", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "/etc/hostname", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/out/outside", text, sizeof(text)));
+	snprintf(path, sizeof(path), "%s/outside", self->dir);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0, st.st_size) TH_LOG("the device wrote out of its storage");
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run", text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 3, 0, "run/ck.tmp", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not 3")) TH_LOG("%s", text);
+	free(img);
+	free(snap);
+	free(file);
 }
 
 /* After a close: connects and says HELLO again, up to @tries times 50 ms apart. */

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * fc-mnist (models/fc-mnist, compiled by wsecc) trained on the real wsefwd
- * by wse-trainhost in both execution modes: the loss must fall, and the
- * two modes must print the same losses (they compute the same bits).
- * Run from the repository root; the daemon is build/bin/wsefwd (or the
- * sanitizer build for the -san test), the tools build/bin/.
+ * fc-mnist (models/fc-mnist, compiled by wsecc) trained by wse-trainhost in
+ * both execution modes on a real appliance of one system (wse-appliance and
+ * its wsefwd): the pipelined program runs on the system as it is, the
+ * weight-streaming one is the coordinator's, MemoryX's and the system's.
+ * The loss must fall, and the two modes must print the same losses: the
+ * system cuts a pipelined batch into the 8 micro-batches a weight-streaming
+ * RUN's leaves are, and both sum their gradients in the same tree.
+ * Run from the repository root; the appliance is build/bin/wse-appliance
+ * (or the sanitizer build for the -san test), the tools build/bin/.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -13,32 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
 
 static const char *self_path;
-
-static const char *fwd_binary(void)
-{
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wsefwd";
-	return "build/bin/wsefwd";
-}
-
-/* Runs @cmd, keeps its output in @out; returns its exit status or -1. */
-static int run(const char *cmd, char *out, size_t cap)
-{
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	int st;
-
-	if (!p)
-		return -1;
-	while (n + 1 < cap && fgets(out + n, (int)(cap - n), p))
-		n += strlen(out + n);
-	out[n] = '\0';
-	st = pclose(p);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* The loss lines only ("step N  loss L  accuracy A"), without the cycles. */
 static void losses_of(const char *out, char *dst, size_t cap)
@@ -66,25 +48,28 @@ TEST(fc_mnist_trains_in_both_modes)
 	ASSERT_NE(NULL, mkdtemp(dir));
 	pid = fork();
 	if (pid == 0) {
-		char spec[128], log[128];
+		char spec[128], log[128], run_dir[128];
 
-		snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", dir);
-		snprintf(log, sizeof(log), "%s/fwd.log", dir);
+		snprintf(spec, sizeof(spec), "unix:%s/appliance.sock", dir);
+		snprintf(log, sizeof(log), "%s/appliance.log", dir);
+		snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
 		if (!freopen(log, "w", stderr))
 			_exit(127);
-		execl(fwd_binary(), fwd_binary(), "--listen", spec, "--wafer", "64x64", NULL);
+		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", "1",
+		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
+		      "--fw-arg=--micro-batches=8", NULL);
 		_exit(127);
 	}
 	for (int m = 0; m < 2; m++) {
 		snprintf(cmd, sizeof(cmd),
 			 "build/bin/wsecc models/fc-mnist --wafer 64x64 --mode %s --compile-only -q -o %s/%s.wsep 2>&1",
 			 modes[m], dir, modes[m]);
-		ASSERT_EQ(0, run(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
-		/* The daemon serves one host at a time: retry while the last one leaves. */
+		ASSERT_EQ(0, run_cmd(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
+		/* One host at a time: retry while it starts or the last one leaves. */
 		snprintf(cmd, sizeof(cmd),
-			 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s/%s.wsep --steps 200 --report 50 --expect-falling 2>&1 && exit 0; sleep 0.3; done; exit 1",
+			 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/appliance.sock --program %s/%s.wsep --steps 200 --report 50 --expect-falling 2>&1 && exit 0; sleep 0.3; done; exit 1",
 			 dir, dir, modes[m]);
-		EXPECT_EQ(0, run(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
+		EXPECT_EQ(0, run_cmd(cmd, out[m], sizeof(out[m]))) TH_LOG("%s", out[m]);
 		TH_LOG("%s:\n%s", modes[m], out[m]);
 		EXPECT_NE(NULL, strstr(out[m], "device: 200 steps, 25600 samples"));
 		losses_of(out[m], loss[m], sizeof(loss[m]));
@@ -103,14 +88,14 @@ TEST(trainhost_usage)
 {
 	char out[4096];
 
-	EXPECT_EQ(0, run("build/bin/wse-trainhost --help", out, sizeof(out)));
+	EXPECT_EQ(0, run_cmd("build/bin/wse-trainhost --help", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "--program FILE"));
-	EXPECT_EQ(2, run("build/bin/wse-trainhost --steps 0 --connect unix:/x --program y 2>&1",
+	EXPECT_EQ(2, run_cmd("build/bin/wse-trainhost --steps 0 --connect unix:/x --program y 2>&1",
 			 out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "--steps '0'")) TH_LOG("%s", out);
-	EXPECT_EQ(2, run("build/bin/wse-trainhost 2>&1", out, sizeof(out)));
+	EXPECT_EQ(2, run_cmd("build/bin/wse-trainhost 2>&1", out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "required")) TH_LOG("%s", out);
-	EXPECT_EQ(1, run("build/bin/wse-trainhost --connect unix:/x --program /nonexistent 2>&1",
+	EXPECT_EQ(1, run_cmd("build/bin/wse-trainhost --connect unix:/x --program /nonexistent 2>&1",
 			 out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "cannot read /nonexistent")) TH_LOG("%s", out);
 }

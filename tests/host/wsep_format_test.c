@@ -202,12 +202,13 @@ TEST_F(file, semantic_checks_behind_valid_checksums)
 		uint32_t type, field, value;
 		const char *msg;
 	} cases[] = {
-		{ WSEP_SEC_LAYERS, 32 + 8, 33, "input 33 does not match previous layer's output 32" },
+		{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD + 8, 33,
+		  "input 33 does not match previous layer's output 32" },
 		{ WSEP_SEC_REGIONS, 16, 5, "region 1 overlaps region 0" },
 		{ WSEP_SEC_REGIONS, 16 + 8, 5, "is not inside the 8x4 wafer" },
 		{ WSEP_SEC_PROGRAM, 32, 3, "unknown mode 3" },
 		{ WSEP_SEC_PROGRAM, 36, 0, "batch 0" },
-		{ WSEP_SEC_LAYERS, 4 + 32, 1, "must have no activation" },
+		{ WSEP_SEC_LAYERS, 4 + WSEP_LAYER_RECORD, 1, "must have no activation" },
 		{ WSEP_SEC_STREAMS, 48 + 12, 2, "layer 2 outside" },
 		{ WSEP_SEC_STREAMS, 48 + 0, 0, "id 0 used twice" },
 		{ WSEP_SEC_WEIGHTS, 4 * 100, 0x7fc00000, "float 100 is not finite" },
@@ -271,8 +272,8 @@ TEST(init_weights_are_deterministic_and_bounded)
 TEST(init_weights_follow_the_recipe)
 {
 	static const struct wsep_layer layers[] = {
-		{ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 5, 3, 0, 0 },
-		{ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 3, 2, 0, 18 },
+		{ WSEP_LAYER_DENSE, WSEP_ACT_RELU, 5, 3, 0, 0, 0 },
+		{ WSEP_LAYER_DENSE, WSEP_ACT_NONE, 3, 2, 0, 18, 0 },
 	};
 	float got[26], want[26];
 	uint64_t state = 1234;
@@ -344,6 +345,126 @@ TEST(training_streams)
 	strcpy(p.streams[6].name, "extra");
 	EXPECT_EQ(-EINVAL, wsep_train_streams(&p, &ts, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "stream 6 'extra' is not a stream"));
+	wsep_sample_release(&p);
+}
+
+/* Writes @p (expecting a refusal naming @msg) and releases nothing. */
+static void refused(struct __test_metadata *_metadata, const struct wsep_program *p,
+		    const char *msg)
+{
+	char err[256];
+	void *b = NULL;
+	size_t len;
+
+	EXPECT_EQ(-EINVAL, wsep_write(p, &b, &len, err, sizeof(err))) TH_LOG("accepted: %s", msg);
+	EXPECT_NE(NULL, strstr(err, msg)) TH_LOG("'%s' lacks '%s'", err, msg);
+	free(b);
+}
+
+TEST(graph_program_round_trip)
+{
+	struct wsep_program p, *q;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_graph_program(&p);
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(1, q->version_minor);
+	EXPECT_EQ(WSEP_FEATURE_GRAPH, q->features);
+	ASSERT_NE(NULL, q->graph);
+	EXPECT_EQ(p.graph->num_values, q->graph->num_values);
+	EXPECT_EQ(p.graph->num_nodes, q->graph->num_nodes);
+	EXPECT_EQ(0, memcmp(p.graph->values, q->graph->values,
+			    p.graph->num_values * sizeof(*p.graph->values)));
+	EXPECT_EQ(0, memcmp(p.graph->nodes, q->graph->nodes,
+			    p.graph->num_nodes * sizeof(*p.graph->nodes)));
+	EXPECT_EQ(p.graph->rows, q->graph->rows);
+	EXPECT_EQ(p.graph->classes, q->graph->classes);
+	EXPECT_EQ(15, wsep_layer_params(&q->layers[0]));
+	EXPECT_EQ(0, memcmp(p.weights, q->weights, 23 * sizeof(float)));
+	/* Streams of a graph program: logits, and labels per row. */
+	EXPECT_STREQ("logits", q->streams[4].name);
+	EXPECT_EQ(2, q->streams[4].elems);
+	wsep_program_free(q);
+	free(b);
+	wsep_sample_release(&p);
+}
+
+/* The version check: a reader without a feature refuses, naming it. */
+TEST(old_readers_refuse_new_features)
+{
+	struct wsep_program p, *q = NULL;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_graph_program(&p);
+	p.opt.schedule = WSEP_LR_WARMUP_COSINE;
+	p.opt.warmup = 10;
+	p.opt.total_steps = 100;
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, wsep_read_features(b, len, 0, &q, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "this program needs graph execution (feature 0x1, and more), which this reader does not support (it supports 0x0): update wsefwd and libwsep"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, wsep_read_features(b, len, WSEP_FEATURE_GRAPH, &q, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "needs AdamW, Nesterov, dampening or a learning-rate schedule (feature 0x2)"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, q);
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING, q->features);
+	EXPECT_EQ(100, q->opt.total_steps);
+	wsep_program_free(q);
+	free(b);
+	wsep_sample_release(&p);
+}
+
+/* What the firmware relies on in a graph is checked before it is trusted. */
+TEST(graph_checks)
+{
+	struct wsep_program p;
+	struct wsep_graph_value v;
+	int32_t in;
+
+	wsep_sample_graph_program(&p);
+	/* Unit 1's gemm reads unit 0's weights. */
+	in = p.graph->nodes[2].in[1];
+	p.graph->nodes[2].in[1] = 0;
+	refused(_metadata, &p, "node 2 (gemm) of unit 1 reads parameter value 0 of unit 0");
+	p.graph->nodes[2].in[1] = in;
+	/* The relu reads what the second gemm computes later. */
+	in = p.graph->nodes[1].in[0];
+	p.graph->nodes[1].in[0] = 7;
+	refused(_metadata, &p, "node 1 (activation): input 0 (value 7) is not computed by an earlier node");
+	p.graph->nodes[1].in[0] = in;
+	/* The layer records must say what crosses between the units. */
+	p.layers[0].out = 4;
+	p.layers[1].in = 4;
+	refused(_metadata, &p, "layer 0: 4 elements per sample leave it, its graph hands on 3");
+	p.layers[0].out = 3;
+	p.layers[1].in = 3;
+	/* A parameter outside its unit's share of the weights. */
+	v = p.graph->values[1];
+	p.graph->values[1].offset = 13;
+	refused(_metadata, &p, "starts where the previous one ends");
+	p.graph->values[1] = v;
+	/* A batch dimension that is not a multiple of the batch. */
+	p.graph->values[5].dims[0] = 6;
+	refused(_metadata, &p, "value 5: batch dimension 0 is not one of its 2 dimensions, a multiple of the batch 4");
+	p.graph->values[5].dims[0] = 4;
+	/* Samples of the wrong type. */
+	p.input_type = WSEP_ELEM_I32;
+	refused(_metadata, &p, "the input (value 4) must be a i64 input");
+	p.input_type = WSEP_ELEM_U8;
+	/* No weights: a graph program carries them. */
+	{
+		float *w = p.weights;
+
+		p.weights = NULL;
+		refused(_metadata, &p, "a graph program carries its initial weights");
+		p.weights = w;
+	}
 	wsep_sample_release(&p);
 }
 

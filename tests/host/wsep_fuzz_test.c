@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "kselftest_harness.h"
+#include "wse/engine_graph.h"
+#include "wse/engine_wsep.h"
 #include "wse/splitmix64.h"
 #include "wse/wsep.h"
 #include "wsep_sample.h"
@@ -31,13 +33,17 @@ static uint64_t rng(void)
 	return wse_splitmix64(&rng_state);
 }
 
+/* The dense sample (with or without weights), or the graph sample (@with_weights 2). */
 static uint8_t *valid_file(size_t *len, int with_weights)
 {
 	struct wsep_program p;
 	char err[256];
 	void *b;
 
-	wsep_sample_program(&p, with_weights);
+	if (with_weights == 2)
+		wsep_sample_graph_program(&p);
+	else
+		wsep_sample_program(&p, with_weights);
 	if (wsep_write(&p, &b, len, err, sizeof(err)))
 		b = NULL;
 	wsep_sample_release(&p);
@@ -96,16 +102,20 @@ out:
 	return b;
 }
 
-TEST(seeded_mutations)
+/*
+ * A seeded loop of mutations of @src; whatever the validator accepts must
+ * read back and re-write, and a graph program's graph must build (its
+ * shapes checked by the engine, nothing allocated) or be refused with a
+ * message.
+ */
+static void fuzz(struct __test_metadata *_metadata, const uint8_t *src, size_t srclen,
+		 uint64_t seed)
 {
 	struct timespec t0, t;
-	size_t srclen, rejected = 0, resealed_rejected = 0, runs = 0;
-	uint8_t *src = valid_file(&srclen, 1);
+	size_t rejected = 0, resealed_rejected = 0, runs = 0, graphs = 0;
 	char err[256];
 
-	ASSERT_NE(NULL, src);
-	ASSERT_EQ(0, wsep_validate(src, srclen, err, sizeof(err))) TH_LOG("%s", err);
-	rng_state = 20261122;
+	rng_state = seed;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < FUZZ_ITERATIONS; i++) {
 		size_t len;
@@ -127,6 +137,7 @@ TEST(seeded_mutations)
 		} else {
 			/* Whatever is accepted must read back and re-write. */
 			struct wsep_program *q;
+			struct engine_graph *g;
 			void *again;
 			size_t againlen;
 
@@ -135,6 +146,13 @@ TEST(seeded_mutations)
 				TH_LOG("iteration %d: %s", i, err);
 			if (!err[0] || again)
 				free(again);
+			err[0] = 0;
+			if (q->graph && engine_graph_from_wsep(q, q->batch, &g, err, sizeof(err))) {
+				EXPECT_NE(0, err[0]);
+			} else if (q->graph) {
+				engine_graph_destroy(g);
+			}
+			graphs += q->graph != NULL;
 			wsep_program_free(q);
 		}
 		free(b);
@@ -142,11 +160,35 @@ TEST(seeded_mutations)
 		if (t.tv_sec - t0.tv_sec > FUZZ_SECONDS)
 			break;
 	}
-	TH_LOG("%zu mutations, %zu rejected (%zu of them with valid checksums)", runs, rejected,
-	       resealed_rejected);
+	TH_LOG("%zu mutations, %zu rejected (%zu of them with valid checksums), %zu graphs built",
+	       runs, rejected, resealed_rejected, graphs);
 	EXPECT_GT(rejected, runs / 2);
 	/* The semantic checks did run: re-sealed files were refused too. */
 	EXPECT_GT(resealed_rejected, 50);
+}
+
+TEST(seeded_mutations)
+{
+	size_t srclen;
+	uint8_t *src = valid_file(&srclen, 1);
+	char err[256];
+
+	ASSERT_NE(NULL, src);
+	ASSERT_EQ(0, wsep_validate(src, srclen, err, sizeof(err))) TH_LOG("%s", err);
+	fuzz(_metadata, src, srclen, 20261122);
+	free(src);
+}
+
+/* The same over a graph program: its graph, values, nodes and units. */
+TEST(seeded_graph_mutations)
+{
+	size_t srclen;
+	uint8_t *src = valid_file(&srclen, 2);
+	char err[256];
+
+	ASSERT_NE(NULL, src);
+	ASSERT_EQ(0, wsep_validate(src, srclen, err, sizeof(err))) TH_LOG("%s", err);
+	fuzz(_metadata, src, srclen, 20261123);
 	free(src);
 }
 

@@ -16,6 +16,11 @@
  */
 void wsep_sample_program(struct wsep_program *p, int with_weights);
 void wsep_sample_release(struct wsep_program *p);
+/*
+ * A graph program of two units on the same wafer: 4 inputs, gemm and ReLU
+ * to 3, gemm to 2 classes, batch 4, weights given. Release it the same way.
+ */
+void wsep_sample_graph_program(struct wsep_program *p);
 
 /* Recomputes every section CRC, the table CRC and the header CRC, using
  * the byte layout of Documentation/wsep-format.rst. Does nothing to a

@@ -7,7 +7,6 @@
  * build/bin/wsereport and build/bin/wsecc from the repository root.
  */
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,37 +15,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "page_shot.h"
 
 #define WSEREPORT	"build/bin/wsereport"
 #define WSECC		"build/bin/wsecc"
-#define CHROMIUM	"/usr/bin/chromium"
-
-/* The series' colours plot.c draws with. */
-static const unsigned char train_rgb[3] = { 0x1f, 0x77, 0xb4 };
-static const unsigned char test_rgb[3] = { 0xd6, 0x27, 0x28 };
-
-static int run(const char *cmd, char *out, size_t len)
-{
-	char full[2048];
-	size_t n = 0;
-	int status;
-	FILE *p;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t got = fread(out + n, 1, len - 1 - n, p);
-
-		if (!got)
-			break;
-		n += got;
-	}
-	out[n] = 0;
-	status = pclose(p);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static int write_file(const char *dir, const char *name, const char *text)
 {
@@ -104,33 +76,6 @@ static int write_metrics(const char *dir)
 	return fclose(f);
 }
 
-/* Pixels of the screenshot within 24 of @rgb in every channel. */
-static long count_colour(const char *png_path, const unsigned char *rgb)
-{
-	png_image img = { .version = PNG_IMAGE_VERSION };
-	png_bytep px;
-	long n = 0;
-
-	if (!png_image_begin_read_from_file(&img, png_path))
-		return -1;
-	img.format = PNG_FORMAT_RGB;
-	px = malloc(PNG_IMAGE_SIZE(img));
-	if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
-		free(px);
-		png_image_free(&img);
-		return -1;
-	}
-	for (size_t i = 0; i < (size_t)img.width * img.height; i++) {
-		bool near = true;
-
-		for (int c = 0; c < 3; c++)
-			near &= abs(px[3 * i + c] - rgb[c]) <= 24;
-		n += near;
-	}
-	free(px);
-	return n;
-}
-
 FIXTURE(report) {
 	char dir[64];
 	char out[65536];
@@ -151,7 +96,7 @@ FIXTURE_SETUP(report)
 				" \"final\": {\"step\": 1876, \"test_accuracy\": 0.8812}}\n"));
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --report --svg %s/wafer.svg",
 		 self->dir);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 }
 
 FIXTURE_TEARDOWN(report)
@@ -168,7 +113,7 @@ TEST_F(report, writes_curves_and_page)
 	char *html, *loss;
 
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " %s", self->dir);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "/index.html"));
 	html = read_file(self->dir, "index.html");
 	loss = read_file(self->dir, "loss.svg");
@@ -202,55 +147,41 @@ TEST_F(report, refuses_bad_input_with_a_reason)
 				"train,50,0,0.7,0.6,100,1\n"
 				"train,100,0,zero,0.6,100,1\n"));
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " %s", self->dir);
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:3: loss 'zero'")) TH_LOG("%s", self->out);
 	/* An accuracy above 1, a kind nobody writes, a missing column. */
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv",
 				"kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n"
 				"train,50,0,0.7,1.5,100,1\n"));
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:2: accuracy 1.5 is above 1"))
 		TH_LOG("%s", self->out);
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv",
 				"kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n"
 				"valid,50,0,0.7,0.5,100,1\n"));
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "kind 'valid' is neither train nor test"));
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv", "kind,step,epoch,loss\n"));
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:1: no 'accuracy' column"))
 		TH_LOG("%s", self->out);
 	/* A broken run.json is named, not shown half. */
 	ASSERT_EQ(0, write_metrics(self->dir));
 	ASSERT_EQ(0, write_file(self->dir, "run.json", "{\"model\": \"fc-mnist\", "));
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "run.json")) TH_LOG("%s", self->out);
 	/* Not a run directory; no directory; a gnuplot that is not there. */
 	snprintf(other, sizeof(other), "%s/none", self->dir);
 	snprintf(self->cmd, sizeof(self->cmd), "mkdir %s && " WSEREPORT " %s", other, other);
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "is this one?")) TH_LOG("%s", self->out);
-	EXPECT_EQ(2, run(WSEREPORT, self->out, sizeof(self->out)));
+	EXPECT_EQ(2, page_run(WSEREPORT, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "give a run directory"));
 	unlink(strcat(strcpy(other, self->dir), "/run.json"));
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " --gnuplot /nonexistent/gnuplot %s",
 		 self->dir);
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "gnuplot-nox")) TH_LOG("%s", self->out);
-}
-
-/* The page in headless Chromium: a screenshot to @png. */
-static int screenshot(const char *dir, const char *png, char *out, size_t len)
-{
-	char cmd[2048];
-
-	snprintf(cmd, sizeof(cmd),
-		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
-		 " --no-first-run --disable-background-networking --disable-component-update"
-		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
-		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
-		 dir, png, dir);
-	return run(cmd, out, len);
 }
 
 TEST_F(report, renders_in_a_browser)
@@ -260,11 +191,11 @@ TEST_F(report, renders_in_a_browser)
 
 	ASSERT_EQ(0, access(CHROMIUM, X_OK)) TH_LOG("%s missing: run tools/install-deps", CHROMIUM);
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -q %s", self->dir);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	snprintf(png, sizeof(png), "%s/shot.png", self->dir);
-	ASSERT_EQ(0, screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	train = count_colour(png, train_rgb);
-	test = count_colour(png, test_rgb);
+	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	train = page_count_colour(png, page_train_rgb);
+	test = page_count_colour(png, page_test_rgb);
 	TH_LOG("screenshot: %ld train-coloured and %ld test-coloured pixels", train, test);
 	/* Two plots, each with both series drawn as lines of a few pixels. */
 	EXPECT_GT(train, 300);
@@ -273,10 +204,10 @@ TEST_F(report, renders_in_a_browser)
 	/* Without the plots the page still opens, and the series are gone. */
 	snprintf(self->cmd, sizeof(self->cmd), "rm %s/loss.svg %s/accuracy.svg", self->dir,
 		 self->dir);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out)));
-	ASSERT_EQ(0, screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	EXPECT_LT(count_colour(png, train_rgb), 50);
-	EXPECT_LT(count_colour(png, test_rgb), 50);
+	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out)));
+	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_LT(page_count_colour(png, page_train_rgb), 50);
+	EXPECT_LT(page_count_colour(png, page_test_rgb), 50);
 }
 
 TEST_HARNESS_MAIN

@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,9 @@
 #include "wse/dataset.h"
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
+#include "wse/numparse.h"
+#include "wse/textdata.h"
 
-#define VOCAB		96	/* '\n', then printable ASCII 32..126 */
 #define MAX_TEXT_FILES	8
 
 static const char usage_text[] =
@@ -53,8 +55,8 @@ static const char usage_text[] =
 	"                      over --steps (default: constant learning rate)\n"
 	"  --min-lr X          the cosine schedule's floor (default 0)\n"
 	"  --seed N            batch order and dropout masks (default 1)\n"
-	"  --eval-every N      text: validation loss every N steps (default 100)\n"
-	"  --eval-batches N    text: validation batches (default 8)\n"
+	"  --eval-every N      text: validation loss every N steps (default 100), over\n"
+	"                      every window of the validation split\n"
 	"  --log-every N       print the training loss every N steps (default 50)\n"
 	"  --threads N         OpenBLAS threads (default 1)\n"
 	"  -h, --help          this help\n"
@@ -63,9 +65,9 @@ static const char usage_text[] =
 
 struct opts {
 	const char *model, *images;
-	const char *text[MAX_TEXT_FILES];
+	const char *text[MAX_TEXT_FILES];	/* wse/textdata.h: at most 16 */
 	size_t n_text;
-	long batch, epochs, steps, limit, warmup, eval_every, eval_batches, log_every, threads;
+	long batch, epochs, steps, limit, warmup, eval_every, log_every, threads;
 	double lr, momentum, weight_decay, min_lr;
 	const char *optimizer;
 	uint64_t seed;
@@ -304,86 +306,56 @@ out:
 
 /* --- text ----------------------------------------------------------------------------- */
 
-/* The character vocabulary of models/gpt_data.py. */
-static int64_t char_id(unsigned char c)
-{
-	if (c == '\n')
-		return 0;
-	if (c >= 32 && c <= 126)
-		return c - 31;
-	return ' ' - 31;
-}
-
-static int64_t *read_text(const struct opts *o, size_t *n)
-{
-	int64_t *ids = NULL;
-	size_t len = 0, cap = 0;
-
-	for (size_t f = 0; f < o->n_text; f++) {
-		FILE *fp = fopen(o->text[f], "rb");
-		int c;
-
-		if (!fp) {
-			fprintf(stderr, "wse-graphtrain: %s: %s\n", o->text[f], strerror(errno));
-			free(ids);
-			return NULL;
-		}
-		while ((c = fgetc(fp)) != EOF) {
-			if (len == cap) {
-				int64_t *p = realloc(ids, (cap = cap ? 2 * cap : 1 << 16) * sizeof(*p));
-
-				if (!p) {
-					fclose(fp);
-					free(ids);
-					return NULL;
-				}
-				ids = p;
-			}
-			ids[len++] = char_id((unsigned char)c);
-		}
-		fclose(fp);
-	}
-	*n = len;
-	return ids;
-}
-
-/* Windows at @offsets: tokens and their next characters. */
-static void windows(const int64_t *ids, const uint64_t *offsets, size_t b, size_t ctx, int64_t *x,
-		    int64_t *y)
+/* Windows at @offsets: tokens and their next characters, as int64 for the engine. */
+static void windows(const struct wse_text *t, const uint64_t *offsets, size_t b, size_t ctx,
+		    int64_t *x, int64_t *y, int32_t *tmp)
 {
 	for (size_t i = 0; i < b; i++) {
-		memcpy(x + i * ctx, ids + offsets[i], ctx * sizeof(*x));
-		memcpy(y + i * ctx, ids + offsets[i] + 1, ctx * sizeof(*y));
+		wse_text_window(t, offsets[i], (uint32_t)ctx, tmp, tmp + ctx);
+		for (size_t j = 0; j < ctx; j++) {
+			x[i * ctx + j] = tmp[j];
+			y[i * ctx + j] = tmp[ctx + j];
+		}
 	}
 }
 
-static int evaluate_text(struct model *m, const int64_t *ids, size_t first, size_t end,
-			 long batches, int64_t *x, int64_t *y, uint64_t *offsets, double *loss)
+/*
+ * The validation loss: every window of the validation split once, in
+ * batches (a short last batch repeats windows it does not count), each
+ * window's mean over its tokens, averaged.
+ */
+static int evaluate_text(struct model *m, const struct wse_text *t, int64_t *x, int64_t *y,
+			 int32_t *tmp, uint64_t *offsets, double *loss)
 {
 	const size_t b = m->in_dims[0], ctx = m->in_dims[1];
+	uint64_t n = wse_text_val_windows(t, (uint32_t)ctx);
 	double total = 0.0;
-	size_t at = first, n = 0;
 
-	for (long k = 0; k < batches; k++) {
-		struct engine_loss_result res;
+	for (uint64_t at = 0; at < n; at += b) {
+		size_t real = n - at < b ? (size_t)(n - at) : b;
+		const float *z;
 		int err;
 
-		for (size_t i = 0; i < b; i++) {
-			if (at + ctx + 1 > end)
-				at = first;
-			offsets[i] = at;
-			at += ctx;
-		}
-		windows(ids, offsets, b, ctx, x, y);
+		for (size_t i = 0; i < b; i++)
+			offsets[i] = wse_text_val_offset(t, at + i % real, (uint32_t)ctx);
+		windows(t, offsets, b, ctx, x, y, tmp);
 		err = engine_graph_set_input(m->g, m->input, x) ?:
-		      engine_graph_set_input(m->g, m->labels, y) ?:
-		      engine_graph_forward(m->g, false, 0) ?: engine_graph_loss(m->g, false, &res);
+		      engine_graph_forward(m->g, false, 0);
 		if (err)
 			return err;
-		total += res.loss;
-		n++;
+		z = engine_graph_data(m->g, m->logits);
+		for (size_t i = 0; i < real; i++) {
+			float l;
+			size_t correct;
+
+			err = engine_xent_tokens_forward(z + i * ctx * m->classes, y + i * ctx, ctx,
+							 m->classes, &l, &correct);
+			if (err)
+				return err;
+			total += l;
+		}
 	}
-	*loss = total / n;
+	*loss = total / (double)n;
 	return 0;
 }
 
@@ -391,102 +363,87 @@ static int train_text(const struct opts *o, struct model *m, const struct engine
 		      const struct engine_lr_schedule *sched)
 {
 	const size_t b = m->in_dims[0], ctx = m->in_rank == 2 ? m->in_dims[1] : 0;
-	size_t n, split;
-	int64_t *ids = read_text(o, &n), *x = NULL, *y = NULL;
+	struct wse_text t;
+	int64_t *x = NULL, *y = NULL;
+	int32_t *tmp = NULL;
 	uint64_t *offsets = NULL;
-	struct engine_rng rng;
 	double t0 = now(), sum = 0.0, vl;
+	char msg[512];
 	long since = 0;
 	int rc = 1;
 
-	if (!ids)
+	if (wse_text_load(o->text, o->n_text, &t, msg, sizeof(msg))) {
+		fprintf(stderr, "wse-graphtrain: %s\n", msg);
 		return 1;
-	if (!m->tokens || m->in_rank != 2 || m->out_rank != 3 || m->classes != VOCAB) {
+	}
+	if (!m->tokens || m->in_rank != 2 || m->out_rank != 3 || m->classes != WSE_TEXT_VOCAB) {
 		fprintf(stderr, "%s: error: text training needs int64 tokens [batch, context] in and logits [batch, context, %d] out\n",
-			o->model, VOCAB);
+			o->model, WSE_TEXT_VOCAB);
 		goto out;
 	}
-	split = n - n / 10;
-	if (split < 2 * (ctx + 1) || n - split < ctx + 1) {
-		fprintf(stderr, "wse-graphtrain: the text (%zu characters) is too short for a context of %zu\n",
-			n, ctx);
+	if (wse_text_check(&t, (uint32_t)ctx, msg, sizeof(msg))) {
+		fprintf(stderr, "wse-graphtrain: %s\n", msg);
 		goto out;
 	}
 	x = malloc(b * ctx * sizeof(*x));
 	y = malloc(b * ctx * sizeof(*y));
+	tmp = malloc(2 * ctx * sizeof(*tmp));
 	offsets = malloc(b * sizeof(*offsets));
-	if (!x || !y || !offsets)
+	if (!x || !y || !tmp || !offsets)
 		goto out;
-	printf("model: %s, %zu parameters, batch %zu x context %zu, %s lr %g, %zu characters (%zu for validation)\n",
-	       o->model, engine_graph_param_floats(m->g), b, ctx, o->optimizer, o->lr, n, n - split);
-	engine_rng_seed(&rng, o->seed);
-	if (evaluate_text(m, ids, split, n, o->eval_batches, x, y, offsets, &vl))
+	printf("model: %s, %zu parameters, batch %zu x context %zu, %s lr %g, %llu characters (%llu for validation)\n",
+	       o->model, engine_graph_param_floats(m->g), b, ctx, o->optimizer, o->lr,
+	       (unsigned long long)t.n, (unsigned long long)(t.n - t.split));
+	if (evaluate_text(m, &t, x, y, tmp, offsets, &vl))
 		goto out;
 	printf("step 0 val_loss %.4f\n", vl);
-	for (uint64_t t = 1; t <= (uint64_t)o->steps; t++) {
+	for (uint64_t s = 1; s <= (uint64_t)o->steps; s++) {
 		struct engine_loss_result res;
-		double lr = engine_lr_at(sched, o->lr, t);
+		double lr = engine_lr_at(sched, o->lr, s);
 		int err;
 
-		/* The same draws as models/gpt_data.py's batch_offsets(). */
+		/* The batch order of models/gpt_data.py. */
 		for (size_t i = 0; i < b; i++)
-			offsets[i] = engine_rng_next(&rng) % (split - ctx - 1);
-		windows(ids, offsets, b, ctx, x, y);
+			offsets[i] = wse_text_train_offset(&t, o->seed, (s - 1) * b + i, (uint32_t)ctx);
+		windows(&t, offsets, b, ctx, x, y, tmp);
 		err = engine_graph_set_input(m->g, m->input, x) ?:
 		      engine_graph_set_input(m->g, m->labels, y) ?:
-		      engine_graph_train_step(m->g, opt, t, lr, o->seed + t, &res);
+		      engine_graph_train_step(m->g, opt, s, lr, o->seed + s, &res);
 		if (err) {
-			fprintf(stderr, "step %llu: %s (%s)\n", (unsigned long long)t, engine_strerror(err),
+			fprintf(stderr, "step %llu: %s (%s)\n", (unsigned long long)s, engine_strerror(err),
 				engine_graph_error(m->g));
 			goto out;
 		}
 		sum += res.loss;
 		since++;
-		if (o->log_every > 0 && t % (uint64_t)o->log_every == 0) {
-			printf("step %llu loss %.4f lr %.3g (%.2f s/step)\n", (unsigned long long)t,
-			       sum / since, lr, (now() - t0) / t);
+		if (o->log_every > 0 && s % (uint64_t)o->log_every == 0) {
+			printf("step %llu loss %.4f lr %.3g (%.2f s/step)\n", (unsigned long long)s,
+			       sum / since, lr, (now() - t0) / s);
 			sum = 0.0;
 			since = 0;
 		}
-		if ((o->eval_every > 0 && t % (uint64_t)o->eval_every == 0) || t == (uint64_t)o->steps) {
-			if (evaluate_text(m, ids, split, n, o->eval_batches, x, y, offsets, &vl))
+		if ((o->eval_every > 0 && s % (uint64_t)o->eval_every == 0) || s == (uint64_t)o->steps) {
+			if (evaluate_text(m, &t, x, y, tmp, offsets, &vl))
 				goto out;
-			printf("step %llu val_loss %.4f\n", (unsigned long long)t, vl);
+			printf("step %llu val_loss %.4f\n", (unsigned long long)s, vl);
 		}
 		fflush(stdout);
 	}
 	printf("trained %ld steps in %.1f s\n", o->steps, now() - t0);
 	rc = 0;
 out:
-	free(ids);
+	wse_text_free(&t);
 	free(x);
 	free(y);
+	free(tmp);
 	free(offsets);
 	return rc;
-}
-
-static int parse_long(const char *s, long lo, long *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	return *end || errno || *v < lo ? -1 : 0;
-}
-
-static int parse_double(const char *s, double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(s, &end);
-	return *end || errno || !isfinite(*v) || *v < 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	enum { O_IMAGES = 256, O_TEXT, O_BATCH, O_EPOCHS, O_STEPS, O_LIMIT, O_OPT, O_LR, O_MOM,
-	       O_WD, O_WARMUP, O_MINLR, O_SEED, O_EVAL, O_EVALB, O_LOG, O_THREADS };
+	       O_WD, O_WARMUP, O_MINLR, O_SEED, O_EVAL, O_LOG, O_THREADS };
 	static const struct option longopts[] = {
 		{ "images", required_argument, NULL, O_IMAGES },
 		{ "text", required_argument, NULL, O_TEXT },
@@ -502,24 +459,28 @@ int main(int argc, char **argv)
 		{ "min-lr", required_argument, NULL, O_MINLR },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "eval-every", required_argument, NULL, O_EVAL },
-		{ "eval-batches", required_argument, NULL, O_EVALB },
 		{ "log-every", required_argument, NULL, O_LOG },
 		{ "threads", required_argument, NULL, O_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct opts o = { .batch = 0, .epochs = 1, .lr = 1e-3, .momentum = 0.9, .weight_decay = -1,
-			  .optimizer = "adam", .seed = 1, .eval_every = 100, .eval_batches = 8,
+			  .optimizer = "adam", .seed = 1, .eval_every = 100,
 			  .log_every = 50, .threads = 1 };
 	struct engine_lr_schedule sched = { .kind = ENGINE_LR_CONSTANT };
 	struct engine_optim opt;
 	struct model m;
+	char opt_name[32];
+	uint64_t u;
 	long v;
-	int c, rc;
+	int c, li, rc;
 
 	engine_blas_reexec("/proc/self/exe", argv);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
 		double d;
+
+		if (c >= O_IMAGES)
+			snprintf(opt_name, sizeof(opt_name), "--%s", longopts[li].name);
 
 		switch (c) {
 		case O_IMAGES: o.images = optarg; break;
@@ -529,9 +490,12 @@ int main(int argc, char **argv)
 			o.text[o.n_text++] = optarg;
 			break;
 		case O_BATCH: case O_EPOCHS: case O_STEPS: case O_LIMIT: case O_WARMUP:
-		case O_SEED: case O_EVAL: case O_EVALB: case O_LOG: case O_THREADS:
-			if (parse_long(optarg, c == O_BATCH || c == O_THREADS || c == O_EVALB ? 1 : 0, &v))
-				return usage_error("'%s' is not a suitable number", optarg);
+		case O_SEED: case O_EVAL: case O_LOG: case O_THREADS:
+			if (wse_opt_u64("wse-graphtrain", opt_name, optarg,
+					c == O_BATCH || c == O_THREADS ? 1 : 0, LONG_MAX,
+					WSE_NUM_PLAIN, &u))
+				return 2;
+			v = (long)u;
 			if (c == O_BATCH) o.batch = v;
 			else if (c == O_EPOCHS) o.epochs = v;
 			else if (c == O_STEPS) o.steps = v;
@@ -539,13 +503,12 @@ int main(int argc, char **argv)
 			else if (c == O_WARMUP) o.warmup = v;
 			else if (c == O_SEED) o.seed = (uint64_t)v;
 			else if (c == O_EVAL) o.eval_every = v;
-			else if (c == O_EVALB) o.eval_batches = v;
 			else if (c == O_LOG) o.log_every = v;
 			else o.threads = v;
 			break;
 		case O_LR: case O_MOM: case O_WD: case O_MINLR:
-			if (parse_double(optarg, &d))
-				return usage_error("'%s' is not a non-negative number", optarg);
+			if (wse_opt_double("wse-graphtrain", opt_name, optarg, 0, HUGE_VAL, &d))
+				return 2;
 			if (c == O_LR) o.lr = d;
 			else if (c == O_MOM) o.momentum = d;
 			else if (c == O_WD) o.weight_decay = d;

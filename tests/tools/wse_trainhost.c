@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse-trainhost: a userspace host that trains a compiled program on a
- * device (wsefwd) over the link itself, without the kernel driver, in
- * either execution mode. For weight streaming it streams each layer's
- * weights from libwse's MemoryX in for the forward and backward pass and
- * gives the gradients back to it for the update.
+ * device over the link itself, without the kernel driver: a layer
+ * pipelined program on a system (wsefwd), or either kind on an appliance
+ * (wse-appliance), where weight streaming is the appliance's business
+ * (MemoryX, SwarmX) and the host only sends samples and reads losses.
  *
  * Data: a seeded synthetic problem (random inputs labelled by a random
- * linear teacher), or IDX files such as Fashion-MNIST's.
+ * linear teacher), IDX files such as Fashion-MNIST's, or a text corpus for
+ * a graph program over tokens (the windows of models/gpt_data.py,
+ * wse/textdata.h), whose validation loss is taken at the end.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,10 +21,10 @@
 #include <unistd.h>
 
 #include "wse/dataset.h"
+#include "wse/textdata.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
-#include "wse/memoryx.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
 
@@ -34,7 +36,9 @@
 
 struct opts {
 	const char *connect, *program, *images, *labels;
-	uint32_t steps, report, run_steps;
+	const char *text[WSE_TEXT_MAX_FILES];
+	size_t n_text;
+	uint32_t steps, report, run_steps, systems;
 	uint64_t seed;
 	int timeout_ms;
 	bool expect_falling;
@@ -48,6 +52,9 @@ struct data {
 	float *teacher;		/* synthetic: classes x dim */
 	struct engine_rng rng;
 	uint32_t next;
+	struct wse_text text;	/* --text */
+	uint64_t drawn;		/* training windows taken */
+	uint64_t seed;
 };
 
 static void usage(FILE *f)
@@ -55,17 +62,22 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: wse-trainhost --connect ADDR --program FILE.wsep [options]\n"
 "\n"
-"Loads a compiled program into a wse device (wsefwd) and trains it over the\n"
-"link: samples and labels in, losses and predictions out; for weight streaming\n"
-"this tool is MemoryX (weights in per layer, gradients back, optimizer here).\n"
+"Loads a compiled program into a wse device and trains it over the link:\n"
+"samples and labels in, losses and predictions out. A weight-streaming\n"
+"program needs an appliance (wse-appliance), which keeps the weights in\n"
+"MemoryX; --systems spreads it over that many of the appliance's systems.\n"
 "\n"
 "  --connect ADDR      the device: tcp:HOST:PORT or unix:PATH\n"
 "  --program FILE      a .wsep program (wsecc --compile-only)\n"
 "  --steps N           training steps (default 200)\n"
 "  --report N          print the mean loss and accuracy every N steps (default 50)\n"
 "  --run-steps N       steps per RUN request (default: all in one RUN)\n"
+"  --systems N         an appliance's systems the job uses (default: all)\n"
 "  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
 "  --labels FILE       IDX labels to go with them; default: synthetic data\n"
+"  --text FILE         a text corpus for a program over tokens (repeat for more\n"
+"                      files): the windows of models/gpt_data.py, seeded with\n"
+"                      --seed, and the validation loss at the end\n"
 "  --seed N            seed of the synthetic data (default 1)\n"
 "  --timeout-ms MS     per request (default 60000)\n"
 "  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
@@ -121,7 +133,11 @@ static void batch_of(struct data *d, const struct wsep_program *p, uint32_t b, v
 {
 	uint32_t classes = p->layers[p->num_layers - 1].out, dim = p->input_dim;
 
-	for (uint32_t s = 0; s < b; s++) {
+	for (uint32_t s = 0; d->text.ids && s < b; s++)
+		wse_text_window(&d->text,
+				wse_text_train_offset(&d->text, d->seed, d->drawn++, dim), dim,
+				(int32_t *)x + (size_t)s * dim, y + (size_t)s * dim);
+	for (uint32_t s = 0; !d->text.ids && s < b; s++) {
 		float best = -1e30f, v;
 
 		if (d->x) {
@@ -222,6 +238,21 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
+/* An appliance: the job's systems (WSE_LINK_PARAMS_JOB), before the program loads. */
+static int set_systems(struct wse_link_client *cl, uint32_t systems)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_JOB, 0, sizeof(struct wse_link_job) };
+	struct wse_link_job_info job = { systems };
+	struct wse_link_params raw;
+	struct wse_link_job body;
+	size_t rest;
+
+	wse_link_params_encode(&raw, &in);
+	wse_link_job_encode(&body, &job);
+	return request(cl, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		       &rest);
+}
+
 /* The id of the stream at index @at of @p (the protocol names streams by id). */
 static int sid(const struct wsep_program *p, int at)
 {
@@ -230,12 +261,10 @@ static int sid(const struct wsep_program *p, int at)
 
 /*
  * The training loop keeps the device busy: one RUN of many steps (or
- * --run-steps at a time, two RUNs queued), samples and labels written
- * AHEAD steps before they are used, and, weight streaming, each layer's
- * next weights sent as soon as MemoryX has updated it, while the device is
- * still carrying the step's backward pass down the other layers. Requests
- * are submitted without waiting; their answers are collected in the order
- * the device gives them.
+ * --run-steps at a time, two RUNs queued) and samples and labels written
+ * AHEAD steps before they are used. Requests are submitted without
+ * waiting; their answers are collected in the order the device gives
+ * them.
  */
 #define AHEAD		2	/* batches written ahead of the device (its rings hold 4) */
 #define WRITES_KEPT	16	/* write answers left pending before collecting */
@@ -245,10 +274,8 @@ struct trainer {
 	const struct opts *o;
 	const struct wsep_program *p;
 	struct data *d;
-	struct wse_memoryx *mx;		/* weight streaming: MemoryX */
-	uint32_t b, elem, steps_per_run;
+	uint32_t b, elem, steps_per_run, rows;
 	int samples, labels, losses, preds;	/* stream ids */
-	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
 	void *x;
 	int32_t *y[AHEAD + 1];		/* labels of the steps in flight, by step % (AHEAD + 1) */
 	int32_t *pred;
@@ -349,7 +376,8 @@ static int queue_runs(struct trainer *t)
 
 		if (n > t->steps_per_run)
 			n = t->steps_per_run;
-		in = (struct wse_link_run_info){ SLOT, WSE_LINK_RUN_TRAIN, n, t->b };
+		in = (struct wse_link_run_info){ .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = n, .batch = t->b };
 		wse_link_run_encode(&raw, &in);
 		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0,
 			   &t->runs[t->nruns]))
@@ -387,70 +415,7 @@ static int feed(struct trainer *t)
 
 	batch_of(t->d, t->p, t->b, t->x, y);
 	return write_async(t, t->samples, t->x, t->b * t->p->input_dim * t->elem) ||
-	       write_async(t, t->labels, y, t->b * 4);
-}
-
-/* Weight streaming: floats [@off, @off + @n) of layer @k's weights, in frame-sized pieces. */
-static int send_weights(struct trainer *t, uint32_t k, size_t off, size_t n)
-{
-	size_t per = (t->cl->rules.max_payload - 64) / 4, len;
-	const float *w = wse_memoryx_layer(t->mx, k, &len);
-
-	for (size_t end = off + n; off < end; off += per)
-		if (write_async(t, t->weights[k], w + off,
-				(uint32_t)((end - off < per ? end - off : per) * 4)))
-			return -1;
-	return 0;
-}
-
-/*
- * Weight streaming: step @s's gradients, layer by layer as the device
- * gives them, and the updates. A layer goes in slices: while MemoryX
- * updates one and sends its new weights for the next step's forward pass,
- * the device is already sending the next slice's gradients, so layer 0's
- * round trip (the last gradients out, the first weights needed) overlaps
- * with itself. The copies for the backward pass go after every layer's
- * forward copy.
- */
-#define SLICE_FLOATS	(64 * 1024)
-#define SLICES_MAX	8	/* reads in flight */
-
-static int memoryx_step(struct trainer *t, uint32_t s)
-{
-	uint32_t L = t->p->num_layers, tags[SLICES_MAX];
-	bool next = s < t->o->steps;
-	size_t n;
-
-	for (uint32_t k = L; k-- > 0;) {
-		float *g = wse_memoryx_grad(t->mx, k);
-		size_t slices;
-
-		wse_memoryx_layer(t->mx, k, &n);
-		slices = (n + SLICE_FLOATS - 1) / SLICE_FLOATS;
-		for (size_t i = 0, asked = 0; i < slices; i++) {
-			size_t off = i * SLICE_FLOATS, len = n - off < SLICE_FLOATS ? n - off : SLICE_FLOATS;
-
-			for (; asked < slices && asked < i + SLICES_MAX; asked++) {
-				size_t o2 = asked * SLICE_FLOATS;
-				size_t l2 = n - o2 < SLICE_FLOATS ? n - o2 : SLICE_FLOATS;
-
-				if (submit_read(t, t->grads[k], (uint32_t)(l2 * 4), &tags[asked % SLICES_MAX]))
-					return -1;
-			}
-			if (finish_read(t, tags[i % SLICES_MAX], t->grads[k], g + off, (uint32_t)(len * 4)))
-				return -1;
-			if (wse_memoryx_update_slice(t->mx, k, s, off, len))
-				return fail("MemoryX: the update of layer %u failed", k);
-			if (next && send_weights(t, k, off, len))
-				return -1;
-		}
-	}
-	for (uint32_t k = L; next && k-- > 0;) {
-		wse_memoryx_layer(t->mx, k, &n);
-		if (send_weights(t, k, 0, n))
-			return -1;
-	}
-	return 0;
+	       write_async(t, t->labels, y, t->b * t->rows * 4);
 }
 
 static int trainer_setup(struct trainer *t)
@@ -460,6 +425,7 @@ static int trainer_setup(struct trainer *t)
 	char why[256];
 
 	t->b = p->batch;
+	t->rows = wsep_label_rows(p);
 	t->elem = p->input_type == WSEP_ELEM_U8 ? 1 : 4;
 	t->steps_per_run = t->o->run_steps ? t->o->run_steps : t->o->steps;
 	if (wsep_train_streams(p, &ts, why, sizeof(why)))
@@ -468,25 +434,18 @@ static int trainer_setup(struct trainer *t)
 	t->labels = sid(p, ts.labels);
 	t->losses = sid(p, ts.losses);
 	t->preds = sid(p, ts.predictions);
-	for (uint32_t k = 0; p->mode == WSEP_MODE_WEIGHT_STREAMING && k < p->num_layers; k++) {
-		t->weights[k] = sid(p, ts.weights[k]);
-		t->grads[k] = sid(p, ts.grads[k]);
-	}
 	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
-	t->pred = malloc(t->b * 4);
+	t->pred = malloc((size_t)t->b * t->rows * 4);
 	t->loss = malloc(t->b * 4);
 	for (int i = 0; i <= AHEAD; i++)
-		t->y[i] = malloc(t->b * 4);
+		t->y[i] = malloc((size_t)t->b * t->rows * 4);
 	if (!t->x || !t->pred || !t->loss || !t->y[0] || !t->y[1] || !t->y[2])
 		return fail("out of memory");
-	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && wse_memoryx_create(p, &t->mx))
-		return fail("MemoryX cannot hold the program");
 	return 0;
 }
 
 static void trainer_free(struct trainer *t)
 {
-	wse_memoryx_destroy(t->mx);
 	free(t->x);
 	free(t->pred);
 	free(t->loss);
@@ -506,38 +465,29 @@ static int train_steps(struct trainer *t)
 	while (t->fed < o->steps && t->fed < AHEAD)
 		if (feed(t))
 			return -1;
-	for (int pass = 0; t->mx && pass < 2; pass++)
-		for (uint32_t k = 0; k < t->p->num_layers; k++) {
-			size_t n;
-
-			wse_memoryx_layer(t->mx, k, &n);
-			if (send_weights(t, k, 0, n))
-				return -1;
-		}
 	for (uint32_t step = 1; step <= o->steps; step++) {
 		const int32_t *y = t->y[step % (AHEAD + 1)];
 		uint32_t tl, tp;
 
-		if (t->mx && memoryx_step(t, step))
-			return -1;
-		if (submit_read(t, t->losses, b * 4, &tl) || submit_read(t, t->preds, b * 4, &tp) ||
+		if (submit_read(t, t->losses, b * 4, &tl) ||
+		    submit_read(t, t->preds, b * t->rows * 4, &tp) ||
 		    finish_read(t, tl, t->losses, t->loss, b * 4) ||
-		    finish_read(t, tp, t->preds, t->pred, b * 4))
+		    finish_read(t, tp, t->preds, t->pred, b * t->rows * 4))
 			return -1;
 		if (t->fed < o->steps && feed(t))
 			return -1;
 		/* The RUN that ended with this step has answered, or is about to. */
 		if (t->nruns && step == t->run_end[0] && (finish_run(t) || queue_runs(t)))
 			return -1;
-		for (uint32_t i = 0; i < b; i++) {
+		for (uint32_t i = 0; i < b; i++)
 			window += t->loss[i] / b;
+		for (uint32_t i = 0; i < b * t->rows; i++)
 			right += t->pred[i] == y[i];
-		}
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
 			printf("step %5u  loss %.4f  accuracy %.3f  cycles %llu (compiler %llu)\n",
-			       step, window / n, (double)right / ((double)n * b),
+			       step, window / n, (double)right / ((double)n * b * t->rows),
 			       (unsigned long long)t->cycles, (unsigned long long)t->est);
 			fflush(stdout);
 			if (first < 0)
@@ -550,6 +500,46 @@ static int train_steps(struct trainer *t)
 		}
 	}
 	return reap_writes(t, 0);
+}
+
+/*
+ * The validation loss of a text program: every validation window once,
+ * a batch per EVAL RUN (the last one shorter); weight streaming, the
+ * appliance's MemoryX sends the weights.
+ */
+static int evaluate_text(struct trainer *t)
+{
+	const struct wse_text *tx = &t->d->text;
+	uint32_t ctx = t->p->input_dim;
+	uint64_t n = wse_text_val_windows(tx, ctx);
+	double total = 0;
+	int32_t *y = t->y[0];
+
+	for (uint64_t at = 0; at < n; at += t->b) {
+		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b, tag, tl, tp;
+		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt, 0, 0 };
+		struct wse_link_run raw;
+		size_t rest;
+
+		for (uint32_t i = 0; i < cnt; i++)
+			wse_text_window(tx, wse_text_val_offset(tx, at + i, ctx), ctx,
+					(int32_t *)t->x + (size_t)i * ctx, y + (size_t)i * ctx);
+		wse_link_run_encode(&raw, &in);
+		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0, &tag) ||
+		    write_async(t, t->samples, t->x, cnt * ctx * 4) ||
+		    write_async(t, t->labels, y, cnt * t->rows * 4))
+			return -1;
+		if (submit_read(t, t->losses, cnt * 4, &tl) ||
+		    submit_read(t, t->preds, cnt * t->rows * 4, &tp) ||
+		    finish_read(t, tl, t->losses, t->loss, cnt * 4) ||
+		    finish_read(t, tp, t->preds, t->pred, cnt * t->rows * 4) ||
+		    finish(t->cl, tag, WSE_LINK_OP_RUN, &rest) || reap_writes(t, 0))
+			return -1;
+		for (uint32_t i = 0; i < cnt; i++)
+			total += t->loss[i];
+	}
+	printf("validation loss %.4f over %llu windows\n", total / (double)n, (unsigned long long)n);
+	return 0;
 }
 
 static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
@@ -567,6 +557,13 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			printf("trained: %s, %llu samples in %.3f s, %.0f samples/s\n",
 			       wsep_mode_name(p->mode), (unsigned long long)o->steps * t.b, wall,
 			       (double)o->steps * t.b / wall);
+		/* The timing model's view of the same RUNs, at the device's clock. */
+		if (!ret && t.cycles && cl->dev.clock_khz)
+			printf("modelled: %.0f samples/s (%llu cycles at %u kHz)\n",
+			       (double)o->steps * t.b * cl->dev.clock_khz * 1000.0 / (double)t.cycles,
+			       (unsigned long long)t.cycles, cl->dev.clock_khz);
+		if (!ret && d->text.ids)
+			ret = evaluate_text(&t);
 	}
 	trainer_free(&t);
 	return ret;
@@ -578,6 +575,16 @@ static int setup_data(const struct opts *o, const struct wsep_program *p, struct
 	char err[512];
 
 	engine_rng_seed(&d->rng, o->seed);
+	d->seed = o->seed;
+	if (o->n_text) {
+		if (p->input_type != WSEP_ELEM_I32 || wsep_classes(p) != WSE_TEXT_VOCAB)
+			return fail("--text needs a program over tokens (i32 input) with %u classes",
+				    WSE_TEXT_VOCAB);
+		if (wse_text_load(o->text, o->n_text, &d->text, err, sizeof(err)) ||
+		    wse_text_check(&d->text, p->input_dim, err, sizeof(err)))
+			return fail("%s", err);
+		return 0;
+	}
 	if (o->images) {
 		if (wse_dataset_load(o->images, o->labels, &d->ds, err, sizeof(err)))
 			return fail("%s", err);
@@ -611,6 +618,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 'S' }, { "timeout-ms", required_argument, NULL, 't' },
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
 		{ "run-steps", required_argument, NULL, 'R' },
+		{ "systems", required_argument, NULL, 'N' },
+		{ "text", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -626,6 +635,14 @@ static int parse(int argc, char **argv, struct opts *o)
 		if (c == '?') {
 			fail("unknown option or missing value '%s' (see --help)", argv[optind - 1]);
 			return -1;
+		}
+		if (c == 'T') {
+			if (o->n_text == WSE_TEXT_MAX_FILES) {
+				fail("at most %u --text files", WSE_TEXT_MAX_FILES);
+				return -1;
+			}
+			o->text[o->n_text++] = optarg;
+			continue;
 		}
 		if (c == 'c' || c == 'p' || c == 'i' || c == 'l' || c == 'e') {
 			if (c == 'c')
@@ -651,6 +668,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->seed = v;
 		else if (c == 'R')
 			o->run_steps = (uint32_t)v;
+		else if (c == 'N')
+			o->systems = (uint32_t)v;
 		else
 			o->timeout_ms = (int)v;
 	}
@@ -668,7 +687,7 @@ static int parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	struct wse_link_hello_info hello = {
-		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
+		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE,
 		.max_payload = 4 << 20,
 	};
 	struct wse_link_prog_info info;
@@ -705,6 +724,18 @@ int main(int argc, char **argv)
 		return fail("handshake: %s%s", err.text, text), 1;
 	if (!(cl.dev.caps & WSE_LINK_CAP_EXEC))
 		return fail("the device does not execute programs (no EXEC capability)"), 1;
+	if (cl.appliance.systems) {
+		printf("appliance: %u system%s, MemoryX holds up to %llu bytes\n", cl.appliance.systems,
+		       cl.appliance.systems == 1 ? "" : "s",
+		       (unsigned long long)cl.appliance.memoryx_capacity);
+		if (o.systems && set_systems(&cl, o.systems))
+			return 1;
+	} else if (p->mode == WSEP_MODE_WEIGHT_STREAMING) {
+		return fail("weight streaming runs on an appliance (wse-appliance --systems N --listen ADDR); %s is a single system",
+			    o.connect), 1;
+	} else if (o.systems > 1) {
+		return fail("--systems %u: %s is a single system", o.systems, o.connect), 1;
+	}
 	if (load(&cl, img, len, &info))
 		return 1;
 	printf("program %s: %s, %u layers, batch %u, %llu bytes of SRAM, %llu cycles per step estimated\n",
@@ -722,6 +753,7 @@ int main(int argc, char **argv)
 	wsep_program_free(p);
 	free(img);
 	wse_dataset_free(&d.ds);
+	wse_text_free(&d.text);
 	free(d.teacher);
 	return ret ? 1 : 0;
 }

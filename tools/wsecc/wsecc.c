@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@
 static const char usage_text[] =
 	"usage: wsecc MODEL [options]\n"
 	"Compile a model description into a placed .wsep program for a wse wafer.\n"
-	"MODEL is a model text file or an ONNX model (NAME.onnx, opset 13 or later;\n"
-	"for now ONNX models are checked with --validate-only only).\n"
+	"MODEL is a model text file or an ONNX model (NAME.onnx, opset 13 or later),\n"
+	"which becomes a graph program.\n"
 	"\n"
 	"  --wafer SPEC        wse1, wse2, wse3, or WxH[:SRAM][@CLOCK] (e.g. 64x64:48K);\n"
 	"                      default: the model's 'wafer' statement, else " WSE_WAFER_DEFAULT "\n"
@@ -38,6 +39,17 @@ static const char usage_text[] =
 	"  --weights           include initial weights (default for pipelined)\n"
 	"  --no-weights        leave them out (default for weight streaming: MemoryX\n"
 	"                      makes them from the seed)\n"
+	"ONNX models only (a text model says its own):\n"
+	"  --optimizer KIND    sgd, momentum, nesterov, adam (default), adamw\n"
+	"  --lr X              learning rate (default 1e-3)\n"
+	"  --momentum X        momentum (default 0.9)\n"
+	"  --weight-decay X    L2 decay, decoupled for adamw (default 0; adamw 0.01)\n"
+	"  --warmup N          linear warm-up steps, then cosine decay to --min-lr at --steps\n"
+	"  --steps N           the schedule's last step (with --warmup)\n"
+	"  --min-lr X          the cosine's floor (default 0)\n"
+	"  --seed N            dropout masks and the host's batch order (default 1)\n"
+	"  --input u8|f32      what a float input is fed with: bytes scaled by 1/255\n"
+	"                      on the device (default) or floats\n"
 	"  -q, --quiet         no summary line\n"
 	"  -h, --help          this help\n"
 	"  -V, --version       the version of wsecc\n"
@@ -95,25 +107,15 @@ static bool is_onnx(const char *path)
 	return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
 }
 
-/* An ONNX model: import, list each node and its kernel, check. */
-static int onnx_model(const char *path, const char *batch_arg, int validate, int quiet)
+/* An ONNX model with --validate-only: import, list each node and its kernel, check. */
+static int onnx_validate(const char *path, uint32_t batch, int quiet)
 {
-	struct wsecc_onnx_options opt = { .batch = 1 };
+	struct wsecc_onnx_options opt = { .batch = batch };
 	struct wsecc_graph *g;
 	struct wsecc_error err;
 	size_t counts[WSECC_NODE_REFUSED + 1];
 	int bad;
 
-	if (batch_arg) {
-		char *end;
-		unsigned long b;
-
-		errno = 0;
-		b = strtoul(batch_arg, &end, 10);
-		if (*end || errno || b < 1 || b > WSEP_MAX_BATCH || batch_arg[0] == '-')
-			return usage_error("--batch '%s': expected an integer 1..65536", batch_arg);
-		opt.batch = (int64_t)b;
-	}
 	if (wsecc_onnx_import(path, &opt, &g, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;
@@ -133,17 +135,70 @@ static int onnx_model(const char *path, const char *batch_arg, int validate, int
 		print_error(&err);
 		return EXIT_REFUSED;
 	}
-	if (!validate) {
-		fprintf(stderr,
-			"%s: error: ONNX models can only be validated so far (--validate-only): placing convolution and attention layers and writing them into a .wsep program come next\n",
-			path);
-		return EXIT_REFUSED;
-	}
 	return 0;
 }
 
-static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
-		     const char *path)
+/* The training an ONNX model lacks, from the command line. */
+struct train_args {
+	const char *optimizer, *lr, *momentum, *weight_decay, *warmup, *steps, *min_lr, *seed, *input;
+};
+
+static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_options *o)
+{
+	struct wsep_optimizer *opt = &o->opt;
+	const char *k = t->optimizer ? t->optimizer : "adam";
+	uint64_t v;
+
+	*opt = (struct wsep_optimizer){ .lr = 1e-3 };
+	if (!strcmp(k, "sgd")) {
+		opt->kind = WSEP_OPT_SGD;
+	} else if (!strcmp(k, "momentum") || !strcmp(k, "nesterov")) {
+		opt->kind = WSEP_OPT_MOMENTUM;
+		opt->momentum = 0.9;
+		opt->nesterov = !strcmp(k, "nesterov");
+	} else if (!strcmp(k, "adam") || !strcmp(k, "adamw")) {
+		/* torch.optim's defaults. */
+		opt->kind = !strcmp(k, "adam") ? WSEP_OPT_ADAM : WSEP_OPT_ADAMW;
+		opt->beta1 = 0.9;
+		opt->beta2 = 0.999;
+		opt->eps = 1e-8;
+		opt->weight_decay = opt->kind == WSEP_OPT_ADAMW ? 0.01 : 0;
+	} else {
+		return usage_error("--optimizer '%s': expected sgd, momentum, nesterov, adam or adamw", k);
+	}
+	if ((t->lr && wse_opt_double("wsecc", "--lr", t->lr, 0, 1e6, &opt->lr)) ||
+	    (t->weight_decay &&
+	     wse_opt_double("wsecc", "--weight-decay", t->weight_decay, 0, 1e6, &opt->weight_decay)) ||
+	    (t->min_lr && wse_opt_double("wsecc", "--min-lr", t->min_lr, 0, 1e6, &opt->min_lr)))
+		return EXIT_USAGE;
+	if (t->momentum) {
+		if (opt->kind != WSEP_OPT_MOMENTUM)
+			return usage_error("%s", "--momentum needs --optimizer momentum or nesterov");
+		if (wse_opt_double("wsecc", "--momentum", t->momentum, 0, 0.999999, &opt->momentum))
+			return EXIT_USAGE;
+	}
+	if (t->warmup || t->steps) {
+		if (!t->warmup || !t->steps)
+			return usage_error("%s", "--warmup and --steps go together (warm-up, then cosine decay to --steps)");
+		if (wse_opt_u64("wsecc", "--warmup", t->warmup, 0, UINT32_MAX, WSE_NUM_PLAIN, &v))
+			return EXIT_USAGE;
+		opt->warmup = v;
+		if (wse_opt_u64("wsecc", "--steps", t->steps, v + 1, UINT32_MAX, WSE_NUM_PLAIN, &v))
+			return EXIT_USAGE;
+		opt->total_steps = v;
+		opt->schedule = WSEP_LR_WARMUP_COSINE;
+	} else if (t->min_lr) {
+		return usage_error("%s", "--min-lr needs --warmup and --steps");
+	}
+	if (t->seed && wse_opt_u64("wsecc", "--seed", t->seed, 0, UINT64_MAX, WSE_NUM_PLAIN, &o->seed))
+		return EXIT_USAGE;
+	if (t->input && strcmp(t->input, "u8") && strcmp(t->input, "f32"))
+		return usage_error("--input '%s': expected u8 or f32", t->input);
+	o->float_input = t->input && !strcmp(t->input, "f32") ? WSEP_ELEM_F32 : WSEP_ELEM_U8;
+	return 0;
+}
+
+static int write_svg(const struct wsecc_plan *plan, const char *path)
 {
 	FILE *f = fopen(path, "w");
 	int ret;
@@ -152,7 +207,7 @@ static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
 		fprintf(stderr, "wsecc: cannot write the SVG to %s: %s\n", path, strerror(errno));
 		return EXIT_OUTPUT;
 	}
-	ret = wsecc_write_svg(f, m, plan);
+	ret = wsecc_write_svg(f, plan);
 	if (fclose(f) && !ret)
 		ret = -errno;
 	if (ret) {
@@ -162,10 +217,64 @@ static int write_svg(const struct wsecc_model *m, const struct wsecc_plan *plan,
 	return 0;
 }
 
+/* An ONNX model compiled: --report and its SVG, and the program. */
+static int onnx_program(const char *path, uint32_t batch, const struct train_args *t,
+			const char *wafer_spec, enum wsecc_mode mode, int report, const char *svg,
+			const char *output, int quiet)
+{
+	struct wsecc_graph_options o = { .batch = batch, .mode = mode, .seed = 1 };
+	struct wsecc_graph_program *gp;
+	struct wsecc_error err;
+	struct wse_wafer wafer;
+	char msg[256], path_svg[WSEP_NAME_MAX + 8], path_wsep[WSEP_NAME_MAX + 8];
+	int ret;
+
+	ret = optimizer_from_args(t, &o);
+	if (ret)
+		return ret;
+	if (wse_wafer_parse(wafer_spec ? wafer_spec : WSE_WAFER_DEFAULT, &wafer, msg, sizeof(msg)))
+		return usage_error("--wafer: %s", msg);
+	if (wsecc_graph_compile(path, &o, &wafer, &gp, &err)) {
+		print_error(&err);
+		return EXIT_REFUSED;
+	}
+	if (report) {
+		wsecc_graph_report(stdout, gp);
+		if (!svg) {
+			snprintf(path_svg, sizeof(path_svg), "%s.svg", gp->prog->model_name);
+			svg = path_svg;
+		}
+		ret = write_svg(&gp->plan, svg);
+		if (ret)
+			goto out;
+		printf("svg:         %s\n", svg);
+	}
+	if (output || !report) {
+		if (!output) {
+			snprintf(path_wsep, sizeof(path_wsep), "%s.wsep", gp->prog->model_name);
+			output = path_wsep;
+		}
+		ret = wsep_write_file(gp->prog, output, err.msg, sizeof(err.msg));
+		if (ret) {
+			fprintf(stderr, "wsecc: cannot write the program to %s: %s\n", output, err.msg);
+			ret = EXIT_OUTPUT;
+			goto out;
+		}
+		if (!quiet)
+			printf("%s: graph program, %s on %s, %u units, %.4g samples/s estimated -> %s\n",
+			       gp->prog->model_name, wsep_mode_name(gp->plan.mode), wafer.name,
+			       gp->prog->num_layers, gp->plan.summary.samples_per_s, output);
+	}
+out:
+	wsecc_graph_program_free(gp);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
-	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS };
+	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
+	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -177,6 +286,15 @@ int main(int argc, char **argv)
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "weights", no_argument, NULL, OPT_WEIGHTS },
 		{ "no-weights", no_argument, NULL, OPT_NO_WEIGHTS },
+		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
+		{ "lr", required_argument, NULL, OPT_LR },
+		{ "momentum", required_argument, NULL, OPT_MOMENTUM },
+		{ "weight-decay", required_argument, NULL, OPT_WD },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "steps", required_argument, NULL, OPT_STEPS },
+		{ "min-lr", required_argument, NULL, OPT_MIN_LR },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -190,6 +308,8 @@ int main(int argc, char **argv)
 	struct wsecc_error err;
 	struct wse_wafer wafer;
 	char msg[256], path[WSEP_NAME_MAX + 8];
+	struct train_args train = { 0 };
+	bool train_given = false;
 	int ret;
 
 	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
@@ -208,6 +328,15 @@ int main(int argc, char **argv)
 		case OPT_SVG: svg = optarg; break;
 		case OPT_WEIGHTS: weights = 1; break;
 		case OPT_NO_WEIGHTS: weights = 0; break;
+		case OPT_OPTIMIZER: train.optimizer = optarg; train_given = true; break;
+		case OPT_LR: train.lr = optarg; train_given = true; break;
+		case OPT_MOMENTUM: train.momentum = optarg; train_given = true; break;
+		case OPT_WD: train.weight_decay = optarg; train_given = true; break;
+		case OPT_WARMUP: train.warmup = optarg; train_given = true; break;
+		case OPT_STEPS: train.steps = optarg; train_given = true; break;
+		case OPT_MIN_LR: train.min_lr = optarg; train_given = true; break;
+		case OPT_SEED: train.seed = optarg; train_given = true; break;
+		case OPT_INPUT: train.input = optarg; train_given = true; break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case 'V': fputs(WSE_VERSION_LINE("wsecc"), stdout); return 0;
@@ -222,8 +351,23 @@ int main(int argc, char **argv)
 	if (validate && (compile || report || output))
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
 
-	if (is_onnx(argv[optind]))
-		return onnx_model(argv[optind], batch_arg, validate, quiet);
+	if (is_onnx(argv[optind])) {
+		uint64_t b = 1;
+
+		if (batch_arg && wse_opt_u64("wsecc", "--batch", batch_arg, 1, WSEP_MAX_BATCH,
+					     WSE_NUM_PLAIN, &b)) {
+			fprintf(stderr, "Try 'wsecc --help'.\n");
+			return EXIT_USAGE;
+		}
+		if (validate)
+			return onnx_validate(argv[optind], (uint32_t)b, quiet);
+		if (weights == 0)
+			return usage_error("%s", "--no-weights: a graph program carries the weights of its export");
+		return onnx_program(argv[optind], (uint32_t)b, &train, wafer_spec, mode, report, svg,
+				    compile || output || !report ? output : NULL, quiet);
+	}
+	if (train_given)
+		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input and the like are for ONNX models: a model text file says its own");
 	if (wsecc_parse_file(argv[optind], &model, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;
@@ -258,7 +402,7 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;
 		}
-		ret = write_svg(&model, &plan, svg);
+		ret = write_svg(&plan, svg);
 		if (ret)
 			return ret;
 		printf("svg:         %s\n", svg);

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* wsectl list and info: what the kernel knows of each device. */
+/*
+ * wsectl list and info: what the kernel knows of each device, and for an
+ * appliance what its coordinator says of its parts (appliance.c).
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "wse/numformat.h"
+#include "wse/wse.h"
+#include "wse_genl.h"
 #include "wsectl.h"
 
 void wsectl_show_device(const struct wse_dev_status *d)
@@ -85,9 +90,11 @@ int wsectl_list(const struct wsectl_opts *o, int argc, char **argv)
 
 int wsectl_info(const struct wsectl_opts *o, int argc, char **argv)
 {
+	struct wse_appliance a;
 	struct wse_dev_status d;
 	struct wse_ctl *ctl;
 	uint32_t index;
+	bool appliance;
 	int ret;
 
 	(void)argc;
@@ -101,9 +108,19 @@ int wsectl_info(const struct wsectl_opts *o, int argc, char **argv)
 	wse_ctl_close(ctl);
 	if (ret)
 		return ret;
-	if (o->json)
-		wsectl_json_print(wsectl_json_device(&d));
-	else
+	/* An appliance says what it holds; a dead link says nothing more. */
+	appliance = d.link_state == WSE_LINK_STATE_UP && d.accel_minor >= 0 &&
+		    !wsectl_appliance(index, &a);
+	if (o->json) {
+		struct json_object *obj = wsectl_json_device(&d);
+
+		if (appliance)
+			json_object_object_add(obj, "appliance", wsectl_json_appliance(&a));
+		wsectl_json_print(obj);
+	} else {
 		wsectl_show_device(&d);
+		if (appliance)
+			wsectl_show_appliance(&a);
+	}
 	return WSECTL_OK;
 }

@@ -54,4 +54,13 @@ void wsectl_json_print(struct json_object *obj);
 /* devices.c: one device in full, as text (info, attach). */
 void wsectl_show_device(const struct wse_dev_status *d);
 
+/*
+ * appliance.c: an appliance's parts, asked of device @index itself: 0,
+ * -EINVAL when it is a single system, or why it could not be asked.
+ */
+struct wse_appliance;
+int wsectl_appliance(uint32_t index, struct wse_appliance *a);
+void wsectl_show_appliance(const struct wse_appliance *a);
+struct json_object *wsectl_json_appliance(const struct wse_appliance *a);
+
 #endif /* WSECTL_H */

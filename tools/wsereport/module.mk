@@ -9,3 +9,9 @@ host_tests += wsereport_test
 wsereport_test_srcs := tests/host/wsereport_test.c
 wsereport_test_ldlibs := -lpng16 -lm
 $(B)/host-tests/wsereport_test $(B)/host-tests-san/wsereport_test: | $(B)/bin/wsereport $(B)/bin/wsecc
+
+# After the guest tests: the run directories wsetrain made there, on the host.
+post_tests += rundir_test
+rundir_test_srcs := tests/host/rundir_test.c
+rundir_test_ldlibs := -ljson-c -lpng16
+$(B)/post-tests/rundir_test: | $(B)/bin/wsereport

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The order samples are taken in: a fresh shuffle every epoch, derived
- * from the shuffle seed and the epoch number alone. A resumed run
+ * from the shuffle seed and the epoch number alone (wse_dataset_order(),
+ * which an appliance's input workers use too). A resumed run
  * therefore needs only (seed, epoch, position) to take the very samples
  * the interrupted run would have taken next.
  */
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "train.h"
-#include "wse/splitmix64.h"
 
 int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
 {
@@ -23,20 +23,25 @@ int train_order_init(struct train_order *o, uint32_t n, uint64_t seed)
 
 void train_order_epoch(struct train_order *o, uint32_t epoch)
 {
-	uint64_t state = o->seed ^ (0xd1b54a32d192ed03ULL * (epoch + 1ULL));
-
 	if (o->epoch == epoch)
 		return;
-	for (uint32_t i = 0; i < o->n; i++)
-		o->perm[i] = i;
-	/* Fisher-Yates; the modulo bias of a 64-bit draw is negligible here. */
-	for (uint32_t i = o->n; i > 1; i--) {
-		uint32_t j = (uint32_t)(wse_splitmix64(&state) % i), t = o->perm[i - 1];
-
-		o->perm[i - 1] = o->perm[j];
-		o->perm[j] = t;
+	if (o->text) {
+		for (uint32_t i = 0; i < o->n; i++)
+			o->perm[i] = (uint32_t)wse_text_train_offset(o->text, o->seed,
+								      (uint64_t)epoch * o->n + i,
+								      o->context);
+		o->epoch = epoch;
+		return;
 	}
+	wse_dataset_order(o->perm, o->n, o->seed, epoch);
 	o->epoch = epoch;
+}
+
+void train_order_text(struct train_order *o, const struct wse_text *t, uint32_t context)
+{
+	o->text = t;
+	o->context = context;
+	o->epoch = UINT32_MAX;
 }
 
 void train_order_free(struct train_order *o)
@@ -52,6 +57,6 @@ void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t f
 		uint32_t s = perm ? perm[first + i] : first + i;
 
 		memcpy(x + (size_t)i * ds->item, wse_dataset_image(ds, s), ds->item);
-		y[i] = ds->labels[s];
+		y[i] = ds->labels ? ds->labels[s] : 0;	/* images alone: nothing to learn */
 	}
 }

@@ -10,8 +10,10 @@
  *     u64 optimizer steps done, u32 epoch, u32 position in the epoch,
  *     u64 shuffle seed, u64 floats (W and b of every layer in the .wsep
  *     layout), u32 optimizer state arrays, u32 reserved (0),
- *     u32 CRC32C of the payload, 48 reserved bytes (0),
- *     u32 CRC32C of the header before this field
+ *     u32 CRC32C of the payload, u32 batch it was trained with, u64
+ *     fingerprint of the input and layers alone, f64 learning rate it
+ *     was trained with (the last three 0 in files from before them),
+ *     28 reserved bytes (0), u32 CRC32C of the header before this field
  *   payload: the weights, then each optimizer state array (f32)
  *
  * The weights layout is the one PARAMS_READ and MemoryX both use, so a
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "train.h"
@@ -51,30 +54,53 @@ struct ckpt_header {
 	uint64_t floats;
 	uint32_t state_arrays, reserved0;
 	uint32_t payload_crc;
-	uint8_t reserved[48];
+	uint32_t batch;
+	uint64_t shape_fingerprint;
+	double lr;
+	uint8_t reserved[28];
 	uint32_t header_crc;
 };
 
 _Static_assert(sizeof(struct ckpt_header) == CKPT_HEADER, "checkpoint header is 160 bytes");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the layout is written as it lies");
 
-uint64_t train_fingerprint(const struct wsep_program *p)
+/* The layers' shapes and activations into a running pair of CRCs. */
+static void hash_layers(const struct wsep_program *p, uint32_t *lo, uint32_t *hi)
 {
-	struct {
-		uint32_t input_dim, batch, layers, opt;
-		double lr, momentum, beta1, beta2, eps, decay;
-	} head = { p->input_dim, p->batch, p->num_layers, p->opt.kind, p->opt.lr,
-		   p->opt.momentum, p->opt.beta1, p->opt.beta2, p->opt.eps,
-		   p->opt.weight_decay };
-	uint32_t lo = wse_crc32c(0, &head, sizeof(head)), hi = ~lo;
-
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		uint32_t l[4] = { p->layers[k].in, p->layers[k].out, p->layers[k].act,
 				  p->layers[k].kind };
 
-		lo = wse_crc32c(lo, l, sizeof(l));
-		hi = wse_crc32c(hi, l, sizeof(l));
+		*lo = wse_crc32c(*lo, l, sizeof(l));
+		*hi = wse_crc32c(*hi, l, sizeof(l));
 	}
+}
+
+uint64_t train_fingerprint_as(const struct wsep_program *p, double lr, uint32_t batch)
+{
+	struct {
+		uint32_t input_dim, batch, layers, opt;
+		double lr, momentum, beta1, beta2, eps, decay;
+	} head = { p->input_dim, batch, p->num_layers, p->opt.kind, lr,
+		   p->opt.momentum, p->opt.beta1, p->opt.beta2, p->opt.eps,
+		   p->opt.weight_decay };
+	uint32_t lo = wse_crc32c(0, &head, sizeof(head)), hi = ~lo;
+
+	hash_layers(p, &lo, &hi);
+	return (uint64_t)hi << 32 | lo;
+}
+
+uint64_t train_fingerprint(const struct wsep_program *p)
+{
+	return train_fingerprint_as(p, p->opt.lr, p->batch);
+}
+
+uint64_t train_shape_fingerprint(const struct wsep_program *p)
+{
+	uint32_t head[2] = { p->input_dim, p->num_layers };
+	uint32_t lo = wse_crc32c(0, head, sizeof(head)), hi = ~lo;
+
+	hash_layers(p, &lo, &hi);
 	return (uint64_t)hi << 32 | lo;
 }
 
@@ -110,13 +136,74 @@ static int fsync_dir(const char *path)
 	return ret;
 }
 
-int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
+/*
+ * The file is made at its full size and, where the filesystem can, mapped:
+ * the payload is then put straight into its pages (a snapshot read from the
+ * device lands there), and no write() copies it again, which under QEMU's
+ * TCG is the slow part (copy_from_user() moves bytes with emulated string
+ * instructions). A filesystem that cannot map the file for writing (9p
+ * without a cache) gets a buffer and a write(), which 9p passes to the
+ * host without a copy.
+ */
+_Static_assert(TRAIN_CKPT_PAYLOAD == CKPT_HEADER, "the payload follows the header");
+
+int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_arrays,
+			      bool by_device, struct train_ckpt_out *out)
+{
+	size_t wbytes = floats * sizeof(float), sbytes = (size_t)state_arrays * wbytes;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	out->len = CKPT_HEADER + wbytes + sbytes;
+	if (snprintf(out->path, sizeof(out->path), "%s", path) >= (int)sizeof(out->path) ||
+	    snprintf(out->tmp, sizeof(out->tmp), "%s.tmp.%d", path, (int)getpid()) >=
+	    (int)sizeof(out->tmp))
+		return train_fail("checkpoint path too long: %s", path);
+	out->fd = open(out->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out->fd < 0)
+		return train_fail("checkpoint %s: cannot create %s: %s", path, out->tmp,
+				  strerror(errno));
+	if (by_device)
+		return 0;	/* the device writes the payload into it */
+	if (!ftruncate(out->fd, (off_t)out->len)) {
+		out->map = mmap(NULL, out->len, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
+		if (out->map == MAP_FAILED)
+			out->map = NULL;
+	}
+	if (out->map) {
+		out->weights = (float *)((uint8_t *)out->map + CKPT_HEADER);
+	} else {
+		out->weights = malloc(wbytes + sbytes);
+		if (!out->weights) {
+			train_checkpoint_abandon_out(out);
+			return train_fail("out of memory for a checkpoint");
+		}
+	}
+	out->state = out->weights + floats;
+	return 0;
+}
+
+void train_checkpoint_abandon_out(struct train_ckpt_out *out)
+{
+	if (out->map)
+		munmap(out->map, out->len);
+	else
+		free(out->weights);
+	if (out->fd >= 0) {
+		close(out->fd);
+		unlink(out->tmp);
+	}
+	out->map = NULL;
+	out->weights = NULL;
+	out->fd = -1;
+}
+
+int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_checkpoint *c)
 {
 	size_t wbytes = c->floats * sizeof(float);
 	size_t sbytes = (size_t)c->state_arrays * wbytes;
 	struct ckpt_header h = { 0 };
-	char tmp[PATH_MAX];
-	int fd, ret;
+	int ret;
 
 	memcpy(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC));
 	h.version = CKPT_VERSION;
@@ -131,34 +218,59 @@ int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
 	h.shuffle_seed = c->shuffle_seed;
 	h.floats = c->floats;
 	h.state_arrays = c->state_arrays;
-	h.payload_crc = wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes);
+	h.shape_fingerprint = c->shape_fingerprint;
+	h.lr = c->lr;
+	h.batch = c->batch;
+	/* The device's CRC, when it computed one: the link checked every byte since. */
+	if (!c->crc_known && !out->weights)
+		return train_fail("checkpoint %s: the device wrote it but gave no CRC", out->path);
+	h.payload_crc = c->crc_known ? c->payload_crc :
+		wse_crc32c(0, out->weights, wbytes + sbytes);
 	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return train_fail("checkpoint path too long: %s", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return train_fail("checkpoint %s: cannot create %s: %s", path, tmp, strerror(errno));
-	ret = write_all(fd, &h, sizeof(h));
-	if (!ret)
-		ret = write_all(fd, c->weights, wbytes);
-	if (!ret && sbytes)
-		ret = write_all(fd, c->state, sbytes);
-	if (!ret && fsync(fd))
+	if (out->map) {
+		memcpy(out->map, &h, sizeof(h));
+		ret = msync(out->map, out->len, MS_SYNC) ? -errno : 0;
+	} else {
+		ret = write_all(out->fd, &h, sizeof(h));
+		if (!ret && out->weights)
+			ret = write_all(out->fd, out->weights, wbytes + sbytes);
+	}
+	if (!ret && fsync(out->fd))
 		ret = -errno;
-	if (close(fd) && !ret)
+	if (out->map)
+		munmap(out->map, out->len);
+	else
+		free(out->weights);
+	out->map = NULL;
+	out->weights = NULL;
+	if (close(out->fd) && !ret)
 		ret = -errno;
-	if (!ret && rename(tmp, path))
+	out->fd = -1;
+	if (!ret && rename(out->tmp, out->path))
 		ret = -errno;
 	if (ret) {
-		unlink(tmp);
+		unlink(out->tmp);
 		return train_fail("checkpoint %s not written: %s (the previous one, if any, is intact)",
-				  path, strerror(-ret));
+				  out->path, strerror(-ret));
 	}
-	ret = fsync_dir(path);
+	ret = fsync_dir(out->path);
 	if (ret)
-		return train_fail("checkpoint %s: syncing its directory: %s", path, strerror(-ret));
+		return train_fail("checkpoint %s: syncing its directory: %s", out->path,
+				  strerror(-ret));
 	return 0;
+}
+
+int train_checkpoint_save(const char *path, const struct train_checkpoint *c)
+{
+	size_t wbytes = c->floats * sizeof(float);
+	struct train_ckpt_out out;
+
+	if (train_checkpoint_open_out(path, c->floats, c->state_arrays, false, &out))
+		return -1;
+	memcpy(out.weights, c->weights, wbytes);
+	memcpy(out.state, c->state, (size_t)c->state_arrays * wbytes);
+	return train_checkpoint_finish_out(&out, c);
 }
 
 static int bad(char *err, size_t len, const char *path, const char *what)
@@ -239,6 +351,9 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 	c->shuffle_seed = h.shuffle_seed;
 	c->floats = h.floats;
 	c->state_arrays = h.state_arrays;
+	c->shape_fingerprint = h.shape_fingerprint;
+	c->lr = isfinite(h.lr) && h.lr > 0 ? h.lr : 0;
+	c->batch = h.batch;
 	ret = 0;
 out:
 	fclose(f);
@@ -273,6 +388,8 @@ int train_checkpoint_inspect(const char *path)
 	printf("  steps done    %llu (the next starts at sample %u of epoch %u)\n",
 	       (unsigned long long)c.step, c.position, c.epoch + 1);
 	printf("  shuffle seed  %llu\n", (unsigned long long)c.shuffle_seed);
+	if (c.batch)
+		printf("  trained with  batch %u, lr %g\n", c.batch, c.lr);
 	printf("  weights       %llu floats, sum |w| %.6f, crc32c %08x\n",
 	       (unsigned long long)c.floats, sum,
 	       wse_crc32c(0, c.weights, c.floats * sizeof(float)));

@@ -24,6 +24,10 @@ _wsetrain()
 		mapfile -t COMPREPLY < <(compgen -W "$modes" -- "$cur")
 		return
 		;;
+	--input)
+		mapfile -t COMPREPLY < <(compgen -W "stream appliance" -- "$cur")
+		return
+		;;
 	--mode)
 		# Where --execution-mode exists, --mode is what to do (ModelZoo's).
 		if [[ $help == *--execution-mode* ]]; then

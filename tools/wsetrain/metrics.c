@@ -2,9 +2,13 @@
 /*
  * Metrics out of a run: a CSV (one row per progress report and one per
  * evaluation) and a TensorBoard event file with the scalars train/loss,
- * train/accuracy, train/samples_per_s, test/loss and test/accuracy. Both
- * are flushed at each evaluation, so a crash loses at most an epoch's
- * rows.
+ * train/accuracy, train/samples_per_s (Rate), train/global_samples_per_s
+ * (GlobalRate), test/loss and test/accuracy. Both are flushed at each
+ * evaluation, so a crash loses at most an epoch's rows.
+ *
+ * The two hold the same numbers: every value is rounded once to the
+ * float TensorBoard stores, and the CSV prints that float in full
+ * (%.9g reads back to the same float).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +45,7 @@ int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 			return ret;
 		}
 		if (!o->resume || ftell(m->csv) == 0)
-			fprintf(m->csv, "kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n");
+			fprintf(m->csv, "kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s\n");
 	}
 	if (o->tensorboard) {
 		ret = wse_tfevents_open(o->tensorboard, &m->tb, err, sizeof(err));
@@ -57,38 +61,48 @@ int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 	return 0;
 }
 
-static void scalar(struct train_metrics *m, const char *tag, uint64_t step, double v)
+/* @v as TensorBoard keeps it; the CSV prints this very value. */
+static float scalar(struct train_metrics *m, const char *tag, uint64_t step, double v)
 {
+	float f = (float)v;
 	int ret;
 
 	if (!m->tb)
-		return;
-	ret = wse_tfevents_scalar(m->tb, tag, (int64_t)step, wse_tfevents_now(), (float)v);
+		return f;
+	ret = wse_tfevents_scalar(m->tb, tag, (int64_t)step, wse_tfevents_now(), f);
 	if (ret && !m->error)
 		m->error = ret;
+	return f;
 }
 
 void train_metrics_train(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
-			 double accuracy, double samples_per_s)
+			 double accuracy, double rate, double global_rate, double eta_s)
 {
-	if (m->csv)
-		fprintf(m->csv, "train,%llu,%u,%.6f,%.6f,%.1f,%.3f\n", (unsigned long long)step,
-			epoch + 1, loss, accuracy, samples_per_s, train_now() - m->t0);
-	scalar(m, "train/loss", step, loss);
-	scalar(m, "train/accuracy", step, accuracy);
-	scalar(m, "train/samples_per_s", step, samples_per_s);
+	float l = scalar(m, "train/loss", step, loss);
+	float a = scalar(m, "train/accuracy", step, accuracy);
+	float r = scalar(m, "train/samples_per_s", step, rate);
+	float g = scalar(m, "train/global_samples_per_s", step, global_rate);
+
+	if (!m->csv)
+		return;
+	fprintf(m->csv, "train,%llu,%u,%.9g,%.9g,%.9g,%.9g,", (unsigned long long)step,
+		epoch + 1, l, a, r, g);
+	if (eta_s >= 0)
+		fprintf(m->csv, "%.3f", eta_s);
+	fprintf(m->csv, ",%.3f\n", train_now() - m->t0);
 }
 
 void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
 			double accuracy)
 {
+	float l = scalar(m, "test/loss", step, loss);
+	float a = scalar(m, "test/accuracy", step, accuracy);
+
 	if (m->csv) {
-		fprintf(m->csv, "test,%llu,%u,%.6f,%.6f,,%.3f\n", (unsigned long long)step,
-			epoch + 1, loss, accuracy, train_now() - m->t0);
+		fprintf(m->csv, "test,%llu,%u,%.9g,%.9g,,,,%.3f\n", (unsigned long long)step,
+			epoch + 1, l, a, train_now() - m->t0);
 		fflush(m->csv);
 	}
-	scalar(m, "test/loss", step, loss);
-	scalar(m, "test/accuracy", step, accuracy);
 	if (m->tb) {
 		int ret = wse_tfevents_flush(m->tb);
 

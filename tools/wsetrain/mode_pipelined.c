@@ -1,90 +1,103 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Layer-pipelined: the program runs on one system and its weights and
- * optimizer state stay on the wafer. A step is the samples in and the
- * results out; nothing more. Checkpoints read the parameters back with
- * PARAMS_READ and resume writes them with PARAMS_WRITE.
+ * optimizer state stay on the wafer. Checkpoints read the parameters back
+ * with PARAMS_READ, or from a snapshot the system keeps at the
+ * checkpoint's step while training goes on (saver.c), and resume writes
+ * them with PARAMS_WRITE; weight streaming on an appliance does the same
+ * but for the snapshots, MemoryX answering (mode_streaming.c).
  */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "mode.h"
+#include "wse/engine_wsep.h"
 
-struct pipelined {
-	struct train_system *sys;	/* the one system */
+struct device_params {
+	const struct train_job *j;
+	struct train_system *sys;	/* the one device */
 };
 
-static int pipelined_open(struct train_job *j, void **state)
+int train_mode_device_open(struct train_job *j, void **state)
 {
-	/* One system: train_job_open() refuses more. */
-	struct pipelined *pl = calloc(1, sizeof(*pl));
+	struct device_params *d = calloc(1, sizeof(*d));
 
-	if (!pl)
+	if (!d)
 		return train_fail("out of memory");
-	pl->sys = &j->sys[0];
-	*state = pl;
+	d->j = j;
+	d->sys = &j->sys[0];
+	*state = d;
 	return 0;
 }
 
-static void pipelined_close(void *state)
+void train_mode_device_close(void *state)
 {
 	free(state);
 }
 
-static int pipelined_each(void *state, int (*fn)(unsigned int m, void *arg), void *arg)
+int train_mode_device_capture(void *state, struct wse_params *p)
+{
+	struct device_params *d = state;
+	int ret = wse_params_read(d->sys->out, TRAIN_SLOT, p);
+
+	if (ret)
+		return train_fail("%s: reading the weights and optimizer state: %s", d->sys->name,
+				  wse_strerror(ret));
+	return 0;
+}
+
+int train_mode_device_restore(void *state, const struct wse_params *p)
+{
+	struct device_params *d = state;
+	int ret = wse_params_write(d->sys->in, TRAIN_SLOT, p);
+
+	if (ret)
+		return train_fail("%s: writing the weights and optimizer state: %s", d->sys->name,
+				  wse_strerror(ret));
+	return 0;
+}
+
+/* Snapshots: the errno alone, for the checkpoint writer to say what it does about it. */
+static int pipelined_snapshot_at(void *state, struct wse_ring *ring, uint64_t step)
 {
 	(void)state;
-	return fn(0, arg);
+	return wse_params_snapshot_at(ring, TRAIN_SLOT, step);
 }
 
-static unsigned int pipelined_buffers(void *state, unsigned int m, bool out, struct iovec *iov)
+static int pipelined_read_snapshot(void *state, struct wse_ring *ring, struct wse_params *p,
+				   uint32_t *crc)
 {
-	(void)state, (void)m, (void)out, (void)iov;
-	return 0;
+	(void)state;
+	return wse_params_read_snapshot(ring, TRAIN_SLOT, p, crc);
 }
 
-static unsigned int pipelined_step_io(void *state, unsigned int m, uint32_t kind,
-				      struct wse_stream_io *io)
+static int pipelined_store_snapshot(void *state, struct wse_ring *ring, uint64_t step,
+				    uint64_t offset, const char *name, uint32_t *crc)
 {
-	(void)state, (void)m, (void)kind, (void)io;
-	return 0;
-}
+	struct device_params *d = state;
+	const struct wsep_program *p = d->j->p;
+	uint64_t floats = wsep_total_params(p->layers, p->num_layers), at;
+	struct engine_optim opt;
+	int ret;
 
-static int pipelined_after_step(void *state, const double *shares)
-{
-	(void)state, (void)shares;
-	return 0;
-}
-
-static int pipelined_capture(void *state, struct wse_params *p)
-{
-	struct pipelined *pl = state;
-	int ret = wse_params_read(pl->sys->out, TRAIN_SLOT, p);
-
-	if (ret)
-		return train_fail("%s: reading the weights and optimizer state: %s", pl->sys->name,
-				  wse_strerror(ret));
-	return 0;
-}
-
-static int pipelined_restore(void *state, const struct wse_params *p)
-{
-	struct pipelined *pl = state;
-	int ret = wse_params_write(pl->sys->in, TRAIN_SLOT, p);
-
-	if (ret)
-		return train_fail("%s: writing the weights and optimizer state: %s", pl->sys->name,
-				  wse_strerror(ret));
-	return 0;
+	ret = engine_optim_from_wsep(&p->opt, &opt);
+	if (!ret)
+		ret = wse_params_snapshot_store(ring, TRAIN_SLOT, step, offset, name);
+	if (!ret)
+		ret = wse_params_snapshot_sum(ring, TRAIN_SLOT, floats,
+					      engine_optim_state_arrays(opt.kind), &at, crc);
+	if (!ret && at != step)
+		ret = -EPROTO;
+	return ret;
 }
 
 const struct train_mode train_mode_pipelined = {
 	.update_name = "bookkeeping",
-	.open = pipelined_open,
-	.close = pipelined_close,
-	.each = pipelined_each,
-	.buffers = pipelined_buffers,
-	.step_io = pipelined_step_io,
-	.after_step = pipelined_after_step,
-	.capture = pipelined_capture,
-	.restore = pipelined_restore,
+	.open = train_mode_device_open,
+	.close = train_mode_device_close,
+	.capture = train_mode_device_capture,
+	.restore = train_mode_device_restore,
+	.snapshot_at = pipelined_snapshot_at,
+	.read_snapshot = pipelined_read_snapshot,
+	.store_snapshot = pipelined_store_snapshot,
 };

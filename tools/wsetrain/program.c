@@ -6,6 +6,7 @@
  * wsecc's, and its messages reach the user unchanged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +39,28 @@ static const char *compiler(const struct train_opts *o, char *buf, size_t len)
 	return "wsecc";
 }
 
-/* Runs the compiler with @args (NULL-terminated after argv[0]); returns its exit status. */
-static int run_compiler(const char *cc, const char *const *args)
+/*
+ * Runs the compiler with @args (NULL-terminated after argv[0]), its
+ * stdout to @out if not NULL; returns its exit status.
+ */
+static int run_compiler(const char *cc, const char *const *args, const char *out)
 {
 	pid_t pid;
-	int st;
+	int st, fd;
 
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
 		return train_fail("cannot start the compiler: %s", strerror(errno)), 127;
 	if (!pid) {
+		train_interrupt_child();
+		if (out) {
+			fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+				fprintf(stderr, "wsetrain: %s: %s\n", out, strerror(errno));
+				_exit(127);
+			}
+		}
 		execvp(cc, (char *const *)args);
 		fprintf(stderr, "wsetrain: cannot run the compiler '%s': %s (give --wsecc PATH)\n",
 			cc, strerror(errno));
@@ -69,16 +81,32 @@ int train_pass_through(const struct train_opts *o)
 	args[n++] = compiler(o, buf, sizeof(buf));
 	args[n++] = o->model;
 	args[n++] = o->pass_through;
-	if (strcmp(o->mode, "auto")) {
+	if (strcmp(o->exec_mode, "auto")) {
 		args[n++] = "--mode";
-		args[n++] = o->mode;
+		args[n++] = o->exec_mode;
 	}
 	if (o->output) {
 		args[n++] = "-o";
 		args[n++] = o->output;
 	}
 	args[n] = NULL;
-	return run_compiler(args[0], args);
+	return run_compiler(args[0], args, NULL);
+}
+
+/* --lr: the program's optimizer with another learning rate, and its image rewritten. */
+static int set_lr(const struct train_opts *o, void **image, size_t *len, struct wsep_program *p)
+{
+	char err[512];
+	void *img;
+	size_t n;
+
+	p->opt.lr = o->lr;
+	if (wsep_write(p, &img, &n, err, sizeof(err)))
+		return train_fail("%s with --lr %g: %s", o->model, o->lr, err);
+	free(*image);
+	*image = img;
+	*len = n;
+	return 0;
 }
 
 static bool is_program(const char *path)
@@ -115,15 +143,30 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 		  void **image, size_t *len, struct wsep_program **prog)
 {
 	char buf[PATH_MAX], wafer[96], path[] = "/tmp/wsetrain-XXXXXX";
+	char svg[PATH_MAX], report[PATH_MAX];
 	const char *file = o->model;
 	char err[512];
 	int fd, st;
 
 	*image = NULL;
 	*prog = NULL;
+	if (strlen(o->model) > 5 && !strcmp(o->model + strlen(o->model) - 5, ".onnx"))
+		return train_fail("%s: an ONNX model has no batch or optimizer of its own: compile it first (wsecc %s --batch N [--optimizer adam --lr X --warmup N --steps N] -o MODEL.wsep) and train the .wsep",
+				  o->model, o->model);
 	if (!is_program(o->model)) {
-		const char *args[] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
-				       "--mode", o->mode, "--compile-only", "-q", "-o", path, NULL };
+		const char *args[16] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
+					 "--mode", o->exec_mode, "--compile-only", "-q", "-o", path };
+		const char *out = NULL;
+
+		/* A run directory keeps the placement report and the wafer map. */
+		if (o->model_dir) {
+			snprintf(svg, sizeof(svg), "%s/wafer.svg", o->model_dir);
+			snprintf(report, sizeof(report), "%s/compile-report.txt", o->model_dir);
+			args[10] = "--report";
+			args[11] = "--svg";
+			args[12] = svg;
+			out = report;
+		}
 
 		/* The device's own geometry, so placement and capacity are its. */
 		snprintf(wafer, sizeof(wafer), "%ux%u:%llu@%llu", dev->wafer_width,
@@ -134,7 +177,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 			return train_fail("cannot make a temporary file for the program: %s",
 					  strerror(errno));
 		close(fd);
-		st = run_compiler(args[0], args);
+		st = run_compiler(args[0], args, out);
 		if (st) {
 			char sram[WSE_NUMFORMAT_MAX], clock[WSE_NUMFORMAT_MAX];
 
@@ -157,7 +200,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 		*image = NULL;
 		return train_fail("%s: %s", o->model, err);
 	}
-	return 0;
+	return o->lr_set ? set_lr(o, image, len, *prog) : 0;
 }
 
 int train_find_streams(const struct wsep_program *p, struct train_streams *s)
@@ -172,6 +215,7 @@ int train_find_streams(const struct wsep_program *p, struct train_streams *s)
 	s->labels = (int)p->streams[ts.labels].id;
 	s->losses = (int)p->streams[ts.losses].id;
 	s->predictions = (int)p->streams[ts.predictions].id;
+	s->logits = ts.logits < 0 ? -1 : (int)p->streams[ts.logits].id;
 	for (uint32_t k = 0; k < WSEP_MAX_LAYERS; k++) {
 		s->weights[k] = ts.weights[k] < 0 ? -1 : (int)p->streams[ts.weights[k]].id;
 		s->grads[k] = ts.grads[k] < 0 ? -1 : (int)p->streams[ts.grads[k]].id;

@@ -1,27 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What the user sees of a run: the opening line, a progress line per
- * report window (loss, accuracy, samples/s and ETA), the test results
- * after each evaluation, and the summary; the same figures go to the
- * metrics files (metrics.c).
+ * What the user sees of a run: the opening line, the progress, the test
+ * results after each evaluation and the summary; the same figures go to
+ * the metrics files (metrics.c).
+ *
+ * Progress is a bar redrawn in place when stdout is a terminal that can
+ * (TERM set, and not "dumb"), or with --progress bar; plain lines otherwise: one per --report steps, with
+ * Rate= (the windowed rate, smoothed as ModelZoo does) and GlobalRate=
+ * (samples over the time since the clock started). A terminal still gets
+ * a line at the end of every epoch. The ETA comes from eta.c.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mode.h"
+
+#define RATE_SMOOTHING	0.4	/* the previous Rate's weight (ModelZoo's default) */
+#define BAR_TEXT	70	/* room the bar's words and figures take, at most */
 
 struct train_report {
 	const struct train_job *j;
 	struct train_metrics *metrics;
+	bool bar;			/* a bar, redrawn in place */
+	bool bar_shown;			/* the bar is on the screen's last line */
 	double t_start;
+	uint64_t samples;		/* trained since the clock started */
+	double eval_s;			/* of that time, in evaluations */
+	struct train_eta eta;
+	double eta_t;			/* the clock when the ETA's tally was last brought up to date */
 	/* The current report window. */
 	double win_loss, win_t0;
-	uint64_t win_right, win_samples;
+	double win_right;		/* samples right (a sample of tokens: its share of them) */
+	uint64_t win_samples;
+	double rate;			/* smoothed over the windows so far */
+	bool have_rate;
 	/* The last evaluation. */
 	bool have_test;
 	double test_acc, test_loss;
+	/* What the ETA still has to account for. */
+	uint64_t steps_total;
+	uint32_t steps_per_epoch, evals_left;
+	uint64_t eval_samples;
+	char eta_text[32];
+	double eta_s;
 };
 
 double train_now(void)
@@ -32,32 +59,77 @@ double train_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The report of the run under way, for notes from elsewhere (one run a process). */
+static struct train_report *current;
+
+static void clear_bar(struct train_report *r)
+{
+	if (r && r->bar_shown) {
+		fputs("\r\033[K", stdout);
+		r->bar_shown = false;
+	}
+}
+
+void train_report_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	clear_bar(current);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void stamp(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
 int train_report_open(const struct train_job *j, struct train_report **out)
 {
+	const struct train_opts *o = j->o;
 	struct train_report *r = calloc(1, sizeof(*r));
 
 	*out = NULL;
 	if (!r)
 		return train_fail("out of memory");
 	r->j = j;
-	if (train_metrics_open(j->o, &r->metrics)) {
+	r->bar = !o->quiet && (o->progress == TRAIN_PROGRESS_BAR ||
+			       (o->progress == TRAIN_PROGRESS_AUTO && isatty(STDOUT_FILENO) &&
+				getenv("TERM") && strcmp(getenv("TERM"), "dumb")));
+	if (train_metrics_open(o, &r->metrics)) {
 		free(r);
 		return -1;
 	}
-	if (!j->o->quiet) {
+	if (!o->quiet) {
 		printf("wsetrain: %s, %s on %u system%s (%s), batch %u, %u training and %u test samples\n",
 		       j->p->model_name, wsep_mode_name(j->p->mode), j->n, j->n == 1 ? "" : "s",
 		       j->sys[0].name, j->batch, j->used, j->o->no_eval ? 0 : j->test.count);
 		fflush(stdout);
 	}
+	current = r;
 	*out = r;
 	return 0;
 }
 
-void train_report_start(struct train_report *r)
+void train_report_start(struct train_report *r, uint64_t steps_total, uint32_t steps_per_epoch,
+			uint32_t evals_left, uint64_t eval_samples)
 {
 	r->t_start = train_now();
 	r->win_t0 = r->t_start;
+	r->eta_t = r->t_start;
+	r->steps_total = steps_total;
+	r->steps_per_epoch = steps_per_epoch;
+	r->evals_left = evals_left;
+	r->eval_samples = eval_samples;
+	snprintf(r->eta_text, sizeof(r->eta_text), "?");
+	r->eta_s = -1;
 }
 
 int train_report_close(struct train_report *r)
@@ -66,16 +138,12 @@ int train_report_close(struct train_report *r)
 
 	if (!r)
 		return 0;
+	clear_bar(r);
 	ret = train_metrics_close(r->metrics);
+	if (current == r)
+		current = NULL;
 	free(r);
 	return ret;
-}
-
-void train_report_add(struct train_report *r, const struct train_tally *t, uint64_t samples)
-{
-	r->win_loss += t->loss;
-	r->win_right += t->right;
-	r->win_samples += samples;
 }
 
 static void fmt_time(double s, char *buf, size_t len)
@@ -90,27 +158,107 @@ static void fmt_time(double s, char *buf, size_t len)
 		snprintf(buf, len, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
 }
 
-void train_report_progress(struct train_report *r, const struct train_progress *at,
-			   uint64_t steps_total, uint32_t steps_per_epoch)
+/* Brings the ETA up to date at step @step: training time is all but the evaluations'. */
+static void update_eta(struct train_report *r, uint64_t step, uint64_t samples)
+{
+	double now = train_now();
+
+	train_eta_train(&r->eta, samples, now - r->eta_t);
+	r->eta_t = now;
+	r->eta_s = train_eta_left(&r->eta, (r->steps_total - step) * r->j->batch, r->evals_left,
+				  r->eval_samples);
+	fmt_time(r->eta_s, r->eta_text, sizeof(r->eta_text));
+}
+
+static int term_width(void)
+{
+	struct winsize ws;
+	const char *cols = getenv("COLUMNS");
+
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		return ws.ws_col;
+	if (cols && atoi(cols) >= 40)
+		return atoi(cols);
+	return 80;
+}
+
+/* The bar: epoch, a gauge of the epoch, step, the window's loss and accuracy, rate, ETA. */
+static void draw_bar(struct train_report *r, const struct train_progress *at)
 {
 	const struct train_opts *o = r->j->o;
-	double now = train_now(), rate, loss, acc;
-	char eta[32];
+	uint64_t in_epoch = at->step - (uint64_t)at->epoch * r->steps_per_epoch;
+	double dt = train_now() - r->win_t0;
+	/* The current window's rate so far (Rate itself moves only at report lines). */
+	double rate = r->win_samples && dt > 0 ? r->win_samples / dt : r->rate;
+	char head[48], tail[160];
+	/* The gauge keeps its width as the figures beside it change theirs. */
+	int gauge = term_width() - 1 - BAR_TEXT, full;
+
+	snprintf(head, sizeof(head), "epoch %u/%u ", at->epoch + 1, o->epochs);
+	if (r->win_samples)
+		snprintf(tail, sizeof(tail), " %llu/%u loss %.4f acc %.3f %.0f samples/s ETA %s",
+			 (unsigned long long)in_epoch, r->steps_per_epoch,
+			 r->win_loss / r->win_samples, (double)r->win_right / r->win_samples,
+			 rate, r->eta_text);
+	else
+		snprintf(tail, sizeof(tail), " %llu/%u %.0f samples/s ETA %s",
+			 (unsigned long long)in_epoch, r->steps_per_epoch, rate, r->eta_text);
+	if (gauge > 30)
+		gauge = 30;
+	fputs("\r", stdout);
+	fputs(head, stdout);
+	if (gauge >= 5) {
+		full = r->steps_per_epoch ? (int)(gauge * in_epoch / r->steps_per_epoch) : 0;
+		putchar('[');
+		for (int i = 0; i < gauge; i++)
+			putchar(i < full ? '#' : '.');
+		putchar(']');
+	}
+	fputs(tail, stdout);
+	fputs("\033[K", stdout);
+	fflush(stdout);
+	r->bar_shown = true;
+}
+
+void train_report_add(struct train_report *r, const struct train_progress *at,
+		      const struct train_tally *t, uint64_t samples)
+{
+	r->win_loss += t->loss;
+	r->win_right += t->right;
+	r->win_samples += samples;
+	r->samples += samples;
+	update_eta(r, at->step, samples);
+	if (r->bar)
+		draw_bar(r, at);
+}
+
+void train_report_progress(struct train_report *r, const struct train_progress *at)
+{
+	const struct train_opts *o = r->j->o;
+	double now = train_now(), local, global, loss, acc, dt;
+	bool epoch_end;
+	char when[32];
 
 	if (!r->win_samples)
 		return;
-	rate = r->win_samples / (now - r->win_t0 > 1e-9 ? now - r->win_t0 : 1e-9);
+	dt = now - r->win_t0;
+	local = r->win_samples / (dt > 1e-9 ? dt : 1e-9);
+	r->rate = r->have_rate ? RATE_SMOOTHING * r->rate + (1 - RATE_SMOOTHING) * local : local;
+	r->have_rate = true;
+	global = r->samples / (now - r->t_start > 1e-9 ? now - r->t_start : 1e-9);
 	loss = r->win_loss / r->win_samples;
 	acc = (double)r->win_right / r->win_samples;
-	fmt_time((double)(steps_total - at->step) * r->j->batch / rate, eta, sizeof(eta));
-	if (!o->quiet) {
-		printf("epoch %u/%u  step %5llu/%llu  loss %.4f  accuracy %.3f  %8.0f samples/s  ETA %s\n",
-		       at->epoch + 1, o->epochs,
-		       (unsigned long long)(at->step - (uint64_t)at->epoch * steps_per_epoch),
-		       (unsigned long long)steps_per_epoch, loss, acc, rate, eta);
+	epoch_end = at->step % r->steps_per_epoch == 0 || at->step == r->steps_total;
+	if (!o->quiet && (!r->bar || epoch_end)) {
+		clear_bar(r);
+		stamp(when, sizeof(when));
+		printf("%s | Train Epoch=%u/%u, Step=%llu/%u, Loss=%.5f, Accuracy=%.4f, Rate=%.0f samples/s, GlobalRate=%.0f samples/s, ETA=%s\n",
+		       when, at->epoch + 1, o->epochs,
+		       (unsigned long long)(at->step - (uint64_t)at->epoch * r->steps_per_epoch),
+		       r->steps_per_epoch, loss, acc, r->rate, global, r->eta_text);
 		fflush(stdout);
 	}
-	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, rate);
+	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, r->rate, global, r->eta_s);
 	r->win_loss = 0;
 	r->win_right = 0;
 	r->win_samples = 0;
@@ -121,13 +269,23 @@ void train_report_test(struct train_report *r, const struct train_progress *at,
 		       const struct train_tally *t, uint32_t samples, double seconds)
 {
 	const struct train_opts *o = r->j->o;
+	char when[32];
 
 	r->test_loss = t->loss / samples;
 	r->test_acc = (double)t->right / samples;
 	r->have_test = true;
+	/* The evaluation's time is not training's; what it cost says what the next will. */
+	r->eval_s += seconds;
+	r->eta_t += seconds;
+	train_eta_eval(&r->eta, samples, seconds);
+	if (r->evals_left)
+		r->evals_left--;
 	if (!o->quiet) {
-		printf("epoch %u/%u  test: loss %.4f  accuracy %.4f  (%u samples, %.1fs)\n",
-		       at->epoch + 1, o->epochs, r->test_loss, r->test_acc, samples, seconds);
+		clear_bar(r);
+		stamp(when, sizeof(when));
+		printf("%s | Eval Epoch=%u/%u, Step=%llu, Loss=%.5f, Accuracy=%.4f, Samples=%u, Time=%.2fs\n",
+		       when, at->epoch + 1, o->epochs, (unsigned long long)at->step, r->test_loss,
+		       r->test_acc, samples, seconds);
 		fflush(stdout);
 	}
 	train_metrics_test(r->metrics, at->step, at->epoch, r->test_loss, r->test_acc);
@@ -140,12 +298,13 @@ bool train_report_accuracy(const struct train_report *r, double *accuracy)
 }
 
 void train_report_summary(struct train_report *r, const struct train_progress *at,
-			  const struct train_step_times *times)
+			  const struct train_step_times *times, struct train_final *f)
 {
 	const struct train_job *j = r->j;
 	double wall = train_now() - r->t_start;
 	uint64_t cycles = 0, est = 0;
 
+	clear_bar(r);
 	for (unsigned int m = 0; m < j->n; m++) {
 		cycles += j->sys[m].cycles;
 		est += j->sys[m].est_cycles;
@@ -160,4 +319,11 @@ void train_report_summary(struct train_report *r, const struct train_progress *a
 	       times->io, j->mode->update_name, times->update, (unsigned long long)cycles,
 	       (unsigned long long)est);
 	fflush(stdout);
+	f->step = at->step;
+	f->samples = times->trained;
+	f->seconds = wall;
+	f->samples_per_s = wall > 0 ? times->trained / wall : 0.0;
+	f->have_test = r->have_test;
+	f->test_loss = r->test_loss;
+	f->test_accuracy = r->test_acc;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * One system of a run: its accel device, a queue for RUN jobs (hardware
- * queue 0), a ring for what goes in (queue 1) and one for what comes out
- * (queue 2). A stream write and the RUN that drains it never share a
- * queue: the RUN would wait for data queued behind itself.
+ * The device of a run, a system or an appliance: its accel device, a
+ * queue for RUN jobs (hardware queue 0), a ring for what goes in (queue 1)
+ * and one for what comes out (queue 2). A stream write and the RUN that
+ * drains it never share a queue: the RUN would wait for data queued
+ * behind itself.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,29 +18,22 @@
 #define XFER_TIMEOUT_MS		120000
 #define RING_DEPTH		32
 
-int train_pick_devices(const struct train_opts *o, char specs[][16])
+int train_pick_device(const struct train_opts *o, char spec[16])
 {
 	struct wse_dev_status *st = NULL;
 	struct wse_ctl *ctl = NULL;
-	unsigned int n = 0;
 	size_t count = 0;
+	bool found = false;
 	int ret;
 
 	if (o->devices) {
-		const char *p = o->devices;
+		size_t len = strcspn(o->devices, ",");
 
-		while (*p && n < TRAIN_MAX_SYSTEMS) {
-			size_t len = strcspn(p, ",");
-
-			if (!len || len >= 16)
-				return train_fail("--devices '%s': expected indexes like 0,1", o->devices);
-			memcpy(specs[n], p, len);
-			specs[n++][len] = 0;
-			p += len + (p[len] == ',');
-		}
-		if (n != o->systems)
-			return train_fail("--devices names %u devices but --systems is %u", n,
-					  o->systems);
+		if (!len || len >= 16 || o->devices[len])
+			return train_fail("--devices '%s': one device index: training runs on one device, a system or an appliance of several (--systems N of them)",
+					  o->devices);
+		memcpy(spec, o->devices, len);
+		spec[len] = 0;
 		return 0;
 	}
 	ret = wse_ctl_open(&ctl);
@@ -50,13 +44,15 @@ int train_pick_devices(const struct train_opts *o, char specs[][16])
 		return train_fail("no wse devices: the wse kernel module is not loaded (insmod wse.ko; on a build machine run wsetrain in the guest: tools/wsevm --fw 1 -- wsetrain ...)");
 	if (ret)
 		return train_fail("cannot list the wse devices: %s", strerror(-ret));
-	for (size_t i = 0; i < count && n < o->systems; i++)
-		if (st[i].link_state == WSE_LINK_STATE_UP && st[i].accel_minor >= 0)
-			snprintf(specs[n++], 16, "%u", st[i].index);
+	for (size_t i = 0; i < count && !found; i++) {
+		if (st[i].link_state == WSE_LINK_STATE_UP && st[i].accel_minor >= 0) {
+			snprintf(spec, 16, "%u", st[i].index);
+			found = true;
+		}
+	}
 	free(st);
-	if (n < o->systems)
-		return train_fail("%u device%s with a live link, %u needed: attach firmware with 'wsectl attach tcp:HOST:PORT' (see wsectl --help)",
-				  n, n == 1 ? "" : "s", o->systems);
+	if (!found)
+		return train_fail("no device with a live link: attach a system or an appliance with 'wsectl attach tcp:HOST:PORT' (see wsectl --help)");
 	return 0;
 }
 
@@ -153,9 +149,24 @@ int train_run_wait(struct train_system *s)
 	s->run_pending = false;
 	ret = wse_run_wait(s->dev, s->run_queue, s->run_job, &s->result,
 			   wse_deadline_ns(RUN_TIMEOUT_MS + 10000), &r);
-	if (ret)
-		return train_fail("%s: the RUN failed: %s", s->name, wse_strerror(ret));
+	if (ret) {
+		train_fail("%s: the RUN failed: %s", s->name, wse_strerror(ret));
+		train_system_why(s);
+		return -1;
+	}
 	s->cycles += r.cycles;
 	s->est_cycles += r.est_cycles;
 	return 0;
+}
+
+/*
+ * The kernel passes a RUN's failure on as an errno; the appliance keeps
+ * the text (which part went, and why), so it is asked, if it still answers.
+ */
+void train_system_why(struct train_system *s)
+{
+	struct wse_appliance a;
+
+	if (s->appliance && !wse_appliance_info(s->out, &a) && a.reason[0])
+		fprintf(stderr, "wsetrain: %s says: %s\n", s->name, a.reason);
 }

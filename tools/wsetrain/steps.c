@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Steps go to the systems in chunks: one RUN job of several steps per
- * system, each system taking its share of every batch. Within a chunk the
- * transfers of step i carry the samples of step i + 1 along (double
- * buffering: a system finds its next batch already there when it finishes
- * a step) and take step i's losses and predictions back, together with
- * whatever the mode adds (mode.h), in one libwse stream batch per system.
+ * Steps go to the device in chunks: one RUN job of several steps. Within
+ * a chunk the transfers of step i carry the samples of step i + 1 along
+ * (double buffering: the device finds its next batch already there when
+ * it finishes a step) and take step i's losses and predictions back, in
+ * one libwse stream batch. The device is a system (layer pipelined) or an
+ * appliance (either mode), whose coordinator spreads each batch over the
+ * job's systems; with --input appliance its input workers read the
+ * samples themselves and only the labels are gathered here, to count the
+ * right answers. Predictions (RUN PREDICT) send no labels and take no
+ * losses back; each sample's class is handed back in order.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,99 +17,58 @@
 
 #include "mode.h"
 
-/* The transfers of one system's step: samples, labels, the mode's, losses, predictions. */
-#define STEP_MAX_IO	(4 + TRAIN_MODE_MAX_IO)
+/* The transfers of one step: samples, labels, losses, predictions. */
+#define STEP_MAX_IO	4
 
-/* One system's buffers. */
-struct system_bufs {
+struct train_steps {
+	struct train_job *j;
 	uint8_t *x[2];			/* two batches of samples: double buffering */
 	int32_t *y[2];
 	float *loss;
 	int32_t *pred;
-};
-
-/* What every system does in the current step (read by their threads). */
-struct step_plan {
-	uint32_t kind;			/* WSE_RUN_TRAIN or WSE_RUN_EVAL */
-	int send;			/* buffer (0/1) of samples to send, -1: none */
-	uint32_t send_count[TRAIN_MAX_SYSTEMS];
-	bool collect;			/* read the step's losses and predictions */
-	uint32_t collect_count[TRAIN_MAX_SYSTEMS];
-};
-
-struct train_steps {
-	struct train_job *j;
-	struct system_bufs bufs[TRAIN_MAX_SYSTEMS];
-	struct step_plan plan;
 	struct train_step_times times;
 };
 
-uint32_t train_shard(const struct train_job *j, uint32_t b, unsigned int m, uint32_t *first)
-{
-	uint32_t base = b / j->n, extra = b % j->n;
-
-	*first = m * base + (m < extra ? m : extra);
-	return base + (m < extra);
-}
-
-/* A system's share of a batch, at most: the buffers' size in samples. */
-static uint32_t max_share(const struct train_job *j)
-{
-	return j->batch / j->n + 1;
-}
-
 /*
- * Registers what a system's rings move with them, so the commands go as
+ * Registers what the rings move with them, so the commands go as
  * fixed-buffer commands: the kernel pins the pages once instead of on every
  * step. Without it (e.g. no locked memory to spare) they go plain.
  */
-static void register_buffers(struct train_steps *s, unsigned int m)
+static void register_buffers(struct train_steps *s)
 {
 	struct train_job *j = s->j;
-	struct system_bufs *b = &s->bufs[m];
-	size_t share = max_share(j);
-	struct iovec in[4 + TRAIN_MODE_MAX_IO], out[2 + TRAIN_MODE_MAX_IO];
-	unsigned int nin = 0, nout = 0;
+	struct iovec in[4], out[2];
 
 	for (int i = 0; i < 2; i++) {
-		in[nin++] = (struct iovec){ b->x[i], share * j->record };
-		in[nin++] = (struct iovec){ b->y[i], share * 4 };
+		in[2 * i] = (struct iovec){ s->x[i], (size_t)j->batch * j->record };
+		in[2 * i + 1] = (struct iovec){ s->y[i], (size_t)j->batch * j->rows * 4 };
 	}
-	out[nout++] = (struct iovec){ b->loss, share * 4 };
-	out[nout++] = (struct iovec){ b->pred, share * 4 };
-	nin += j->mode->buffers(j->mode_state, m, false, in + nin);
-	nout += j->mode->buffers(j->mode_state, m, true, out + nout);
-	if (wse_ring_register(j->sys[m].in, in, nin) ||
-	    wse_ring_register(j->sys[m].out, out, nout))
+	out[0] = (struct iovec){ s->loss, (size_t)j->batch * 4 };
+	out[1] = (struct iovec){ s->pred, (size_t)j->batch * j->rows * 4 };
+	if (wse_ring_register(j->sys[0].in, in, 4) || wse_ring_register(j->sys[0].out, out, 2))
 		fprintf(stderr, "wsetrain: note: %s: buffers not registered with io_uring; transfers go through plain buffers\n",
-			j->sys[m].name);
+			j->sys[0].name);
 }
 
 int train_steps_open(struct train_job *j, struct train_steps **out)
 {
 	struct train_steps *s = calloc(1, sizeof(*s));
-	size_t share = max_share(j);
 
 	*out = NULL;
 	if (!s)
 		return train_fail("out of memory");
 	s->j = j;
-	for (unsigned int m = 0; m < j->n; m++) {
-		struct system_bufs *b = &s->bufs[m];
-
-		for (int i = 0; i < 2; i++) {
-			b->x[i] = malloc(share * j->record);
-			b->y[i] = malloc(share * 4);
-		}
-		b->loss = malloc(share * 4);
-		b->pred = malloc(share * 4);
-		if (!b->x[0] || !b->x[1] || !b->y[0] || !b->y[1] || !b->loss || !b->pred) {
-			train_steps_close(s);
-			return train_fail("out of memory");
-		}
+	for (int i = 0; i < 2; i++) {
+		s->x[i] = malloc((size_t)j->batch * j->record);
+		s->y[i] = malloc((size_t)j->batch * j->rows * 4);
 	}
-	for (unsigned int m = 0; m < j->n; m++)
-		register_buffers(s, m);
+	s->loss = malloc((size_t)j->batch * 4);
+	s->pred = malloc((size_t)j->batch * j->rows * 4);
+	if (!s->x[0] || !s->x[1] || !s->y[0] || !s->y[1] || !s->loss || !s->pred) {
+		train_steps_close(s);
+		return train_fail("out of memory");
+	}
+	register_buffers(s);
 	*out = s;
 	return 0;
 }
@@ -114,16 +77,12 @@ void train_steps_close(struct train_steps *s)
 {
 	if (!s)
 		return;
-	for (unsigned int m = 0; m < TRAIN_MAX_SYSTEMS; m++) {
-		struct system_bufs *b = &s->bufs[m];
-
-		for (int i = 0; i < 2; i++) {
-			free(b->x[i]);
-			free(b->y[i]);
-		}
-		free(b->loss);
-		free(b->pred);
+	for (int i = 0; i < 2; i++) {
+		free(s->x[i]);
+		free(s->y[i]);
 	}
+	free(s->loss);
+	free(s->pred);
 	free(s);
 }
 
@@ -132,130 +91,140 @@ const struct train_step_times *train_steps_times(const struct train_steps *s)
 	return &s->times;
 }
 
-/* The transfers of one system in one step, run on all of them at once. */
-static int system_step(unsigned int m, void *arg)
+/*
+ * One step of @kind's transfers: batch @send's samples and labels (-1:
+ * none; with the appliance's input, none are sent; predicting, no labels),
+ * and @collect samples' results (predicting, no losses).
+ */
+static int step_io(struct train_steps *s, uint32_t kind, int send, uint32_t send_count,
+		   uint32_t collect)
 {
-	struct train_steps *s = arg;
 	struct train_job *j = s->j;
-	const struct step_plan *pl = &s->plan;
-	struct system_bufs *b = &s->bufs[m];
-	struct train_system *sys = &j->sys[m];
+	struct train_system *sys = &j->sys[0];
 	struct wse_stream_io io[STEP_MAX_IO];
+	bool labelled = kind != WSE_RUN_PREDICT;
 	unsigned int n = 0;
 	int ret;
 
-	if (pl->send >= 0 && pl->send_count[m]) {
+	if (send >= 0 && !j->o->input_appliance) {
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.samples,
-						  j->record, b->x[pl->send],
-						  (size_t)pl->send_count[m] * j->record };
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE, (uint32_t)j->ids.labels, 4,
-						  b->y[pl->send], (size_t)pl->send_count[m] * 4 };
+						  j->record, s->x[send],
+						  (size_t)send_count * j->record };
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_WRITE,
+							  (uint32_t)j->ids.labels, j->rows * 4,
+							  s->y[send], (size_t)send_count * j->rows * 4 };
 	}
-	if (pl->collect) {
-		n += j->mode->step_io(j->mode_state, m, pl->kind, io + n);
-		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ, (uint32_t)j->ids.losses, 4,
-						  b->loss, (size_t)pl->collect_count[m] * 4 };
+	if (collect) {
+		if (labelled)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
+							  (uint32_t)j->ids.losses, 4, s->loss,
+							  (size_t)collect * 4 };
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
-						  (uint32_t)j->ids.predictions, 4, b->pred,
-						  (size_t)pl->collect_count[m] * 4 };
+						  (uint32_t)j->ids.predictions, j->rows * 4, s->pred,
+						  (size_t)collect * j->rows * 4 };
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
-	if (ret)
+	if (ret) {
 		train_fail("%s: %s", sys->name, wse_strerror(ret));
+		train_system_why(sys);
+	}
 	return ret;
 }
 
-/* Gathers batch @b of the data at @first (in @perm's order) into buffer @buf of every system. */
-static void gather(struct train_steps *s, const struct wse_dataset *ds, const uint32_t *perm,
-		   uint32_t first, uint32_t b, int buf)
+/* Batch @b of the data at @first (in @order's order) into buffer @buf (labels only: @labels_only). */
+static void gather(struct train_steps *s, const struct wse_dataset *ds,
+		   const struct train_order *order, uint32_t first, uint32_t b, int buf)
 {
-	for (unsigned int m = 0; m < s->j->n; m++) {
-		uint32_t at, cnt = train_shard(s->j, b, m, &at);
+	const uint32_t *perm = order ? order->perm : NULL;
 
-		train_gather(ds, perm, first + at, cnt, s->bufs[m].x[buf], s->bufs[m].y[buf]);
-		s->plan.send_count[m] = cnt;
+	if (s->j->tokens) {
+		train_text_gather(s->j, ds == &s->j->test, perm, first, b, s->x[buf], s->y[buf]);
+		return;
 	}
+	if (!s->j->o->input_appliance) {
+		train_gather(ds, perm, first, b, s->x[buf], s->y[buf]);
+		return;
+	}
+	for (uint32_t i = 0; ds->labels && i < b; i++)
+		s->y[buf][i] = ds->labels[perm ? perm[first + i] : first + i];
 }
 
-/* Losses and correct predictions of the step just collected. */
-static void tally(struct train_steps *s, const int32_t *labels_of[], struct train_tally *t)
+/* With --input appliance: where the appliance's input workers take the coming samples from. */
+static int name_input(struct train_steps *s, const struct wse_dataset *ds,
+		      const struct train_order *order, uint32_t first)
 {
-	for (unsigned int m = 0; m < s->j->n; m++) {
-		for (uint32_t i = 0; i < s->plan.collect_count[m]; i++) {
-			t->loss += s->bufs[m].loss[i];
-			t->right += s->bufs[m].pred[i] == labels_of[m][i];
-		}
-	}
-}
+	struct train_job *j = s->j;
+	const char *slash = strrchr(j->o->data_dir, '/');
+	struct wse_input in = {
+		.dataset = true, .path = slash && slash[1] ? slash + 1 : j->o->data_dir,
+		.split = ds == &j->train ? "train" : "t10k", .shuffle = order != NULL,
+		.seed = order ? order->seed : 0, .epoch = order ? order->epoch : 0,
+		.first = first, .count = order ? order->n : 0,
+	};
+	int ret = wse_appliance_input(j->sys[0].out, TRAIN_SLOT, &in);
 
-static int submit_runs(struct train_job *j, uint32_t kind, uint32_t steps, uint32_t b)
-{
-	for (unsigned int m = 0; m < j->n; m++) {
-		uint32_t at, cnt = train_shard(j, b, m, &at);
-
-		if (train_run_submit(&j->sys[m], kind, steps, cnt))
-			return -1;
-	}
+	if (ret)
+		return train_fail("%s: its input workers cannot read %s/%s: %s (the appliance's --data-root must hold the dataset directory %s)",
+				  j->sys[0].name, in.path, in.split, wse_strerror(ret), in.path);
 	return 0;
 }
 
-static int wait_runs(struct train_job *j)
+/*
+ * Losses and correct predictions of the step just collected, or (@labelled
+ * false) the predictions alone, into @pred: the step's samples in order.
+ */
+static void tally(struct train_steps *s, uint32_t count, const int32_t *labels, bool labelled,
+		  int32_t *pred, struct train_tally *t)
 {
-	int ret = 0;
+	uint32_t rows = s->j->rows;
 
-	for (unsigned int m = 0; m < j->n; m++)
-		if (j->sys[m].run_pending && train_run_wait(&j->sys[m]))
-			ret = -1;
-	return ret;
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t right = 0;
+
+		if (labelled) {
+			t->loss += s->loss[i];
+			for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
+				right += s->pred[r] == labels[r];
+			t->right += (double)right / rows;
+		}
+		/* A class a sample: a program over tokens predicts with --sample. */
+		if (pred)
+			*pred++ = s->pred[i * rows];
+	}
 }
 
 int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_dataset *ds,
-		    const uint32_t *perm, uint32_t first, uint32_t steps, uint32_t b,
+		    const struct train_order *order, uint32_t first, uint32_t steps, uint32_t b,
 		    struct train_tally *tally_out)
 {
 	struct train_job *j = s->j;
-	const int32_t *labels_of[TRAIN_MAX_SYSTEMS];
-	double shares[TRAIN_MAX_SYSTEMS], t0, t1;
+	double t0;
 
-	for (unsigned int m = 0; m < j->n; m++) {
-		uint32_t at;
-
-		shares[m] = (double)train_shard(j, b, m, &at) / b;
-	}
-	if (submit_runs(j, kind, steps, b))
+	if (j->o->input_appliance && name_input(s, ds, order, first))
+		return -1;
+	if (train_run_submit(&j->sys[0], kind, steps, b))
 		return -1;
 	/* Step 0's samples go ahead of everything. */
-	s->plan = (struct step_plan){ .kind = kind, .send = 0, .collect = false };
-	gather(s, ds, perm, first, b, 0);
-	if (j->mode->each(j->mode_state, system_step, s))
+	gather(s, ds, order, first, b, 0);
+	if (step_io(s, kind, 0, b, 0))
 		return -1;
 	for (uint32_t i = 0; i < steps; i++) {
-		int cur = (int)(i % 2), next = !cur;
+		int cur = (int)(i % 2), next = !cur, send = -1;
 
-		for (unsigned int m = 0; m < j->n; m++) {
-			uint32_t at;
-
-			s->plan.collect_count[m] = train_shard(j, b, m, &at);
-			labels_of[m] = s->bufs[m].y[cur];
-		}
-		s->plan.collect = true;
-		s->plan.send = -1;
 		if (i + 1 < steps) {
-			gather(s, ds, perm, first + (i + 1) * b, b, next);
-			s->plan.send = next;
+			gather(s, ds, order, first + (i + 1) * b, b, next);
+			send = next;
 		}
 		t0 = train_now();
-		if (j->mode->each(j->mode_state, system_step, s))
+		if (step_io(s, kind, send, b, b))
 			return -1;
-		t1 = train_now();
-		s->times.io += t1 - t0;
-		tally(s, labels_of, tally_out);
-		if (kind == WSE_RUN_TRAIN) {
-			if (j->mode->after_step(j->mode_state, shares))
-				return -1;
-			s->times.update += train_now() - t1;
+		s->times.io += train_now() - t0;
+		tally(s, b, s->y[cur], kind != WSE_RUN_PREDICT,
+		      tally_out->predictions ? tally_out->predictions + (size_t)i * b : NULL,
+		      tally_out);
+		if (kind == WSE_RUN_TRAIN)
 			s->times.trained += b;
-		}
 	}
-	return wait_runs(j);
+	return train_run_wait(&j->sys[0]);
 }

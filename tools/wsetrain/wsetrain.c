@@ -19,5 +19,7 @@ int main(int argc, char **argv)
 		return train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
 	if (o.pass_through)
 		return train_pass_through(&o);
-	return train_run(&o) ? EXIT_TRAIN_FAILED : 0;
+	if (o.sample)
+		return train_sample(&o) ? EXIT_TRAIN_FAILED : 0;
+	return train_run(&o);
 }

@@ -175,6 +175,12 @@ struct wsecc_layer_plan {
 	uint64_t sram_per_pe;
 	uint64_t sram_bytes;
 	struct wsep_estimate est;
+	/* What weight streaming combines: per sample, the backward compute
+	 * without the update and the update's share; the batch's activations;
+	 * the parameters that stream.
+	 */
+	double bwd_compute, opt_cycles;
+	uint64_t act_bytes, params;
 };
 
 /**
@@ -186,6 +192,9 @@ struct wsecc_layer_plan {
  */
 struct wsecc_plan {
 	struct wse_wafer wafer;
+	char name[WSEP_NAME_MAX];
+	/* Per layer (or unit): "dense 784x256", "conv1: conv2d relu maxpool2d" */
+	char label[WSECC_MAX_LAYERS][64];
 	enum wsep_mode mode;
 	char mode_note[512];
 	uint32_t batch;
@@ -215,8 +224,8 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 /* The text report (placement and estimates). */
 void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan);
 
-/* An SVG picture of the wafer with each layer's region. 0 or -EIO. */
-int wsecc_write_svg(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan);
+/* An SVG picture of the wafer with each layer's (or unit's) region. 0 or -EIO. */
+int wsecc_write_svg(FILE *f, const struct wsecc_plan *plan);
 
 /**
  * wsecc_build_program() - the plan as a program (free with wsep_program_free())

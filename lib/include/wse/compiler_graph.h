@@ -222,4 +222,60 @@ uint64_t wsecc_tensor_numel(const struct wsecc_tensor *t);
 int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
 			  bool add_loss, int *labels, struct wsecc_error *err);
 
+/**
+ * struct wsecc_graph_options - how to compile an ONNX model into a program
+ * @batch: the batch (the value of the inputs' symbolic first dimension)
+ * @mode: as for a text model
+ * @opt: the optimizer and its learning-rate schedule (ONNX has none)
+ * @seed: dropout masks and the host's batch order
+ * @float_input: what a float input is fed with: WSEP_ELEM_U8 (pixels,
+ *	scaled by 1/255 on the device) or WSEP_ELEM_F32
+ */
+struct wsecc_graph_options {
+	uint32_t batch;
+	enum wsecc_mode mode;
+	struct wsep_optimizer opt;
+	uint64_t seed;
+	enum wsep_elem float_input;
+};
+
+/**
+ * struct wsecc_graph_program - an ONNX model compiled for a wafer
+ * @plan: the mode, each unit's region and estimate (as for a text model)
+ * @prog: the program, with its graph and initial weights
+ * @unit_ops: per unit, its kernels in order ("conv2d relu maxpool2d")
+ */
+struct wsecc_graph_program {
+	char file[WSECC_PATH_MAX];
+	char producer[64];
+	int64_t opset;
+	struct wsecc_plan plan;
+	struct wsep_program *prog;
+	uint64_t params;
+	char unit_ops[WSECC_MAX_LAYERS][96];
+};
+
+/**
+ * wsecc_graph_compile() - import @path, cut its graph into units, place
+ * or stream them on @w, and build the program
+ *
+ * The model is imported twice, at the batch and at one more, to find the
+ * dimension of each tensor that is the batch (so the device can run
+ * micro-batches and short batches); a graph whose shapes depend on the
+ * batch otherwise is refused.
+ * Return: 0 with *@out set (free with wsecc_graph_program_free()), or a
+ * negative errno with @err naming the node, tensor or limit.
+ */
+int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
+			const struct wse_wafer *w, struct wsecc_graph_program **out,
+			struct wsecc_error *err);
+/* The same from the file's bytes in memory; @name is used in messages. */
+int wsecc_graph_compile_buffer(const void *buf, size_t len, const char *name,
+			       const struct wsecc_graph_options *o, const struct wse_wafer *w,
+			       struct wsecc_graph_program **out, struct wsecc_error *err);
+void wsecc_graph_program_free(struct wsecc_graph_program *gp);
+
+/* The --report of a compiled ONNX model: its units, then the estimate. */
+void wsecc_graph_report(FILE *f, const struct wsecc_graph_program *gp);
+
 #endif /* WSE_COMPILER_GRAPH_H */

@@ -24,16 +24,18 @@ struct wse_dataset {
 	uint32_t count;		/* samples */
 	uint32_t rows, cols;	/* image shape */
 	uint32_t item;		/* bytes per sample: rows * cols */
-	uint32_t classes;	/* largest label + 1 */
+	uint32_t classes;	/* largest label + 1; 0 without labels */
 	uint8_t *images;	/* count * item bytes, row-major, sample after sample */
-	uint8_t *labels;	/* count bytes */
+	uint8_t *labels;	/* count bytes, or NULL for images alone */
 };
 
 /*
  * Loads an images file (IDX, unsigned bytes, 3 dimensions: count, rows,
  * cols) and a labels file (IDX, unsigned bytes, 1 dimension: count), each
- * plain or gzip-compressed. @ds need not be initialised; on success it owns
- * two buffers that wse_dataset_free() releases.
+ * plain or gzip-compressed; @labels may be NULL for images alone (to
+ * predict for: @ds->labels is then NULL and @ds->classes 0). @ds need not
+ * be initialised; on success it owns the buffers, which wse_dataset_free()
+ * releases.
  *
  * Returns 0, or a negative errno with @ds zeroed and a message naming the
  * file and what is wrong written into @err (may be NULL):
@@ -64,6 +66,13 @@ int wse_dataset_load_dir(const char *dir, const char *split, struct wse_dataset 
  * zeroed dataset and on NULL.
  */
 void wse_dataset_free(struct wse_dataset *ds);
+
+/*
+ * The order of epoch @epoch (0-based) over samples 0 .. @n - 1: a shuffle
+ * that depends on @seed and @epoch alone (order.c), shared by wsetrain and
+ * an appliance's input workers.
+ */
+void wse_dataset_order(uint32_t *perm, uint32_t n, uint64_t seed, uint32_t epoch);
 
 /* Sample @i's pixels (item bytes). */
 static inline const uint8_t *wse_dataset_image(const struct wse_dataset *ds, uint32_t i)

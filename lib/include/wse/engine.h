@@ -119,6 +119,20 @@ int engine_dense_backward_input(const float *dy, const float *w, size_t batch,
 int engine_dense_backward_params(const float *dy, const float *x, size_t batch,
 				 size_t in, size_t out, float grad_beta, float *dw,
 				 float *db);
+/*
+ * The gradient sum tree (sum_tree.c), the one contract between a device
+ * summing its micro-batches and SwarmX summing systems: items [lo, lo + c)
+ * are summed as the subtree of [lo, lo + h) plus that of [lo + h, lo + c),
+ * h the largest power of two below c, each add engine_vec_add(). An aligned
+ * power-of-two run of items is a subtree, so whoever sums a run first
+ * gives the same bits.
+ */
+/* acc[i] += x[i] for @n floats. */
+void engine_vec_add(float *acc, const float *x, size_t n);
+/* The largest power of two below @c (c >= 2). */
+unsigned int engine_sum_tree_split(unsigned int c);
+/* part[0] = the tree sum of part[0 .. n - 1], @floats each; the others are spoilt. */
+void engine_sum_tree(float *const *part, unsigned int n, size_t floats);
 
 /* --- ReLU (relu.c) --------------------------------------------------------- */
 /* y = max(x, 0); NaN propagates. y may equal x. */

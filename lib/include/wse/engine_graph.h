@@ -106,9 +106,16 @@ int engine_graph_add_node(struct engine_graph *g, enum engine_op op,
  */
 int engine_graph_set_loss(struct engine_graph *g, int logits, int labels);
 /*
- * Checks every node and allocates activations, gradients, scratch and the
- * state of optimizer @kind. -EINVAL names nothing: engine_graph_error()
- * says which node and why.
+ * Checks every node's shapes and attributes against its op without
+ * allocating anything (only parameters and constants hold memory before
+ * prepare()): a graph from an untrusted source is checked before the sizes
+ * it claims are allocated. -EINVAL names nothing: engine_graph_error() says
+ * which node and why.
+ */
+int engine_graph_check(struct engine_graph *g);
+/*
+ * Checks (if not done yet) and allocates inputs, activations, gradients,
+ * scratch and the state of optimizer @kind.
  */
 int engine_graph_prepare(struct engine_graph *g, enum engine_optim_kind kind);
 const char *engine_graph_error(const struct engine_graph *g);
@@ -118,6 +125,15 @@ size_t engine_graph_nodes(const struct engine_graph *g);
 /* Shape of value @id: rank, and dims into @dims (ENGINE_MAX_RANK). */
 int engine_graph_shape(const struct engine_graph *g, int id, size_t *rank, size_t *dims);
 enum engine_value_kind engine_graph_kind(const struct engine_graph *g, int id);
+enum engine_dtype engine_graph_dtype(const struct engine_graph *g, int id);
+/*
+ * Node @i as it was added: its op, attributes, inputs and outputs (room for
+ * ENGINE_GRAPH_MAX_IO each). -EINVAL for a node that does not exist.
+ */
+int engine_graph_node(const struct engine_graph *g, size_t i, enum engine_op *op,
+		      struct engine_node_attrs *a, size_t *n_in, int *in, size_t *n_out, int *out);
+/* The loss's logits and labels values; -1 when the graph has no loss. */
+void engine_graph_loss_values(const struct engine_graph *g, int *logits, int *labels);
 /* Trainable parameters, counted in floats. */
 size_t engine_graph_param_floats(const struct engine_graph *g);
 
@@ -125,6 +141,13 @@ size_t engine_graph_param_floats(const struct engine_graph *g);
 int engine_graph_set_input(struct engine_graph *g, int id, const void *data);
 /* The buffer of value @id (after prepare); parameters may be written. */
 void *engine_graph_data(struct engine_graph *g, int id);
+/*
+ * Parameter @id reads and updates @data (its floats) from now on instead of
+ * its own copy; NULL goes back to the own copy. Several graphs of the same
+ * model at different batches can share one set of weights this way, and
+ * weights that arrive in a buffer are used where they are.
+ */
+int engine_graph_bind(struct engine_graph *g, int id, float *data);
 /* The gradient of value @id after engine_graph_backward(); NULL if none. */
 const float *engine_graph_grad(const struct engine_graph *g, int id);
 
@@ -133,11 +156,28 @@ const float *engine_graph_grad(const struct engine_graph *g, int id);
  * @seed (mixed with each node's index, so nodes differ).
  */
 int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed);
+/*
+ * The forward pass of nodes [@first, @end) only, for a graph run a part at
+ * a time (a pipeline stage, a streamed block): the parts in order make
+ * engine_graph_forward(). A part starting at node 0 begins a step.
+ */
+int engine_graph_forward_nodes(struct engine_graph *g, size_t first, size_t end, bool training,
+			       uint64_t seed);
 /* Loss and correct count of the last forward pass; with @grad the loss's
  * gradient too, which engine_graph_backward() carries back.
  */
 int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res);
+/*
+ * The same with the gradient divided by @norm rows instead of this graph's
+ * own (0: its own): the rows of a whole batch when this graph holds one
+ * micro-batch of it, so that the micro-batches' gradients add up to the
+ * batch's.
+ */
+int engine_graph_loss_norm(struct engine_graph *g, bool grad, size_t norm,
+			   struct engine_loss_result *res);
 int engine_graph_backward(struct engine_graph *g);
+/* The backward pass of nodes [@first, @end), parts in reverse order. */
+int engine_graph_backward_nodes(struct engine_graph *g, size_t first, size_t end);
 /* One optimizer step (of the kind given to prepare) of every parameter
  * that received a gradient; @lr >= 0 overrides opt->lr (a schedule's
  * value, which may reach 0), a negative @lr keeps opt->lr.

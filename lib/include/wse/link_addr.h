@@ -32,6 +32,11 @@ int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 		     char *err, size_t errlen);
 /* The local TCP port of a bound socket, or a negative errno. */
 int wse_link_local_port(int fd);
+/*
+ * Writes @port to @path atomically (a temporary file renamed over it), so a
+ * script waiting for the file reads the whole number. 0 or a negative errno.
+ */
+int wse_link_write_port_file(const char *path, int port);
 /* Large buffers and no Nagle delay: the link carries bulk and small frames. */
 void wse_link_tune_socket(int fd);
 /* "127.0.0.1:40000", "[::1]:40000" or "unix peer pid N" for @fd's peer. */

@@ -39,6 +39,10 @@ struct wse_link_client {
 	struct wse_link_rx_rules rules;	/* after HELLO: negotiated */
 	uint32_t next_tag;
 	struct wse_link_device_info dev;	/* from the HELLO reply */
+	/* An appliance's appendix, when the host offered WSE_LINK_CAP_APPLIANCE
+	 * (appliance.systems is 0 otherwise).
+	 */
+	struct wse_link_appliance_id appliance;
 	uint32_t peer_error;		/* code of an ERROR frame received, 0: none */
 	bool peer_shutdown;		/* the device sent SHUTDOWN (answered) */
 	uint8_t *buf;			/* response payloads */

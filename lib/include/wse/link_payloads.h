@@ -113,9 +113,11 @@ struct wse_link_stream_info {
 
 struct wse_link_run_info {
 	uint32_t program;
-	uint32_t kind;		/* WSE_LINK_RUN_* */
+	uint32_t kind;		/* WSE_LINK_RUN_*, flags included (WSE_LINK_RUN_RETAIN) */
 	uint32_t steps;
 	uint32_t batch;
+	uint32_t leaf;		/* samples per micro-batch, a leaf of the gradient sum; 0: any */
+	uint32_t norm;		/* the batch the loss is averaged over; 0: batch */
 };
 
 struct wse_link_run_result_info {
@@ -179,5 +181,111 @@ void wse_link_dev_stats_encode(struct wse_link_dev_stats *raw,
 			       const struct wse_link_dev_stats_info *in);
 int wse_link_dev_stats_decode(const void *buf, size_t len, struct wse_link_dev_stats_info *out,
 			      struct wse_link_err *err);
+
+/* ------------------------------------------ shared-memory regions */
+
+struct wse_link_region_map_info {
+	uint32_t region;
+	uint64_t size;
+	uint64_t nonce;
+	char name[sizeof(((struct wse_link_region_map *)0)->name) + 1];
+};
+
+struct wse_link_region_ref_info {
+	uint32_t region;
+	uint64_t offset;
+};
+
+/*
+ * REGION_MAP: the decoder checks flags and reserved zero, the id in
+ * 1..WSE_LINK_REGIONS_MAX, the size a non-zero multiple of 4096 up to 2^40
+ * and the name a POSIX shared-memory name ("/" then [A-Za-z0-9._-]).
+ */
+void wse_link_region_map_encode(struct wse_link_region_map *raw,
+				const struct wse_link_region_map_info *in);
+int wse_link_region_map_decode(const void *buf, size_t len,
+			       struct wse_link_region_map_info *out, struct wse_link_err *err);
+void wse_link_region_ref_encode(struct wse_link_region_ref *raw,
+				const struct wse_link_region_ref_info *in);
+int wse_link_region_ref_decode(const void *buf, size_t len,
+			       struct wse_link_region_ref_info *out, struct wse_link_err *err);
+void wse_link_region_done_encode(struct wse_link_region_done *raw, uint32_t length);
+int wse_link_region_done_decode(const void *buf, size_t len, uint32_t *length,
+				struct wse_link_err *err);
+
+/* ------------------------------------------------------- appliances */
+
+struct wse_link_appliance_system_info {
+	uint64_t device_id;
+	uint32_t wafer_width, wafer_height;
+	uint64_t sram_per_pe;
+	uint32_t clock_khz;
+};
+
+/* The HELLO appendix of an appliance, decoded. */
+struct wse_link_appliance_id {
+	uint32_t systems;
+	uint64_t memoryx_capacity;
+	struct wse_link_appliance_system_info system[WSE_LINK_APPLIANCE_SYSTEMS_MAX];
+};
+
+/* Writes the appendix into @buf (@cap bytes); returns its length, 0 if it does not fit. */
+size_t wse_link_appliance_id_encode(void *buf, size_t cap, const struct wse_link_appliance_id *in);
+/* Decodes an appendix of exactly @len bytes: 1..16 systems, each a sane wafer. */
+int wse_link_appliance_id_decode(const void *buf, size_t len, struct wse_link_appliance_id *out,
+				 struct wse_link_err *err);
+
+struct wse_link_job_info {
+	uint32_t systems;
+};
+
+void wse_link_job_encode(struct wse_link_job *raw, const struct wse_link_job_info *in);
+/* Exactly the structure; flags and reserved zero, systems at least 1. */
+int wse_link_job_decode(const void *buf, size_t len, struct wse_link_job_info *out,
+			struct wse_link_err *err);
+
+struct wse_link_input_info {
+	uint32_t source;	/* WSE_LINK_INPUT_STREAM or _DATASET */
+	uint32_t flags;		/* WSE_LINK_INPUT_SHUFFLE */
+	uint64_t seed;
+	uint32_t epoch, first, count;
+	char dataset[sizeof(((struct wse_link_input *)0)->dataset) + 1];
+	char split[sizeof(((struct wse_link_input *)0)->split) + 1];
+};
+
+void wse_link_input_encode(struct wse_link_input *raw, const struct wse_link_input_info *in);
+/*
+ * Exactly the structure; a known source and flags, reserved zero; for a
+ * dataset, a relative path without "." or ".." components and a split
+ * of [A-Za-z0-9._-]. The texts come back NUL-terminated.
+ */
+int wse_link_input_decode(const void *buf, size_t len, struct wse_link_input_info *out,
+			  struct wse_link_err *err);
+
+struct wse_link_appliance_part_info {
+	uint64_t device_id;
+	uint32_t state;		/* WSE_LINK_PART_* */
+	uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;
+	uint64_t steps, samples;
+	char address[sizeof(((struct wse_link_appliance_part *)0)->address) + 1];
+	char reason[sizeof(((struct wse_link_appliance_part *)0)->reason) + 1];
+};
+
+struct wse_link_appliance_state {
+	uint32_t systems, job_systems;
+	uint32_t memoryx_state, swarmx_state, input_state;
+	uint64_t memoryx_capacity, memoryx_held, memoryx_updates;
+	uint64_t swarmx_broadcast, swarmx_reduced, input_samples;
+	char reason[sizeof(((struct wse_link_appliance_info *)0)->reason) + 1];
+	struct wse_link_appliance_part_info part[WSE_LINK_APPLIANCE_SYSTEMS_MAX];
+};
+
+/* The PARAMS_READ reply: the info and one part per system. */
+size_t wse_link_appliance_state_encode(void *buf, size_t cap,
+				       const struct wse_link_appliance_state *in);
+int wse_link_appliance_state_decode(const void *buf, size_t len,
+				    struct wse_link_appliance_state *out, struct wse_link_err *err);
+/* The bytes of a reply for @systems systems. */
+size_t wse_link_appliance_state_size(uint32_t systems);
 
 #endif /* WSE_LINK_PAYLOADS_H */

@@ -285,6 +285,90 @@ struct wse_params {
 int wse_params_read(struct wse_ring *ring, uint32_t slot, struct wse_params *p);
 int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_params *p);
 
+/* ---------------------------------------------------------- appliances */
+
+/*
+ * A Wafer-Scale Cluster appliance (wse-appliance) is one device: its
+ * coordinator spreads a weight-streaming program over the appliance's
+ * systems, keeps the weights and optimizer state in MemoryX (whose
+ * PARAMS_READ and PARAMS_WRITE wse_params_read() and _write() reach) and
+ * may read the samples itself from a dataset it shares with the user
+ * node. These calls reach what only an appliance has (slot 0's params).
+ */
+#define WSE_APPLIANCE_SYSTEMS_MAX	16
+
+enum wse_part_state {
+	WSE_PART_UP = 1,		/* connected and answering */
+	WSE_PART_DOWN = 2,		/* lost: the reason says why */
+	WSE_PART_IDLE = 3,		/* not connected: no job used it yet */
+};
+
+struct wse_appliance_system {
+	uint64_t device_id;
+	enum wse_part_state state;
+	uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx;	/* the coordinator's link to it */
+	uint64_t steps, samples;
+	char address[65];
+	char reason[65];
+};
+
+struct wse_appliance {
+	uint32_t systems;
+	uint32_t job_systems;		/* systems the loaded job runs on; 0: none */
+	enum wse_part_state memoryx_state, swarmx_state, input_state;
+	uint64_t memoryx_capacity, memoryx_held, memoryx_updates;
+	uint64_t swarmx_broadcast, swarmx_reduced;	/* bytes */
+	uint64_t input_samples;
+	char reason[129];		/* why the last part that went down went */
+	struct wse_appliance_system system[WSE_APPLIANCE_SYSTEMS_MAX];
+};
+
+/*
+ * The appliance's parts and counters. -EINVAL when the device refuses the
+ * question: it is a single system, not an appliance.
+ */
+int wse_appliance_info(struct wse_ring *ring, struct wse_appliance *a);
+/* The next program runs on @systems of the appliance's systems (before loading it). */
+int wse_appliance_job(struct wse_ring *ring, uint32_t systems);
+
+/* Where the samples of a job's coming RUNs come from. */
+struct wse_input {
+	bool dataset;			/* false: the host writes them (the default) */
+	const char *path;		/* relative to the appliance's shared directory */
+	const char *split;		/* "train", "t10k" */
+	bool shuffle;			/* in libwsedata's epoch order (wsetrain's) */
+	uint64_t seed;
+	uint32_t epoch;
+	uint32_t first;			/* the position in that order */
+	uint32_t count;			/* samples of the dataset used; 0: all */
+};
+int wse_appliance_input(struct wse_ring *ring, uint32_t slot, const struct wse_input *in);
+
+/*
+ * Snapshots, for checkpoints that do not stop training: the device copies
+ * its parameters aside at the end of step @step of a RUN (at once if the
+ * program is idle at that step), and they are read from there while it
+ * trains on. wse_params_snapshot_at() asks (-EINVAL when the step has
+ * passed or the last snapshot is being read); wse_params_read_snapshot()
+ * reads the copy into @p, step count included, and its CRC32C of the
+ * weights and state arrays into *@crc (-EINVAL if not taken yet).
+ */
+int wse_params_snapshot_at(struct wse_ring *ring, uint32_t slot, uint64_t step);
+int wse_params_read_snapshot(struct wse_ring *ring, uint32_t slot, struct wse_params *p,
+			     uint32_t *crc);
+/*
+ * With storage the device shares with this host: the snapshot of step
+ * @step saved by the device into @name (relative to that storage; a file
+ * this host made there), the weights at byte @offset and the state arrays
+ * after them (-EINVAL if the device has no such storage or file: the
+ * message is in the device's reply); and the snapshot's step count and
+ * CRC32C alone, of a program of @floats weights and @state_arrays arrays.
+ */
+int wse_params_snapshot_store(struct wse_ring *ring, uint32_t slot, uint64_t step,
+			      uint64_t offset, const char *name);
+int wse_params_snapshot_sum(struct wse_ring *ring, uint32_t slot, uint64_t floats,
+			    unsigned int state_arrays, uint64_t *step, uint32_t *crc);
+
 /*
  * Single commands, for callers that drive their own pipeline (wsebench):
  * wse_ring_prep() puts one command on the submission queue (-EBUSY when

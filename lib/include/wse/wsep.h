@@ -7,7 +7,9 @@
  * A program is self-describing: the wafer it was compiled for, execution
  * mode, batch and seed, input, layers, loss, optimizer, a region per
  * layer, the streams, the compiler's estimates and, optionally, initial
- * weights. Everything on disk is little-endian; every section carries a
+ * weights. A graph program (format 1.1, feature WSEP_FEATURE_GRAPH) also
+ * carries a graph of engine ops, and its "layers" are the units the graph
+ * is cut into: a pipeline stage each, and what weight streaming streams. Everything on disk is little-endian; every section carries a
  * CRC32C. The firmware must run a file through wsep_read() (which
  * validates) before using anything in it: the file is untrusted.
  */
@@ -21,7 +23,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	0
+#define WSEP_VERSION_MINOR	1
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -35,6 +37,18 @@
 #define WSEP_WAFER_NAME_MAX	16U
 #define WSEP_STREAM_NAME_MAX	16U
 
+/*
+ * Required features: the header's feature bits (the "flags" of format 1.0,
+ * which must be 0 there) say what a reader must support to run the
+ * program. A reader refuses a program with a bit it does not know, naming
+ * it; readers of format 1.0 refuse any bit ("unknown header flags 0x1").
+ * wsep_write() sets them from what the program uses, and the reader checks
+ * that they match it.
+ */
+#define WSEP_FEATURE_GRAPH	0x1U	/* a graph of engine ops (sections graph..constants) */
+#define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
+#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING)
+
 /* Section types. Types with bit 15 set are optional: a reader that does not
  * know one skips it; an unknown type without that bit is refused.
  */
@@ -47,6 +61,10 @@ enum wsep_section_type {
 	WSEP_SEC_ESTIMATES = 6,
 	WSEP_SEC_SUMMARY = 7,
 	WSEP_SEC_WEIGHTS = 8,
+	WSEP_SEC_GRAPH = 9,		/* graph programs: what the graph reads and writes */
+	WSEP_SEC_VALUES = 10,		/* ... its tensors */
+	WSEP_SEC_NODES = 11,		/* ... its ops, in execution order */
+	WSEP_SEC_CONSTANTS = 12,	/* ... the constants' bytes (absent if none) */
 };
 #define WSEP_SEC_OPTIONAL_BIT	0x8000U
 
@@ -54,12 +72,17 @@ enum wsep_section_type {
  * accept larger records and read the prefix they know).
  */
 #define WSEP_WAFER_RECORD	96U
-#define WSEP_PROGRAM_RECORD	128U
-#define WSEP_LAYER_RECORD	32U
+#define WSEP_PROGRAM_RECORD	168U	/* 128 in format 1.0 */
+#define WSEP_PROGRAM_RECORD_1_0	128U
+#define WSEP_LAYER_RECORD	40U	/* 32 in format 1.0 */
+#define WSEP_LAYER_RECORD_1_0	32U
 #define WSEP_REGION_RECORD	16U
 #define WSEP_STREAM_RECORD	48U
 #define WSEP_ESTIMATE_RECORD	48U
 #define WSEP_SUMMARY_RECORD	48U
+#define WSEP_GRAPH_RECORD	64U
+#define WSEP_VALUE_RECORD	80U
+#define WSEP_NODE_RECORD	176U
 
 enum wsep_mode {
 	WSEP_MODE_PIPELINED = 1,
@@ -68,6 +91,7 @@ enum wsep_mode {
 
 enum wsep_layer_kind {
 	WSEP_LAYER_DENSE = 1,	/* y = W x + b, W is [out][in] */
+	WSEP_LAYER_UNIT = 2,	/* graph programs: the graph's nodes of one unit */
 };
 
 enum wsep_activation {
@@ -83,12 +107,19 @@ enum wsep_optimizer_kind {
 	WSEP_OPT_SGD = 1,
 	WSEP_OPT_MOMENTUM = 2,	/* SGD with (PyTorch-style) momentum */
 	WSEP_OPT_ADAM = 3,
+	WSEP_OPT_ADAMW = 4,	/* Adam with decoupled weight decay (feature TRAINING) */
+};
+
+enum wsep_lr_schedule {
+	WSEP_LR_CONSTANT = 0,
+	WSEP_LR_WARMUP_COSINE = 1,	/* linear warm-up, then cosine decay (feature TRAINING) */
 };
 
 enum wsep_elem {
 	WSEP_ELEM_U8 = 1,
 	WSEP_ELEM_I32 = 2,
 	WSEP_ELEM_F32 = 3,
+	WSEP_ELEM_I64 = 4,	/* graph values only (token ids, labels) */
 };
 
 enum wsep_direction {
@@ -120,19 +151,38 @@ struct wsep_wafer {
 	double io_bytes_per_s;
 };
 
+/*
+ * The optimizer, with torch.optim's semantics (Documentation/engine.rst,
+ * "Optimizers"). Fields that do not apply to its kind are 0. The learning
+ * rate at optimizer step t (1-based) follows @schedule: constant, or
+ * lr * t / warmup up to @warmup, then a cosine from lr down to @min_lr at
+ * @total_steps (engine_lr_at()).
+ */
 struct wsep_optimizer {
 	enum wsep_optimizer_kind kind;
 	double lr;
 	double momentum;	/* WSEP_OPT_MOMENTUM */
-	double beta1, beta2, eps;	/* WSEP_OPT_ADAM */
-	double weight_decay;	/* L2, added to the gradient (PyTorch semantics) */
+	double beta1, beta2, eps;	/* WSEP_OPT_ADAM, _ADAMW */
+	double weight_decay;	/* L2 added to the gradient; decoupled for AdamW */
+	double dampening;	/* WSEP_OPT_MOMENTUM, [0, 1) */
+	uint32_t nesterov;	/* WSEP_OPT_MOMENTUM: 0 or 1 */
+	enum wsep_lr_schedule schedule;
+	uint64_t warmup, total_steps;
+	double min_lr;
 };
 
 /**
- * struct wsep_layer - one layer
- * @weight_offset: index (in floats) of this layer's W in the weights
- *	section; its bias follows W. Always set, even without a weights
- *	section: it is the layout MemoryX and checkpoints use too.
+ * struct wsep_layer - one layer, or one unit of a graph program
+ * @in, @out: dense: the layer's inputs and outputs; a unit: the elements
+ *	per sample of the activations entering it from the unit before (the
+ *	program's input for unit 0) and leaving it for the next (the
+ *	logits for the last)
+ * @weight_offset: index (in floats) of this layer's parameters in the
+ *	weights layout: dense, W then b; a unit, its parameter tensors one
+ *	after another. Always set, even without a weights section: it is the
+ *	layout MemoryX and checkpoints use too.
+ * @params: its parameters, in floats (dense: in * out + out), the unit of
+ *	weight streaming (weights.K and grads.K carry them)
  * @sram_bytes: SRAM the compiler reserved for the layer on the wafer
  */
 struct wsep_layer {
@@ -141,6 +191,7 @@ struct wsep_layer {
 	uint32_t in, out;
 	uint64_t sram_bytes;
 	uint64_t weight_offset;
+	uint64_t params;
 };
 
 /* A rectangle of PEs: columns x..x+w-1, rows y..y+h-1. */
@@ -204,6 +255,119 @@ struct wsep_summary {
 	uint32_t limit;
 };
 
+/*
+ * The graph of a graph program (Documentation/wsep-format.rst, "Graph
+ * programs"): the tensors ("values") and the engine ops that compute them,
+ * in execution order, each node belonging to one unit (a layer record).
+ * Shapes are those at the program's batch; a value's @batch_dim scales with
+ * the batch, so the firmware can run micro-batches and short batches.
+ */
+#define WSEP_GRAPH_MAX_RANK	6
+#define WSEP_GRAPH_MAX_IO	8
+#define WSEP_GRAPH_MAX_VALUES	65536U
+#define WSEP_GRAPH_MAX_NODES	65536U
+/* Elements of every input and activation together, at the program's batch. */
+#define WSEP_GRAPH_MAX_ELEMS	(1ULL << 30)
+
+enum wsep_value_kind {
+	WSEP_VAL_INPUT = 1,	/* the samples, or the labels */
+	WSEP_VAL_PARAM = 2,	/* trained: floats of the weights layout */
+	WSEP_VAL_CONST = 3,	/* bytes of the constants section */
+	WSEP_VAL_ACT = 4,	/* computed by a node */
+};
+
+/* The engine ops (wse/engine_graph.h), numbered for the file. */
+enum wsep_op {
+	WSEP_OP_CONV2D = 1,	/* x, w[, b] -> y */
+	WSEP_OP_MAXPOOL2D,	/* x -> y */
+	WSEP_OP_AVGPOOL2D,	/* x -> y */
+	WSEP_OP_GEMM,		/* a, b[, c] -> y */
+	WSEP_OP_MATMUL,		/* a, b -> y */
+	WSEP_OP_BINARY,		/* a, b -> y */
+	WSEP_OP_ACT,		/* x -> y */
+	WSEP_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] */
+	WSEP_OP_SOFTMAX,	/* x -> y */
+	WSEP_OP_GATHER,		/* data, indices -> y */
+	WSEP_OP_ATTENTION,	/* q, k, v -> y */
+	WSEP_OP_DROPOUT,	/* x -> y */
+	WSEP_OP_TRANSPOSE,	/* x -> y */
+	WSEP_OP_SPLIT,		/* x -> y0, y1, ... */
+	WSEP_OP_RESHAPE,	/* x -> y */
+};
+#define WSEP_OP_COUNT	WSEP_OP_RESHAPE
+
+enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
+enum wsep_act_fn { WSEP_FN_RELU, WSEP_FN_TANH, WSEP_FN_SIGMOID, WSEP_FN_GELU, WSEP_FN_GELU_TANH };
+
+/* wsep_graph_attrs.flags */
+#define WSEP_ATTR_CEIL_MODE		0x01U
+#define WSEP_ATTR_COUNT_INCLUDE_PAD	0x02U
+#define WSEP_ATTR_TRANS_A		0x04U
+#define WSEP_ATTR_TRANS_B		0x08U
+#define WSEP_ATTR_CAUSAL		0x10U
+#define WSEP_ATTR_FLAGS			0x1fU
+
+/* A node's attributes: those of its op apply, the others are 0. */
+struct wsep_graph_attrs {
+	uint32_t kernel[2], stride[2], dilation[2], pads[4];	/* pads: top, left, bottom, right */
+	uint32_t flags;
+	float alpha, beta;	/* gemm */
+	uint32_t binary;	/* enum wsep_binary */
+	uint32_t act;		/* enum wsep_act_fn */
+	uint32_t axis;		/* layernorm, softmax, gather, split */
+	float epsilon;		/* layernorm */
+	uint32_t heads;		/* attention */
+	float scale;		/* attention */
+	float ratio;		/* dropout */
+	uint8_t perm[WSEP_GRAPH_MAX_RANK];	/* transpose */
+};
+
+/**
+ * struct wsep_graph_value - a tensor of the graph
+ * @dtype: WSEP_ELEM_F32 or WSEP_ELEM_I64
+ * @batch_dim: the dimension that is the batch times a constant, -1 if none
+ * @dims: at the program's batch
+ * @offset: PARAM: its first float in the weights layout; CONST: its first
+ *	byte in the constants section
+ * @unit: PARAM: the unit (layer) whose parameters hold it; else -1
+ */
+struct wsep_graph_value {
+	uint32_t dtype;
+	enum wsep_value_kind kind;
+	uint32_t rank;
+	int32_t batch_dim;
+	uint64_t dims[WSEP_GRAPH_MAX_RANK];
+	uint64_t offset;
+	int32_t unit;
+};
+
+/* A node: its op, unit, inputs (value ids, -1 for an absent optional one) and outputs. */
+struct wsep_graph_node {
+	enum wsep_op op;
+	uint32_t unit;
+	uint32_t n_in, n_out;
+	int32_t in[WSEP_GRAPH_MAX_IO], out[WSEP_GRAPH_MAX_IO];
+	struct wsep_graph_attrs a;
+};
+
+/**
+ * struct wsep_graph - what a graph program computes
+ * @input: the value the samples stream feeds (an INPUT: f32 for u8 or f32
+ *	samples, i64 for i32 token ids)
+ * @logits: the value the loss reads, [..., classes]
+ * @labels: the i64 INPUT of the labels, the logits' shape less the last dimension
+ * @rows: labels (and predictions) per sample; @classes: the logits' last dimension
+ */
+struct wsep_graph {
+	uint32_t num_values, num_nodes;
+	int32_t input, logits, labels;
+	uint32_t rows, classes;
+	struct wsep_graph_value *values;
+	struct wsep_graph_node *nodes;
+	uint64_t const_bytes;
+	uint8_t *consts;
+};
+
 /**
  * struct wsep_program - a parsed, validated program
  *
@@ -213,6 +377,7 @@ struct wsep_summary {
  */
 struct wsep_program {
 	uint16_t version_major, version_minor;
+	uint32_t features;	/* WSEP_FEATURE_*: wsep_write() sets them */
 	struct wsep_wafer wafer;
 	char model_name[WSEP_NAME_MAX];
 	enum wsep_mode mode;
@@ -231,7 +396,8 @@ struct wsep_program {
 	struct wsep_stream *streams;
 	struct wsep_summary summary;
 	uint64_t num_weights;
-	float *weights;		/* num_weights, or NULL */
+	float *weights;		/* num_weights, or NULL (graph programs always have them) */
+	struct wsep_graph *graph;	/* NULL: a layer program */
 };
 
 /**
@@ -253,6 +419,15 @@ int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
  * *@out is then NULL.
  */
 int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err, size_t errlen);
+/*
+ * wsep_read_features() - wsep_read() as a reader that supports only the
+ * features in @supported: a program that needs another is refused with
+ * "this program needs NAME (feature 0xN), which this reader does not
+ * support (it supports 0xM): update wsefwd and libwsep". wsep_read() is
+ * this with WSEP_FEATURES_KNOWN.
+ */
+int wsep_read_features(const void *buf, size_t len, uint32_t supported, struct wsep_program **out,
+		       char *err, size_t errlen);
 
 /* wsep_read_file() - wsep_read() of a whole file; its open() or read() errno too. */
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen);
@@ -273,9 +448,26 @@ int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err,
 /* wsep_write_file() - wsep_write() to @path (replaced atomically); or the I/O errno. */
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
 
-/* Parameters of one layer (W and b) and of all layers. */
+/* Parameters of one layer (dense: W and b; a unit: @params) and of all layers. */
 uint64_t wsep_layer_params(const struct wsep_layer *l);
 uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n);
+/* Labels (and predictions) per sample: a graph's rows, else 1; and the classes. */
+uint32_t wsep_label_rows(const struct wsep_program *p);
+uint32_t wsep_classes(const struct wsep_program *p);
+/* The features @p uses (what wsep_write() puts in the header). */
+uint32_t wsep_features(const struct wsep_program *p);
+/* Unit @k's nodes of a graph program: [*first, *end). */
+void wsep_graph_unit_nodes(const struct wsep_graph *g, uint32_t k, uint32_t *first, uint32_t *end);
+/*
+ * wsep_graph_boundaries() - per unit k, the elements per sample of the
+ * activations computed in units 0..k and read after k (for the last unit:
+ * the logits of a sample). What a graph program's layer records hold as
+ * out (and the next one's in). 0, or -EINVAL with a message.
+ */
+int wsep_graph_boundaries(const struct wsep_program *p, uint64_t *cross, char *err, size_t errlen);
+/* Elements of value @v at @batch samples (its batch dimension scaled). */
+uint64_t wsep_graph_value_elems(const struct wsep_program *p, const struct wsep_graph_value *v,
+				uint32_t batch);
 
 /**
  * wsep_init_layer() - deterministic initial weights of one layer
@@ -310,6 +502,7 @@ enum wsep_train_role {
 	WSEP_TRAIN_PREDICTIONS,
 	WSEP_TRAIN_WEIGHTS,
 	WSEP_TRAIN_GRADS,
+	WSEP_TRAIN_LOGITS,	/* graph programs: every row's logits, on PREDICT */
 };
 
 /*
@@ -323,7 +516,7 @@ int wsep_train_stream(const struct wsep_program *p, enum wsep_train_role role, u
 
 /* Where a program's training streams are: indexes into ->streams, -1 for none. */
 struct wsep_train_streams {
-	int samples, labels, losses, predictions;
+	int samples, labels, losses, predictions, logits;
 	int weights[WSEP_MAX_LAYERS], grads[WSEP_MAX_LAYERS];
 };
 
@@ -343,5 +536,7 @@ const char *wsep_elem_name(uint32_t elem);
 const char *wsep_direction_name(uint32_t dir);
 const char *wsep_limit_name(uint32_t limit);
 const char *wsep_section_name(uint32_t type);
+const char *wsep_op_name(uint32_t op);
+const char *wsep_feature_name(uint32_t feature);
 
 #endif /* WSE_WSEP_H */

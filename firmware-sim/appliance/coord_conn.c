@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The user node's link to the coordinator: the device side of the link
+ * protocol (Documentation/link-protocol.rst). The calling thread receives
+ * every frame and checks it (libwselink), answers the link-level ones and
+ * hands each execution request, copied, to its queue's worker, which
+ * carries the queue's requests out in order and may wait (a RUN, a read
+ * of losses not yet there) without holding up the other queues. As
+ * wsefwd, it reads at most 256 requests or 64 MiB ahead of their
+ * execution.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../fwd_log.h"
+#include "coord.h"
+#include "svc.h"
+#include "wse/link_addr.h"
+#include "wse/link_io.h"
+
+#define PENDING_REQS	256
+#define PENDING_BYTES	(64ULL << 20)
+#define FRAME_MS	10000	/* the rest of a frame once it began */
+#define SEND_MS		30000
+#define POLL_MS		500
+
+struct coord_req {
+	struct coord_req *next;
+	struct coord_request r;
+	uint8_t data[];
+};
+
+struct coord_queue {
+	struct coord_conn *conn;
+	struct coord_req *head, *tail;
+	pthread_t thread;
+	bool started;
+	pthread_cond_t cond;	/* a request came, or the link is going */
+};
+
+struct coord_conn {
+	struct coord *c;
+	int fd;
+	char peer[128];
+	struct wse_link_rx_rules rules;
+	pthread_mutex_t tx_lock;
+	bool send_failed;
+	/* Under c->lock: */
+	struct coord_queue q[COORD_QUEUES];
+	uint32_t pending_reqs;
+	uint64_t pending_bytes;
+};
+
+bool coord_wait(struct coord *c, int ms)
+{
+	return coord_wait_on(c, &c->changed, ms);
+}
+
+void coord_wake_all(struct coord *c)
+{
+	pthread_cond_broadcast(&c->changed);
+	pthread_cond_broadcast(&c->input_cond);
+	pthread_cond_broadcast(&c->update_cond);
+	pthread_cond_broadcast(&c->output_cond);
+	if (c->conn)
+		for (int i = 0; i < COORD_QUEUES; i++)
+			pthread_cond_broadcast(&c->conn->q[i].cond);
+}
+
+bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms)
+{
+	struct timespec until;
+
+	if (c->stopping)
+		return false;
+	until = hostlink_deadline(ms);
+	pthread_cond_timedwait(cond, &c->lock, &until);
+	return !c->stopping;
+}
+
+static void send_frame(struct coord_conn *conn, const struct wse_link_frame *req, uint32_t status,
+		       const struct iovec *data, int ndata)
+{
+	struct wse_link_frame f = { .version = conn->rules.version, .opcode = req->opcode,
+				    .flags = WSE_LINK_F_RESPONSE, .queue = req->queue,
+				    .tag = req->tag };
+	struct wse_link_status st;
+	struct iovec iov[4] = { { &st, sizeof(st) } };
+	struct wse_link_err err;
+	int n = 1;
+
+	wse_link_status_encode(&st, status);
+	for (int i = 0; i < ndata && i < 3; i++)
+		iov[n++] = data[i];
+	pthread_mutex_lock(&conn->tx_lock);
+	if (!conn->send_failed && wse_link_send(conn->fd, &f, iov, n, SEND_MS, &err)) {
+		fwd_warn("sending to %s failed: %s; closing", conn->peer, err.text);
+		conn->send_failed = true;
+		shutdown(conn->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&conn->tx_lock);
+}
+
+void coord_reply(struct coord_conn *conn, const struct wse_link_frame *f, uint32_t status,
+		 const struct iovec *iov, int iovcnt)
+{
+	send_frame(conn, f, status, iov, iovcnt);
+}
+
+void coord_reply_text(struct coord_conn *conn, const struct wse_link_frame *f, uint32_t status,
+		      const char *fmt, ...)
+{
+	char text[512];
+	struct iovec iov = { text, 0 };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	iov.iov_len = strlen(text);
+	fwd_dbg("%s refused: %s", wse_link_op_name(f->opcode), text);
+	send_frame(conn, f, status, &iov, 1);
+}
+
+/* An unsolicited ERROR, then the link is closed. */
+static void send_error(struct coord_conn *conn, uint32_t code, const char *text)
+{
+	struct wse_link_frame f = { .version = conn->rules.version, .opcode = WSE_LINK_OP_ERROR };
+	uint8_t buf[256];
+	struct iovec iov = { buf, wse_link_error_encode(buf, sizeof(buf), code, text) };
+	struct wse_link_err err;
+
+	pthread_mutex_lock(&conn->tx_lock);
+	wse_link_send(conn->fd, &f, &iov, 1, SEND_MS, &err);
+	pthread_mutex_unlock(&conn->tx_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct coord_queue *q = arg;
+	struct coord_conn *conn = q->conn;
+	struct coord *c = conn->c;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		struct coord_req *r;
+
+		while (!q->head && !c->stopping)
+			pthread_cond_wait(&q->cond, &c->lock);
+		if (c->stopping)
+			break;
+		r = q->head;
+		q->head = r->next;
+		if (!q->head)
+			q->tail = NULL;
+		pthread_mutex_unlock(&c->lock);
+		coord_execute(c, conn, &r->r);
+		pthread_mutex_lock(&c->lock);
+		/* The receive thread waits only when the read-ahead is full. */
+		if (conn->pending_reqs >= PENDING_REQS || conn->pending_bytes >= PENDING_BYTES)
+			pthread_cond_broadcast(&c->changed);
+		conn->pending_reqs--;
+		conn->pending_bytes -= r->r.len;
+		free(r);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Queues a copy of request @f for its queue's worker (started on first use). */
+static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const uint8_t *payload)
+{
+	struct coord *c = conn->c;
+	struct coord_queue *q = &conn->q[f->queue];
+	struct coord_req *r = malloc(sizeof(*r) + f->length);
+
+	if (!r)
+		return -ENOMEM;
+	r->next = NULL;
+	r->r.f = *f;
+	memcpy(r->data, payload, f->length);
+	r->r.payload = r->data;
+	r->r.len = f->length;
+	pthread_mutex_lock(&c->lock);
+	/* Read-ahead bounded: wait for the workers to catch up. */
+	while ((conn->pending_reqs >= PENDING_REQS || conn->pending_bytes >= PENDING_BYTES) &&
+	       coord_wait(c, POLL_MS))
+		;
+	if (!q->started) {
+		if (pthread_create(&q->thread, NULL, worker_main, q)) {
+			pthread_mutex_unlock(&c->lock);
+			free(r);
+			return -EAGAIN;
+		}
+		q->started = true;
+	}
+	if (q->tail)
+		q->tail->next = r;
+	else
+		q->head = r;
+	q->tail = r;
+	conn->pending_reqs++;
+	conn->pending_bytes += r->r.len;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* HELLO: the host's offer, our identity, the appliance appendix if it asked. */
+static int handshake(struct coord_conn *conn, uint8_t *buf)
+{
+	struct coord *c = conn->c;
+	const struct wse_link_device_info *sys0 = &c->sys[0].dev;
+	struct wse_link_device_info dev = {
+		.version = 1, .version_min = WSE_LINK_VERSION_MIN, .version_max = WSE_LINK_VERSION_MAX,
+		.caps = WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE,
+		.max_payload = 4U << 20, .device_id = sys0->device_id | (1ULL << 63),
+		.wafer_width = sys0->wafer_width, .wafer_height = sys0->wafer_height,
+		.sram_per_pe = sys0->sram_per_pe, .sram_total = sys0->sram_total,
+		.clock_khz = sys0->clock_khz, .num_queues = COORD_QUEUES,
+	};
+	struct wse_link_hello_info hello;
+	struct wse_link_hello_reply raw;
+	uint8_t appendix[WSE_LINK_PAYLOAD_MIN];
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { appendix, 0 } };
+	struct wse_link_frame f;
+	struct wse_link_err err;
+	struct pollfd p = { .fd = conn->fd, .events = POLLIN };
+	int ret;
+
+	conn->rules = (struct wse_link_rx_rules){ .version = 1, .max_payload = WSE_LINK_PAYLOAD_MIN };
+	if (poll(&p, 1, c->o.hello_timeout_ms) <= 0) {
+		send_error(conn, WSE_LINK_E_PROTO, "no HELLO came");
+		return -ETIMEDOUT;
+	}
+	ret = wse_link_recv(conn->fd, &conn->rules, &f, buf, WSE_LINK_PAYLOAD_MIN, FRAME_MS, &err);
+	if (ret)
+		return ret;
+	if (f.opcode != WSE_LINK_OP_HELLO || (f.flags & WSE_LINK_F_RESPONSE)) {
+		send_error(conn, WSE_LINK_E_PROTO, "the first frame must be HELLO");
+		return -EPROTO;
+	}
+	ret = wse_link_hello_decode(buf, f.length, &hello, &err);
+	if (ret == -EPROTO) {
+		send_error(conn, WSE_LINK_E_PROTO, err.text);
+		return ret;
+	}
+	if (ret || hello.version_min > WSE_LINK_VERSION_MAX || hello.version_max < WSE_LINK_VERSION_MIN) {
+		coord_reply_text(conn, &f, ret ? WSE_LINK_E_INVAL : WSE_LINK_E_VERSION, "%s",
+				 ret ? err.text : "no common protocol version");
+		return -EPROTO;
+	}
+	if (hello.max_payload < dev.max_payload)
+		dev.max_payload = hello.max_payload;
+	snprintf(dev.fw_version, sizeof(dev.fw_version), "wse-appliance 1, %u system%s", c->nsys,
+		 c->nsys == 1 ? "" : "s");
+	wse_link_hello_reply_encode(&raw, &dev);
+	if (hello.caps & WSE_LINK_CAP_APPLIANCE)
+		iov[1].iov_len = wse_link_appliance_id_encode(appendix, sizeof(appendix), &c->id);
+	send_frame(conn, &f, WSE_LINK_OK, iov, iov[1].iov_len ? 2 : 1);
+	conn->rules.version = 1;
+	conn->rules.max_payload = dev.max_payload;
+	return conn->send_failed ? -EPIPE : 0;
+}
+
+/* Receives until the host goes: link-level frames answered here, the rest queued. */
+static void receive(struct coord_conn *conn, uint8_t *buf)
+{
+	for (;;) {
+		struct wse_link_frame f;
+		struct wse_link_err err;
+		struct pollfd p = { .fd = conn->fd, .events = POLLIN };
+		int n = poll(&p, 1, POLL_MS), ret;
+
+		if (n < 0 && errno != EINTR)
+			return;
+		if (svc_stopping()) {
+			struct wse_link_frame sd = { .version = conn->rules.version,
+						     .opcode = WSE_LINK_OP_SHUTDOWN };
+			pthread_mutex_lock(&conn->tx_lock);
+			wse_link_send(conn->fd, &sd, NULL, 0, SEND_MS, &err);
+			pthread_mutex_unlock(&conn->tx_lock);
+			return;
+		}
+		if (n <= 0)
+			continue;
+		ret = wse_link_recv(conn->fd, &conn->rules, &f, buf, conn->rules.max_payload, FRAME_MS,
+				    &err);
+		if (ret) {
+			if (ret != -EPIPE) {
+				fwd_warn("host %s: %s; closing", conn->peer, err.text);
+				send_error(conn, err.code ? err.code : WSE_LINK_E_PROTO, err.text);
+			}
+			return;
+		}
+		if (f.flags & WSE_LINK_F_RESPONSE) {
+			/* We ask the host nothing but SHUTDOWN, whose answer ends the link. */
+			return;
+		}
+		switch (f.opcode) {
+		case WSE_LINK_OP_KEEPALIVE:
+			send_frame(conn, &f, WSE_LINK_OK, NULL, 0);
+			continue;
+		case WSE_LINK_OP_SHUTDOWN:
+			fwd_info("host %s asked for SHUTDOWN", conn->peer);
+			send_frame(conn, &f, WSE_LINK_OK, NULL, 0);
+			return;
+		case WSE_LINK_OP_ERROR:
+		case WSE_LINK_OP_HELLO:
+			if (f.opcode == WSE_LINK_OP_HELLO)
+				send_error(conn, WSE_LINK_E_PROTO, "a second HELLO");
+			return;
+		}
+		if (f.queue >= COORD_QUEUES) {
+			coord_reply_text(conn, &f, WSE_LINK_E_INVAL,
+					 "queue %u does not exist (the appliance has %u queues)",
+					 f.queue, COORD_QUEUES);
+			continue;
+		}
+		if (submit(conn, &f, buf))
+			coord_reply_text(conn, &f, WSE_LINK_E_INTERNAL,
+					 "the coordinator cannot queue the request (out of memory or threads)");
+	}
+}
+
+void coord_conn_serve(struct coord *c, int fd)
+{
+	struct coord_conn *conn = calloc(1, sizeof(*conn));
+	uint8_t *buf = malloc(WSE_LINK_PAYLOAD_LIMIT);
+
+	if (!conn || !buf) {
+		fwd_err("out of memory for a host");
+		free(conn);
+		free(buf);
+		return;
+	}
+	conn->c = c;
+	conn->fd = fd;
+	pthread_mutex_init(&conn->tx_lock, NULL);
+	for (int i = 0; i < COORD_QUEUES; i++) {
+		conn->q[i].conn = conn;
+		pthread_cond_init(&conn->q[i].cond, NULL);
+	}
+	wse_link_tune_socket(fd);
+	wse_link_peer_name(fd, conn->peer, sizeof(conn->peer));
+	fwd_info("host %s connected", conn->peer);
+	if (!handshake(conn, buf)) {
+		c->conn = conn;
+		receive(conn, buf);
+	}
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	coord_wake_all(c);
+	pthread_mutex_unlock(&c->lock);
+	shutdown(fd, SHUT_RDWR);
+	for (int i = 0; i < COORD_QUEUES; i++) {
+		struct coord_queue *q = &conn->q[i];
+
+		if (q->started)
+			pthread_join(q->thread, NULL);
+		while (q->head) {
+			struct coord_req *r = q->head;
+
+			q->head = r->next;
+			free(r);
+		}
+		pthread_cond_destroy(&q->cond);
+	}
+	coord_host_gone(c);
+	pthread_mutex_lock(&c->lock);
+	c->conn = NULL;
+	c->stopping = false;
+	pthread_mutex_unlock(&c->lock);
+	fwd_info("host %s left", conn->peer);
+	pthread_mutex_destroy(&conn->tx_lock);
+	free(conn);
+	free(buf);
+}

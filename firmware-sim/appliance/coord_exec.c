@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Each request of the user node, on its queue's worker. A layer-pipelined
+ * program lives on one system: its requests go to that system on the same
+ * queue and its answers come back as they are, so it behaves as on a
+ * system attached directly. A weight-streaming program is the appliance's
+ * job (coord_job.c, coord_run.c). The appliance's own PARAMS (the job's
+ * systems, where its input comes from, the state of its parts) have slot 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../fwd_log.h"
+#include "coord.h"
+#include "svc_proto.h"
+#include "wse/engine_wsep.h"
+
+#define RUN_WAIT_MS	500	/* a system's RUN is waited for in slices, watching for a stop */
+
+static struct coord_slot *slot_of(struct coord *c, uint32_t slot)
+{
+	return slot && slot < COORD_SLOTS ? &c->slots[slot] : NULL;
+}
+
+/* The slot's program, or a refusal sent. */
+static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
+				 const struct coord_request *r, uint32_t slot)
+{
+	struct coord_slot *s = slot_of(c, slot);
+
+	if (!s) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "slot %u is outside 1..%u", slot,
+				 COORD_SLOTS - 1);
+		return NULL;
+	}
+	if (s->kind == SLOT_EMPTY) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "no program is loaded in slot %u", slot);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * A pipelined program's request, forwarded to its system on the same queue
+ * and answered with what the system answered. Waits as long as the system
+ * does, watching for the user node's link going.
+ */
+static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+		    unsigned int sys, size_t reply_cap)
+{
+	struct coord_part *s = &c->sys[sys];
+	struct iovec iov = { (void *)r->payload, r->len }, out;
+	uint8_t *buf = c->proxy_buf[r->f.queue];
+	char text[512];
+	uint32_t tag, status;
+	size_t len = 0;
+	int ret;
+
+	if (!coord_system_ready(c, sys, text, sizeof(text))) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "%s", text);
+		return;
+	}
+	ret = hostlink_submit(&s->link, r->f.opcode, r->f.queue, &iov, r->len ? 1 : 0, buf,
+			      reply_cap, &tag);
+	while (!ret) {
+		bool going;
+
+		ret = hostlink_wait(&s->link, tag, RUN_WAIT_MS, &status, &len, text, sizeof(text));
+		if (ret != -ETIMEDOUT)
+			break;
+		ret = 0;
+		pthread_mutex_lock(&c->lock);
+		going = c->stopping;
+		pthread_mutex_unlock(&c->lock);
+		if (going) {
+			hostlink_forget(&s->link, tag);
+			return;
+		}
+	}
+	if (ret) {
+		hostlink_up(&s->link, text, sizeof(text));
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "%s went away: %s", s->name, text);
+		return;
+	}
+	if (status) {
+		coord_reply_text(conn, &r->f, status, "%s", text);
+		return;
+	}
+	if (r->f.opcode == WSE_LINK_OP_RUN && len == sizeof(struct wse_link_run_result)) {
+		struct wse_link_run_result_info res;
+		struct wse_link_err err;
+
+		if (!wse_link_run_result_decode(buf, len, &res, &err)) {
+			s->steps += res.steps;
+			s->samples += res.samples;
+		}
+	}
+	out = (struct iovec){ buf, len };
+	coord_reply(conn, &r->f, WSE_LINK_OK, &out, 1);
+}
+
+int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uint8_t *img,
+		     uint64_t len, struct wse_link_prog_info *info, uint32_t *status, char *text,
+		     size_t textlen)
+{
+	struct coord_part *s = &c->sys[sys];
+	uint8_t reply[64];
+	size_t piece = s->link.rules.max_payload - 64, n = 0;
+	struct wse_link_err err;
+
+	for (uint64_t off = 0; off < len; off += piece) {
+		struct wse_link_prog_load_info in = {
+			.program = slot, .total = len, .offset = off,
+			.flags = off + piece >= len ? WSE_LINK_PROG_LAST : 0,
+		};
+		struct wse_link_program_load raw;
+		struct iovec iov[2] = { { &raw, sizeof(raw) },
+					{ (void *)(img + off), len - off < piece ? len - off : piece } };
+		uint32_t tag;
+		int ret;
+
+		wse_link_prog_load_encode(&raw, &in);
+		ret = hostlink_submit(&s->link, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, iov, 2, reply,
+				      sizeof(reply), &tag);
+		if (!ret)
+			ret = hostlink_wait(&s->link, tag, COORD_PART_MS, status, &n, text, textlen);
+		if (ret)
+			return ret;
+		if (*status)
+			return 0;
+	}
+	if (wse_link_prog_info_decode(reply, n, info, &err)) {
+		snprintf(text, textlen, "%s: %s", s->name, err.text);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Frees a slot: its program unloaded from its system, or the job closed. */
+static void unload_slot(struct coord *c, uint32_t slot)
+{
+	struct coord_slot *s = &c->slots[slot];
+
+	if (s->kind == SLOT_SYSTEM && c->sys[s->system].opened &&
+	    hostlink_up(&c->sys[s->system].link, NULL, 0)) {
+		struct wse_link_program_ref ref;
+		struct iovec iov = { &ref, sizeof(ref) };
+		char text[256];
+
+		wse_link_prog_ref_encode(&ref, slot);
+		hostlink_call(&c->sys[s->system].link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1,
+			      NULL, 0, NULL, COORD_PART_MS, text, sizeof(text));
+	}
+	if (s->kind == SLOT_JOB)
+		coord_job_close(c);
+	s->kind = SLOT_EMPTY;
+}
+
+/* A layer-pipelined program: on the first system that answers. */
+static void load_pipelined(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+			   uint32_t slot, struct coord_slot *s)
+{
+	struct wse_link_prog_info info;
+	struct wse_link_program_info raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	char text[512] = "", first[512] = "";
+	uint32_t status = 0;
+
+	if (c->job_systems > 1) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "a layer-pipelined program runs on one system; the job asks for %u (weight streaming spreads a program over systems)",
+				 c->job_systems);
+		return;
+	}
+	for (unsigned int i = 0; i < c->nsys; i++) {
+		if (!coord_system_ready(c, i, text, sizeof(text))) {
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", text);
+			continue;
+		}
+		if (coord_load_image(c, i, slot, s->image, s->total, &info, &status, text,
+				   sizeof(text))) {
+			snprintf(first, sizeof(first), "%s", text);
+			continue;
+		}
+		if (status) {
+			coord_reply_text(conn, &r->f, status, "%s", text);
+			return;
+		}
+		unload_slot(c, slot);
+		s->kind = SLOT_SYSTEM;
+		s->system = i;
+		wse_link_prog_info_encode(&raw, &info);
+		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
+		return;
+	}
+	coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "no system of the appliance answers: %s",
+			 first);
+}
+
+static void program_load(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_prog_load_info in;
+	struct wse_link_err err;
+	struct coord_slot *s;
+	struct wsep_program *prog;
+	size_t n = r->len - sizeof(struct wse_link_program_load);
+	char text[512];
+
+	if (wse_link_prog_load_decode(r->payload, r->len, &in, &err)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	s = slot_of(c, in.program);
+	if (!s) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "slot %u is outside 1..%u", in.program,
+				 COORD_SLOTS - 1);
+		return;
+	}
+	if (!in.offset) {
+		c->assembling -= s->image ? s->total : 0;
+		free(s->image);
+		s->image = NULL;
+		if (in.total > c->o.max_program - c->assembling) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_NOSPC,
+					 "a program of %llu bytes exceeds the %llu the appliance accepts",
+					 (unsigned long long)in.total,
+					 (unsigned long long)c->o.max_program);
+			return;
+		}
+		s->image = malloc(in.total ? in.total : 1);
+		if (!s->image) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_NOSPC, "the coordinator is out of memory");
+			return;
+		}
+		s->total = in.total;
+		s->got = 0;
+		c->assembling += in.total;
+	}
+	if (!s->image || in.total != s->total || in.offset != s->got || n > s->total - s->got) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "piece at offset %llu does not continue the image of slot %u",
+				 (unsigned long long)in.offset, in.program);
+		return;
+	}
+	memcpy(s->image + s->got, r->payload + sizeof(struct wse_link_program_load), n);
+	s->got += n;
+	if (!(in.flags & WSE_LINK_PROG_LAST)) {
+		coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
+		return;
+	}
+	if (s->got != s->total) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "the image ends after %llu of %llu bytes",
+				 (unsigned long long)s->got, (unsigned long long)s->total);
+	} else if (wsep_read(s->image, s->total, &prog, text, sizeof(text))) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "invalid program: %s", text);
+	} else if (prog->mode == WSEP_MODE_PIPELINED) {
+		wsep_program_free(prog);
+		load_pipelined(c, conn, r, in.program, s);
+	} else {
+		struct wse_link_prog_info info;
+		struct wse_link_program_info raw;
+		struct iovec iov = { &raw, sizeof(raw) };
+		uint32_t status;
+
+		if (c->job.active && c->job.slot != in.program) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+					 "the appliance runs one weight-streaming job at a time; slot %u holds one",
+					 c->job.slot);
+			wsep_program_free(prog);
+		} else {
+			/* The job in the slot goes only when the new one is taken. */
+			status = coord_job_open(c, in.program, prog, s->image, s->total, &info, text,
+						sizeof(text));
+			if (status) {
+				coord_reply_text(conn, &r->f, status, "%s", text);
+				if (s->kind == SLOT_JOB && !c->job.active)
+					s->kind = SLOT_EMPTY;
+			} else {
+				if (s->kind == SLOT_SYSTEM)
+					unload_slot(c, in.program);
+				s->kind = SLOT_JOB;
+				wse_link_prog_info_encode(&raw, &info);
+				coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
+			}
+		}
+	}
+	c->assembling -= s->total;
+	free(s->image);
+	s->image = NULL;
+}
+
+/* The appliance's own parameters: the job (write), its input (write), its parts (read). */
+static void appliance_params(struct coord *c, struct coord_conn *conn,
+			     const struct coord_request *r, const struct wse_link_params_info *in)
+{
+	const uint8_t *data = r->payload + sizeof(struct wse_link_params);
+	size_t n = r->len - sizeof(struct wse_link_params);
+	bool write = r->f.opcode == WSE_LINK_OP_PARAMS_WRITE;
+	struct wse_link_err err;
+
+	if (in->which == WSE_LINK_PARAMS_APPLIANCE && !write) {
+		uint8_t *buf = c->proxy_buf[r->f.queue];
+		size_t len = coord_parts_state(c, buf, WSE_LINK_PAYLOAD_LIMIT);
+		struct iovec iov = { buf, len };
+
+		if (in->offset || in->length < len) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+					 "the appliance's state is %zu bytes, read at offset 0", len);
+			return;
+		}
+		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
+		return;
+	}
+	if (in->which == WSE_LINK_PARAMS_JOB && write) {
+		struct wse_link_job_info job;
+
+		if (wse_link_job_decode(data, n, &job, &err)) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", err.text);
+		} else if (job.systems > c->nsys) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+					 "the job asks for %u systems; this appliance has %u (start it with wse-appliance --systems %u)",
+					 job.systems, c->nsys, job.systems);
+		} else {
+			c->job_systems = job.systems;
+			coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
+		}
+		return;
+	}
+	if (in->which == WSE_LINK_PARAMS_INPUT && write) {
+		struct wse_link_input_info input;
+
+		if (wse_link_input_decode(data, n, &input, &err)) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", err.text);
+			return;
+		}
+		coord_job_input(c, conn, r, &input);
+		return;
+	}
+	coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+			 "params kind %u of slot 0 is not the job (write 3), the appliance (read 4) or the input (write 5)",
+			 in->which);
+}
+
+/* Weights and optimizer state of the job: MemoryX's, between RUNs. */
+static void job_params(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+		       const struct wse_link_params_info *in)
+{
+	bool write = r->f.opcode == WSE_LINK_OP_PARAMS_WRITE;
+	struct iovec iov = { (void *)r->payload, r->len }, out;
+	uint8_t *buf = c->proxy_buf[r->f.queue];
+	char text[512];
+	size_t len = 0;
+	bool busy;
+	int ret;
+
+	pthread_mutex_lock(&c->lock);
+	busy = c->job.run != NULL;
+	pthread_mutex_unlock(&c->lock);
+	if (busy) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "program %u is running; read or write its parameters between RUNs",
+				 in->program);
+		return;
+	}
+	ret = coord_service_call(c, &c->mx, r->f.opcode, &iov, 1, buf, WSE_LINK_PAYLOAD_LIMIT, &len,
+				 text, sizeof(text));
+	if (ret) {
+		coord_reply_text(conn, &r->f, ret == -EIO ? WSE_LINK_E_INVAL : WSE_LINK_E_INTERNAL,
+				 "%s", text);
+		return;
+	}
+	if (write && in->which == WSE_LINK_PARAMS_OPT_STATE)
+		coord_job_sync_step(c);
+	out = (struct iovec){ buf, len };
+	coord_reply(conn, &r->f, WSE_LINK_OK, &out, write ? 0 : 1);
+}
+
+static void params(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_params_info in;
+	struct wse_link_err err;
+	struct coord_slot *s;
+
+	if (wse_link_params_decode(r->payload, r->len, &in, &err)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	if (r->f.opcode == WSE_LINK_OP_PARAMS_WRITE &&
+	    r->len - sizeof(struct wse_link_params) != in.length) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO,
+				 "PARAMS_WRITE announces %u bytes but carries %zu", in.length,
+				 r->len - sizeof(struct wse_link_params));
+		return;
+	}
+	if (in.which >= WSE_LINK_PARAMS_JOB) {
+		appliance_params(c, conn, r, &in);
+		return;
+	}
+	s = loaded(c, conn, r, in.program);
+	if (!s)
+		return;
+	if (s->kind == SLOT_SYSTEM)
+		forward(c, conn, r, s->system, r->f.opcode == WSE_LINK_OP_PARAMS_READ ? in.length : 0);
+	else
+		job_params(c, conn, r, &in);
+}
+
+static void stream(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_stream_info in;
+	struct wse_link_err err;
+	struct coord_slot *s;
+
+	if (wse_link_stream_decode(r->payload, r->len, &in, &err)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	if (r->f.opcode == WSE_LINK_OP_STREAM_WRITE &&
+	    in.length != r->len - sizeof(struct wse_link_stream)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO,
+				 "STREAM_WRITE announces %u bytes but carries %zu", in.length,
+				 r->len - sizeof(struct wse_link_stream));
+		return;
+	}
+	s = loaded(c, conn, r, in.program);
+	if (!s)
+		return;
+	if (s->kind == SLOT_SYSTEM)
+		forward(c, conn, r, s->system,
+			r->f.opcode == WSE_LINK_OP_STREAM_READ ? in.length : 0);
+	else if (r->f.opcode == WSE_LINK_OP_STREAM_WRITE)
+		coord_job_write(c, conn, r, &in);
+	else
+		coord_job_read(c, conn, r, &in);
+}
+
+static void run(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_run_info in;
+	struct wse_link_err err;
+	struct coord_slot *s;
+
+	if (wse_link_run_decode(r->payload, r->len, &in, &err)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	s = loaded(c, conn, r, in.program);
+	if (!s)
+		return;
+	if (s->kind == SLOT_SYSTEM)
+		forward(c, conn, r, s->system, sizeof(struct wse_link_run_result));
+	else
+		coord_run_execute(c, conn, r, &in);
+}
+
+/* The systems' counters, summed. */
+static void device_stats(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_dev_stats_info sum = { 0 };
+	struct wse_link_dev_stats raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+
+	for (unsigned int i = 0; i < c->nsys; i++) {
+		struct wse_link_dev_stats_info one;
+		struct wse_link_err err;
+		char text[256];
+		size_t n = 0;
+
+		if (!c->sys[i].opened || !hostlink_up(&c->sys[i].link, NULL, 0) ||
+		    hostlink_call(&c->sys[i].link, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, &raw,
+				  sizeof(raw), &n, COORD_PART_MS, text, sizeof(text)) ||
+		    wse_link_dev_stats_decode(&raw, n, &one, &err))
+			continue;
+		sum.cycles += one.cycles;
+		sum.est_cycles += one.est_cycles;
+		sum.steps += one.steps;
+		sum.samples += one.samples;
+		sum.sram_used += one.sram_used;
+		sum.stream_bytes_in += one.stream_bytes_in;
+		sum.stream_bytes_out += one.stream_bytes_out;
+		sum.programs += one.programs;
+	}
+	wse_link_dev_stats_encode(&raw, &sum);
+	coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
+}
+
+void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct coord_slot *s;
+	uint32_t slot;
+	struct wse_link_err err;
+
+	if (!c->proxy_buf[r->f.queue]) {
+		c->proxy_buf[r->f.queue] = malloc(WSE_LINK_PAYLOAD_LIMIT);
+		if (!c->proxy_buf[r->f.queue]) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
+			return;
+		}
+	}
+	switch (r->f.opcode) {
+	case WSE_LINK_OP_PROGRAM_LOAD:
+		program_load(c, conn, r);
+		return;
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+		if (wse_link_prog_ref_decode(r->payload, r->len, &slot, &err)) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+			return;
+		}
+		s = loaded(c, conn, r, slot);
+		if (s) {
+			unload_slot(c, slot);
+			coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
+		}
+		return;
+	case WSE_LINK_OP_STREAM_WRITE:
+	case WSE_LINK_OP_STREAM_READ:
+		stream(c, conn, r);
+		return;
+	case WSE_LINK_OP_RUN:
+		run(c, conn, r);
+		return;
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+		params(c, conn, r);
+		return;
+	case WSE_LINK_OP_DEVICE_STATS:
+		device_stats(c, conn, r);
+		return;
+	case WSE_LINK_OP_MEM_READ:
+	case WSE_LINK_OP_MEM_WRITE:
+		coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED,
+				 "an appliance has no one device memory: load programs instead");
+		return;
+	}
+	coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED, "the appliance does not serve opcode 0x%02x",
+			 r->f.opcode);
+}
+
+void coord_host_gone(struct coord *c)
+{
+	for (uint32_t slot = 1; slot < COORD_SLOTS; slot++) {
+		struct coord_slot *s = &c->slots[slot];
+
+		free(s->image);
+		s->image = NULL;
+		if (s->kind != SLOT_EMPTY)
+			unload_slot(c, slot);
+	}
+	c->assembling = 0;
+	c->job_systems = 0;
+	memset(&c->input, 0, sizeof(c->input));
+	coord_parts_restart(c);
+}

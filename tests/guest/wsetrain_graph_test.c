@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Graph programs through wsetrain and the driver, the smoke versions of
+ * the issue's trainings (Documentation/onnx-import.rst): the small CNN
+ * export compiled by wsecc in the guest and trained layer-pipelined on
+ * Fashion-MNIST, its accuracy far above chance; the one-block GPT export
+ * trained by weight streaming on a fortunes file, its validation loss
+ * falling, checkpointed, and characters sampled from the checkpoint; and
+ * an ONNX model given to wsetrain directly refused with what to do.
+ *
+ * The device: the appliance wsevm started on the host (/wse/appliance-addr),
+ * whose MemoryX holds a weight-streaming program's weights; a pipelined
+ * program runs on one of its systems.
+ */
+#include "kselftest_harness.h"
+#include "wse/wse.h"
+#include "wse_guest.h"
+
+#define FMNIST		"/usr/share/datasets/fashion-mnist"
+#define FORTUNES	"/usr/share/games/fortunes/fortunes"
+#define OUT_MAX		(64 << 10)
+
+FIXTURE(graph) {
+	struct wse_ctl *ctl;
+	struct wse_dev_status dev;
+	bool attached;
+	char devices[32];
+	char *out;
+};
+
+FIXTURE_SETUP(graph)
+{
+	FILE *f = fopen("/wse/appliance-addr", "r");
+	char addr[160] = "";
+
+	self->attached = false;
+	self->out = malloc(OUT_MAX);
+	ASSERT_NE(NULL, self->out);
+	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
+	if (f) {
+		if (!fgets(addr, sizeof(addr), f))
+			addr[0] = 0;
+		fclose(f);
+	}
+	addr[strcspn(addr, "\n")] = 0;
+	if (!addr[0])
+		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 1)");
+	ASSERT_EQ(0, guest_attach(self->ctl, addr, 0, &self->dev));
+	self->attached = true;
+	snprintf(self->devices, sizeof(self->devices), "--devices %u", self->dev.index);
+}
+
+FIXTURE_TEARDOWN(graph)
+{
+	if (self->attached)
+		wse_ctl_detach(self->ctl, self->dev.index);
+	wse_ctl_close(self->ctl);
+	free(self->out);
+}
+
+/* The number after the last @key in @out, -1 if none. */
+static double last_after(const char *out, const char *key)
+{
+	const char *p = out, *hit = NULL;
+
+	while ((p = strstr(p, key))) {
+		hit = p;
+		p++;
+	}
+	return hit ? atof(hit + strlen(key)) : -1.0;
+}
+
+/* The loss of the last evaluation ("| Eval ..., Loss=X, ..."), -1 if none. */
+static double eval_loss(const char *out)
+{
+	const char *p = out, *hit = NULL;
+
+	while ((p = strstr(p, "| Eval "))) {
+		hit = p;
+		p++;
+	}
+	return hit ? last_after(hit, "Loss=") : -1.0;
+}
+
+TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
+{
+	int st;
+
+	if (access(FMNIST "/train-images-idx3-ubyte.gz", R_OK))
+		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --lr 0.01 --mode pipelined -q -o /tmp/cnn.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/cnn.wsep %s --steps 150 --test-limit 1000 --report 50 --expect-accuracy 0.45",
+		 self->devices);
+	TH_LOG("%s", self->out);
+	EXPECT_EQ(0, st);
+	EXPECT_NE(NULL, strstr(self->out, "cnn-tiny, pipelined on 1 system"));
+	EXPECT_GT(eval_loss(self->out), 0);
+}
+
+TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
+{
+	double last;
+	int st;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --lr 0.01 --mode weight_streaming -q -o /tmp/gpt.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	unlink("/tmp/gpt.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/gpt.wsep %s --text " FORTUNES " --steps 60 --report 20 --checkpoint /tmp/gpt.ckpt",
+		 self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	/* --devices alone: as many of the appliance's systems as it has. */
+	EXPECT_NE(NULL, strstr(self->out, "gpt-tiny, weight_streaming on "));
+	last = eval_loss(self->out);
+	/* ln(96) = 4.56 untrained; a character model learns fast. */
+	EXPECT_GT(last, 0);
+	EXPECT_LT(last, 3.2) TH_LOG("validation loss %.4f", last);
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/gpt.wsep %s --text " FORTUNES " --resume /tmp/gpt.ckpt --sample 40 --prompt 'The ' --seed 3",
+		 self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	EXPECT_EQ(0, strncmp(self->out, "The ", 4));
+	EXPECT_GE(strlen(self->out), 4 + 40);
+	/* Sampling needs a checkpoint and the corpus, and a program over characters. */
+	EXPECT_EQ(2, guest_run(self->out, OUT_MAX, "wsetrain /tmp/gpt.wsep --sample 5"));
+	EXPECT_NE(NULL, strstr(self->out, "--sample needs a checkpoint"));
+	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain tests/corpus/onnx/gpt-tiny.onnx %s --steps 1",
+			 self->devices));
+	EXPECT_NE(NULL, strstr(self->out, "compile it first (wsecc"));
+}
+
+TEST_HARNESS_MAIN

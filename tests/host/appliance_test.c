@@ -1,0 +1,970 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host tests of wse-appliance: the real launcher, coordinator, MemoryX,
+ * SwarmX, input worker and wsefwd systems, driven over the link with
+ * libwselink's client as the kernel driver drives it, on programs from the
+ * real compiler library. Weight streaming gives the same losses and
+ * weights bit for bit on 1, 2, 4 and 8 systems, through regions or frames,
+ * from the host's samples or the input workers', slowed or not; a
+ * pipelined program runs on one system; a part killed mid-run fails the
+ * job naming it, the appliance restarts it and serves again; a resumed run
+ * ends with the weights and optimizer state of an uninterrupted one; bad
+ * requests are refused with texts.
+ *
+ * The binary is build/bin/wse-appliance (build/san-bin/ for the sanitizer
+ * build of this test), relative to the repository root.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "wse/compiler.h"
+#include "wse/dataset.h"
+#include "wse/engine.h"
+#include "wse/link_addr.h"
+#include "wse/link_client.h"
+
+#define IO_MS		30000
+#define SLOT		1
+#define Q_RUN		0
+#define Q_IN		1
+#define Q_OUT		2
+#define Q_CTL		3
+
+/* A small MLP: 64 u8 inputs, 10 classes, batch 64 (8 leaves of 8). */
+static const char small_model[] =
+	"model small\n"
+	"input 64 u8\n"
+	"dense 64 32 relu\n"
+	"dense 32 10 none\n"
+	"loss softmax_xent\n"
+	"optimizer adam lr=1e-2\n"
+	"batch 64\n"
+	"seed 3\n";
+#define IN		64
+#define CLASSES		10
+#define BATCH		64
+#define FLOATS		(64 * 32 + 32 + 32 * 10 + 10)
+/* Stream ids as the compiler emits them. */
+#define S_SAMPLES	0
+#define S_LABELS	1
+#define S_LOSSES	2
+#define S_PREDS		3
+
+static const char *self_path;
+
+static const char *appliance_binary(void)
+{
+	if (self_path && strstr(self_path, "host-tests-san"))
+		return "build/san-bin/wse-appliance";
+	return "build/bin/wse-appliance";
+}
+
+static int compile(const char *text, enum wsecc_mode mode, void **buf, size_t *len)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan plan;
+	struct wsecc_error err;
+	struct wse_wafer w;
+	char msg[256];
+
+	if (wsecc_parse_string(text, "test.model", &m, &err) ||
+	    wse_wafer_parse("64x64", &w, msg, sizeof(msg)) ||
+	    wsecc_compile(&m, &w, mode, &plan, &err))
+		return -1;
+	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
+}
+
+FIXTURE(appl) {
+	char dir[64];
+	char sock[128];
+	pid_t pid;
+	struct wse_link_client cl;
+	int fd;
+	void *ws, *pipe;
+	size_t ws_len, pipe_len;
+};
+
+FIXTURE_SETUP(appl)
+{
+	strcpy(self->dir, "/tmp/appliance_test.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	snprintf(self->sock, sizeof(self->sock), "%s/co.sock", self->dir);
+	self->pid = 0;
+	self->fd = -1;
+	ASSERT_EQ(0, compile(small_model, WSECC_MODE_WEIGHT_STREAMING, &self->ws, &self->ws_len));
+	ASSERT_EQ(0, compile(small_model, WSECC_MODE_PIPELINED, &self->pipe, &self->pipe_len));
+}
+
+static void disconnect(FIXTURE_DATA(appl) *self)
+{
+	if (self->fd >= 0) {
+		wse_link_client_free(&self->cl);
+		close(self->fd);
+	}
+	self->fd = -1;
+}
+
+static void stop(FIXTURE_DATA(appl) *self)
+{
+	disconnect(self);
+	if (self->pid > 0) {
+		kill(self->pid, SIGTERM);
+		for (int i = 0; i < 500 && waitpid(self->pid, NULL, WNOHANG) != self->pid; i++)
+			usleep(10000);
+		kill(self->pid, SIGKILL);
+		waitpid(self->pid, NULL, 0);
+	}
+	self->pid = 0;
+}
+
+FIXTURE_TEARDOWN(appl)
+{
+	char line[512], cmd[160], log[128];
+	FILE *f;
+	int n = 0;
+
+	stop(self);
+	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
+	f = __test_passed(_metadata) ? NULL : fopen(log, "r");
+	while (f && n++ < 300 && fgets(line, sizeof(line), f))
+		fprintf(stderr, "#   %s", line);
+	if (f)
+		fclose(f);
+	free(self->ws);
+	free(self->pipe);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd)) {
+		/* A leftover temp dir is not worth failing a test for. */
+	}
+}
+
+/* Connects to the coordinator (retrying while it comes up) and shakes hands. */
+static int connect_appliance(FIXTURE_DATA(appl) *self, uint32_t caps)
+{
+	struct wse_link_hello_info hello = {
+		.version_min = 1, .version_max = 1, .caps = caps, .max_payload = 4 << 20,
+	};
+	struct wse_link_addr addr;
+	struct wse_link_err err;
+	char text[256], spec[160];
+	uint32_t status;
+	int fd = -1;
+
+	snprintf(spec, sizeof(spec), "unix:%s", self->sock);
+	if (wse_link_addr_parse(spec, &addr, text, sizeof(text)))
+		return -1;
+	for (int i = 0; i < 1000 && fd < 0; i++) {
+		fd = wse_link_connect(&addr, IO_MS, text, sizeof(text));
+		if (fd >= 0 && (wse_link_client_hello(&self->cl, fd, &hello, IO_MS, &status, text,
+						      sizeof(text), &err) || status)) {
+			wse_link_client_free(&self->cl);
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0)
+			usleep(20000);
+	}
+	self->fd = fd;
+	return fd < 0 ? -1 : 0;
+}
+
+/* Starts an appliance of @systems with the NULL-terminated extra arguments and connects. */
+static int start_argv(FIXTURE_DATA(appl) *self, unsigned int systems, const char *const *extra)
+{
+	char n[16], listen[160], run[128], log[128];
+	const char *argv[40];
+	int argc = 0;
+
+	snprintf(n, sizeof(n), "%u", systems);
+	snprintf(listen, sizeof(listen), "unix:%s", self->sock);
+	snprintf(run, sizeof(run), "%s/run", self->dir);
+	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
+	argv[argc++] = appliance_binary();
+	argv[argc++] = "--systems";
+	argv[argc++] = n;
+	argv[argc++] = "--listen";
+	argv[argc++] = listen;
+	argv[argc++] = "--run-dir";
+	argv[argc++] = run;
+	while (*extra && argc < 38)
+		argv[argc++] = *extra++;
+	argv[argc] = NULL;
+	self->pid = fork();
+	if (self->pid == 0) {
+		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (lfd >= 0) {
+			dup2(lfd, STDERR_FILENO);
+			close(lfd);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return connect_appliance(self, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE);
+}
+
+#define start(self, n, ...) start_argv(self, n, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The pid of a part ("system-1", "memoryx", "coordinator") from the run directory. */
+static pid_t part_pid(FIXTURE_DATA(appl) *self, const char *what)
+{
+	char path[128], name[32];
+	int pid = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/run/parts", self->dir);
+	f = fopen(path, "r");
+	while (f && !found && fscanf(f, "%31s %d", name, &pid) == 2)
+		found = !strcmp(name, what);
+	if (f)
+		fclose(f);
+	return found ? pid : 0;
+}
+
+/* One request and its answer; the refusal's text in @text. */
+static uint32_t call(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, const void *hdr,
+		     size_t hlen, const void *data, size_t dlen, void *out, size_t *outlen,
+		     char *text, size_t textlen)
+{
+	struct iovec iov[2] = { { (void *)hdr, hlen }, { (void *)data, dlen } };
+	struct wse_link_err err;
+	uint32_t status;
+	size_t rest;
+
+	if (wse_link_client_call(&self->cl, op, q, iov, dlen ? 2 : (hlen ? 1 : 0), &status,
+				 &rest, &err)) {
+		snprintf(text, textlen, "%s", err.text);
+		return 0xdead;
+	}
+	if (status)
+		wse_link_client_text(&self->cl, rest, text, textlen);
+	if (!status && out) {
+		memcpy(out, self->cl.buf + sizeof(struct wse_link_status), rest);
+		if (outlen)
+			*outlen = rest;
+	}
+	return status;
+}
+
+static uint32_t load(FIXTURE_DATA(appl) *self, const void *image, size_t len, char *text,
+		     size_t textlen)
+{
+	struct wse_link_prog_load_info in = { .program = SLOT, .flags = WSE_LINK_PROG_LAST,
+					      .total = len };
+	struct wse_link_program_load raw;
+	uint8_t reply[64];
+
+	wse_link_prog_load_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw, sizeof(raw), image, len, reply,
+		    NULL, text, textlen);
+}
+
+static uint32_t set_job(FIXTURE_DATA(appl) *self, uint32_t systems, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_JOB, 0, sizeof(struct wse_link_job) };
+	struct wse_link_job_info job = { systems };
+	struct wse_link_params raw;
+	struct wse_link_job body;
+
+	wse_link_params_encode(&raw, &in);
+	wse_link_job_encode(&body, &job);
+	return call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		    NULL, NULL, text, textlen);
+}
+
+static uint32_t params(FIXTURE_DATA(appl) *self, bool write, uint32_t which, uint64_t off,
+		       void *buf, uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { SLOT, which, off, len };
+	struct wse_link_params raw;
+
+	wse_link_params_encode(&raw, &in);
+	return call(self, write ? WSE_LINK_OP_PARAMS_WRITE : WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw,
+		    sizeof(raw), write ? buf : NULL, write ? len : 0, write ? NULL : buf, NULL,
+		    text, textlen);
+}
+
+/* The seeded batches: random pixels labelled by a fixed random teacher. */
+static void make_batch(uint64_t seed, uint32_t step, uint8_t *px, int32_t *labels)
+{
+	static float teacher[CLASSES][IN];
+	static bool init;
+	struct engine_rng rng;
+
+	if (!init) {
+		engine_rng_seed(&rng, 99);
+		for (int c = 0; c < CLASSES; c++)
+			for (int i = 0; i < IN; i++)
+				teacher[c][i] = engine_rng_uniform(&rng) - 0.5f;
+		init = true;
+	}
+	engine_rng_seed(&rng, seed * 1000003 + step);
+	for (int s = 0; s < BATCH; s++) {
+		float best = -1e30f;
+
+		for (int i = 0; i < IN; i++)
+			px[s * IN + i] = (uint8_t)(engine_rng_next(&rng) >> 56);
+		for (int c = 0; c < CLASSES; c++) {
+			float v = 0;
+
+			for (int i = 0; i < IN; i++)
+				v += teacher[c][i] * (px[s * IN + i] / 255.0f - 0.5f);
+			if (v > best) {
+				best = v;
+				labels[s] = c;
+			}
+		}
+	}
+}
+
+static uint32_t read_all(FIXTURE_DATA(appl) *self, uint32_t stream, void *out, uint32_t len,
+			 char *text, size_t textlen)
+{
+	for (uint32_t got = 0, tries = 0; got < len && tries < 10000; tries++) {
+		struct wse_link_stream_info in = { SLOT, stream, len - got };
+		struct wse_link_stream raw;
+		size_t n = 0;
+		uint32_t st;
+
+		wse_link_stream_encode(&raw, &in);
+		st = call(self, WSE_LINK_OP_STREAM_READ, Q_OUT, &raw, sizeof(raw), NULL, 0,
+			  (uint8_t *)out + got, &n, text, textlen);
+		if (st)
+			return st;
+		got += (uint32_t)n;
+	}
+	return 0;
+}
+
+static uint32_t write_stream(FIXTURE_DATA(appl) *self, uint32_t stream, const void *data,
+			     uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream raw;
+
+	wse_link_stream_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len, NULL, NULL,
+		    text, textlen);
+}
+
+/*
+ * @steps training steps of the seeded batches from step @from in one RUN
+ * (@send: the host writes the samples; else the input workers read them),
+ * the per-sample losses into @losses (steps * BATCH).
+ */
+static uint32_t train_kill(FIXTURE_DATA(appl) *self, uint64_t seed, uint32_t from,
+			   uint32_t steps, bool send, float *losses, uint32_t kill_at, pid_t victim,
+			   char *text, size_t textlen)
+{
+	struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+					 .steps = steps, .batch = BATCH };
+	struct wse_link_run raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	struct wse_link_run_result_info res;
+	struct wse_link_err err;
+	uint8_t px[BATCH * IN];
+	int32_t labels[BATCH], preds[BATCH];
+	uint32_t tag, status = 0, run_status;
+	size_t rest;
+
+	wse_link_run_encode(&raw, &run);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag, &err))
+		return 0xdead;
+	for (uint32_t s = 0; s < steps && !status; s++) {
+		if (victim > 0 && s == kill_at)
+			kill(victim, SIGKILL);
+		make_batch(seed, from + s, px, labels);
+		if (send) {
+			status = write_stream(self, S_SAMPLES, px, sizeof(px), text, textlen);
+			if (!status)
+				status = write_stream(self, S_LABELS, labels, sizeof(labels), text,
+						      textlen);
+		}
+		if (!status)
+			status = read_all(self, S_LOSSES, losses + s * BATCH, BATCH * 4, text, textlen);
+		if (!status)
+			status = read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
+	}
+	if (status)
+		return status;	/* the RUN's answer says the same; the text is the first's */
+	if (wse_link_client_wait(&self->cl, tag, IO_MS, &run_status, &rest, &err)) {
+		snprintf(text, textlen, "%s", err.text);
+		return 0xdead;
+	}
+	if (run_status) {
+		wse_link_client_text(&self->cl, rest, text, textlen);
+		return run_status;
+	}
+	return wse_link_run_result_decode(self->cl.buf + 8, rest, &res, &err) ? 0xbad : 0;
+}
+
+static uint32_t train(FIXTURE_DATA(appl) *self, uint64_t seed, uint32_t from, uint32_t steps,
+		      bool send, float *losses, char *text, size_t textlen)
+{
+	return train_kill(self, seed, from, steps, send, losses, 0, 0, text, textlen);
+}
+
+/* The weights, and the optimizer state with its step count. */
+struct snapshot {
+	float w[FLOATS];
+	float state[2 * FLOATS + 2];
+};
+
+static uint32_t snap(FIXTURE_DATA(appl) *self, struct snapshot *sn, bool write, char *text,
+		     size_t textlen)
+{
+	uint32_t st = params(self, write, WSE_LINK_PARAMS_WEIGHTS, 0, sn->w, sizeof(sn->w), text,
+			     textlen);
+
+	return st ? st : params(self, write, WSE_LINK_PARAMS_OPT_STATE, 0, sn->state,
+				2 * FLOATS * 4 + 8, text, textlen);
+}
+
+static uint32_t appliance_state(FIXTURE_DATA(appl) *self, struct wse_link_appliance_state *st,
+				char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_APPLIANCE, 0, 65536 };
+	struct wse_link_params raw;
+	static uint8_t buf[65536];
+	struct wse_link_err err;
+	size_t n = 0;
+	uint32_t status;
+
+	wse_link_params_encode(&raw, &in);
+	status = call(self, WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw, sizeof(raw), NULL, 0, buf, &n,
+		      text, textlen);
+	if (!status && wse_link_appliance_state_decode(buf, n, st, &err)) {
+		snprintf(text, textlen, "%s", err.text);
+		return 0xbad;
+	}
+	return status;
+}
+
+/* Waits (bounded) until the launcher has started @what again: a pid other than @old. */
+static pid_t restarted(FIXTURE_DATA(appl) *self, const char *what, pid_t old)
+{
+	for (int i = 0; i < 500; i++) {
+		pid_t pid = part_pid(self, what);
+
+		if (pid > 0 && pid != old)
+			return pid;
+		usleep(10000);
+	}
+	return 0;
+}
+
+TEST_F(appl, hello_and_state_describe_the_appliance)
+{
+	struct wse_link_appliance_state st;
+	char text[256] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--memoryx-capacity=64M"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_APPLIANCE);
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_EXEC);
+	ASSERT_EQ(2, self->cl.appliance.systems);
+	EXPECT_EQ(64ULL << 20, self->cl.appliance.memoryx_capacity);
+	for (int i = 0; i < 2; i++) {
+		EXPECT_EQ(750, self->cl.appliance.system[i].wafer_width);
+		EXPECT_EQ(994, self->cl.appliance.system[i].wafer_height);
+		EXPECT_EQ((uint64_t)(i + 1), self->cl.appliance.system[i].device_id);
+	}
+	EXPECT_EQ(750, self->cl.dev.wafer_width);
+	EXPECT_NE(NULL, strstr(self->cl.dev.fw_version, "2 systems"));
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(2, st.systems);
+	EXPECT_EQ(0, st.job_systems);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.part[0].state);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.part[1].state);
+	EXPECT_EQ(64ULL << 20, st.memoryx_capacity);
+	/* A host that does not ask for the appendix gets a system's HELLO reply. */
+	disconnect(self);
+	ASSERT_EQ(0, connect_appliance(self, WSE_LINK_CAP_EXEC));
+	EXPECT_EQ(0, self->cl.appliance.systems);
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_APPLIANCE);
+	/* An appliance has no one device memory. */
+	{
+		struct wse_link_mem mem;
+
+		wse_link_mem_encode(&mem, 0, 16);
+		EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, call(self, WSE_LINK_OP_MEM_READ, Q_CTL, &mem,
+						       sizeof(mem), NULL, 0, NULL, NULL, text,
+						       sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "no one device memory")) TH_LOG("%s", text);
+	}
+}
+
+/*
+ * The heart of it: 6 Adam steps of the same batches on 1, 2, 4 and 8
+ * systems give the same losses, weights and optimizer state, bit for bit;
+ * 3 systems (unaligned shards) train too, to other last bits.
+ */
+TEST_F_TIMEOUT(appl, weight_streaming_is_the_same_on_1_2_4_8_systems, 240)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[6 * BATCH], loss[6 * BATCH];
+	struct wse_link_appliance_state st;
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 8, "--fw-arg=--workers=1"));
+	for (uint32_t n = 1; n <= 8; n *= 2) {
+		ASSERT_EQ(0, set_job(self, n, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 1, 0, 6, true, n == 1 ? ref_loss : loss, text, sizeof(text)))
+			TH_LOG("%u systems: %s", n, text);
+		ASSERT_EQ(0, snap(self, n == 1 ? &ref : &got, false, text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text)));
+		EXPECT_EQ(n, st.job_systems);
+		if (n == 1)
+			continue;
+		for (int m = 0; m < 6 * BATCH; m++) {
+			if (memcmp(&ref_loss[m], &loss[m], 4)) {
+				TH_LOG("%u systems: loss of sample %d (step %d) differs: %.9g %.9g", n, m, m / BATCH, ref_loss[m], loss[m]);
+				break;
+			}
+		}
+		EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss))) TH_LOG("%u systems: losses", n);
+		EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w))) TH_LOG("%u systems: weights", n);
+		EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)))
+			TH_LOG("%u systems: optimizer state", n);
+	}
+	{
+		uint64_t step;
+
+		memcpy(&step, &ref.state[2 * FLOATS], 8);
+		EXPECT_EQ(6, le64toh(step));
+	}
+	EXPECT_LT(0, st.swarmx_reduced);
+	EXPECT_LT(0, st.swarmx_broadcast);
+	EXPECT_LT(0, st.memoryx_updates);
+	/* Every system worked on the 8-system job. */
+	for (int m = 0; m < 8; m++) {
+		EXPECT_LT(0, st.part[m].steps) TH_LOG("system %d", m);
+	}
+	ASSERT_EQ(0, set_job(self, 3, text, sizeof(text)));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 6, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	for (int m = 0; m < 6 * BATCH; m++) {
+		ASSERT_LT(fabsf(loss[m] - ref_loss[m]), 1e-3f) TH_LOG("sample %d", m);
+	}
+}
+
+/* A tiny IDX dataset: @n samples of 8x8 pixels, labelled by the teacher, under @dir/tiny. */
+static int write_dataset(const char *dir, uint32_t n, uint8_t *px, int32_t *labels)
+{
+	uint8_t head[16], *lab = malloc(n);
+	char path[256];
+	uint32_t be;
+	FILE *f;
+	int ret = 0;
+
+	if (!lab)
+		return -1;
+	for (uint32_t b = 0; b < n / BATCH; b++)
+		make_batch(7, b, px + (size_t)b * BATCH * IN, labels + b * BATCH);
+	for (uint32_t i = 0; i < n; i++)
+		lab[i] = (uint8_t)labels[i];
+	snprintf(path, sizeof(path), "%s/tiny", dir);
+	mkdir(dir, 0755);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/tiny/train-images-idx3-ubyte", dir);
+	f = fopen(path, "w");
+	be = htobe32(0x803);
+	memcpy(head, &be, 4);
+	be = htobe32(n);
+	memcpy(head + 4, &be, 4);
+	be = htobe32(8);
+	memcpy(head + 8, &be, 4);
+	memcpy(head + 12, &be, 4);
+	if (!f || fwrite(head, 16, 1, f) != 1 || fwrite(px, IN, n, f) != n)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	snprintf(path, sizeof(path), "%s/tiny/train-labels-idx1-ubyte", dir);
+	f = fopen(path, "w");
+	be = htobe32(0x801);
+	memcpy(head, &be, 4);
+	be = htobe32(n);
+	memcpy(head + 4, &be, 4);
+	if (!f || fwrite(head, 8, 1, f) != 1 || fwrite(lab, 1, n, f) != n)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	free(lab);
+	return ret;
+}
+
+static uint32_t name_input(FIXTURE_DATA(appl) *self, bool dataset, uint32_t first, char *text,
+			   size_t textlen)
+{
+	struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
+					   sizeof(struct wse_link_input) };
+	struct wse_link_input_info info = {
+		.source = dataset ? WSE_LINK_INPUT_DATASET : WSE_LINK_INPUT_STREAM,
+		.flags = WSE_LINK_INPUT_SHUFFLE, .seed = 5, .epoch = 0, .first = first,
+		.dataset = "tiny", .split = "train",
+	};
+	struct wse_link_params raw;
+	struct wse_link_input body;
+
+	wse_link_params_encode(&raw, &in);
+	wse_link_input_encode(&body, &info);
+	return call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		    NULL, NULL, text, textlen);
+}
+
+/*
+ * The input workers read the dataset in the order the host would take it
+ * (wse_dataset_order(), seed 5, epoch 0), in RUNs of 6, 3, 6 and 1 steps,
+ * each named from its position: the same losses and weights as the host's
+ * samples. An eval RUN after it runs too.
+ */
+TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
+{
+	enum { N = 16 * BATCH, CHUNKS = 4 };
+	static uint8_t px[N * IN], batch_px[BATCH * IN];
+	static int32_t labels[N], batch_y[BATCH], preds[BATCH];
+	static struct snapshot a, b;
+	static float loss[2][16 * BATCH];
+	static uint32_t order[N];
+	/* RUNs longer than the rings (4 batches), and of odd lengths. */
+	uint32_t chunks[CHUNKS][2] = { { 0, 6 }, { 6, 3 }, { 9, 6 }, { 15, 1 } };
+	char root[128], arg[160], text[512] = "";
+
+	snprintf(root, sizeof(root), "%s/data", self->dir);
+	ASSERT_EQ(0, write_dataset(root, N, px, labels));
+	wse_dataset_order(order, N, 5, 0);
+	snprintf(arg, sizeof(arg), "--data-root=%s", root);
+	ASSERT_EQ(0, start(self, 2, arg));
+	for (int r = 0; r < 2; r++) {
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		for (int c = 0; c < CHUNKS; c++) {
+			struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+							 .steps = chunks[c][1], .batch = BATCH };
+			struct wse_link_run rr;
+			struct iovec iov = { &rr, sizeof(rr) };
+			struct wse_link_err err;
+			uint32_t tag, st;
+			size_t rest;
+
+			ASSERT_EQ(0, name_input(self, r, chunks[c][0] * BATCH, text, sizeof(text)))
+				TH_LOG("%s", text);
+			wse_link_run_encode(&rr, &run);
+			ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+							    &err));
+			for (uint32_t s = 0; s < chunks[c][1]; s++) {
+				uint32_t step = chunks[c][0] + s;
+
+				for (int i = 0; i < BATCH; i++) {
+					uint32_t at = order[step * BATCH + i];
+
+					memcpy(batch_px + i * IN, px + (size_t)at * IN, IN);
+					batch_y[i] = labels[at];
+				}
+				if (!r) {
+					ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px),
+								  text, sizeof(text))) TH_LOG("%s", text);
+					ASSERT_EQ(0, write_stream(self, S_LABELS, batch_y, sizeof(batch_y),
+								  text, sizeof(text)));
+				}
+				ASSERT_EQ(0, read_all(self, S_LOSSES, loss[r] + step * BATCH, BATCH * 4,
+						      text, sizeof(text))) TH_LOG("%s", text);
+				ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text,
+						      sizeof(text)));
+			}
+			ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+			ASSERT_EQ(0, st);
+		}
+		ASSERT_EQ(0, snap(self, r ? &b : &a, false, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	EXPECT_EQ(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+	EXPECT_EQ(0, memcmp(a.w, b.w, sizeof(a.w)));
+	EXPECT_EQ(0, memcmp(a.state, b.state, sizeof(a.state)));
+	/* The host may not write samples the workers read; past the epoch's end the RUN fails. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+	ASSERT_EQ(0, name_input(self, true, 15 * BATCH, text, sizeof(text)));
+	EXPECT_NE(0, train(self, 1, 0, 2, false, loss[0], text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
+	/* An unknown dataset is refused with the workers' reason. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
+						   sizeof(struct wse_link_input) };
+		struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET,
+						    .dataset = "nothing-here", .split = "train" };
+		struct wse_link_params raw;
+		struct wse_link_input body;
+
+		wse_link_params_encode(&raw, &in);
+		wse_link_input_encode(&body, &info);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw,
+						 sizeof(raw), &body, sizeof(body), NULL, NULL, text,
+						 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "nothing-here")) TH_LOG("%s", text);
+	}
+	/* Host samples again, and an eval RUN of them. */
+	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss[0], text, sizeof(text))) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_EVAL,
+						 .steps = 2, .batch = BATCH };
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		for (int s = 0; s < 2; s++) {
+			make_batch(2, s, batch_px, batch_y);
+			ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						  sizeof(text)));
+			ASSERT_EQ(0, write_stream(self, S_LABELS, batch_y, sizeof(batch_y), text,
+						  sizeof(text)));
+			ASSERT_EQ(0, read_all(self, S_LOSSES, loss[1], BATCH * 4, text, sizeof(text)));
+			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+		}
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
+		EXPECT_TRUE(isfinite(loss[1][0]) && loss[1][0] > 0);
+	}
+	/* A predict RUN of the last batch: samples only, the eval's predictions. */
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
+						 .steps = 1, .batch = BATCH };
+		static int32_t again[BATCH];
+		struct wse_link_run rr;
+		struct iovec iov = { &rr, sizeof(rr) };
+		struct wse_link_err err;
+		uint32_t tag, st;
+		size_t rest;
+
+		wse_link_run_encode(&rr, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+					  sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_PREDS, again, sizeof(again), text, sizeof(text)));
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
+		ASSERT_EQ(0, st);
+		EXPECT_EQ(0, memcmp(again, preds, sizeof(again)));
+	}
+}
+
+/*
+ * The frames a system on another machine gets (--no-regions), and a slow
+ * system (every answer 3 ms late), change nothing of the results.
+ */
+TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[4 * BATCH], loss[4 * BATCH];
+	static const char *const variants[][2] = {
+		{ "--log-level=info", "--log-level=info" },
+		{ "--no-regions", "--fw-arg=--fault-delay-ms=3" },
+	};
+	char text[512] = "";
+
+	for (int v = 0; v < 2; v++) {
+		ASSERT_EQ(0, start(self, 2, variants[v][0], variants[v][1]));
+		ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 2, 0, 4, true, v ? loss : ref_loss, text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, snap(self, v ? &got : &ref, false, text, sizeof(text)));
+		stop(self);
+	}
+	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
+	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+}
+
+/*
+ * A layer-pipelined program runs on one system of the appliance, as on a
+ * system of its own: it trains, and its weights are read from that system.
+ */
+TEST_F(appl, a_pipelined_program_runs_on_one_system)
+{
+	struct wse_link_appliance_state st;
+	static float loss[20 * BATCH];
+	static struct snapshot sn;
+	char text[512] = "";
+	float first = 0, last = 0;
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	EXPECT_EQ(WSE_LINK_E_INVAL, set_job(self, 3, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "this appliance has 2")) TH_LOG("%s", text);
+	ASSERT_EQ(0, set_job(self, 2, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, self->pipe, self->pipe_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "runs on one system")) TH_LOG("%s", text);
+	ASSERT_EQ(0, set_job(self, 1, text, sizeof(text)));
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 3, 0, 20, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	for (int i = 0; i < 5 * BATCH; i++) {
+		first += loss[i];
+		last += loss[15 * BATCH + i];
+	}
+	EXPECT_LT(last, first);
+	ASSERT_EQ(0, snap(self, &sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text)));
+	EXPECT_EQ(20, st.part[0].steps);
+	EXPECT_EQ(0, st.part[1].steps);
+	EXPECT_EQ(0, st.job_systems);
+}
+
+/*
+ * Refusals with texts, and nothing MemoryX holds is lost: a program whose
+ * weights and optimizer state exceed MemoryX's capacity (the job before it
+ * keeps training), weights out of range or not finite, a weight stream
+ * written by the host.
+ */
+TEST_F(appl, refusals_lose_nothing)
+{
+	static const char big_model[] =
+		"model big\ninput 64 u8\ndense 64 4096 relu\ndense 4096 10 none\n"
+		"loss softmax_xent\noptimizer adam lr=1e-2\nbatch 64\nseed 3\n";
+	static struct snapshot before, after;
+	static float loss[2 * BATCH];
+	char text[512] = "";
+	size_t big_len;
+	void *big;
+
+	ASSERT_EQ(0, compile(big_model, WSECC_MODE_WEIGHT_STREAMING, &big, &big_len));
+	ASSERT_EQ(0, start(self, 2, "--memoryx-capacity=1M"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &before, false, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_NOSPC, load(self, big, big_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "MemoryX holds at most 1048576")) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &after, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(&before, &after, sizeof(before)));
+	ASSERT_EQ(0, train(self, 1, 2, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	/* Parameters outside the program's, and values that are not numbers. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, params(self, true, WSE_LINK_PARAMS_WEIGHTS, 4, before.w,
+					   sizeof(before.w), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "inside the")) TH_LOG("%s", text);
+	before.w[5] = NAN;
+	EXPECT_EQ(WSE_LINK_E_INVAL, params(self, true, WSE_LINK_PARAMS_WEIGHTS, 0, before.w,
+					   sizeof(before.w), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "not finite")) TH_LOG("%s", text);
+	/* The host writes samples and labels only. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, 4, before.w, 64, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "live in MemoryX")) TH_LOG("%s", text);
+	/* A run with the device's own micro-batching is the appliance's to choose. */
+	{
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 1, .batch = BATCH, .leaf = 8 };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &run);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL, 0,
+						 NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "appliance chooses")) TH_LOG("%s", text);
+	}
+	free(big);
+}
+
+/*
+ * kill -9 of a part mid-run fails the RUN with a text naming the part; the
+ * appliance starts the part again and the next job trains. The
+ * coordinator's death closes the link: the host attaches again.
+ */
+static void kill_mid_run(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *self,
+			 const char *part, const char *named)
+{
+	static float loss[40 * BATCH];
+	char text[512] = "";
+	pid_t victim;
+	uint32_t st;
+
+	ASSERT_EQ(0, start(self, 2, "--fw-arg=--fault-delay-ms=2"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	victim = part_pid(self, part);
+	ASSERT_LT(0, victim);
+	st = train_kill(self, 1, 0, 40, true, loss, 10, victim, text, sizeof(text));
+	EXPECT_NE(0, st);
+	EXPECT_NE(NULL, strstr(text, named)) TH_LOG("%s", text);
+	ASSERT_NE(0, restarted(self, part, victim)) TH_LOG("%s was not started again", part);
+	if (!strcmp(part, "coordinator")) {
+		disconnect(self);
+		ASSERT_EQ(0, connect_appliance(self, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE));
+	} else {
+		struct wse_link_appliance_state state;
+
+		/* The device is still there: its link answers, its state says what went. */
+		ASSERT_EQ(0, appliance_state(self, &state, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_NE(NULL, strstr(state.reason, named)) TH_LOG("%s", state.reason);
+	}
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+TEST_F_TIMEOUT(appl, kill_a_system_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "system-1", "system 1");
+}
+
+TEST_F_TIMEOUT(appl, kill_memoryx_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "memoryx", "MemoryX");
+}
+
+TEST_F_TIMEOUT(appl, kill_the_coordinator_mid_run, 120)
+{
+	kill_mid_run(_metadata, self, "coordinator", "");
+}
+
+/*
+ * A checkpoint (MemoryX's weights, optimizer state and step count) taken
+ * after 3 steps, the appliance stopped, a new one started and the
+ * checkpoint written back: 3 more steps end with the bits of 6 steps
+ * never interrupted.
+ */
+TEST_F_TIMEOUT(appl, resume_on_a_new_appliance_is_bit_for_bit, 120)
+{
+	static struct snapshot whole, ckpt, resumed;
+	static float loss[6 * BATCH];
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 0, 6, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &whole, false, text, sizeof(text)));
+	stop(self);
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 0, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ckpt, false, text, sizeof(text)));
+	stop(self);
+
+	ASSERT_EQ(0, start(self, 4, "--log-level=info"));
+	ASSERT_EQ(0, set_job(self, 4, text, sizeof(text)));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ckpt, true, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 4, 3, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &resumed, false, text, sizeof(text)));
+	EXPECT_EQ(0, memcmp(whole.w, resumed.w, sizeof(whole.w)));
+	EXPECT_EQ(0, memcmp(whole.state, resumed.state, sizeof(whole.state)));
+}
+
+int main(int argc, char **argv)
+{
+	self_path = argv[0];
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The graph executor's entry points for running a graph a part at a time,
+ * as the firmware does (Documentation/engine.rst, "The graph executor"):
+ * the check that allocates nothing, node ranges, parameters bound to
+ * memory the caller owns, and the loss normalised by a whole batch so that
+ * micro-batches add up to it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "kselftest_harness.h"
+#include "wse/engine_graph.h"
+
+#define IN 6
+#define HID 5
+#define CLS 4
+
+/* Weights of the two layers, fixed. */
+static void weights(float *w1, float *b1, float *w2, float *b2)
+{
+	for (int i = 0; i < HID * IN; i++)
+		w1[i] = (float)(0.3 * sin(0.7 * i + 0.1));
+	for (int i = 0; i < HID; i++)
+		b1[i] = (float)(0.05 * i - 0.1);
+	for (int i = 0; i < CLS * HID; i++)
+		w2[i] = (float)(0.4 * cos(0.9 * i));
+	for (int i = 0; i < CLS; i++)
+		b2[i] = (float)(0.02 * i);
+}
+
+struct mlp {
+	struct engine_graph *g;
+	int x, w1, b1, w2, b2, y, labels;
+	size_t unit0_end;	/* nodes [0, unit0_end) are the first unit */
+};
+
+/* x [b, IN] -> gemm (w1 [HID, IN] transposed) + b1 -> relu -> gemm -> logits [b, CLS] */
+static int build(struct mlp *m, size_t b, bool prepare)
+{
+	float w1[HID * IN], b1[HID], w2[CLS * HID], b2[CLS];
+	struct engine_node_attrs gemm = { .trans_b = true, .alpha = 1.0f, .beta = 1.0f };
+	struct engine_node_attrs relu = { .act = ENGINE_ACT_RELU };
+	int h, r, err;
+
+	weights(w1, b1, w2, b2);
+	if (engine_graph_create(&m->g))
+		return -ENOMEM;
+	m->x = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_INPUT, 2, (size_t[]){ b, IN }, NULL);
+	m->w1 = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 2, (size_t[]){ HID, IN }, w1);
+	m->b1 = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 1, (size_t[]){ HID }, b1);
+	m->w2 = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 2, (size_t[]){ CLS, HID }, w2);
+	m->b2 = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 1, (size_t[]){ CLS }, b2);
+	h = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2, (size_t[]){ b, HID }, NULL);
+	r = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2, (size_t[]){ b, HID }, NULL);
+	m->y = engine_graph_add_value(m->g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2, (size_t[]){ b, CLS }, NULL);
+	m->labels = engine_graph_add_value(m->g, ENGINE_DT_I64, ENGINE_VAL_INPUT, 1, (size_t[]){ b }, NULL);
+	err = engine_graph_add_node(m->g, ENGINE_OP_GEMM, &gemm, 3, (int[]){ m->x, m->w1, m->b1 }, 1, &h);
+	if (err < 0)
+		return err;
+	err = engine_graph_add_node(m->g, ENGINE_OP_ACT, &relu, 1, &h, 1, &r);
+	if (err < 0)
+		return err;
+	m->unit0_end = 2;
+	err = engine_graph_add_node(m->g, ENGINE_OP_GEMM, &gemm, 3, (int[]){ r, m->w2, m->b2 }, 1, &m->y);
+	if (err < 0)
+		return err;
+	err = engine_graph_set_loss(m->g, m->y, m->labels);
+	if (err)
+		return err;
+	return prepare ? engine_graph_prepare(m->g, ENGINE_SGD) : 0;
+}
+
+static void batch(size_t b, float *x, int64_t *labels)
+{
+	for (size_t i = 0; i < b * IN; i++)
+		x[i] = (float)sin(1.7 * i + 0.3);
+	for (size_t i = 0; i < b; i++)
+		labels[i] = (int64_t)((i * 3 + 1) % CLS);
+}
+
+TEST(check_allocates_nothing_and_refuses_wrong_shapes)
+{
+	struct engine_graph *g;
+	struct engine_node_attrs relu = { .act = ENGINE_ACT_RELU };
+	/* An input that claims 2^31 x 2^10 elements: checked, never allocated. */
+	int x, y;
+
+	ASSERT_EQ(0, engine_graph_create(&g));
+	x = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_INPUT, 2,
+				   (size_t[]){ (size_t)1 << 31, 1024 }, NULL);
+	y = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2,
+				   (size_t[]){ (size_t)1 << 31, 1023 }, NULL);
+	ASSERT_GE(x, 0);
+	ASSERT_GE(y, 0);
+	ASSERT_LE(0, engine_graph_add_node(g, ENGINE_OP_ACT, &relu, 1, &x, 1, &y));
+	ASSERT_EQ(-EINVAL, engine_graph_check(g));
+	ASSERT_NE(NULL, strstr(engine_graph_error(g), "node 0 (activation): output 0 has the wrong shape"));
+	ASSERT_EQ(NULL, engine_graph_data(g, x));
+	engine_graph_destroy(g);
+}
+
+/*
+ * Two micro-batches of 3 with shared (bound) weights, each run a unit at a
+ * time with the loss normalised by the whole batch of 6, add up to the
+ * gradient of one graph of 6.
+ */
+TEST(micro_batches_with_bound_weights_add_up_to_the_batch)
+{
+	struct mlp whole, part[2];
+	float w1[HID * IN], b1[HID], w2[CLS * HID], b2[CLS], x[6 * IN];
+	float sum[4][HID * IN];
+	const int *params[4];
+	int64_t labels[6];
+	struct engine_loss_result res;
+	size_t sizes[4] = { HID * IN, HID, CLS * HID, CLS };
+
+	ASSERT_EQ(0, build(&whole, 6, true));
+	batch(6, x, labels);
+	ASSERT_EQ(0, engine_graph_set_input(whole.g, whole.x, x));
+	ASSERT_EQ(0, engine_graph_set_input(whole.g, whole.labels, labels));
+	ASSERT_EQ(0, engine_graph_forward(whole.g, true, 1));
+	ASSERT_EQ(0, engine_graph_loss(whole.g, true, &res));
+	ASSERT_EQ(0, engine_graph_backward(whole.g));
+
+	weights(w1, b1, w2, b2);
+	memset(sum, 0, sizeof(sum));
+	for (int m = 0; m < 2; m++) {
+		struct mlp *p = &part[m];
+		size_t n;
+
+		ASSERT_EQ(0, build(p, 3, true));
+		/* Both read and would update the caller's one copy. */
+		ASSERT_EQ(0, engine_graph_bind(p->g, p->w1, w1));
+		ASSERT_EQ(0, engine_graph_bind(p->g, p->b1, b1));
+		ASSERT_EQ(0, engine_graph_bind(p->g, p->w2, w2));
+		ASSERT_EQ(0, engine_graph_bind(p->g, p->b2, b2));
+		ASSERT_EQ((void *)w1, engine_graph_data(p->g, p->w1));
+		ASSERT_EQ(0, engine_graph_set_input(p->g, p->x, x + m * 3 * IN));
+		ASSERT_EQ(0, engine_graph_set_input(p->g, p->labels, labels + m * 3));
+		n = engine_graph_nodes(p->g);
+		ASSERT_EQ(0, engine_graph_forward_nodes(p->g, 0, p->unit0_end, true, 1));
+		/* The loss needs the whole forward pass. */
+		ASSERT_EQ(-EINVAL, engine_graph_loss_norm(p->g, true, 6, &res));
+		ASSERT_EQ(0, engine_graph_forward_nodes(p->g, p->unit0_end, n, true, 1));
+		ASSERT_EQ(0, engine_graph_loss_norm(p->g, true, 6, &res));
+		ASSERT_EQ(0, engine_graph_backward_nodes(p->g, p->unit0_end, n));
+		ASSERT_EQ(0, engine_graph_backward_nodes(p->g, 0, p->unit0_end));
+		/* A part done: no second backward without a new loss. */
+		ASSERT_EQ(-EINVAL, engine_graph_backward_nodes(p->g, 0, p->unit0_end));
+		params[0] = &p->w1;
+		params[1] = &p->b1;
+		params[2] = &p->w2;
+		params[3] = &p->b2;
+		for (int k = 0; k < 4; k++) {
+			const float *g = engine_graph_grad(p->g, *params[k]);
+
+			ASSERT_NE(NULL, g);
+			for (size_t i = 0; i < sizes[k]; i++)
+				sum[k][i] += g[i];
+		}
+	}
+	params[0] = &whole.w1;
+	params[1] = &whole.b1;
+	params[2] = &whole.w2;
+	params[3] = &whole.b2;
+	for (int k = 0; k < 4; k++) {
+		const float *g = engine_graph_grad(whole.g, *params[k]);
+
+		for (size_t i = 0; i < sizes[k]; i++)
+			ASSERT_LT(fabs(sum[k][i] - g[i]), 1e-6 + 1e-5 * fabs(g[i]));
+	}
+	for (int m = 0; m < 2; m++)
+		engine_graph_destroy(part[m].g);
+	engine_graph_destroy(whole.g);
+}
+
+TEST(bind_takes_parameters_only)
+{
+	struct mlp m;
+	float w[HID * IN] = { 0 };
+
+	ASSERT_EQ(0, build(&m, 2, false));
+	ASSERT_EQ(-EINVAL, engine_graph_bind(m.g, m.x, w));
+	ASSERT_EQ(-EINVAL, engine_graph_bind(m.g, 99, w));
+	ASSERT_EQ(0, engine_graph_bind(m.g, m.w1, w));
+	ASSERT_EQ((void *)w, engine_graph_data(m.g, m.w1));
+	ASSERT_EQ(0, engine_graph_bind(m.g, m.w1, NULL));
+	ASSERT_NE((void *)w, engine_graph_data(m.g, m.w1));
+	/* Inputs have no memory before prepare(). */
+	ASSERT_EQ(-EINVAL, engine_graph_set_input(m.g, m.x, w));
+	engine_graph_destroy(m.g);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * For the tests that look at wsereport's page in a real browser: a
+ * screenshot by headless Chromium, and how many of its pixels are near a
+ * colour (the plots' series are drawn in colours of their own, plot.c);
+ * and the command runner they use.
+ */
+#ifndef WSE_TEST_PAGE_SHOT_H
+#define WSE_TEST_PAGE_SHOT_H
+
+#include <png.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#define CHROMIUM	"/usr/bin/chromium"
+
+/* The series' colours plot.c draws with. */
+static const unsigned char page_train_rgb[3] = { 0x1f, 0x77, 0xb4 };
+static const unsigned char page_test_rgb[3] = { 0xd6, 0x27, 0x28 };
+
+/* Runs a shell command; its stdout and stderr in @out. Exit status, or -1. */
+static inline int page_run(const char *cmd, char *out, size_t len)
+{
+	char full[8192];
+	size_t n = 0;
+	int status;
+	FILE *p;
+
+	snprintf(full, sizeof(full), "%s 2>&1", cmd);
+	p = popen(full, "r");
+	if (!p)
+		return -1;
+	while (n + 1 < len) {
+		size_t got = fread(out + n, 1, len - 1 - n, p);
+
+		if (!got)
+			break;
+		n += got;
+	}
+	out[n] = 0;
+	status = pclose(p);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * @dir/index.html in headless Chromium, 1400x900, as a PNG at @png (the
+ * browser's profile in @dir/chromium); its output in @out. Exit status.
+ */
+static inline int page_screenshot(const char *dir, const char *png, char *out, size_t len)
+{
+	char cmd[8000];
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
+		 " --no-first-run --disable-background-networking --disable-component-update"
+		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
+		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
+		 dir, png, dir);
+	return page_run(cmd, out, len);
+}
+
+/* Pixels of the PNG within 24 of @rgb in every channel; -1 if it does not read. */
+static inline long page_count_colour(const char *png_path, const unsigned char *rgb)
+{
+	png_image img = { .version = PNG_IMAGE_VERSION };
+	png_bytep px;
+	long n = 0;
+
+	if (!png_image_begin_read_from_file(&img, png_path))
+		return -1;
+	img.format = PNG_FORMAT_RGB;
+	px = malloc(PNG_IMAGE_SIZE(img));
+	if (!px || !png_image_finish_read(&img, NULL, px, 0, NULL)) {
+		free(px);
+		png_image_free(&img);
+		return -1;
+	}
+	for (size_t i = 0; i < (size_t)img.width * img.height; i++) {
+		bool near = true;
+
+		for (int c = 0; c < 3; c++)
+			near &= abs(px[3 * i + c] - rgb[c]) <= 24;
+		n += near;
+	}
+	free(px);
+	return n;
+}
+
+#endif /* WSE_TEST_PAGE_SHOT_H */

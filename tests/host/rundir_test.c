@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The run directories wsetrain made in the guest, looked at on the host
+ * where the user finds them: tools/check boots the guest with wsevm
+ * --runs and points WSE_RUN_DIRS here, after wsetrain_test's
+ * run_directories has trained one run in each execution mode (and
+ * wsetrain_graph_test its graph programs). Each run that is done holds
+ * a finished run.json (the others say "failed" or "interrupted"), its
+ * checkpoint, metrics.csv, TensorBoard events with the
+ * CSV's very numbers (tb_vs_csv.py, the real event.proto), and, for a
+ * model wsetrain compiled, the compile report and wafer map; wsereport
+ * draws its curves and page, and headless Chromium shows both plots.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "page_shot.h"
+
+#define WSEREPORT	"build/bin/wsereport"
+#define TB_VS_CSV	"/usr/bin/python3 tests/host/tb_vs_csv.py"
+
+static bool has(const char *dir, const char *name)
+{
+	char path[2048];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, R_OK) == 0;
+}
+
+static int sh(const char *fmt, const char *dir)
+{
+	char cmd[2048];
+	int st;
+
+	snprintf(cmd, sizeof(cmd), fmt, dir);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Checks one run directory; its execution mode into @mode. */
+static void check_run(struct __test_metadata *_metadata, const char *dir, char *mode,
+		      size_t len)
+{
+	struct json_object *root, *v, *fin;
+	char path[1024], png[1024], out[4096];
+	bool compiled = true;
+	long train, test;
+	size_t n;
+	int st;
+
+	if (strlen(dir) > 512)
+		return;
+
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	root = json_object_from_file(path);
+	ASSERT_NE(NULL, root) TH_LOG("%s does not read as JSON", path);
+	/* A .wsep is taken as it is: no compile report, no wafer map. */
+	if (json_object_object_get_ex(root, "model_file", &v)) {
+		n = strlen(json_object_get_string(v));
+		compiled = n < 5 || strcmp(json_object_get_string(v) + n - 5, ".wsep");
+	}
+	ASSERT_TRUE(json_object_object_get_ex(root, "status", &v));
+	/* A run refused or stopped says so, and has nothing more to show. */
+	if (strcmp(json_object_get_string(v), "done")) {
+		EXPECT_TRUE(!strcmp(json_object_get_string(v), "failed") ||
+			    !strcmp(json_object_get_string(v), "interrupted"))
+			TH_LOG("%s: status '%s'", dir, json_object_get_string(v));
+		json_object_put(root);
+		return;
+	}
+	ASSERT_TRUE(json_object_object_get_ex(root, "mode", &v));
+	snprintf(mode, len, "%s", json_object_get_string(v));
+	ASSERT_TRUE(json_object_object_get_ex(root, "final", &fin));
+	/* Far above chance (0.1 for ten classes, 0.01 for 96 characters). */
+	ASSERT_TRUE(json_object_object_get_ex(fin, "test_accuracy", &v));
+	EXPECT_LT(0.2, json_object_get_double(v));
+	/* In the directory it is named relative to it (--checkpoint elsewhere: the guest's path). */
+	ASSERT_TRUE(json_object_object_get_ex(fin, "checkpoint", &v));
+	if (json_object_get_string(v)[0] != '/')
+		EXPECT_TRUE(has(dir, json_object_get_string(v))) TH_LOG("%s: no %s", dir,
+									  json_object_get_string(v));
+	json_object_put(root);
+	EXPECT_TRUE(has(dir, "metrics.csv"));
+	if (compiled)
+		EXPECT_TRUE(has(dir, "wafer.svg") && has(dir, "compile-report.txt")) TH_LOG("%s", dir);
+
+	/* TensorBoard holds the CSV's numbers. */
+	st = sh(TB_VS_CSV " %s", dir);
+	if (st == 77)
+		SKIP(return, "python3-protobuf is missing (tools/install-deps)");
+	EXPECT_EQ(0, st);
+
+	/* The curves and the page, and a browser that shows them. */
+	ASSERT_EQ(0, sh(WSEREPORT " -q %s", dir));
+	EXPECT_TRUE(has(dir, "loss.svg") && has(dir, "accuracy.svg") && has(dir, "index.html"));
+	snprintf(png, sizeof(png), "%s/screenshot.png", dir);
+	ASSERT_EQ(0, page_screenshot(dir, png, out, sizeof(out))) TH_LOG("%s", out);
+	train = page_count_colour(png, page_train_rgb);
+	test = page_count_colour(png, page_test_rgb);
+	TH_LOG("%s (%s): %ld train-coloured and %ld test-coloured pixels", dir, mode, train, test);
+	EXPECT_GT(train, 300);
+	EXPECT_GT(test, 50);
+}
+
+TEST(guest_run_directories)
+{
+	const char *env = getenv("WSE_RUN_DIRS");
+	bool pipelined = false, streaming = false;
+	char mode[64], where[256];
+	struct dirent *e;
+	DIR *d;
+
+	ASSERT_NE(NULL, env) TH_LOG("tools/check sets WSE_RUN_DIRS to the runs the guest tests left");
+	/* Absolute: the browser is given file:// addresses. */
+	ASSERT_NE(NULL, realpath(env, where)) TH_LOG("%s: no such directory", env);
+	ASSERT_EQ(0, access(CHROMIUM, X_OK)) TH_LOG("%s missing: run tools/install-deps", CHROMIUM);
+	d = opendir(where);
+	ASSERT_NE(NULL, d) TH_LOG("%s: no such directory", where);
+	while ((e = readdir(d))) {
+		char dir[512];
+
+		if (snprintf(dir, sizeof(dir), "%s/%s", where, e->d_name) >= (int)sizeof(dir))
+			continue;
+		if (e->d_name[0] == '.' || !has(dir, "run.json"))
+			continue;
+		mode[0] = 0;
+		check_run(_metadata, dir, mode, sizeof(mode));
+		pipelined |= !strcmp(mode, "pipelined");
+		streaming |= !strcmp(mode, "weight_streaming");
+	}
+	closedir(d);
+	EXPECT_TRUE(pipelined) TH_LOG("no layer-pipelined run in %s", where);
+	EXPECT_TRUE(streaming) TH_LOG("no weight streaming run in %s", where);
+}
+
+TEST_HARNESS_MAIN

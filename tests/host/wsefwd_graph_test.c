@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Graph programs on the real wsefwd, driven by wse-trainhost over the link
+ * (no kernel, no guest), from the PyTorch exports of tests/corpus/onnx
+ * compiled by wsecc. The device is an appliance (wse-appliance): a
+ * pipelined program runs on one of its systems, a weight-streaming one is
+ * its job, MemoryX holding the weights; its systems cut a pipelined batch
+ * into the 8 micro-batches a weight-streaming RUN's leaves are, so the two
+ * modes compute the same bits:
+ *
+ *  - the one-block GPT over the fortunes, by weight streaming and
+ *    pipelined, with AdamW and a warm-up then cosine schedule: both modes
+ *    print the same training losses and validation loss, and the graph
+ *    executor on the host (wse-graphtrain) prints them too: the device
+ *    computes what PyTorch's model computes (onnx_graph_test ties that
+ *    executor to PyTorch);
+ *  - the GPT by weight streaming on 1 and 2 systems of an appliance: the
+ *    same losses, bit for bit (data parallel, SwarmX summing the shards);
+ *  - the small CNN on Fashion-MNIST in both modes, the loss falling;
+ *  - a program whose graph the engine refuses (a convolution's kernel
+ *    attribute not the weights' shape) refused at PROGRAM_LOAD, naming
+ *    the node, the daemon still serving.
+ *
+ * Run from the repository root; the appliance is build/bin/wse-appliance
+ * and its wsefwd (or the sanitizer builds for the -san test), the tools
+ * build/bin/.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fwd_daemon.h"
+#include "kselftest_harness.h"
+#include "wsep_sample.h"
+
+#define FORTUNES "/usr/share/games/fortunes/fortunes"
+#define FASHION "/usr/share/datasets/fashion-mnist"
+
+static const char *self_path;
+
+FIXTURE(graph)
+{
+	char dir[64];
+	pid_t fwd;
+	char out[16384];
+};
+
+/* An appliance of @systems systems on a 64x64 wafer, 8 micro-batches a pipelined batch. */
+static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
+{
+	char spec[128], log[128], run_dir[128], n[16];
+
+	snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", self->dir);
+	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
+	snprintf(run_dir, sizeof(run_dir), "%s/run", self->dir);
+	snprintf(n, sizeof(n), "%d", systems);
+	self->fwd = fork();
+	ASSERT_LE(0, self->fwd);
+	if (self->fwd == 0) {
+		if (!freopen(log, "w", stderr))
+			_exit(127);
+		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
+		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
+		      "--fw-arg=--micro-batches=8", NULL);
+		_exit(127);
+	}
+}
+
+static void stop(FIXTURE_DATA(graph) *self)
+{
+	if (self->fwd > 0) {
+		kill(self->fwd, SIGTERM);
+		waitpid(self->fwd, NULL, 0);
+		self->fwd = 0;
+	}
+}
+
+FIXTURE_SETUP(graph)
+{
+	snprintf(self->dir, sizeof(self->dir), "/tmp/wsefwd_graph.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	self->fwd = 0;
+}
+
+FIXTURE_TEARDOWN(graph)
+{
+	char cmd[128];
+
+	stop(self);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", self->dir);
+	if (system(cmd)) {
+		/* A leftover temp dir is not worth failing for. */
+	}
+}
+
+/* wse-trainhost on the appliance (retrying while it starts or the last host leaves); its output in self->out. */
+static int trainhost(FIXTURE_DATA(graph) *self, const char *program, const char *args)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for i in 1 2 3 4 5 6 7 8 9 10; do build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s %s 2>&1 && exit 0; sleep 0.3; done; exit 1",
+		 self->dir, program, args);
+	return run_cmd(cmd, self->out, sizeof(self->out));
+}
+
+/* The lines of @out that start with @prefix, without what follows @cut on each. */
+static void lines(const char *out, const char *prefix, const char *cut, char *dst, size_t cap)
+{
+	size_t n = 0, plen = strlen(prefix);
+
+	for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *end = strchr(l, '\n'), *c;
+
+		if (strncmp(l, prefix, plen))
+			continue;
+		if (!end)
+			end = l + strlen(l);
+		c = cut ? strstr(l, cut) : NULL;
+		if (c && c < end)
+			end = c;
+		n += (size_t)snprintf(dst + n, cap - n, "%.*s\n", (int)(end - l), l);
+		if (n >= cap)
+			break;
+	}
+	if (n >= cap)
+		n = cap - 1;
+	dst[n] = '\0';
+}
+
+/* A number after @key in @out, -1 if none. */
+static double after(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+
+	return p ? atof(p + strlen(key)) : -1.0;
+}
+
+/*
+ * The GPT in both modes on the appliance: the same losses; returns the
+ * validation loss.
+ */
+static double gpt_both_modes(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self,
+			     char loss[2][2048])
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	char cmd[1024], prog[128], val[2][128];
+
+	for (int m = 0; m < 2; m++) {
+		snprintf(prog, sizeof(prog), "%s/gpt-%s.wsep", self->dir, modes[m]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode %s --optimizer adamw --lr 0.01 --warmup 5 --steps 30 -q -o %s 2>&1",
+			 modes[m], prog);
+		EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, trainhost(self, prog, "--steps 30 --report 10 --text " FORTUNES))
+			TH_LOG("%s", self->out);
+		TH_LOG("%s:\n%s", modes[m], self->out);
+		lines(self->out, "step ", "  cycles", loss[m], sizeof(loss[m]));
+		lines(self->out, "validation loss", NULL, val[m], sizeof(val[m]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	EXPECT_STREQ(val[0], val[1]);
+	return after(val[0], "validation loss ");
+}
+
+TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)
+{
+	char loss[2][2048], host[8192];
+	double dev, ref;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	start(_metadata, self, 1);
+	dev = gpt_both_modes(_metadata, self, loss);
+	/* The loss falls from ln(96) = 4.56. */
+	EXPECT_GT(dev, 0);
+	EXPECT_LT(dev, 3.6);
+	ASSERT_EQ(0, run_cmd("build/bin/wse-graphtrain tests/corpus/onnx/gpt-tiny.onnx --text " FORTUNES
+			 " --batch 8 --steps 30 --optimizer adamw --lr 0.01 --warmup 5 --eval-every 0 --log-every 10 2>&1",
+			 host, sizeof(host)));
+	ref = after(strstr(host, "step 30 val_loss"), "val_loss ");
+	TH_LOG("device %.4f, host %.4f", dev, ref);
+	/* Both print four decimals: the same computation. */
+	EXPECT_LT(fabs(dev - ref), 1.5e-4);
+	EXPECT_NE(NULL, strstr(loss[0], "step    30  loss"));
+	EXPECT_LT(fabs(after(strstr(host, "step 30 loss"), "loss ") -
+		       after(strstr(loss[0], "step    30"), "loss ")), 1.5e-4);
+}
+
+TEST_F(graph, gpt_on_1_and_2_systems_agrees)
+{
+	char cmd[1024], prog[128], loss[2][2048], val[2][128];
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	start(_metadata, self, 2);
+	snprintf(prog, sizeof(prog), "%s/gpt.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode weight_streaming --optimizer adamw --lr 0.01 --warmup 5 --steps 20 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	for (int n = 1; n <= 2; n++) {
+		snprintf(cmd, sizeof(cmd), "--steps 20 --report 5 --systems %d --text " FORTUNES, n);
+		EXPECT_EQ(0, trainhost(self, prog, cmd)) TH_LOG("%s", self->out);
+		lines(self->out, "step ", "  cycles", loss[n - 1], sizeof(loss[n - 1]));
+		lines(self->out, "validation loss", NULL, val[n - 1], sizeof(val[n - 1]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	EXPECT_STREQ(val[0], val[1]);
+}
+
+TEST_F(graph, cnn_trains_in_both_modes)
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	char cmd[1024], prog[128], loss[2][2048];
+
+	if (access(FASHION, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs dataset-fashion-mnist)", FASHION);
+	start(_metadata, self, 1);
+	for (int m = 0; m < 2; m++) {
+		snprintf(prog, sizeof(prog), "%s/cnn-%s.wsep", self->dir, modes[m]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --wafer 64x64 --mode %s --lr 0.01 -q -o %s 2>&1",
+			 modes[m], prog);
+		EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, trainhost(self, prog,
+				       "--steps 150 --report 50 --expect-falling --images " FASHION
+				       "/train-images-idx3-ubyte.gz --labels " FASHION
+				       "/train-labels-idx1-ubyte.gz"))
+			TH_LOG("%s", self->out);
+		lines(self->out, "step ", "  cycles", loss[m], sizeof(loss[m]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	/* Far above chance (0.1) after 150 steps. */
+	EXPECT_GT(after(strstr(loss[0], "step   150"), "accuracy "), 0.45) TH_LOG("%s", loss[0]);
+}
+
+TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
+{
+	char cmd[1024], prog[128];
+	uint8_t *buf;
+	size_t len;
+	FILE *f;
+
+	start(_metadata, self, 1);
+	snprintf(prog, sizeof(prog), "%s/bad.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 4 --wafer 64x64 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	/* Node 0's kernel_shape[0] (the nodes section is type 11): 5, its weights are 3x3. */
+	f = fopen(prog, "r+b");
+	ASSERT_NE(NULL, f);
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	buf = malloc(len);
+	ASSERT_NE(NULL, buf);
+	rewind(f);
+	ASSERT_EQ(len, fread(buf, 1, len, f));
+	for (uint32_t i = 0; i < buf[12]; i++) {
+		uint8_t *e = buf + 64 + 32 * i;
+
+		if (e[0] == 11) {
+			uint64_t off = 0;
+
+			memcpy(&off, e + 16, 8);
+			buf[off + 80] = 5;
+		}
+	}
+	wsep_sample_reseal(buf, len);
+	rewind(f);
+	ASSERT_EQ(len, fwrite(buf, 1, len, f));
+	fclose(f);
+	free(buf);
+	EXPECT_EQ(1, trainhost(self, prog, "--steps 1"));
+	/* At the micro-batch's size: 8 micro-batches a batch on the appliance's system. */
+	EXPECT_NE(NULL, strstr(self->out, "invalid program: the graph at 1 samples: node 0 (conv2d): kernel_shape differs from the weights' shape"))
+		TH_LOG("%s", self->out);
+}
+
+int main(int argc, char **argv)
+{
+	self_path = argv[0];
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Ctrl-C (SIGINT) and SIGTERM. The signals are blocked in every thread
+ * but one of their own, which waits for them with sigwait(): no system
+ * call of the run is ever interrupted (an io_uring wait or a RUN cut short
+ * by EINTR would be a failure), and the run looks at train_interrupted()
+ * between chunks of steps, where it can write a checkpoint and stop
+ * cleanly. A second signal stops the process at once.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "train.h"
+
+static atomic_int caught;
+static sigset_t watched, before;
+
+/* A message from the watcher: write(2), nothing buffered. */
+static void say(const char *msg)
+{
+	if (write(STDERR_FILENO, msg, strlen(msg)) < 0)
+		return;	/* stderr gone: nothing to tell */
+}
+
+static void *watch(void *arg)
+{
+	int sig;
+
+	(void)arg;
+	for (;;) {
+		if (sigwait(&watched, &sig))
+			continue;
+		if (!atomic_exchange(&caught, sig)) {
+			say("\nwsetrain: interrupted: finishing the current chunk of steps and writing a checkpoint (again to stop at once)\n");
+		} else {
+			say("\nwsetrain: stopped without a checkpoint\n");
+			_exit(128 + sig);
+		}
+	}
+	return NULL;
+}
+
+int train_interrupt_start(void)
+{
+	pthread_t t;
+	int ret;
+
+	sigemptyset(&watched);
+	sigaddset(&watched, SIGINT);
+	sigaddset(&watched, SIGTERM);
+	ret = pthread_sigmask(SIG_BLOCK, &watched, &before);
+	if (!ret)
+		ret = pthread_create(&t, NULL, watch, NULL);
+	if (!ret)
+		ret = pthread_detach(t);
+	if (ret)
+		return train_fail("cannot watch for Ctrl-C: %s", strerror(ret));
+	return 0;
+}
+
+int train_interrupted(void)
+{
+	return atomic_load(&caught);
+}
+
+void train_interrupt_child(void)
+{
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+}
