@@ -402,6 +402,15 @@ int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u
 		return wfile->raw_memory ? 0 : -EPERM;
 	case WSE_LINK_OP_DEVICE_STATS:
 		return 0;
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+		/* Slot 0 is an appliance's own: how many systems its next job
+		 * takes, and the state of its parts; no user's data.
+		 */
+		if (!args[0] && (args[1] == WSE_LINK_PARAMS_JOB ||
+				 args[1] == WSE_LINK_PARAMS_APPLIANCE))
+			return 0;
+		fallthrough;
 	default:
 		/* Every other operation names a slot first. */
 		return wse_slots_use(&wfile->wdev->slots, wfile, args[0],
