@@ -17,29 +17,17 @@
 #include "wse_guest_uring.h"
 
 FIXTURE(harden) {
-	struct wse_ctl *ctl;
-	struct guest_peer fw;
-	struct wse_dev_status dev;
-	bool attached;
-	int fd;
+	struct guest_fw_device d;
 };
 
 FIXTURE_SETUP(harden)
 {
-	self->attached = false;
-	self->fd = -1;
-	self->fw.pid = 0;
-	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
+	ASSERT_EQ(0, guest_fw_device_init(&self->d));
 }
 
 FIXTURE_TEARDOWN(harden)
 {
-	if (self->fd >= 0)
-		close(self->fd);
-	if (self->attached)
-		wse_ctl_detach(self->ctl, self->dev.index);
-	guest_peer_stop(&self->fw, SIGKILL);
-	wse_ctl_close(self->ctl);
+	guest_fw_device_fini(&self->d);
 }
 
 /* Starts a wsefwd with up to two extra arguments (or NULLs) and opens
@@ -48,11 +36,7 @@ FIXTURE_TEARDOWN(harden)
 static void bring_up(struct __test_metadata *_metadata, FIXTURE_DATA(harden) *self,
 		     const char *a0, const char *a1)
 {
-	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", a0, a1, NULL));
-	ASSERT_EQ(0, guest_attach(self->ctl, self->fw.addr, 0, &self->dev));
-	self->attached = true;
-	self->fd = guest_open_accel(self->dev.accel_minor);
-	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, guest_fw_device_up(&self->d, a0, a1));
 }
 
 /* The link is up, and a job on it still goes through. */
@@ -63,12 +47,12 @@ static void expect_link_works(struct __test_metadata *_metadata, FIXTURE_DATA(ha
 	uint64_t job;
 	int status;
 
-	ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, false, &dev));
+	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, false, &dev));
 	ASSERT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 1, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 4096, &h, NULL));
-	ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
-	ASSERT_EQ(0, guest_wait_job(self->fd, q, job, 10000, &status, NULL));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, job, 10000, &status, NULL));
 	EXPECT_EQ(0, status);
 }
 
@@ -84,11 +68,11 @@ TEST_F(harden, device_stats_with_one_byte_leaves_the_link_up)
 	int status, ret;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 3, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 4096, &h, NULL));
-	ret = guest_submit(self->fd, q, DRM_WSE_OP_DEVICE_STATS, h, 0, 1, NULL, &job);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 3, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	ret = guest_submit(self->d.fd, q, DRM_WSE_OP_DEVICE_STATS, h, 0, 1, NULL, &job);
 	if (!ret) {
-		ASSERT_EQ(0, guest_wait_job(self->fd, q, job, 10000, &status, NULL));
+		ASSERT_EQ(0, guest_wait_job(self->d.fd, q, job, 10000, &status, NULL));
 		EXPECT_NE(0, status);
 	} else {
 		EXPECT_EQ(-EINVAL, ret);
@@ -108,15 +92,15 @@ TEST_F(harden, submit_refuses_flags_and_short_reply_room)
 	uint64_t job;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 4096, &h, NULL));
-	EXPECT_EQ(-EINVAL, guest_submit(self->fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, 4096,
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	EXPECT_EQ(-EINVAL, guest_submit(self->d.fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, 4096,
 					 load_bad_flags, &job));
 	/* The last piece's answer is the placement, 40 bytes. */
-	EXPECT_EQ(-EINVAL, guest_submit(self->fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, 16,
+	EXPECT_EQ(-EINVAL, guest_submit(self->d.fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, 16,
 					 load_last, &job));
-	EXPECT_EQ(-EINVAL, guest_submit(self->fd, q, DRM_WSE_OP_RUN, h, 0, 31, run, &job));
-	EXPECT_EQ(-EINVAL, guest_submit(self->fd, q, DRM_WSE_OP_DEVICE_STATS, h, 0, 63, NULL,
+	EXPECT_EQ(-EINVAL, guest_submit(self->d.fd, q, DRM_WSE_OP_RUN, h, 0, 31, run, &job));
+	EXPECT_EQ(-EINVAL, guest_submit(self->d.fd, q, DRM_WSE_OP_DEVICE_STATS, h, 0, 63, NULL,
 					 &job));
 	expect_link_works(_metadata, self);
 }
@@ -167,14 +151,14 @@ TEST_F(harden, timed_out_jobs_do_not_pile_up_frames)
 	void *buf;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 1, 8, 0, &q));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 8, 0, &q));
 	ASSERT_EQ(0, io_uring_queue_init_params(8, &ring, &p));
 	buf = calloc(1, len);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
 	before = mem_available_kb();
 	for (i = 0; i < 300; i++) {
-		prep_uring_job(io_uring_get_sqe(&ring), self->fd, q, DRM_WSE_OP_MEM_WRITE, buf, len,
+		prep_uring_job(io_uring_get_sqe(&ring), self->d.fd, q, DRM_WSE_OP_MEM_WRITE, buf, len,
 			       1, 0);
 		ASSERT_EQ(1, io_uring_submit(&ring));
 		ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
@@ -185,7 +169,7 @@ TEST_F(harden, timed_out_jobs_do_not_pile_up_frames)
 	EXPECT_LT(before - after, 64 * 1024) TH_LOG("%ld KiB gone after 300 timeouts",
 						      before - after);
 	EXPECT_LE(290, timeouts);
-	ASSERT_EQ(0, kill(self->fw.pid, SIGCONT));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGCONT));
 	io_uring_queue_exit(&ring);
 	free(buf);
 	expect_link_works(_metadata, self);
@@ -208,14 +192,14 @@ TEST_F(harden, kernel_buffers_per_file_are_capped)
 	void *buf;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 2, 128, 0, &q));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 2, 128, 0, &q));
 	ASSERT_EQ(0, io_uring_queue_init_params(128, &ring, &p));
 	buf = calloc(1, len);
 	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
 	before = mem_available_kb();
 	for (i = 0; i < 80; i++)
-		prep_uring_job(io_uring_get_sqe(&ring), self->fd, q, DRM_WSE_OP_MEM_READ, buf, len,
+		prep_uring_job(io_uring_get_sqe(&ring), self->d.fd, q, DRM_WSE_OP_MEM_READ, buf, len,
 			       0, 0);
 	ASSERT_EQ(80, io_uring_submit(&ring));
 	/* Refusals come back at once; the rest wait for the peer. */
@@ -241,7 +225,7 @@ static void stall_with_frames_queued(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, guest_queue_create(fd, 0, 8, 0, &q));
 	ASSERT_EQ(0, guest_bo(fd, 4 << 20, &h, NULL));
-	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, guest_submit(fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, (4 << 20) - 4096,
 					  NULL, &job));
@@ -258,13 +242,13 @@ TEST_F(harden, detach_is_not_held_by_a_peer_that_stopped_reading)
 	int64_t t0, took;
 
 	bring_up(_metadata, self, NULL, NULL);
-	stall_with_frames_queued(_metadata, self, self->fd);
+	stall_with_frames_queued(_metadata, self, self->d.fd);
 	t0 = guest_now_ms();
-	ASSERT_EQ(0, wse_ctl_detach(self->ctl, self->dev.index));
+	ASSERT_EQ(0, wse_ctl_detach(self->d.ctl, self->d.dev.index));
 	took = guest_now_ms() - t0;
-	self->attached = false;
+	self->d.attached = false;
 	EXPECT_GT(2000, took) TH_LOG("DETACH took %lld ms", (long long)took);
-	kill(self->fw.pid, SIGCONT);
+	kill(self->d.fw.pid, SIGCONT);
 }
 
 /*
@@ -279,12 +263,12 @@ TEST_F(harden, detach_after_close_with_frames_in_flight)
 
 	for (round = 0; round < 4; round++) {
 		bring_up(_metadata, self, NULL, NULL);
-		stall_with_frames_queued(_metadata, self, self->fd);
-		close(self->fd);
-		self->fd = -1;
-		ASSERT_EQ(0, wse_ctl_detach(self->ctl, self->dev.index));
-		self->attached = false;
-		guest_peer_stop(&self->fw, SIGKILL);
+		stall_with_frames_queued(_metadata, self, self->d.fd);
+		close(self->d.fd);
+		self->d.fd = -1;
+		ASSERT_EQ(0, wse_ctl_detach(self->d.ctl, self->d.dev.index));
+		self->d.attached = false;
+		guest_peer_stop(&self->d.fw, SIGKILL);
 	}
 }
 
@@ -318,7 +302,7 @@ TEST_F(harden, control_plane_is_not_held_by_a_slow_attach)
 	ASSERT_EQ(0, pthread_create(&t, NULL, attach_silent_pair, &sv[0]));
 	usleep(300000);
 	t0 = guest_now_ms();
-	ASSERT_EQ(0, wse_ctl_list(self->ctl, &list, &n));
+	ASSERT_EQ(0, wse_ctl_list(self->d.ctl, &list, &n));
 	took = guest_now_ms() - t0;
 	free(list);
 	EXPECT_GT(1000, took) TH_LOG("LIST took %lld ms behind a stalled ATTACH",
@@ -339,7 +323,7 @@ TEST_F(harden, unprivileged_stats_do_not_wait_for_the_firmware)
 	pid_t pid;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -352,7 +336,7 @@ TEST_F(harden, unprivileged_stats_do_not_wait_for_the_firmware)
 			_exit(10);
 		for (i = 0; i < 3; i++) {
 			t0 = guest_now_ms();
-			ret = wse_ctl_get(ctl, self->dev.index, true, &dev);
+			ret = wse_ctl_get(ctl, self->d.dev.index, true, &dev);
 			if (ret)
 				_exit(11);
 			if (guest_now_ms() - t0 > 500)
@@ -363,7 +347,7 @@ TEST_F(harden, unprivileged_stats_do_not_wait_for_the_firmware)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("12: STATS waited for the firmware");
-	kill(self->fw.pid, SIGCONT);
+	kill(self->d.fw.pid, SIGCONT);
 }
 
 /*
@@ -381,15 +365,15 @@ TEST_F(harden, ring_exit_races_refused_commands)
 	char buf[64];
 
 	bring_up(_metadata, self, "--fault-delay-ms", "3000");
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 1, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 4096, &h, NULL));
-	ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 1, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
 	for (round = 0; round < 100; round++) {
 		ASSERT_EQ(0, io_uring_queue_init_params(16, &ring, &p));
 		for (i = 0; i < 8; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-			prep_uring_job(sqe, self->fd, q, DRM_WSE_OP_MEM_WRITE, buf, sizeof(buf),
+			prep_uring_job(sqe, self->d.fd, q, DRM_WSE_OP_MEM_WRITE, buf, sizeof(buf),
 				       0, 0);
 			sqe->flags |= IOSQE_ASYNC;
 		}
@@ -428,12 +412,12 @@ TEST_F(harden, wait_does_not_collect_uring_jobs)
 	uint32_t q;
 
 	bring_up(_metadata, self, "--fault-delay-ms", "300");
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 4, 0, &q));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 0, &q));
 	ASSERT_EQ(0, io_uring_queue_init_params(4, &ring, &p));
-	prep_uring_job(io_uring_get_sqe(&ring), self->fd, q, DRM_WSE_OP_MEM_WRITE, buf,
+	prep_uring_job(io_uring_get_sqe(&ring), self->d.fd, q, DRM_WSE_OP_MEM_WRITE, buf,
 		       sizeof(buf), 0, 0);
 	ASSERT_EQ(1, io_uring_submit(&ring));
-	w.fd = self->fd;
+	w.fd = self->d.fd;
 	w.queue = q;
 	ASSERT_EQ(0, pthread_create(&t, NULL, wait_first_job, &w));
 	ASSERT_EQ(0, io_uring_wait_cqe(&ring, &cqe));
@@ -489,20 +473,20 @@ TEST_F(harden, fw_version_is_nul_padded)
 
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	ASSERT_EQ(0, pthread_create(&t, NULL, garbage_after_version, &sv[1]));
-	ASSERT_EQ(0, wse_ctl_attach_fd(self->ctl, sv[0], 0, &self->dev))
-		TH_LOG("%s", wse_ctl_error(self->ctl) ?: "");
-	self->attached = true;
-	self->fd = guest_open_accel(self->dev.accel_minor);
-	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev))
+		TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
+	self->d.attached = true;
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
 	memset(&info, 0x55, sizeof(info));
-	ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_GET_INFO, &gi));
+	ASSERT_EQ(0, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_GET_INFO, &gi));
 	EXPECT_STREQ("v1", info.fw_version);
 	for (i = 2; i < sizeof(info.fw_version); i++)
 		EXPECT_EQ(0, info.fw_version[i]) TH_LOG("byte %zu", i);
-	close(self->fd);
-	self->fd = -1;
-	wse_ctl_detach(self->ctl, self->dev.index);
-	self->attached = false;
+	close(self->d.fd);
+	self->d.fd = -1;
+	wse_ctl_detach(self->d.ctl, self->d.dev.index);
+	self->d.attached = false;
 	pthread_join(t, NULL);
 	close(sv[0]);
 	close(sv[1]);
@@ -517,14 +501,14 @@ TEST_F(harden, attach_of_an_attached_socket_is_refused)
 	char err[256];
 	int fd;
 
-	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
-	ASSERT_EQ(0, wse_ctl_connect(self->fw.addr, &fd, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, wse_ctl_attach_fd(self->ctl, fd, 0, &self->dev));
-	self->attached = true;
-	EXPECT_EQ(-EBUSY, wse_ctl_attach_fd(self->ctl, fd, 0, &again));
+	ASSERT_EQ(0, guest_peer_start(&self->d.fw, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, wse_ctl_connect(self->d.fw.addr, &fd, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, wse_ctl_attach_fd(self->d.ctl, fd, 0, &self->d.dev));
+	self->d.attached = true;
+	EXPECT_EQ(-EBUSY, wse_ctl_attach_fd(self->d.ctl, fd, 0, &again));
 	close(fd);
-	self->fd = guest_open_accel(self->dev.accel_minor);
-	ASSERT_LE(0, self->fd);
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
 	expect_link_works(_metadata, self);
 }
 
@@ -540,13 +524,13 @@ TEST_F(harden, job_timeouts_are_never_lost)
 	int i, status;
 
 	bring_up(_metadata, self, "--fault-silent-after", "1");
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 32, 1, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 1 << 20, &h, NULL));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 32, 1, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 1 << 20, &h, NULL));
 	for (i = 0; i < 32; i++)
-		ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 1 << 20, NULL,
+		ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 1 << 20, NULL,
 					  &jobs[i]));
 	for (i = 0; i < 32; i++) {
-		ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[i], 3000, &status, NULL))
+		ASSERT_EQ(0, guest_wait_job(self->d.fd, q, jobs[i], 3000, &status, NULL))
 			TH_LOG("job %d never timed out", i);
 		EXPECT_EQ(-ETIMEDOUT, status);
 	}
@@ -566,18 +550,18 @@ TEST_F(harden, data_changed_before_send_fails_only_its_job)
 	uint8_t *map;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 8, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 3 * len, &h, (void **)&map));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 8, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 3 * len, &h, (void **)&map));
 	memset(map, 0x11, 3 * len);
-	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
 	for (i = 0; i < 3; i++)
-		ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, i * len, len, NULL,
+		ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, i * len, len, NULL,
 					  &jobs[i]));
 	usleep(100000);
 	memset(map, 0x22, 3 * len);	/* digests were computed over 0x11 */
-	ASSERT_EQ(0, kill(self->fw.pid, SIGCONT));
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGCONT));
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[i], 20000, &status, NULL));
+		ASSERT_EQ(0, guest_wait_job(self->d.fd, q, jobs[i], 20000, &status, NULL));
 		EXPECT_TRUE(status == 0 || status == -EBADMSG) TH_LOG("job %d: %d", i, status);
 		bad += status == -EBADMSG;
 	}
@@ -605,28 +589,28 @@ TEST_F(harden, unknown_flags_and_pads_are_refused)
 	int i;
 
 	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 0, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 4096, &h, NULL));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
 
 	gi.flags = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_GET_INFO, &gi));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_GET_INFO, &gi));
 	gi.flags = 0;
 	gi.pad = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_GET_INFO, &gi));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_GET_INFO, &gi));
 
 	memset(&bi, 0, sizeof(bi));
 	bi.handle = h;
 	bi.flags = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_BO_INFO, &bi));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_BO_INFO, &bi));
 	bi.flags = 0;
 	bi.reserved = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_BO_INFO, &bi));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_BO_INFO, &bi));
 
 	qc.flags = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_QUEUE_CREATE, &qc));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_QUEUE_CREATE, &qc));
 	qc.flags = 0;
 	qc.pad = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_QUEUE_CREATE, &qc));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_QUEUE_CREATE, &qc));
 
 	memset(&sub, 0, sizeof(sub));
 	sub.queue_id = q;
@@ -634,16 +618,16 @@ TEST_F(harden, unknown_flags_and_pads_are_refused)
 	sub.handle = h;
 	sub.length = 64;
 	sub.flags = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_SUBMIT, &sub));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_SUBMIT, &sub));
 	sub.flags = 0;
 	sub.pad = 1;
-	EXPECT_EQ(-EINVAL, guest_ioctl(self->fd, DRM_IOCTL_WSE_SUBMIT, &sub));
+	EXPECT_EQ(-EINVAL, guest_ioctl(self->d.fd, DRM_IOCTL_WSE_SUBMIT, &sub));
 
 	/* io_uring: the SQE's addr and len, and the command area past the job. */
 	ASSERT_EQ(0, io_uring_queue_init_params(8, &ring, &p));
 	for (i = 0; i < 4; i++) {
 		sqe = io_uring_get_sqe(&ring);
-		prep_uring_job(sqe, self->fd, q, DRM_WSE_OP_MEM_WRITE, buf, sizeof(buf), 0, 0);
+		prep_uring_job(sqe, self->d.fd, q, DRM_WSE_OP_MEM_WRITE, buf, sizeof(buf), 0, 0);
 		sqe->user_data = i;
 		if (i == 0)
 			sqe->addr = 1;
@@ -689,7 +673,7 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 	struct guest_peer proxy = { 0 };
 	unsigned int k;
 
-	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, guest_peer_start(&self->d.fw, "wsefwd", "--wafer", "64x64", NULL));
 	for (k = 0; k < sizeof(lies) / sizeof(lies[0]); k++) {
 		struct wse_dev_status dev;
 		uint64_t jobs[16];
@@ -697,18 +681,18 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 		int i, status, failed = 0;
 
 		ASSERT_EQ(0, guest_peer_start(&proxy, "wse-hostile-peer", "--mode", "semantic",
-					      "--upstream", self->fw.addr, "--mutate-every", "2",
+					      "--upstream", self->d.fw.addr, "--mutate-every", "2",
 					      "--semantic-kinds", lies[k].kind, "--connections", "1",
 					      NULL));
-		ASSERT_EQ(0, guest_attach(self->ctl, proxy.addr, 0, &self->dev))
-			TH_LOG("%s: %s", lies[k].kind, wse_ctl_error(self->ctl) ?: "");
-		self->attached = true;
-		self->fd = guest_open_accel(self->dev.accel_minor);
-		ASSERT_LE(0, self->fd);
-		ASSERT_EQ(0, guest_queue_create(self->fd, 1, 16, 1000, &q));
-		ASSERT_EQ(0, guest_bo(self->fd, 65536, &h, NULL));
+		ASSERT_EQ(0, guest_attach(self->d.ctl, proxy.addr, 0, &self->d.dev))
+			TH_LOG("%s: %s", lies[k].kind, wse_ctl_error(self->d.ctl) ?: "");
+		self->d.attached = true;
+		self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+		ASSERT_LE(0, self->d.fd);
+		ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 16, 1000, &q));
+		ASSERT_EQ(0, guest_bo(self->d.fd, 65536, &h, NULL));
 		for (i = 0; i < 16; i++) {
-			int ret = guest_submit(self->fd, q, i & 1 ? DRM_WSE_OP_MEM_READ :
+			int ret = guest_submit(self->d.fd, q, i & 1 ? DRM_WSE_OP_MEM_READ :
 					       DRM_WSE_OP_MEM_WRITE, h, 4096 * (i / 2), 4096, NULL,
 					       &jobs[i]);
 
@@ -718,11 +702,11 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 			}
 		}
 		for (int j = 0; j < i; j++) {
-			ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[j], 5000, &status, NULL))
+			ASSERT_EQ(0, guest_wait_job(self->d.fd, q, jobs[j], 5000, &status, NULL))
 				TH_LOG("%s: job %d did not end", lies[k].kind, j);
 			failed += status != 0;
 		}
-		ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &dev));
+		ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
 		if (!lies[k].either)
 			EXPECT_EQ(lies[k].link_dies ? WSE_LINK_STATE_DEAD : WSE_LINK_STATE_UP,
 				  dev.link_state) TH_LOG("%s: link %s (%s)", lies[k].kind,
@@ -733,10 +717,10 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 		TH_LOG("%s: %d of %d jobs failed, link %s%s%s", lies[k].kind, failed, i,
 		       wse_link_state_name(dev.link_state), dev.reason[0] ? ": " : "",
 		       dev.reason);
-		close(self->fd);
-		self->fd = -1;
-		ASSERT_EQ(0, wse_ctl_detach(self->ctl, self->dev.index));
-		self->attached = false;
+		close(self->d.fd);
+		self->d.fd = -1;
+		ASSERT_EQ(0, wse_ctl_detach(self->d.ctl, self->d.dev.index));
+		self->d.attached = false;
 		guest_peer_stop(&proxy, SIGTERM);
 	}
 }
@@ -789,21 +773,21 @@ TEST_F(harden, answer_to_a_request_not_yet_sent_ends_the_link)
 
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
 	ASSERT_EQ(0, pthread_create(&t, NULL, answer_before_reading, &sv[1]));
-	ASSERT_EQ(0, wse_ctl_attach_fd(self->ctl, sv[0], 0, &self->dev))
-		TH_LOG("%s", wse_ctl_error(self->ctl) ?: "");
-	self->attached = true;
-	self->fd = guest_open_accel(self->dev.accel_minor);
-	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, guest_queue_create(self->fd, 1, 16, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->fd, 65536, &h, NULL));
+	ASSERT_EQ(0, wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev))
+		TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
+	self->d.attached = true;
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 16, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 65536, &h, NULL));
 	for (i = 0; i < 16; i++)
-		ASSERT_EQ(0, guest_submit(self->fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 60000, NULL,
+		ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 60000, NULL,
 					  &jobs[i]));
 	pthread_join(t, NULL);
-	ASSERT_EQ(0, guest_wait_state(self->ctl, self->dev.index, WSE_LINK_STATE_DEAD, 3000,
+	ASSERT_EQ(0, guest_wait_state(self->d.ctl, self->d.dev.index, WSE_LINK_STATE_DEAD, 3000,
 				      &dev));
 	EXPECT_NE(NULL, strstr(dev.reason, "not yet sent")) TH_LOG("reason: %s", dev.reason);
-	ASSERT_EQ(0, guest_wait_job(self->fd, q, jobs[15], 3000, &status, NULL));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, jobs[15], 3000, &status, NULL));
 	EXPECT_NE(0, status);
 	close(sv[0]);
 	close(sv[1]);

@@ -272,6 +272,54 @@ static inline int guest_open_accel(int minor)
 	return open(path, O_RDWR | O_CLOEXEC);
 }
 
+/*
+ * A wsefwd started in the guest, attached and its device opened: the
+ * fixture of the driver's tests of one device.
+ */
+struct guest_fw_device {
+	struct wse_ctl *ctl;
+	struct guest_peer fw;
+	struct wse_dev_status dev;
+	bool attached;
+	int fd;
+};
+
+/* Opens the control plane, nothing started yet; 0 or a negative errno. */
+static inline int guest_fw_device_init(struct guest_fw_device *d)
+{
+	d->attached = false;
+	d->fd = -1;
+	d->fw.pid = 0;
+	return wse_ctl_open(&d->ctl);
+}
+
+/* Starts wsefwd --wafer 64x64 with up to two more arguments (or NULLs),
+ * attaches it and opens its device; 0 or a negative errno.
+ */
+static inline int guest_fw_device_up(struct guest_fw_device *d, const char *a0, const char *a1)
+{
+	int ret = guest_peer_start(&d->fw, "wsefwd", "--wafer", "64x64", a0, a1, NULL);
+
+	if (!ret)
+		ret = guest_attach(d->ctl, d->fw.addr, 0, &d->dev);
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	d->attached = true;
+	d->fd = guest_open_accel(d->dev.accel_minor);
+	return d->fd < 0 ? -errno : 0;
+}
+
+/* Closes the device, detaches it and stops the firmware. */
+static inline void guest_fw_device_fini(struct guest_fw_device *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->attached)
+		wse_ctl_detach(d->ctl, d->dev.index);
+	guest_peer_stop(&d->fw, SIGKILL);
+	wse_ctl_close(d->ctl);
+}
+
 /* ioctl() returning -errno. */
 static inline int guest_ioctl(int fd, unsigned long req, void *arg)
 {
