@@ -521,7 +521,17 @@ static int worker(unsigned int index, const struct options *o, struct shared_cou
 	return 0;
 }
 
-/* Keeps a device attached to each --keep-up address, until told to stop. */
+static volatile sig_atomic_t keeping = 1;
+
+static void stop_keeping(int sig)
+{
+	(void)sig;
+	keeping = 0;
+}
+
+/* Keeps a device attached to each --keep-up address until told to stop
+ * (SIGTERM) or @end_ms, and then detaches them.
+ */
 static void keep_up(const struct options *o, struct shared_counts *counts, int64_t end_ms)
 {
 	uint32_t index[MAX_KEEP_UP];
@@ -530,9 +540,10 @@ static void keep_up(const struct options *o, struct shared_counts *counts, int64
 	struct wse_ctl *ctl;
 	unsigned int i;
 
+	signal(SIGTERM, stop_keeping);
 	if (wse_ctl_open(&ctl))
 		return;
-	while (wse_link_now_ms() < end_ms && getppid() != 1) {
+	while (keeping && wse_link_now_ms() < end_ms && getppid() != 1) {
 		for (i = 0; i < o->nkeep_up; i++) {
 			int fd;
 			char err[256];
