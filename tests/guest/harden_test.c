@@ -134,6 +134,27 @@ static void prep_uring_job(struct io_uring_sqe *sqe, int fd, uint32_t queue, uin
 }
 
 /*
+ * A device whose firmware has stopped reading: a queue of @depth on
+ * hardware queue @hw, a ring of @depth SQE128 entries, and @len bytes of
+ * plain memory for its jobs, which it returns.
+ */
+static void *stalled_ring(struct __test_metadata *_metadata, FIXTURE_DATA(harden) *self,
+			  uint32_t hw, unsigned int depth, uint32_t len, struct io_uring *ring,
+			  uint32_t *q)
+{
+	struct io_uring_params p = { .flags = IORING_SETUP_SQE128 };
+	void *buf;
+
+	bring_up(_metadata, self, NULL, NULL);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, hw, depth, 0, q));
+	ASSERT_EQ(0, io_uring_queue_init_params(depth, ring, &p));
+	buf = calloc(1, len);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
+	return buf;
+}
+
+/*
  * A job that times out before its frame could be sent gives its frame
  * back: resubmitting on every timeout, with a peer that reads nothing,
  * piles up no kernel memory. (The queue slot came back at once, the frame
@@ -141,7 +162,6 @@ static void prep_uring_job(struct io_uring_sqe *sqe, int fd, uint32_t queue, uin
  */
 TEST_F(harden, timed_out_jobs_do_not_pile_up_frames)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_SQE128 };
 	const uint32_t len = 1 << 20;
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
@@ -150,12 +170,7 @@ TEST_F(harden, timed_out_jobs_do_not_pile_up_frames)
 	uint32_t q;
 	void *buf;
 
-	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 8, 0, &q));
-	ASSERT_EQ(0, io_uring_queue_init_params(8, &ring, &p));
-	buf = calloc(1, len);
-	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
+	buf = stalled_ring(_metadata, self, 1, 8, len, &ring, &q);
 	before = mem_available_kb();
 	for (i = 0; i < 300; i++) {
 		prep_uring_job(io_uring_get_sqe(&ring), self->d.fd, q, DRM_WSE_OP_MEM_WRITE, buf, len,
@@ -182,7 +197,6 @@ TEST_F(harden, timed_out_jobs_do_not_pile_up_frames)
  */
 TEST_F(harden, kernel_buffers_per_file_are_capped)
 {
-	struct io_uring_params p = { .flags = IORING_SETUP_SQE128 };
 	const uint32_t len = (4 << 20) - 4096;
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
@@ -191,12 +205,7 @@ TEST_F(harden, kernel_buffers_per_file_are_capped)
 	uint32_t q;
 	void *buf;
 
-	bring_up(_metadata, self, NULL, NULL);
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 2, 128, 0, &q));
-	ASSERT_EQ(0, io_uring_queue_init_params(128, &ring, &p));
-	buf = calloc(1, len);
-	ASSERT_NE(NULL, buf);
-	ASSERT_EQ(0, kill(self->d.fw.pid, SIGSTOP));
+	buf = stalled_ring(_metadata, self, 2, 128, len, &ring, &q);
 	before = mem_available_kb();
 	for (i = 0; i < 80; i++)
 		prep_uring_job(io_uring_get_sqe(&ring), self->d.fd, q, DRM_WSE_OP_MEM_READ, buf, len,
