@@ -321,6 +321,50 @@ TEST_F(harden, control_plane_is_not_held_by_a_slow_attach)
 	close(sv[1]);
 }
 
+/* Reads the HELLO, then sends the start of an answer a byte every 400 ms:
+ * 30 bytes, less than a header, in 12 s.
+ */
+static void *trickle_hello_answer(void *arg)
+{
+	int fd = *(int *)arg;
+	uint8_t buf[512];
+	int i;
+
+	if (recv(fd, buf, sizeof(buf), 0) <= 0)
+		return NULL;
+	for (i = 0; i < 30; i++) {
+		usleep(400000);
+		if (send(fd, buf, 1, MSG_NOSIGNAL) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * ATTACH waits for the HELLO answer with one deadline (5 s), however the
+ * answer trickles in: a byte every 400 ms does not stretch it, where
+ * each byte used to start the 5 s again.
+ */
+TEST_F(harden, a_trickling_hello_answer_does_not_stretch_attach)
+{
+	struct wse_dev_status dev;
+	int64_t t0, took;
+	pthread_t t;
+	int sv[2], ret;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ASSERT_EQ(0, pthread_create(&t, NULL, trickle_hello_answer, &sv[1]));
+	t0 = guest_now_ms();
+	ret = wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &dev);
+	took = guest_now_ms() - t0;
+	EXPECT_NE(0, ret);
+	EXPECT_GT(8000, took) TH_LOG("ATTACH took %lld ms", (long long)took);
+	/* The writer's next send fails once no one holds the other end. */
+	close(sv[0]);
+	pthread_join(t, NULL);
+	close(sv[1]);
+}
+
 /*
  * STATS from an unprivileged user never waits for the firmware: with a
  * firmware that stopped reading it answers at once, from the copy the
