@@ -204,7 +204,10 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 				 "program %u is running; unload it when its RUN ends", slot);
 		return;
 	}
-	unload_slot(c, slot);
+	/* A system's program is gone already. */
+	if (s->kind == SLOT_JOB)
+		coord_job_close(c);
+	s->kind = SLOT_EMPTY;
 	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
