@@ -11,33 +11,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "run_cmd.h"
 #include "wse/wsep.h"
 
 #define WSECC "build/bin/wsecc"
-
-/* Runs a shell command; returns its exit status, output (both streams) in @out. */
-static int run(const char *cmd, char *out, size_t len)
-{
-	char full[1024];
-	FILE *p;
-	size_t n = 0;
-	int status;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t got = fread(out + n, 1, len - 1 - n, p);
-
-		if (!got)
-			break;
-		n += got;
-	}
-	out[n] = 0;
-	status = pclose(p);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 FIXTURE(cli) {
 	char dir[64];
@@ -64,18 +41,18 @@ FIXTURE_TEARDOWN(cli)
 
 TEST_F(cli, help_and_usage_errors)
 {
-	EXPECT_EQ(0, run(WSECC " --help", self->out, sizeof(self->out)));
+	EXPECT_EQ(0, run_cmd_all(WSECC " --help", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "usage: wsecc MODEL"));
 	EXPECT_NE(NULL, strstr(self->out, "--validate-only"));
-	EXPECT_EQ(2, run(WSECC, self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSECC, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "expected a MODEL file"));
 	EXPECT_NE(NULL, strstr(self->out, "Try 'wsecc --help'"));
-	EXPECT_EQ(2, run(WSECC " models/fc-mnist --mode fast", self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --mode fast", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "unknown --mode 'fast'"));
-	EXPECT_EQ(2, run(WSECC " models/fc-mnist --wafer 12", self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --wafer 12", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "--wafer: wafer '12'"));
-	EXPECT_EQ(2, run(WSECC " models/fc-mnist --batch 0", self->out, sizeof(self->out)));
-	EXPECT_EQ(1, run(WSECC " /nonexistent", self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --batch 0", self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(WSECC " /nonexistent", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "/nonexistent: error: cannot open the model file"));
 }
 
@@ -87,7 +64,7 @@ TEST_F(cli, report_prints_placement_and_writes_svg)
 
 	snprintf(svg, sizeof(svg), "%s/fc.svg", self->dir);
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --report --svg %s", svg);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "mode:   layer-pipelined"));
 	EXPECT_NE(NULL, strstr(self->out, "estimate:"));
 	EXPECT_NE(NULL, strstr(self->out, "even split:"));
@@ -104,7 +81,7 @@ TEST_F(cli, large_model_streams_and_refuses_pipelined)
 	char path[128], err[256];
 	struct wsep_program *p;
 
-	EXPECT_EQ(1, run(WSECC " models/fc-large --wafer 64x64:48K --mode pipelined", self->out,
+	EXPECT_EQ(1, run_cmd_all(WSECC " models/fc-large --wafer 64x64:48K --mode pipelined", self->out,
 			 sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "models/fc-large: error: --mode pipelined refused"));
 	EXPECT_NE(NULL, strstr(self->out, "needs 608.39 MB"));
@@ -112,7 +89,7 @@ TEST_F(cli, large_model_streams_and_refuses_pipelined)
 
 	snprintf(path, sizeof(path), "%s/large.wsep", self->dir);
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-large --compile-only -o %s", path);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "weight_streaming on 64x64:48K"));
 	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p->mode);
@@ -129,7 +106,7 @@ TEST_F(cli, compile_only_writes_a_valid_program)
 	snprintf(path, sizeof(path), "%s/fc.wsep", self->dir);
 	snprintf(self->cmd, sizeof(self->cmd),
 		 WSECC " models/fc-mnist --wafer 32x32:48K --batch 64 --compile-only -o %s", path);
-	ASSERT_EQ(0, run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
 	EXPECT_EQ(WSEP_MODE_PIPELINED, p->mode);
 	EXPECT_EQ(64, p->batch);
@@ -150,7 +127,7 @@ TEST_F(cli, model_errors_carry_positions)
 	      "optimizer sgd lr=0.1\nbatch 8\nseed 1\n", f);
 	fclose(f);
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " %s --validate-only", model);
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "/bad:2:15: error: no kernel for op tanh_fwd"))
 		TH_LOG("%s", self->out);
 
@@ -159,10 +136,10 @@ TEST_F(cli, model_errors_carry_positions)
 	fputs("input 784 u8\ndense 784 256 relu extra\n", f);
 	fclose(f);
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " %s", model);
-	EXPECT_EQ(1, run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "/bad:2:20: error: unexpected 'extra'")) TH_LOG("%s", self->out);
 
-	EXPECT_EQ(0, run(WSECC " models/fc-mnist --validate-only", self->out, sizeof(self->out)));
+	EXPECT_EQ(0, run_cmd_all(WSECC " models/fc-mnist --validate-only", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "dense_bwd_weights  -> gemm_nt_bias_grad_f32"));
 }
 

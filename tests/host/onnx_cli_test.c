@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "run_cmd.h"
 
 #define WSECC "build/bin/wsecc"
 #define TRAIN "build/bin/wse-graphtrain"
@@ -24,25 +25,7 @@ static char out[1 << 16];
 /* Runs a shell command; its exit status, and both streams in out. */
 static int run(const char *cmd)
 {
-	char full[1024];
-	size_t n = 0;
-	FILE *p;
-	int status;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < sizeof(out)) {
-		size_t got = fread(out + n, 1, sizeof(out) - 1 - n, p);
-
-		if (!got)
-			break;
-		n += got;
-	}
-	out[n] = 0;
-	status = pclose(p);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return run_cmd_all(cmd, out, sizeof(out));
 }
 
 TEST(wsecc_validates_pytorch_exports)

@@ -2,8 +2,7 @@
 /*
  * For the tests that look at wsereport's page in a real browser: a
  * screenshot by headless Chromium, and how many of its pixels are near a
- * colour (the plots' series are drawn in colours of their own, plot.c);
- * and the command runner they use.
+ * colour (the plots' series are drawn in colours of their own, plot.c).
  */
 #ifndef WSE_TEST_PAGE_SHOT_H
 #define WSE_TEST_PAGE_SHOT_H
@@ -12,7 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
+
+#include "run_cmd.h"
 
 #define CHROMIUM	"/usr/bin/chromium"
 
@@ -20,29 +20,6 @@
 static const unsigned char page_train_rgb[3] = { 0x1f, 0x77, 0xb4 };
 static const unsigned char page_test_rgb[3] = { 0xd6, 0x27, 0x28 };
 
-/* Runs a shell command; its stdout and stderr in @out. Exit status, or -1. */
-static inline int page_run(const char *cmd, char *out, size_t len)
-{
-	char full[8192];
-	size_t n = 0;
-	int status;
-	FILE *p;
-
-	snprintf(full, sizeof(full), "%s 2>&1", cmd);
-	p = popen(full, "r");
-	if (!p)
-		return -1;
-	while (n + 1 < len) {
-		size_t got = fread(out + n, 1, len - 1 - n, p);
-
-		if (!got)
-			break;
-		n += got;
-	}
-	out[n] = 0;
-	status = pclose(p);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /*
  * @dir/index.html in headless Chromium, 1400x900, as a PNG at @png (the
@@ -58,7 +35,7 @@ static inline int page_screenshot(const char *dir, const char *png, char *out, s
 		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
 		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
 		 dir, png, dir);
-	return page_run(cmd, out, len);
+	return run_cmd_all(cmd, out, len);
 }
 
 /* Pixels of the PNG within 24 of @rgb in every channel; -1 if it does not read. */

@@ -96,7 +96,7 @@ FIXTURE_SETUP(report)
 				" \"final\": {\"step\": 1876, \"test_accuracy\": 0.8812}}\n"));
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --report --svg %s/wafer.svg",
 		 self->dir);
-	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 }
 
 FIXTURE_TEARDOWN(report)
@@ -113,7 +113,7 @@ TEST_F(report, writes_curves_and_page)
 	char *html, *loss;
 
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " %s", self->dir);
-	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "/index.html"));
 	html = read_file(self->dir, "index.html");
 	loss = read_file(self->dir, "loss.svg");
@@ -147,40 +147,40 @@ TEST_F(report, refuses_bad_input_with_a_reason)
 				"train,50,0,0.7,0.6,100,1\n"
 				"train,100,0,zero,0.6,100,1\n"));
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " %s", self->dir);
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:3: loss 'zero'")) TH_LOG("%s", self->out);
 	/* An accuracy above 1, a kind nobody writes, a missing column. */
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv",
 				"kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n"
 				"train,50,0,0.7,1.5,100,1\n"));
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:2: accuracy 1.5 is above 1"))
 		TH_LOG("%s", self->out);
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv",
 				"kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n"
 				"valid,50,0,0.7,0.5,100,1\n"));
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "kind 'valid' is neither train nor test"));
 	ASSERT_EQ(0, write_file(self->dir, "metrics.csv", "kind,step,epoch,loss\n"));
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "metrics.csv:1: no 'accuracy' column"))
 		TH_LOG("%s", self->out);
 	/* A broken run.json is named, not shown half. */
 	ASSERT_EQ(0, write_metrics(self->dir));
 	ASSERT_EQ(0, write_file(self->dir, "run.json", "{\"model\": \"fc-mnist\", "));
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "run.json")) TH_LOG("%s", self->out);
 	/* Not a run directory; no directory; a gnuplot that is not there. */
 	snprintf(other, sizeof(other), "%s/none", self->dir);
 	snprintf(self->cmd, sizeof(self->cmd), "mkdir %s && " WSEREPORT " %s", other, other);
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "is this one?")) TH_LOG("%s", self->out);
-	EXPECT_EQ(2, page_run(WSEREPORT, self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSEREPORT, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "give a run directory"));
 	unlink(strcat(strcpy(other, self->dir), "/run.json"));
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " --gnuplot /nonexistent/gnuplot %s",
 		 self->dir);
-	EXPECT_EQ(1, page_run(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "gnuplot-nox")) TH_LOG("%s", self->out);
 }
 
@@ -191,7 +191,7 @@ TEST_F(report, renders_in_a_browser)
 
 	ASSERT_EQ(0, access(CHROMIUM, X_OK)) TH_LOG("%s missing: run tools/install-deps", CHROMIUM);
 	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -q %s", self->dir);
-	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	snprintf(png, sizeof(png), "%s/shot.png", self->dir);
 	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	train = page_count_colour(png, page_train_rgb);
@@ -204,7 +204,7 @@ TEST_F(report, renders_in_a_browser)
 	/* Without the plots the page still opens, and the series are gone. */
 	snprintf(self->cmd, sizeof(self->cmd), "rm %s/loss.svg %s/accuracy.svg", self->dir,
 		 self->dir);
-	ASSERT_EQ(0, page_run(self->cmd, self->out, sizeof(self->out)));
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_LT(page_count_colour(png, page_train_rgb), 50);
 	EXPECT_LT(page_count_colour(png, page_test_rgb), 50);

@@ -47,8 +47,8 @@ struct train_report {
 	uint64_t steps_total;
 	uint32_t steps_per_epoch, evals_left;
 	uint64_t eval_samples;
-	char eta_text[32];
-	double eta_s;
+	double eta_s;			/* the estimate (< 0: none yet) */
+	struct train_eta_shown bar_eta, line_eta;	/* what each showed last */
 };
 
 double train_now(void)
@@ -128,7 +128,6 @@ void train_report_start(struct train_report *r, uint64_t steps_total, uint32_t s
 	r->steps_per_epoch = steps_per_epoch;
 	r->evals_left = evals_left;
 	r->eval_samples = eval_samples;
-	snprintf(r->eta_text, sizeof(r->eta_text), "?");
 	r->eta_s = -1;
 }
 
@@ -167,7 +166,6 @@ static void update_eta(struct train_report *r, uint64_t step, uint64_t samples)
 	r->eta_t = now;
 	r->eta_s = train_eta_left(&r->eta, (r->steps_total - step) * r->j->batch, r->evals_left,
 				  r->eval_samples);
-	fmt_time(r->eta_s, r->eta_text, sizeof(r->eta_text));
 }
 
 static int term_width(void)
@@ -190,19 +188,20 @@ static void draw_bar(struct train_report *r, const struct train_progress *at)
 	double dt = train_now() - r->win_t0;
 	/* The current window's rate so far (Rate itself moves only at report lines). */
 	double rate = r->win_samples && dt > 0 ? r->win_samples / dt : r->rate;
-	char head[48], tail[160];
+	char head[48], tail[160], eta[32];
 	/* The gauge keeps its width as the figures beside it change theirs. */
 	int gauge = term_width() - 1 - BAR_TEXT, full;
 
+	fmt_time(train_eta_show(&r->bar_eta, r->eta_s), eta, sizeof(eta));
 	snprintf(head, sizeof(head), "epoch %u/%u ", at->epoch + 1, o->epochs);
 	if (r->win_samples)
 		snprintf(tail, sizeof(tail), " %llu/%u loss %.4f acc %.3f %.0f samples/s ETA %s",
 			 (unsigned long long)in_epoch, r->steps_per_epoch,
 			 r->win_loss / r->win_samples, (double)r->win_right / r->win_samples,
-			 rate, r->eta_text);
+			 rate, eta);
 	else
 		snprintf(tail, sizeof(tail), " %llu/%u %.0f samples/s ETA %s",
-			 (unsigned long long)in_epoch, r->steps_per_epoch, rate, r->eta_text);
+			 (unsigned long long)in_epoch, r->steps_per_epoch, rate, eta);
 	if (gauge > 30)
 		gauge = 30;
 	fputs("\r", stdout);
@@ -235,9 +234,9 @@ void train_report_add(struct train_report *r, const struct train_progress *at,
 void train_report_progress(struct train_report *r, const struct train_progress *at)
 {
 	const struct train_opts *o = r->j->o;
-	double now = train_now(), local, global, loss, acc, dt;
+	double now = train_now(), local, global, loss, acc, dt, eta_s;
 	bool epoch_end;
-	char when[32];
+	char when[32], eta[32];
 
 	if (!r->win_samples)
 		return;
@@ -249,16 +248,18 @@ void train_report_progress(struct train_report *r, const struct train_progress *
 	loss = r->win_loss / r->win_samples;
 	acc = (double)r->win_right / r->win_samples;
 	epoch_end = at->step % r->steps_per_epoch == 0 || at->step == r->steps_total;
+	eta_s = train_eta_show(&r->line_eta, r->eta_s);
+	fmt_time(eta_s, eta, sizeof(eta));
 	if (!o->quiet && (!r->bar || epoch_end)) {
 		clear_bar(r);
 		stamp(when, sizeof(when));
 		printf("%s | Train Epoch=%u/%u, Step=%llu/%u, Loss=%.5f, Accuracy=%.4f, Rate=%.0f samples/s, GlobalRate=%.0f samples/s, ETA=%s\n",
 		       when, at->epoch + 1, o->epochs,
 		       (unsigned long long)(at->step - (uint64_t)at->epoch * r->steps_per_epoch),
-		       r->steps_per_epoch, loss, acc, r->rate, global, r->eta_text);
+		       r->steps_per_epoch, loss, acc, r->rate, global, eta);
 		fflush(stdout);
 	}
-	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, r->rate, global, r->eta_s);
+	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, r->rate, global, eta_s);
 	r->win_loss = 0;
 	r->win_right = 0;
 	r->win_samples = 0;

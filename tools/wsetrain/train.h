@@ -428,6 +428,12 @@ void train_eta_eval(struct train_eta *e, uint64_t samples, double seconds);
  */
 double train_eta_left(const struct train_eta *e, uint64_t train_left, uint32_t evals_left,
 		      uint64_t eval_samples);
+/* One place the ETA is shown (the bar, the progress lines): what it showed last. */
+struct train_eta_shown {
+	double last;			/* <= 0: nothing yet */
+};
+/* What to show now for @estimate (< 0: none): it rises slowly and falls at once. */
+double train_eta_show(struct train_eta_shown *s, double estimate);
 
 /* metrics.c */
 struct train_metrics;
