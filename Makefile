@@ -66,7 +66,7 @@ libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)
 
 include $(sort $(wildcard */module.mk */*/module.mk))
 
-.PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train clean distclean help deps print-kdir
+.PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train fuzz soak clean distclean help deps print-kdir
 all: module userspace
 
 help:
@@ -75,6 +75,8 @@ help:
 	@echo "make demo       the main job, in the QEMU guest"
 	@echo "make bench      benchmarks (wsebench in the guest)"
 	@echo "make bench-train  wsetrain against PyTorch, samples/s"
+	@echo "make fuzz       100000 random calls into the driver in the guest"
+	@echo "make soak       kernel memory before and after many jobs and attaches"
 	@echo "make deps       install the Debian packages and kernel the project needs"
 	@echo "make clean      remove build outputs"
 
@@ -184,6 +186,13 @@ bench: all
 
 bench-train:
 	tools/bench-train/run
+
+# The driver's long stress runs (Documentation/testing.rst); make check has
+# small ones.
+fuzz:
+	tools/stress fuzz
+soak:
+	tools/stress soak
 
 clean:
 	rm -rf $(B)

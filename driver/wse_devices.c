@@ -15,13 +15,16 @@
 
 #include "wse_devices.h"
 #include "wse_drv.h"
+#include "wse_fw_stats.h"
 #include "wse_genl.h"
 #include "wse_handshake.h"
 #include "wse_link.h"
 
 /*
- * wse_devices_lock serialises attach, detach, reset and removal, and
- * protects each device's @pdev. The xarray has its own lock for lookups;
+ * wse_devices_lock serialises changes to the set - reserving an index,
+ * publishing, detach, reset and removal - and protects each device's @pdev
+ * and, while it is being attached, its link's socket. It is not held
+ * across an attach's handshake. The xarray has its own lock for lookups;
  * a device found there is referenced before that lock is dropped, and one
  * not yet published (attach in progress) is not found.
  */
@@ -46,6 +49,8 @@ static struct wse_device *wse_device_alloc(void)
 	kref_init(&wdev->ref);
 	wdev->accel_minor = -1;
 	wse_link_init(&wdev->link);
+	wse_fw_stats_init(wdev);
+	wse_slots_init(&wdev->slots);
 	return wdev;
 }
 
@@ -148,6 +153,20 @@ out:
 	return ret;
 }
 
+/* Whether a device, attached or being attached, has @sock; the caller
+ * holds wse_devices_lock.
+ */
+static bool wse_devices_have_socket(struct socket *sock)
+{
+	struct wse_device *wdev;
+	unsigned long index;
+
+	xa_for_each(&wse_devices, index, wdev)
+		if (wdev->link.sock == sock)
+			return true;
+	return false;
+}
+
 int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
 		       struct wse_device **out)
 {
@@ -162,14 +181,30 @@ int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
 	}
 
 	mutex_lock(&wse_devices_lock);
+	if (wse_devices_have_socket(sock)) {
+		NL_SET_ERR_MSG(extack, "the socket is already attached");
+		ret = -EBUSY;
+		goto err_sock;
+	}
 	ret = wse_devices_reserve(&wdev);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "too many devices");
 		goto err_sock;
 	}
-	ret = wse_handshake(wdev, sock, keepalive_ms, extack);
+	/* From here a second ATTACH of the same socket finds it taken. */
+	ret = wse_link_bind(&wdev->link, sock, keepalive_ms, WSE_HANDSHAKE_TIMEOUT);
 	if (ret)
 		goto err_reserved;
+	mutex_unlock(&wse_devices_lock);
+
+	/* Without the lock: a slow peer holds up no other command. The
+	 * device is not published, so nothing else finds it meanwhile.
+	 */
+	ret = wse_handshake(wdev, extack);
+
+	mutex_lock(&wse_devices_lock);
+	if (ret)
+		goto err_bound;
 	/* From here on the link owns the socket. */
 	ret = wse_link_start(&wdev->link);
 	if (!ret)
@@ -190,6 +225,8 @@ int wse_devices_attach(int fd, u32 keepalive_ms, struct netlink_ext_ack *extack,
 	wse_genl_notify(wdev, WSE_EVENT_LINK_UP, 0, "attached");
 	return 0;
 
+err_bound:
+	wse_link_unbind(&wdev->link);
 err_reserved:
 	wse_devices_unreserve(wdev);
 err_sock:
@@ -199,11 +236,27 @@ out:
 	return ret;
 }
 
+/* A published device, for commands that name one; the caller holds
+ * wse_devices_lock. A device still being attached is not found.
+ */
+static struct wse_device *wse_devices_find(u32 index, struct netlink_ext_ack *extack)
+{
+	struct wse_device *wdev = xa_load(&wse_devices, index);
+
+	if (!wdev || !wdev->published) {
+		NL_SET_ERR_MSG_FMT(extack, "no device %u", index);
+		return NULL;
+	}
+	return wdev;
+}
+
 /* Takes one device down; the caller holds wse_devices_lock. */
 static void wse_devices_remove_locked(struct wse_device *wdev)
 {
 	xa_erase(&wse_devices, wdev->index);
 	wse_link_stop(&wdev->link);
+	/* The link is dead: no unload is answered or asked again. */
+	wse_slots_stop(&wdev->slots);
 	/* Open files keep the accel device; its ioctls then fail. */
 	platform_device_unregister(wdev->pdev);
 	wdev->pdev = NULL;
@@ -216,9 +269,8 @@ int wse_devices_detach(u32 index, struct netlink_ext_ack *extack)
 	int ret = 0;
 
 	mutex_lock(&wse_devices_lock);
-	wdev = xa_load(&wse_devices, index);
+	wdev = wse_devices_find(index, extack);
 	if (!wdev) {
-		NL_SET_ERR_MSG_FMT(extack, "no device %u", index);
 		ret = -ENODEV;
 		goto out;
 	}
@@ -243,12 +295,11 @@ int wse_devices_reset(u32 index, struct netlink_ext_ack *extack)
 	int ret = 0;
 
 	mutex_lock(&wse_devices_lock);
-	wdev = xa_load(&wse_devices, index);
+	wdev = wse_devices_find(index, extack);
 	if (wdev) {
 		wse_link_reset(&wdev->link);
 		wse_genl_notify(wdev, WSE_EVENT_RESET, 0, "reset");
 	} else {
-		NL_SET_ERR_MSG_FMT(extack, "no device %u", index);
 		ret = -ENODEV;
 	}
 	mutex_unlock(&wse_devices_lock);
@@ -260,6 +311,7 @@ void wse_devices_remove_all(void)
 	struct wse_device *wdev;
 	unsigned long index;
 
+	/* The control plane is gone: no attach is half done. */
 	mutex_lock(&wse_devices_lock);
 	xa_for_each(&wse_devices, index, wdev)
 		wse_devices_remove_locked(wdev);

@@ -8,10 +8,13 @@
 
 #include <linux/container_of.h>
 #include <linux/kref.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/types.h>
 
 #include "../uapi/drm/wse_accel.h"
 #include "wse_link.h"
+#include "wse_slots.h"
 
 struct netlink_ext_ack;
 struct platform_device;
@@ -46,6 +49,22 @@ struct wse_device {
 	int accel_minor;
 	/** @link: the link to the firmware. */
 	struct wse_link link;
+
+	/** @fw_stats_lock: protects @fw_stats, @fw_stats_at and @fw_stats_valid. */
+	spinlock_t fw_stats_lock;
+	/** @fw_stats: the firmware's counters when last asked, as they came. */
+	struct wse_link_dev_stats fw_stats;
+	/** @fw_stats_at: jiffies when @fw_stats came. */
+	unsigned long fw_stats_at;
+	/** @fw_stats_valid: @fw_stats holds an answer. */
+	bool fw_stats_valid;
+	/** @fw_stats_work: asks the firmware in the background. */
+	struct work_struct fw_stats_work;
+
+	/** @kbuf_bytes: bytes of kernel buffers its jobs hold. */
+	atomic64_t kbuf_bytes;
+	/** @slots: which file owns each program slot. */
+	struct wse_slots slots;
 };
 
 /* The device a link belongs to. */

@@ -17,6 +17,7 @@
 
 #include "wse_devices.h"
 #include "wse_drv.h"
+#include "wse_fdinfo.h"
 #include "wse_genl.h"
 #include "wse_job.h"
 #include "wse_link.h"
@@ -46,6 +47,7 @@ static const struct drm_ioctl_desc wse_ioctls[] = {
 static const struct file_operations wse_fops = {
 	.owner = THIS_MODULE,
 	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
 	.uring_cmd = wse_uring_cmd,
 };
 
@@ -53,6 +55,7 @@ static const struct drm_driver wse_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL,
 	.open = wse_file_open,
 	.postclose = wse_file_close,
+	.show_fdinfo = wse_show_fdinfo,
 	.fops = &wse_fops,
 	.ioctls = wse_ioctls,
 	.num_ioctls = ARRAY_SIZE(wse_ioctls),

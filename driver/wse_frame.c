@@ -138,6 +138,7 @@ int wse_frame_status_errno(u32 status)
 	case WSE_LINK_E_UNSUPPORTED:
 		return -EOPNOTSUPP;
 	case WSE_LINK_E_CRC:
+	case WSE_LINK_E_DATA_CRC:
 		return -EBADMSG;
 	default:
 		return -EIO;

@@ -44,7 +44,7 @@ int wse_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file)
 	struct drm_gem_object *obj;
 	int ret;
 
-	if (args->pad)
+	if (args->pad || args->flags || args->reserved)
 		return -EINVAL;
 
 	obj = drm_gem_object_lookup(file, args->handle);

@@ -11,6 +11,7 @@
 #include <net/genetlink.h>
 
 #include "wse_devices.h"
+#include "wse_fw_stats.h"
 #include "wse_genl.h"
 #include "wse_link.h"
 
@@ -144,19 +145,29 @@ cancel:
 	return -EMSGSIZE;
 }
 
-static int wse_genl_reply_device(struct genl_info *info, struct wse_device *wdev, bool stats)
+/* What STATS asks of the firmware: see wse_fw_stats.c. */
+enum wse_genl_fw_stats {
+	WSE_GENL_FW_NONE,	/* GET, LIST, ATTACH: no firmware counters */
+	WSE_GENL_FW_CACHED,	/* the last copy; refreshed in the background */
+	WSE_GENL_FW_FETCH,	/* asked now (privileged callers only) */
+};
+
+static int wse_genl_reply_device(struct genl_info *info, struct wse_device *wdev,
+				 enum wse_genl_fw_stats fw)
 {
-	struct wse_link *link = &wdev->link;
+	bool stats = fw != WSE_GENL_FW_NONE;
 	struct wse_link_dev_stats dev;
 	bool have_dev = false;
 	struct sk_buff *msg;
 	int ret;
 
-	/* Only STATS asks the firmware; a firmware that cannot answer
-	 * leaves its counters out rather than failing the command.
+	/* A firmware that cannot answer leaves its counters out rather than
+	 * failing the command.
 	 */
-	if (stats && wse_link_state(link, NULL) == WSE_LINK_STATE_UP)
-		have_dev = !wse_link_device_stats(link, &dev);
+	if (fw == WSE_GENL_FW_FETCH && wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
+		wse_fw_stats_fetch(wdev);
+	if (stats)
+		have_dev = wse_fw_stats_get(wdev, &dev, fw == WSE_GENL_FW_CACHED);
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
@@ -185,7 +196,7 @@ static int wse_genl_attach(struct sk_buff *skb, struct genl_info *info)
 				 info->extack, &wdev);
 	if (ret)
 		return ret;
-	ret = wse_genl_reply_device(info, wdev, false);
+	ret = wse_genl_reply_device(info, wdev, WSE_GENL_FW_NONE);
 	wse_device_put(wdev);
 	return ret;
 }
@@ -216,7 +227,7 @@ static int wse_genl_reset(struct sk_buff *skb, struct genl_info *info)
 	return ret ?: wse_devices_reset(index, info->extack);
 }
 
-static int wse_genl_get_common(struct genl_info *info, bool stats)
+static int wse_genl_get_common(struct genl_info *info, enum wse_genl_fw_stats fw)
 {
 	struct wse_device *wdev;
 	u32 index;
@@ -230,19 +241,23 @@ static int wse_genl_get_common(struct genl_info *info, bool stats)
 		NL_SET_ERR_MSG_FMT(info->extack, "no device %u", index);
 		return -ENODEV;
 	}
-	ret = wse_genl_reply_device(info, wdev, stats);
+	ret = wse_genl_reply_device(info, wdev, fw);
 	wse_device_put(wdev);
 	return ret;
 }
 
 static int wse_genl_get(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(info, false);
+	return wse_genl_get_common(info, WSE_GENL_FW_NONE);
 }
 
+/* Only a caller that may administer devices makes STATS wait for the
+ * firmware; anyone else gets the copy the device keeps.
+ */
 static int wse_genl_stats(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(info, true);
+	return wse_genl_get_common(info, netlink_capable(skb, CAP_NET_ADMIN) ?
+				   WSE_GENL_FW_FETCH : WSE_GENL_FW_CACHED);
 }
 
 /* LIST: cb->args[0] is the next index to look at. */
@@ -298,6 +313,10 @@ static struct genl_family wse_genl_family __ro_after_init = {
 	.maxattr = WSE_A_MAX,
 	.policy = wse_genl_policy,
 	.module = THIS_MODULE,
+	/* Commands take wse_devices_lock or references, not genl_mutex: a
+	 * handshake or a firmware call holds up no one else.
+	 */
+	.parallel_ops = true,
 	.small_ops = wse_genl_ops,
 	.n_small_ops = ARRAY_SIZE(wse_genl_ops),
 	.mcgrps = wse_genl_mcgrps,

@@ -17,12 +17,10 @@
 #include <net/tcp_states.h>
 
 #include "wse_devices.h"
+#include "wse_fdinfo.h"
 #include "wse_frame.h"
 #include "wse_handshake.h"
 #include "wse_link.h"
-
-/* How long the firmware has to answer HELLO. */
-#define WSE_HELLO_TIMEOUT	(5 * HZ)
 
 static int wse_handshake_check_socket(struct socket *sock, struct netlink_ext_ack *extack)
 {
@@ -94,13 +92,16 @@ static int wse_handshake_check_reply(struct wse_device *wdev,
 		NL_SET_ERR_MSG(extack, "firmware reports an impossible wafer geometry");
 		return -EPROTO;
 	}
-	if (!info->num_queues || info->num_queues > 64) {
+	if (!info->num_queues || info->num_queues > WSE_MAX_HW_QUEUES) {
 		NL_SET_ERR_MSG(extack, "firmware reports an impossible number of queues");
 		return -EPROTO;
 	}
+	/* Up to the firmware's NUL, and NULs after it: what followed is not
+	 * text and must not reach userspace.
+	 */
+	memset(info->fw_version, 0, sizeof(info->fw_version));
 	memcpy(info->fw_version, r->fw_version,
-	       min(sizeof(info->fw_version), sizeof(r->fw_version)));
-	info->fw_version[sizeof(info->fw_version) - 1] = 0;
+	       min(strnlen(r->fw_version, sizeof(r->fw_version)), sizeof(info->fw_version) - 1));
 	wse_handshake_sanitize(info->fw_version);
 
 	link->version = version;
@@ -110,21 +111,19 @@ static int wse_handshake_check_reply(struct wse_device *wdev,
 }
 
 /**
- * wse_handshake() - take a socket and negotiate the protocol on it
- * @wdev: a new device, not yet published; its link gets the socket and
- *	what was negotiated, the device what the firmware says it is
- * @sock: a connected stream socket; on success the link owns the reference
- * @keepalive_ms: the keepalive interval to offer
+ * wse_handshake() - negotiate the protocol on a new device's socket
+ * @wdev: a new device, not yet published, whose link wse_link_bind() gave
+ *	the socket and the keepalive interval; the link gets what was
+ *	negotiated, the device what the firmware says it is
  * @extack: where to say what went wrong
  *
  * Runs in the ATTACH caller's context, before the receive thread exists,
- * with a receive timeout so a silent peer cannot hang the caller.
+ * with one deadline for the whole answer, so a silent or trickling peer
+ * cannot hold the caller.
  *
- * Return: 0, or a negative errno with @extack saying why; on failure the
- * caller keeps its socket reference.
+ * Return: 0, or a negative errno with @extack saying why.
  */
-int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms,
-		  struct netlink_ext_ack *extack)
+int wse_handshake(struct wse_device *wdev, struct netlink_ext_ack *extack)
 {
 	struct wse_link *link = &wdev->link;
 	struct wse_link_hello hello = {
@@ -132,7 +131,7 @@ int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms
 		.version_max = cpu_to_le16(WSE_LINK_VERSION_MAX),
 		.caps = cpu_to_le32(WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC),
 		.max_payload = cpu_to_le32(WSE_LINK_PAYLOAD_LIMIT),
-		.keepalive_ms = cpu_to_le32(keepalive_ms),
+		.keepalive_ms = cpu_to_le32(link->keepalive_ms),
 	};
 	struct kvec vec = { .iov_base = &hello, .iov_len = sizeof(hello) };
 	const struct wse_link_status *st;
@@ -141,32 +140,30 @@ int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms
 	u32 len, status;
 	int ret;
 
-	ret = wse_handshake_check_socket(sock, extack);
-	if (ret)
-		return ret;
-
-	ret = wse_link_bind(link, sock, keepalive_ms, WSE_HELLO_TIMEOUT);
+	ret = wse_handshake_check_socket(link->sock, extack);
 	if (ret)
 		return ret;
 
 	ret = wse_link_send_frame(link, WSE_LINK_VERSION_MIN, WSE_LINK_OP_HELLO, &vec, 1);
 	if (ret) {
 		NL_SET_ERR_MSG_FMT(extack, "sending HELLO to %s failed (%d)", link->peer, ret);
-		goto fail;
+		return ret;
 	}
 
-	ret = wse_link_recv_frame(link, &hdr, WSE_LINK_VERSION_MIN, WSE_LINK_PAYLOAD_MIN, &why);
+	/* One deadline for the whole answer, however it trickles in. */
+	ret = wse_link_recv_frame(link, &hdr, WSE_LINK_VERSION_MIN, WSE_LINK_PAYLOAD_MIN,
+				  jiffies + WSE_HANDSHAKE_TIMEOUT, &why);
 	if (ret == -ETIMEDOUT) {
 		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO", link->peer);
-		goto fail;
+		return ret;
 	}
 	if (ret == -ECONNRESET) {
 		NL_SET_ERR_MSG_FMT(extack, "firmware at %s closed the connection", link->peer);
-		goto fail;
+		return ret;
 	}
 	if (ret) {
 		NL_SET_ERR_MSG_FMT(extack, "bad frame from %s: %s", link->peer, why);
-		goto fail;
+		return ret;
 	}
 
 	len = le32_to_cpu(hdr.length);
@@ -177,15 +174,14 @@ int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms
 		ret = wse_frame_status_errno(le32_to_cpu(e->code));
 		NL_SET_ERR_MSG_FMT(extack, "firmware refused: %.*s",
 				   min(tlen, 120), (const char *)(e + 1));
-		goto fail;
+		return ret;
 	}
 	if (hdr.opcode != WSE_LINK_OP_HELLO ||
 	    !(le16_to_cpu(hdr.flags) & WSE_LINK_F_RESPONSE) ||
 	    len < sizeof(*st)) {
 		NL_SET_ERR_MSG_FMT(extack, "firmware at %s did not answer HELLO with HELLO",
 				   link->peer);
-		ret = -EPROTO;
-		goto fail;
+		return -EPROTO;
 	}
 	st = link->rxbuf;
 	status = le32_to_cpu(st->status);
@@ -202,20 +198,11 @@ int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms
 		else
 			NL_SET_ERR_MSG_FMT(extack, "firmware refused HELLO: %.*s",
 					   min(tlen, 120), (const char *)(st + 1));
-		goto fail;
+		return ret;
 	}
 	if (len != sizeof(*st) + sizeof(struct wse_link_hello_reply) || st->reserved) {
 		NL_SET_ERR_MSG(extack, "firmware HELLO reply has the wrong size");
-		ret = -EPROTO;
-		goto fail;
+		return -EPROTO;
 	}
-	ret = wse_handshake_check_reply(wdev, (const void *)(st + 1), extack);
-	if (ret)
-		goto fail;
-
-	return 0;
-
-fail:
-	wse_link_unbind(link);
-	return ret;
+	return wse_handshake_check_reply(wdev, (const void *)(st + 1), extack);
 }

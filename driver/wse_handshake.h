@@ -5,13 +5,14 @@
 #ifndef __WSE_HANDSHAKE_H__
 #define __WSE_HANDSHAKE_H__
 
-#include <linux/types.h>
+#include <linux/jiffies.h>
 
 struct netlink_ext_ack;
-struct socket;
 struct wse_device;
 
-int wse_handshake(struct wse_device *wdev, struct socket *sock, u32 keepalive_ms,
-		  struct netlink_ext_ack *extack);
+/* How long the firmware has to answer HELLO, all of it. */
+#define WSE_HANDSHAKE_TIMEOUT	(5 * HZ)
+
+int wse_handshake(struct wse_device *wdev, struct netlink_ext_ack *extack);
 
 #endif /* __WSE_HANDSHAKE_H__ */

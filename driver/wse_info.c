@@ -19,6 +19,8 @@ int wse_ioctl_get_info(struct drm_device *drm, void *data, struct drm_file *file
 	u32 value_size;
 	u64 u64_value;
 
+	if (args->flags || args->pad)
+		return -EINVAL;
 	switch (args->param) {
 	case DRM_WSE_PARAM_CAPABILITIES:
 		u64_value = DRM_WSE_CAP_BO;

@@ -11,11 +11,13 @@
  * object (unmap, put) and signals the fence.
  */
 
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <linux/dma-fence.h>
 #include <linux/ktime.h>
 #include <linux/overflow.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "wse_devices.h"
@@ -29,20 +31,24 @@ static const struct wse_op_desc wse_ops[] = {
 				   sizeof(struct wse_link_mem) },
 	[DRM_WSE_OP_MEM_READ] = { WSE_LINK_OP_MEM_READ, false, true, 1,
 				  sizeof(struct wse_link_mem) },
+	/* The placement answers the last piece only. */
 	[DRM_WSE_OP_PROGRAM_LOAD] = { WSE_LINK_OP_PROGRAM_LOAD, true, true, 4,
-				      sizeof(struct wse_link_program_load) },
+				      sizeof(struct wse_link_program_load),
+				      sizeof(struct wse_link_program_info) },
 	[DRM_WSE_OP_PROGRAM_UNLOAD] = { WSE_LINK_OP_PROGRAM_UNLOAD, false, false, 1,
 					sizeof(struct wse_link_program_ref) },
 	[DRM_WSE_OP_STREAM_WRITE] = { WSE_LINK_OP_STREAM_WRITE, true, false, 2,
 				      sizeof(struct wse_link_stream) },
 	[DRM_WSE_OP_STREAM_READ] = { WSE_LINK_OP_STREAM_READ, false, true, 2,
 				     sizeof(struct wse_link_stream) },
-	[DRM_WSE_OP_RUN] = { WSE_LINK_OP_RUN, false, true, 4, sizeof(struct wse_link_run) },
+	[DRM_WSE_OP_RUN] = { WSE_LINK_OP_RUN, false, true, 4, sizeof(struct wse_link_run),
+			     sizeof(struct wse_link_run_result) },
 	[DRM_WSE_OP_PARAMS_READ] = { WSE_LINK_OP_PARAMS_READ, false, true, 3,
 				     sizeof(struct wse_link_params) },
 	[DRM_WSE_OP_PARAMS_WRITE] = { WSE_LINK_OP_PARAMS_WRITE, true, false, 3,
 				      sizeof(struct wse_link_params) },
-	[DRM_WSE_OP_DEVICE_STATS] = { WSE_LINK_OP_DEVICE_STATS, false, true, 0, 0 },
+	[DRM_WSE_OP_DEVICE_STATS] = { WSE_LINK_OP_DEVICE_STATS, false, true, 0, 0,
+				      sizeof(struct wse_link_dev_stats) },
 };
 
 /* Arguments become the wire header; each is range-checked, so userspace
@@ -58,7 +64,7 @@ static int wse_job_build_hdr(u32 op, const u64 *a, u64 length, union wse_job_hdr
 		h->mem.length = cpu_to_le32(length);
 		return 0;
 	case DRM_WSE_OP_PROGRAM_LOAD:
-		if (a[0] > U32_MAX || a[1] > U32_MAX)
+		if (a[0] > U32_MAX || a[1] & ~(u64)WSE_LINK_PROG_LAST)
 			return -EINVAL;
 		h->load.program = cpu_to_le32(a[0]);
 		h->load.flags = cpu_to_le32(a[1]);
@@ -110,12 +116,59 @@ static const char *wse_job_timeline_name(struct dma_fence *fence)
 	return container_of(fence, struct wse_job, fence)->queue->timeline;
 }
 
+/**
+ * wse_job_alloc_kbuf() - a kernel buffer for a job's data, charged to the
+ * submitter's memory cgroup and counted against its file and device
+ * @job: a job without one
+ * @len: bytes
+ *
+ * Return: 0, -ENOBUFS if the file or the device already holds as much as
+ * it may, or -ENOMEM.
+ */
+int wse_job_alloc_kbuf(struct wse_job *job, u32 len)
+{
+	struct wse_file *wfile = job->queue->wfile;
+	struct wse_device *wdev = job->queue->wdev;
+	/* No file and no device may hold more than part of the memory. */
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	u64 file_max = min_t(u64, WSE_FILE_KBUF_MAX, ram / 4);
+	u64 dev_max = min_t(u64, WSE_DEVICE_KBUF_MAX, ram / 2);
+
+	if (atomic64_add_return(len, &wfile->kbuf_bytes) > file_max) {
+		atomic64_sub(len, &wfile->kbuf_bytes);
+		return -ENOBUFS;
+	}
+	if (atomic64_add_return(len, &wdev->kbuf_bytes) > dev_max) {
+		atomic64_sub(len, &wdev->kbuf_bytes);
+		atomic64_sub(len, &wfile->kbuf_bytes);
+		return -ENOBUFS;
+	}
+	job->kbuf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	if (!job->kbuf) {
+		atomic64_sub(len, &wfile->kbuf_bytes);
+		atomic64_sub(len, &wdev->kbuf_bytes);
+		return -ENOMEM;
+	}
+	job->kbuf_len = len;
+	return 0;
+}
+
+static void wse_job_free_kbuf(struct wse_job *job)
+{
+	if (!job->kbuf)
+		return;
+	kvfree(job->kbuf);
+	atomic64_sub(job->kbuf_len, &job->queue->wfile->kbuf_bytes);
+	atomic64_sub(job->kbuf_len, &job->queue->wdev->kbuf_bytes);
+	job->kbuf = NULL;
+}
+
 static void wse_job_release(struct dma_fence *fence)
 {
 	struct wse_job *job = container_of(fence, struct wse_job, fence);
 
 	/* Normally freed once the reply is copied out; not if it never ran. */
-	kvfree(job->kbuf);
+	wse_job_free_kbuf(job);
 	wse_queue_put(job->queue);
 	dma_fence_free(fence);
 }
@@ -131,14 +184,20 @@ void wse_job_put(struct wse_job *job)
 	dma_fence_put(&job->fence);
 }
 
-/* Unmaps and lets go of the buffer object. */
+/* Unmaps and lets go of the buffer object, and of the DRM device it needs
+ * until it is freed.
+ */
 static void wse_job_retire(struct wse_job *job)
 {
+	struct drm_device *drm;
+
 	if (!job->obj)
 		return;
+	drm = job->obj->dev;
 	drm_gem_vunmap_unlocked(job->obj, &job->map);
 	drm_gem_object_put(job->obj);
 	job->obj = NULL;
+	drm_dev_put(drm);
 }
 
 /* One user of the buffer object's mapping is done with it. */
@@ -146,6 +205,52 @@ static void wse_job_put_data(struct wse_job *job)
 {
 	if (atomic_dec_and_test(&job->data_users))
 		wse_job_retire(job);
+}
+
+/*
+ * The queue's table and the frame each hold the job's place in its queue;
+ * the last to let go gives it back. So a job that finished before its
+ * frame went out (a timeout, a cancel) still counts against the depth
+ * until the frame is sent or taken back: no submitter can pile up frames
+ * faster than the link sends them.
+ */
+static void wse_job_put_slot(struct wse_job *job)
+{
+	struct wse_queue *queue = job->queue;
+
+	if (atomic_dec_and_test(&job->slot_users)) {
+		spin_lock(&queue->lock);
+		queue->held--;
+		spin_unlock(&queue->lock);
+	}
+}
+
+/*
+ * The frame's hold on the place ends when the frame is done with, or when
+ * the job is answered, whichever is first: an answer can overtake the
+ * sender's last steps, and a caller who has its answer must find its
+ * place free. Only the frame being sent can be answered early (answering
+ * a queued one kills the link), so nothing piles up.
+ */
+static void wse_job_put_frame_slot(struct wse_job *job)
+{
+	if (test_and_clear_bit(WSE_JOB_FRAME_SLOT, &job->flags))
+		wse_job_put_slot(job);
+}
+
+/* The link's sender is done with the request's frame, or it was taken
+ * back unsent: what only the frame needed goes.
+ */
+static void wse_job_sent(struct wse_link_req *req)
+{
+	struct wse_job *job = container_of(req, struct wse_job, req);
+
+	/* A buffer only sent is no longer needed; one the reply lands in is. */
+	if (!job->req.resp)
+		wse_job_free_kbuf(job);
+	wse_job_put_data(job);
+	wse_job_put_frame_slot(job);
+	wse_job_put(job);
 }
 
 /*
@@ -157,6 +262,10 @@ void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 {
 	if (atomic_xchg(&job->finished, 1))
 		return;
+	if (test_bit(WSE_JOB_IN_USAGE, &job->flags))
+		wse_usage_end(&job->queue->wfile->usage, job->queue->hw_queue);
+	/* Finished before its frame left (a timeout, an abort): it never will. */
+	wse_link_withdraw(&job->queue->wdev->link, &job->req);
 	wse_job_put_data(job);
 	job->status = status;
 	job->result_len = status ? 0 : result_len;
@@ -173,34 +282,41 @@ void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 		wse_job_put(job);
 }
 
-/* The link finished the request. */
+/* The link finished the request: answered, or failed with the link. */
 static void wse_job_done(struct wse_link_req *req)
 {
 	struct wse_job *job = container_of(req, struct wse_job, req);
 
+	wse_job_put_frame_slot(job);
 	wse_job_finish(job, req->status, req->resp_len);
 }
 
-/* The link's sender is done with the request's frame. */
-static void wse_job_sent(struct wse_link_req *req)
+/* The job's time is up: take its request back, if it is still out. */
+static void wse_job_expire(struct wse_job *job)
 {
-	struct wse_job *job = container_of(req, struct wse_job, req);
-
-	wse_job_put_data(job);
-	wse_job_put(job);
-}
-
-static void wse_job_timeout(struct work_struct *work)
-{
-	struct wse_job *job = container_of(to_delayed_work(work), struct wse_job,
-					   timeout_work);
-
 	struct wse_link *link = &job->queue->wdev->link;
 
 	if (wse_link_cancel(link, &job->req)) {
 		atomic64_inc(&link->stats.timeouts);
 		wse_job_finish(job, -ETIMEDOUT, 0);
 	}
+}
+
+/*
+ * The timer is armed before the request has a tag: armed after, a quick
+ * answer could come first and leave it pending for nothing. So whichever
+ * comes second - the timer, or the request going out - expires the job.
+ */
+static void wse_job_timeout(struct work_struct *work)
+{
+	struct wse_job *job = container_of(to_delayed_work(work), struct wse_job,
+					   timeout_work);
+
+	set_bit(WSE_JOB_EXPIRED, &job->flags);
+	/* Pairs with the barrier in wse_job_start(): one of the two sees both bits. */
+	smp_mb__after_atomic();
+	if (test_bit(WSE_JOB_SUBMITTED, &job->flags))
+		wse_job_expire(job);
 	wse_job_put(job);
 }
 
@@ -259,14 +375,57 @@ int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_o
 	/* One job is one frame each way: DRM_WSE_PARAM_MAX_JOB_BYTES. */
 	if (length > wse_job_max_bytes(max_payload))
 		return -E2BIG;
+	/* An answer of known size must fit: the link would refuse it. */
+	if (length < d->reply_len &&
+	    (d->opcode != WSE_LINK_OP_PROGRAM_LOAD || args[1] & WSE_LINK_PROG_LAST))
+		return -EINVAL;
 	return 0;
 }
 
-/* Frees a job that never got its fence. */
-static void wse_job_discard(struct wse_job *job)
+/**
+ * wse_job_allowed() - whether a file may submit a job
+ * @wfile: the file
+ * @d: the job's operation
+ * @args: its arguments, already checked by wse_job_check()
+ *
+ * Device memory is one space every opener shares: only a privileged
+ * opener reaches it directly. A program and everything in its slot
+ * belong to the file that loaded it (wse_slots.c).
+ *
+ * Return: 0, -EPERM, or what wse_slots_use() returns.
+ */
+int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u64 *args)
+{
+	switch (d->opcode) {
+	case WSE_LINK_OP_MEM_WRITE:
+	case WSE_LINK_OP_MEM_READ:
+		return wfile->raw_memory ? 0 : -EPERM;
+	case WSE_LINK_OP_DEVICE_STATS:
+		return 0;
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+		/* Slot 0 is an appliance's own: how many systems its next job
+		 * takes, and the state of its parts; no user's data.
+		 */
+		if (!args[0] && (args[1] == WSE_LINK_PARAMS_JOB ||
+				 args[1] == WSE_LINK_PARAMS_APPLIANCE))
+			return 0;
+		fallthrough;
+	default:
+		/* Every other operation names a slot first. */
+		return wse_slots_use(&wfile->wdev->slots, wfile, args[0],
+				     d->opcode == WSE_LINK_OP_PROGRAM_LOAD);
+	}
+}
+
+/**
+ * wse_job_discard() - free a job that never got its fence
+ * @job: from wse_job_new(), refused before it was queued (its id is 0)
+ */
+void wse_job_discard(struct wse_job *job)
 {
 	wse_job_retire(job);
-	kvfree(job->kbuf);
+	wse_job_free_kbuf(job);
 	wse_queue_put(job->queue);
 	kfree(job);
 }
@@ -280,7 +439,7 @@ static void wse_job_discard(struct wse_job *job)
  */
 struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
 {
-	struct wse_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+	struct wse_job *job = kzalloc(sizeof(*job), GFP_KERNEL_ACCOUNT);
 
 	if (!job) {
 		wse_queue_put(queue);
@@ -309,8 +468,12 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
  * queue's order is the wire order.
  *
  * Return: 0, the job queued and its request on its way (without
- * @nonblock: sent); it finishes later, exactly once, and may be gone by
- * the time this returns. Or a negative errno, the job gone.
+ * @nonblock: sent); it finishes later, exactly once. Or a negative errno:
+ * -ENOENT (the queue is closed) and -EBUSY (it is full) refuse the job
+ * before it gets an id, and the caller still owns it (wse_job_discard());
+ * after any other error the job has finished with it. Whenever the job
+ * got an id, the caller holds a reference to it, which it drops with
+ * wse_job_put(): the job may finish and be collected before this returns.
  */
 int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 		  unsigned int nvec, bool nonblock, u64 *job_id)
@@ -335,45 +498,57 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	spin_unlock(&queue->lock);
 	if (ret) {
 		mutex_unlock(&queue->submit_lock);
-		wse_job_discard(job);
 		return ret;
 	}
 
 	/* From here the fence counts references: one for the request (taken
-	 * by dma_fence_init), one for the queue's table, one for the
-	 * timeout work.
+	 * by dma_fence_init), the caller's, one for the queue's table, one
+	 * for the timeout work and one for the sender. The place in the
+	 * queue is the table's and the frame's.
 	 */
+	atomic_set(&job->slot_users, 2);
+	set_bit(WSE_JOB_FRAME_SLOT, &job->flags);
+	dma_fence_get(&job->fence);
 	dma_fence_get(&job->fence);
 	ret = xa_insert(&queue->jobs, job->id, job, GFP_KERNEL);
 	if (ret) {
-		spin_lock(&queue->lock);
-		queue->held--;
-		spin_unlock(&queue->lock);
 		mutex_unlock(&queue->submit_lock);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
-		wse_job_put(job);	/* the table's */
+		/* Neither in the table nor sent. */
+		wse_job_put_frame_slot(job);
+		wse_job_put_slot(job);
+		wse_job_put(job);
 		return ret;
 	}
+	*job_id = job->id;
 	dma_fence_get(&job->fence);
 	queue_delayed_work(wse_wq, &job->timeout_work,
 			   timeout_ms ? msecs_to_jiffies(timeout_ms) : queue->timeout);
-	*job_id = job->id;
 	/* The sender's references, the job's and its data's, until sent. */
 	dma_fence_get(&job->fence);
 	atomic_inc(&job->data_users);
+	/* Before the request is out: its answer may come at once. */
+	wse_usage_begin(&queue->wfile->usage, queue->hw_queue);
+	set_bit(WSE_JOB_IN_USAGE, &job->flags);
 	/* Queued under submit_lock, in id order; sent outside it. */
 	ret = wse_link_submit(link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);
 	if (ret) {
-		/* Never sent: the job is not queued; the caller hears why. */
-		atomic_dec(&job->data_users);
-		wse_job_put(job);
+		/* Never queued: the frame's references go now, and the caller
+		 * hears why.
+		 */
+		wse_job_sent(&job->req);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
 		wse_job_collect(job);
 		return ret;
 	}
+	set_bit(WSE_JOB_SUBMITTED, &job->flags);
+	/* Pairs with the barrier in wse_job_timeout(). */
+	smp_mb__after_atomic();
+	if (test_bit(WSE_JOB_EXPIRED, &job->flags))
+		wse_job_expire(job);
 	wse_link_push(link, nonblock);
 	return 0;
 }
@@ -384,9 +559,7 @@ void wse_job_collect(struct wse_job *job)
 	struct wse_queue *queue = job->queue;
 
 	if (xa_cmpxchg(&queue->jobs, job->id, job, NULL, GFP_KERNEL) == job) {
-		spin_lock(&queue->lock);
-		queue->held--;
-		spin_unlock(&queue->lock);
+		wse_job_put_slot(job);
 		wse_job_put(job);
 	}
 }
@@ -431,7 +604,7 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	u64 end;
 	int ret;
 
-	if (!d || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
+	if (!d || args->flags || args->pad || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
 		return -EINVAL;
 	queue = wse_queue_lookup(file, args->queue_id);
 	if (!queue)
@@ -440,6 +613,8 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			    queue->wdev->link.max_payload);
 	if (!ret && !args->handle && args->bo_offset)
 		ret = -EINVAL;
+	if (!ret)
+		ret = wse_job_allowed(file->driver_priv, d, args->args);
 	if (ret) {
 		wse_queue_put(queue);
 		return ret;
@@ -467,6 +642,10 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			job->obj = NULL;
 			goto discard;
 		}
+		/* The object's last put may come after a detach unplugged the
+		 * device, from the transmit work: it must still be there.
+		 */
+		drm_dev_get(drm);
 		bo_data = job->map.vaddr + args->bo_offset;
 		if (d->receives) {
 			job->req.resp = bo_data;
@@ -477,7 +656,11 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			      &nvec);
 	if (ret)
 		goto discard;
-	return wse_job_start(job, args->timeout_ms, vec, nvec, false, &args->job_id);
+	ret = wse_job_start(job, args->timeout_ms, vec, nvec, false, &args->job_id);
+	if (!job->id)
+		goto discard;
+	wse_job_put(job);
+	return ret;
 
 discard:
 	wse_job_discard(job);
@@ -500,6 +683,9 @@ int wse_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 
 	xa_lock(&queue->jobs);
 	job = xa_load(&queue->jobs, args->job_id);
+	/* An io_uring job is collected by its completion, never by WAIT. */
+	if (job && job->ucmd)
+		job = NULL;
 	if (job)
 		dma_fence_get(&job->fence);
 	xa_unlock(&queue->jobs);
@@ -527,12 +713,7 @@ int wse_ioctl_wait(struct drm_device *drm, void *data, struct drm_file *file)
 	args->status = job->status;
 	args->result_len = job->result_len;
 	/* Collect it, unless another WAIT got there first. */
-	if (xa_cmpxchg(&queue->jobs, args->job_id, job, NULL, GFP_KERNEL) == job) {
-		spin_lock(&queue->lock);
-		queue->held--;
-		spin_unlock(&queue->lock);
-		wse_job_put(job);
-	}
+	wse_job_collect(job);
 	ret = 0;
 put_job:
 	wse_job_put(job);

@@ -9,10 +9,12 @@
 #include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "wse_fdinfo.h"
 #include "wse_link.h"
 
 struct drm_device;
@@ -20,21 +22,41 @@ struct drm_file;
 struct drm_gem_object;
 struct wse_device;
 
+/*
+ * Kernel buffers of io_uring jobs (the data they send, the room for their
+ * answers) a file, and a device, may hold at once; at most a quarter and
+ * a half of the memory on a small machine.
+ */
+#define WSE_FILE_KBUF_MAX	(256 * SZ_1M)
+#define WSE_DEVICE_KBUF_MAX	SZ_1G
+
 /**
  * struct wse_file - what one open file of the accel device owns
+ * @ref: the open file and each of its queues hold references; the
+ *	queues, and their jobs, may outlive the file
  * @wdev: the device
  * @queues: queue id -> &struct wse_queue; the xarray's lock guards
  *	membership, a reference is taken before the lock is dropped
+ * @kbuf_bytes: bytes of kernel buffers its jobs hold
+ * @raw_memory: its opener had CAP_SYS_ADMIN, so it may read and write
+ *	device memory directly (MEM_WRITE, MEM_READ, MEM_XFER), which every
+ *	opener shares
+ * @usage: what its jobs used of each hardware queue, for fdinfo
  */
 struct wse_file {
+	struct kref ref;
 	struct wse_device *wdev;
 	struct xarray queues;
+	atomic64_t kbuf_bytes;
+	bool raw_memory;
+	struct wse_usage usage;
 };
 
 /**
  * struct wse_queue - a file's queue on one hardware queue
  * @ref: the file's queue table, each job, and callers hold references
  * @wdev: the device (referenced)
+ * @wfile: the file it belongs to (referenced)
  * @id: the queue's id in its file
  * @hw_queue: the hardware queue its requests go to
  * @depth: most jobs held before they are collected
@@ -44,13 +66,15 @@ struct wse_file {
  * @jobs: job id -> &struct wse_job, from submission until collected; the
  *	xarray's own lock guards it, and whoever erases a job drops the
  *	table's reference and counts it out of @held
- * @held: jobs in @jobs, bounded by @depth
+ * @held: jobs that hold a place: in @jobs, or with a frame not yet
+ *	sent; bounded by @depth
  * @next_seqno: the id the next job gets
  * @closed: destroyed; no more submissions
  */
 struct wse_queue {
 	struct kref ref;
 	struct wse_device *wdev;
+	struct wse_file *wfile;
 	u32 id;
 	u32 hw_queue;
 	u32 depth;
@@ -76,6 +100,7 @@ struct wse_op_desc {
 	bool receives;		/* the reply is the data */
 	u8 nargs;		/* arguments used; the rest must be 0 */
 	u8 hdr_len;		/* the request header built from the arguments */
+	u8 reply_len;		/* a reply of fixed size needs this much room */
 };
 
 /* The request headers, one of which a job sends before its data. */
@@ -90,6 +115,16 @@ union wse_job_hdr {
 
 struct io_uring_cmd;
 
+/*
+ * Bits of &wse_job.flags: the request is queued on the link; its time is
+ * up; the frame still holds the job's place in its queue.
+ */
+#define WSE_JOB_SUBMITTED	0
+#define WSE_JOB_EXPIRED		1
+#define WSE_JOB_FRAME_SLOT	2
+/* Counted in its file's usage (fdinfo) until it finishes. */
+#define WSE_JOB_IN_USAGE	3
+
 /**
  * struct wse_job - one request to the firmware, with a fence
  * @fence: signalled when the job finishes; its refcount is the job's
@@ -100,13 +135,19 @@ struct io_uring_cmd;
  * @hdr: the request header, sent from here
  * @data_users: who still uses @obj's mapping: the job until it finishes,
  *	and the sender until the frame is sent; the last retires @obj
+ * @slot_users: who holds the job's place in its queue: the queue's table
+ *	until the job is collected, and the frame until it is sent or taken
+ *	back, or the job is answered; the last gives it back
+ * @flags: WSE_JOB_SUBMITTED, WSE_JOB_EXPIRED, WSE_JOB_FRAME_SLOT, WSE_JOB_IN_USAGE
  * @queue: the queue (referenced)
  * @obj: the buffer object, until the job is retired
  * @map: @obj's kernel mapping, until the job is retired
  * @timeout_work: aborts the job when its time is up
  * @id: the job's number in its queue
  * @kbuf: a kernel copy of the data, for jobs that do not use a buffer
- *	object; freed with the job
+ *	object; freed once the frame is sent if nothing is received into
+ *	it, else with the job
+ * @kbuf_len: bytes at @kbuf, counted against the file and the device
  * @ucmd: the io_uring command the job answers, if it came that way
  * @on_finish: if set, called when the job finishes, with the request's
  *	reference to pass on or drop
@@ -119,12 +160,15 @@ struct wse_job {
 	struct wse_link_req req;
 	union wse_job_hdr hdr;
 	atomic_t data_users;
+	atomic_t slot_users;
+	unsigned long flags;
 	struct wse_queue *queue;
 	struct drm_gem_object *obj;
 	struct iosys_map map;
 	struct delayed_work timeout_work;
 	u64 id;
 	void *kbuf;
+	u32 kbuf_len;
 	struct io_uring_cmd *ucmd;
 	void (*on_finish)(struct wse_job *job);
 	atomic_t finished;
@@ -143,9 +187,13 @@ u64 wse_job_max_bytes(u32 max_payload);
 const struct wse_op_desc *wse_job_op(u32 op);
 int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_op_desc *d,
 		  u32 max_payload);
+int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u64 *args);
 int wse_job_request(const struct wse_op_desc *d, u32 op, const u64 *args, u64 length,
 		    union wse_job_hdr *hdr, void *data, struct kvec *vec, unsigned int *nvec);
 struct wse_job *wse_job_new(struct wse_queue *queue, u32 op);
+int wse_job_alloc_kbuf(struct wse_job *job, u32 len);
+void wse_job_discard(struct wse_job *job);
+void wse_file_put(struct wse_file *wfile);
 int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 		  unsigned int nvec, bool nonblock, u64 *job_id);
 void wse_job_finish(struct wse_job *job, int status, u32 result_len);

@@ -38,6 +38,8 @@
 
 /* A send that makes no progress for this long kills the link. */
 #define WSE_SEND_TIMEOUT	(10 * HZ)
+/* Frames a sender sends before it lets others have tx_lock. */
+#define WSE_TX_BUDGET		64
 
 /* Hands a finished request back to whoever made it; called once. */
 static void wse_link_req_finish(struct wse_link_req *req, int status)
@@ -172,11 +174,13 @@ static int wse_link_sendmsg(struct wse_link *link, struct msghdr *msg, bool more
 }
 
 /* Sends one frame built here; the caller holds tx_lock, and no frame is
- * half sent.
+ * half sent. @block: wait for room in the socket; otherwise what does not
+ * fit at once is not sent (-EAGAIN), which only a link about to be shut
+ * down may afford.
  */
 static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 				u16 flags, u16 queue, u32 tag,
-				const struct kvec *payload, unsigned int npayload)
+				const struct kvec *payload, unsigned int npayload, bool block)
 {
 	struct kvec vec[4];
 	struct wse_link_hdr hdr;
@@ -197,7 +201,7 @@ static int wse_link_send_locked(struct wse_link *link, u8 version, u8 opcode,
 	}
 
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, vec, npayload + 1, total);
-	ret = wse_link_sendmsg(link, &msg, false, true);
+	ret = wse_link_sendmsg(link, &msg, false, block);
 	if (ret)
 		return ret;
 	atomic64_inc(&link->stats.frames_tx);
@@ -254,17 +258,23 @@ static int wse_link_tx_continue(struct wse_link *link, struct list_head *done, b
  * Sends the queued frames in queue order, each to its end, behind the one
  * half sent; the caller holds tx_lock. Frames done with go on @done, as
  * in wse_link_tx_continue(), which says what the return values mean; 0
- * here means the queue is empty.
+ * here means the queue is empty, and -EAGAIN also that WSE_TX_BUDGET
+ * frames went out and more wait: the caller lets go of tx_lock, so that
+ * detach, keepalives and answers to the firmware are not held up by a
+ * queue that others keep filling.
  */
 static int wse_link_tx_drain(struct wse_link *link, struct list_head *done, bool block)
 {
 	struct wse_link_req *req;
+	unsigned int sent = 0;
 	int ret;
 
 	for (;;) {
 		ret = wse_link_tx_continue(link, done, block);
 		if (ret)
 			return ret;
+		if (++sent > WSE_TX_BUDGET)
+			return -EAGAIN;
 		spin_lock(&link->lock);
 		req = list_first_entry_or_null(&link->tx_queue, struct wse_link_req, tx_node);
 		if (req) {
@@ -349,42 +359,62 @@ static void wse_link_tx_work(struct work_struct *work)
 	mutex_lock(&link->tx_lock);
 	ret = wse_link_tx_drain(link, &done, true);
 	mutex_unlock(&link->tx_lock);
-	if (ret)
+	if (ret == -EAGAIN)
+		wse_link_tx_kick(link);
+	else if (ret)
 		wse_link_fail(link, ret, "sending a request failed");
 	wse_link_tx_finish(&done);
 	wse_device_put(wse_link_device(link));
 }
 
+/* How wse_link_send() may wait. */
+enum wse_link_send_mode {
+	WSE_SEND_WAIT,		/* for tx_lock and for the socket */
+	WSE_SEND_TRY,		/* -EBUSY if a sender is busy; then waits for the socket */
+	WSE_SEND_NOWAIT,	/* -EBUSY if a sender is busy; -EAGAIN if the socket is full */
+};
+
 /* Sends a frame that is not a request (no tag of ours, no answer awaited)
- * between two queued frames, waiting for the socket. Only from threads
+ * between two queued frames. Waiting for the socket, only from threads
  * that take no signals, or where an interrupted send may kill the link.
- * @try: if a sender holds tx_lock, return -EBUSY at once.
+ * A sender counts as busy while it holds tx_lock or a frame is half sent:
+ * finishing that frame could take as long as the peer wants.
  */
-static int wse_link_send(struct wse_link *link, bool try, u8 opcode, u16 flags, u16 queue,
-			 u32 tag, const struct kvec *payload, unsigned int npayload)
+static int wse_link_send(struct wse_link *link, enum wse_link_send_mode mode, u8 opcode,
+			 u16 flags, u16 queue, u32 tag, const struct kvec *payload,
+			 unsigned int npayload)
 {
 	LIST_HEAD(done);
 	int ret;
 
-	if (!try)
+	if (mode == WSE_SEND_WAIT)
 		mutex_lock(&link->tx_lock);
 	else if (!mutex_trylock(&link->tx_lock))
 		return -EBUSY;
+	if (mode != WSE_SEND_WAIT && link->tx_cur) {
+		mutex_unlock(&link->tx_lock);
+		return -EBUSY;
+	}
 	ret = wse_link_tx_continue(link, &done, true);
 	if (!ret)
 		ret = link->tx_err ?: wse_link_send_locked(link, link->version, opcode, flags,
-							   queue, tag, payload, npayload);
+							   queue, tag, payload, npayload,
+							   mode != WSE_SEND_NOWAIT);
 	mutex_unlock(&link->tx_lock);
 	wse_link_tx_finish(&done);
 	return ret;
 }
 
-/*
- * Takes a request's frame back off the transmit queue if no sender has
- * started on it. Returns true if it did: the frame will not be sent, nor
- * tx_done called.
+/**
+ * wse_link_withdraw() - take a request's frame back if no sender has
+ * started on it
+ * @link: the link
+ * @req: a request wse_link_submit() accepted
+ *
+ * Return: true if it did: the frame will not be sent, and @req->tx_done
+ * has run here. False if the frame is being or has been sent, or dropped.
  */
-static bool wse_link_unqueue(struct wse_link *link, struct wse_link_req *req)
+bool wse_link_withdraw(struct wse_link *link, struct wse_link_req *req)
 {
 	bool queued;
 
@@ -395,20 +425,36 @@ static bool wse_link_unqueue(struct wse_link *link, struct wse_link_req *req)
 		req->tx_queued = false;
 	}
 	spin_unlock(&link->lock);
+	if (queued)
+		req->tx_done(req);
 	return queued;
 }
 
-/* Reads exactly @len bytes. Returns 0, or -ECONNRESET at EOF, -ETIMEDOUT
- * when the socket's receive timeout expires, or the socket's error.
+/*
+ * Reads exactly @len bytes, by @deadline (jiffies) if it is not 0: the
+ * socket's receive timeout is set to what is left before each read, so a
+ * peer that trickles bytes cannot stretch it. Returns 0, or -ECONNRESET
+ * at EOF, -ETIMEDOUT when time is up, or the socket's error.
  */
-static int wse_link_recv_full(struct wse_link *link, void *buf, size_t len)
+static int wse_link_recv_full(struct wse_link *link, void *buf, size_t len,
+			      unsigned long deadline)
 {
 	struct kvec vec = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	struct sock *sk = link->sock->sk;
 	int ret;
 
 	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &vec, 1, len);
 	while (msg_data_left(&msg)) {
+		if (deadline) {
+			long left = (long)(deadline - jiffies);
+
+			if (left <= 0)
+				return -ETIMEDOUT;
+			lock_sock(sk);
+			sk->sk_rcvtimeo = left;
+			release_sock(sk);
+		}
 		ret = sock_recvmsg(link->sock, &msg, MSG_WAITALL);
 		if (ret == 0)
 			return -ECONNRESET;
@@ -427,27 +473,28 @@ static int wse_link_recv_full(struct wse_link *link, void *buf, size_t len)
  * @hdr: where the header goes; the payload goes to &wse_link.rxbuf
  * @version: the version the frame must carry
  * @max_payload: the longest payload it may carry
+ * @deadline: jiffies by which the whole frame must be in, or 0 for none
  * @why: set to a constant string saying what was wrong, on failure
  *
  * Only the receive thread, or the handshake before it starts, calls this.
  *
  * Return: 0; -EBADMSG (a digest) or -EPROTO (another check), both
- * counted; -ECONNRESET at EOF; -ETIMEDOUT when the socket's receive
- * timeout expires; or the socket's error.
+ * counted; -ECONNRESET at EOF; -ETIMEDOUT at the deadline; or the
+ * socket's error.
  */
 int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
-			u8 version, u32 max_payload, const char **why)
+			u8 version, u32 max_payload, unsigned long deadline, const char **why)
 {
 	int ret;
 
 	*why = "receive failed";
-	ret = wse_link_recv_full(link, hdr, sizeof(*hdr));
+	ret = wse_link_recv_full(link, hdr, sizeof(*hdr), deadline);
 	if (ret)
 		return ret;
 	ret = wse_frame_check_hdr(hdr, version, max_payload, why);
 	if (ret)
 		goto bad;
-	ret = wse_link_recv_full(link, link->rxbuf, le32_to_cpu(hdr->length));
+	ret = wse_link_recv_full(link, link->rxbuf, le32_to_cpu(hdr->length), deadline);
 	if (ret)
 		return ret;
 	ret = wse_frame_check_data(hdr, link->rxbuf, why);
@@ -538,7 +585,7 @@ int wse_link_send_frame(struct wse_link *link, u8 version, u8 opcode,
 	int ret;
 
 	mutex_lock(&link->tx_lock);
-	ret = wse_link_send_locked(link, version, opcode, 0, 0, 0, payload, npayload);
+	ret = wse_link_send_locked(link, version, opcode, 0, 0, 0, payload, npayload, true);
 	mutex_unlock(&link->tx_lock);
 	return ret;
 }
@@ -550,7 +597,7 @@ static int wse_link_answer(struct wse_link *link, const struct wse_link_hdr *hdr
 	struct wse_link_status st = { .status = cpu_to_le32(status) };
 	struct kvec vec = { .iov_base = &st, .iov_len = sizeof(st) };
 
-	return wse_link_send(link, false, hdr->opcode, WSE_LINK_F_RESPONSE,
+	return wse_link_send(link, WSE_SEND_WAIT, hdr->opcode, WSE_LINK_F_RESPONSE,
 			     le16_to_cpu(hdr->queue), le32_to_cpu(hdr->tag), &vec, 1);
 }
 
@@ -562,6 +609,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	u32 len = le32_to_cpu(hdr->length);
 	const struct wse_link_status *st = link->rxbuf;
 	struct wse_link_req *req;
+	bool unasked, unsent;
 	u32 issued;
 	int status;
 
@@ -569,8 +617,22 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		*why = "response without a valid status";
 		return -EPROTO;
 	}
-	if (hdr->opcode == WSE_LINK_OP_KEEPALIVE && tag == 0)
-		return 0;	/* liveness is all it carries */
+	if (hdr->opcode == WSE_LINK_OP_KEEPALIVE && tag == 0) {
+		/* Liveness is all it carries, if it answers a keepalive sent:
+		 * answers nobody asked for would keep a peer alive that never
+		 * reads.
+		 */
+		spin_lock(&link->lock);
+		unasked = !link->keepalives_unanswered;
+		if (!unasked)
+			link->keepalives_unanswered--;
+		spin_unlock(&link->lock);
+		if (unasked) {
+			*why = "keepalive answer to no keepalive";
+			return -EPROTO;
+		}
+		return 0;
+	}
 
 	req = xa_erase(&link->pending, tag);
 	if (!req) {
@@ -592,17 +654,39 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		*why = "response opcode differs from the request's";
 		return -EPROTO;
 	}
+	if (req->queue != le16_to_cpu(hdr->queue)) {
+		wse_link_req_finish(req, -EPROTO);
+		*why = "response queue differs from the request's";
+		return -EPROTO;
+	}
+	/* Tags are easy to guess; a frame no byte of which has left cannot
+	 * have been read.
+	 */
+	spin_lock(&link->lock);
+	unsent = req->tx_queued;
+	spin_unlock(&link->lock);
+	if (unsent) {
+		wse_link_req_finish(req, -EPROTO);
+		*why = "response to a request not yet sent";
+		return -EPROTO;
+	}
 
 	status = wse_frame_status_errno(le32_to_cpu(st->status));
 	if (!status) {
 		req->resp_len = len - sizeof(*st);
+		/* The frame was whole and its digests good: the stream is
+		 * intact, so only this request fails.
+		 */
 		if (req->resp_len > req->resp_cap) {
-			wse_link_req_finish(req, -EPROTO);
-			*why = "response longer than the request allows";
-			return -EPROTO;
-		}
-		if (req->resp_len)
+			atomic64_inc(&link->stats.proto_errors);
+			pr_info_ratelimited("wse %u: firmware answered opcode %#x with %zu bytes, %zu allowed\n",
+					    wse_link_device(link)->index, hdr->opcode,
+					    req->resp_len, req->resp_cap);
+			req->resp_len = 0;
+			status = -EPROTO;
+		} else if (req->resp_len) {
 			memcpy(req->resp, st + 1, req->resp_len);
+		}
 	} else {
 		pr_info_ratelimited("wse %u: firmware refused opcode %#x: %*pE\n",
 				    wse_link_device(link)->index, hdr->opcode,
@@ -674,7 +758,7 @@ static int wse_link_rx_thread(void *data)
 		}
 		why = "receive failed";
 		/* Header and digest failures are counted where they are found. */
-		ret = wse_link_recv_frame(link, &hdr, link->version, link->max_payload, &why);
+		ret = wse_link_recv_frame(link, &hdr, link->version, link->max_payload, 0, &why);
 		if (!ret) {
 			ret = wse_link_rx_dispatch(link, &hdr, &why);
 			if (ret == -EPROTO)
@@ -712,8 +796,14 @@ static void wse_link_keepalive(struct work_struct *work)
 	 * would stop this check from running, so skip the keepalive: the
 	 * answers to the frames it sends prove liveness as well.
 	 */
-	ret = wse_link_send(link, true, WSE_LINK_OP_KEEPALIVE, 0, 0, 0, NULL, 0);
+	spin_lock(&link->lock);
+	link->keepalives_unanswered++;
+	spin_unlock(&link->lock);
+	ret = wse_link_send(link, WSE_SEND_TRY, WSE_LINK_OP_KEEPALIVE, 0, 0, 0, NULL, 0);
 	if (ret == -EBUSY) {
+		spin_lock(&link->lock);
+		link->keepalives_unanswered--;
+		spin_unlock(&link->lock);
 		queue_delayed_work(wse_wq, &link->keepalive_work, interval);
 		return;
 	}
@@ -759,10 +849,12 @@ int wse_link_start(struct wse_link *link)
  * wse_link_stop() - close the link for detach
  * @link: the link
  *
- * Says goodbye if the link is up, kills it (the socket is shut down), and
- * stops the receive thread and the keepalives. The socket itself goes with
- * the last reference. Called with the device set lock held and never
- * concurrently for one link.
+ * Says goodbye if that costs no wait, kills the link (the socket is shut
+ * down, which ends any send or receive blocked on it), stops the receive
+ * thread and the keepalives, and waits for the transmit work to drop
+ * what is still queued. A peer that stopped reading holds none of it up.
+ * The socket itself goes with the device. Called with the device set lock
+ * held and never concurrently for one link.
  */
 void wse_link_stop(struct wse_link *link)
 {
@@ -770,8 +862,8 @@ void wse_link_stop(struct wse_link *link)
 		return;
 
 	if (wse_link_state(link, NULL) == WSE_LINK_STATE_UP) {
-		/* Best effort: the firmware answers or the link dies anyway. */
-		wse_link_send(link, false, WSE_LINK_OP_SHUTDOWN, 0, 0, 0, NULL, 0);
+		/* Best effort: the firmware sees the goodbye or the close. */
+		wse_link_send(link, WSE_SEND_NOWAIT, WSE_LINK_OP_SHUTDOWN, 0, 0, 0, NULL, 0);
 		wse_link_fail(link, -ESHUTDOWN, "detached");
 	}
 	if (link->rx_thread) {
@@ -779,6 +871,7 @@ void wse_link_stop(struct wse_link *link)
 		link->rx_thread = NULL;
 		cancel_delayed_work_sync(&link->keepalive_work);
 	}
+	flush_work(&link->tx_work);
 }
 
 /**
@@ -881,105 +974,8 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
  */
 bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req)
 {
-	return xa_erase(&link->pending, req->tag) == req;
-}
-
-/* A synchronous call's request, and when its frame is done with. */
-struct wse_link_call_req {
-	struct wse_link_req req;
-	struct completion sent;
-};
-
-static void wse_link_call_sent(struct wse_link_req *req)
-{
-	complete(&container_of(req, struct wse_link_call_req, req)->sent);
-}
-
-/**
- * wse_link_call() - send a request and wait for its response
- * @link: the link
- * @opcode: the request
- * @queue: the device queue it belongs to
- * @req: the request payload
- * @nreq: entries in @req (at most 3)
- * @resp: where the response data goes (after the status)
- * @resp_cap: room at @resp; a longer response is a protocol violation
- * @resp_len: if not NULL, set to the response data length
- * @timeout: jiffies to wait for the response
- *
- * Return: 0; the firmware's refusal as an errno; -ENOTCONN if the link is
- * or goes down; -ETIMEDOUT; -ERESTARTSYS if a signal interrupted the wait.
- */
-int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
-		  const struct kvec *req, unsigned int nreq,
-		  void *resp, size_t resp_cap, size_t *resp_len, long timeout)
-{
-	struct wse_link_call_req c = {
-		.req = { .opcode = opcode, .queue = queue, .resp = resp, .resp_cap = resp_cap,
-			 .tx_done = wse_link_call_sent },
-	};
-	bool answered = true;
-	long left;
-	int ret;
-
-	init_completion(&c.sent);
-	ret = wse_link_submit(link, &c.req, req, nreq);
-	if (ret)
-		return ret;
-	wse_link_push(link, false);
-
-	left = wait_for_completion_interruptible_timeout(&c.req.wait, timeout);
-	if (left <= 0) {
-		if (wse_link_cancel(link, &c.req)) {
-			if (!left)
-				atomic64_inc(&link->stats.timeouts);
-			ret = left ? (int)left : -ETIMEDOUT;
-			answered = false;
-			goto sent;
-		}
-		/* The receiver or a failure owns the request and finishes it promptly. */
-		wait_for_completion(&c.req.wait);
-	}
-	ret = c.req.status;
-	if (!ret && resp_len)
-		*resp_len = c.req.resp_len;
-sent:
-	/*
-	 * The frame points at the caller's data and at @c: both must outlive
-	 * it. Not yet started, it is simply taken back. Answered, it is sent,
-	 * and the sender lets go at once. Otherwise a sender may be waiting
-	 * for a slow peer to take it: a caller killed meanwhile ends the link,
-	 * which stops the send at once.
+	/* Only if it is this request: after the tags wrap, the same tag may
+	 * name a newer one.
 	 */
-	if (wse_link_unqueue(link, &c.req))
-		return ret;
-	if (answered) {
-		wait_for_completion(&c.sent);
-	} else if (wait_for_completion_killable(&c.sent)) {
-		wse_link_fail(link, -EINTR, "a caller was killed while its request was sent");
-		wait_for_completion(&c.sent);
-	}
-	return ret;
-}
-
-/**
- * wse_link_device_stats() - ask the firmware for its counters
- * @link: the link
- * @st: where the answer goes
- *
- * Return: 0, -EOPNOTSUPP if the firmware does not run programs, -EPROTO
- * for a short answer, or what wse_link_call() returns.
- */
-int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st)
-{
-	size_t len = 0;
-	int ret;
-
-	if (!(link->fw_caps & WSE_LINK_CAP_EXEC))
-		return -EOPNOTSUPP;
-	ret = wse_link_call(link, WSE_LINK_OP_DEVICE_STATS, 0, NULL, 0, st, sizeof(*st), &len,
-			    2 * HZ);
-	if (!ret && len != sizeof(*st))
-		ret = -EPROTO;
-	return ret;
+	return req->tag && xa_cmpxchg(&link->pending, req->tag, req, NULL, 0) == req;
 }

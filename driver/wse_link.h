@@ -89,7 +89,10 @@ struct wse_link {
 	/** @last_rx: jiffies of the last frame received (READ/WRITE_ONCE). */
 	unsigned long last_rx;
 
-	/** @lock: protects @state, @dead_reason, @next_tag and @tx_queue. */
+	/**
+	 * @lock: protects @state, @dead_reason, @next_tag, @tx_queue and
+	 * @keepalives_unanswered.
+	 */
 	spinlock_t lock;
 	/** @state: an &enum wse_link_state. */
 	enum wse_link_state state;
@@ -97,6 +100,8 @@ struct wse_link {
 	const char *dead_reason;
 	/** @next_tag: the tag the next request gets; never 0. */
 	u32 next_tag;
+	/** @keepalives_unanswered: keepalives sent whose answer has not come. */
+	u32 keepalives_unanswered;
 	/** @pending: tag -> &struct wse_link_req awaiting a response; xa lock. */
 	struct xarray pending;
 	/**
@@ -117,7 +122,7 @@ struct wse_link {
  * @tag: set by wse_link_submit()
  * @status: 0 or a negative errno, once finished
  * @resp: where the reply data (after &struct wse_link_status) goes
- * @resp_cap: room at @resp; a longer reply is a protocol violation
+ * @resp_cap: room at @resp; a longer reply fails the request with -EPROTO
  * @resp_len: reply bytes written
  * @done: called when the request is finished, or NULL to complete @wait
  * @wait: completed when finished, if @done is NULL
@@ -162,7 +167,7 @@ void wse_link_unbind(struct wse_link *link);
 int wse_link_send_frame(struct wse_link *link, u8 version, u8 opcode,
 			const struct kvec *payload, unsigned int npayload);
 int wse_link_recv_frame(struct wse_link *link, struct wse_link_hdr *hdr,
-			u8 version, u32 max_payload, const char **why);
+			u8 version, u32 max_payload, unsigned long deadline, const char **why);
 int wse_link_start(struct wse_link *link);
 void wse_link_stop(struct wse_link *link);
 void wse_link_fail(struct wse_link *link, int err, const char *reason);
@@ -174,9 +179,6 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec);
 void wse_link_push(struct wse_link *link, bool nonblock);
 bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req);
-int wse_link_device_stats(struct wse_link *link, struct wse_link_dev_stats *st);
-int wse_link_call(struct wse_link *link, u8 opcode, u16 queue,
-		  const struct kvec *req, unsigned int nreq,
-		  void *resp, size_t resp_cap, size_t *resp_len, long timeout);
+bool wse_link_withdraw(struct wse_link *link, struct wse_link_req *req);
 
 #endif /* __WSE_LINK_H__ */

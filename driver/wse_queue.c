@@ -6,6 +6,7 @@
  */
 
 #include <drm/drm_file.h>
+#include <linux/capability.h>
 #include <linux/dma-fence.h>
 #include <linux/slab.h>
 
@@ -20,13 +21,30 @@ int wse_file_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct wse_file *wfile;
 
-	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL);
+	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL_ACCOUNT);
 	if (!wfile)
 		return -ENOMEM;
+	kref_init(&wfile->ref);
+	wse_usage_init(&wfile->usage);
 	wfile->wdev = wse_drm_device(drm);
+	/* Decided by who opened the file, as for any file capability. */
+	wfile->raw_memory = capable(CAP_SYS_ADMIN);
 	xa_init_flags(&wfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = wfile;
 	return 0;
+}
+
+static void wse_file_release(struct kref *ref)
+{
+	struct wse_file *wfile = container_of(ref, struct wse_file, ref);
+
+	xa_destroy(&wfile->queues);
+	kfree(wfile);
+}
+
+void wse_file_put(struct wse_file *wfile)
+{
+	kref_put(&wfile->ref, wse_file_release);
 }
 
 static void wse_queue_release(struct kref *ref)
@@ -34,6 +52,7 @@ static void wse_queue_release(struct kref *ref)
 	struct wse_queue *queue = container_of(ref, struct wse_queue, ref);
 
 	xa_destroy(&queue->jobs);
+	wse_file_put(queue->wfile);
 	wse_device_put(queue->wdev);
 	kfree(queue);
 }
@@ -76,12 +95,7 @@ static void wse_queue_close(struct wse_queue *queue)
 
 	while ((job = wse_queue_next_job(queue, &id))) {
 		/* Unless a WAIT collected it meanwhile, drop the table's reference. */
-		if (xa_cmpxchg(&queue->jobs, id, job, NULL, GFP_KERNEL) == job) {
-			spin_lock(&queue->lock);
-			queue->held--;
-			spin_unlock(&queue->lock);
-			wse_job_put(job);
-		}
+		wse_job_collect(job);
 		wse_job_put(job);
 		id++;
 	}
@@ -98,8 +112,9 @@ void wse_file_close(struct drm_device *drm, struct drm_file *file)
 		xa_erase(&wfile->queues, id);
 		wse_queue_close(queue);
 	}
-	xa_destroy(&wfile->queues);
-	kfree(wfile);
+	/* Its jobs are aborted: now its programs go. */
+	wse_slots_release(wfile->wdev, wfile);
+	wse_file_put(wfile);
 }
 
 int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *file)
@@ -111,18 +126,21 @@ int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *
 	u32 id;
 	int ret;
 
-	if (args->hw_queue >= wdev->info.num_queues || !args->depth ||
+	if (args->flags || args->pad ||
+	    args->hw_queue >= wdev->info.num_queues || !args->depth ||
 	    args->depth > DRM_WSE_MAX_QUEUE_DEPTH || args->timeout_ms > WSE_JOB_TIMEOUT_MS_MAX)
 		return -EINVAL;
 	if (wdev->is_test)
 		return -ENOTCONN;
 
-	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return -ENOMEM;
 	kref_init(&queue->ref);
 	wse_device_get(wdev);
 	queue->wdev = wdev;
+	kref_get(&wfile->ref);
+	queue->wfile = wfile;
 	queue->hw_queue = args->hw_queue;
 	queue->depth = args->depth;
 	queue->timeout = msecs_to_jiffies(args->timeout_ms ?: WSE_JOB_TIMEOUT_MS_DEFAULT);

@@ -15,6 +15,7 @@
 #include <drm/drm_file.h>
 #include <linux/io_uring/cmd.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uio.h>
 
 #include "wse_devices.h"
@@ -22,7 +23,15 @@
 #include "wse_job.h"
 #include "wse_user_pages.h"
 
-/* What the command keeps between issue and completion. */
+/* Bytes of an SQE128's command area, from sqe->cmd to the end. */
+#define WSE_URING_CMD_AREA	(2 * sizeof(struct io_uring_sqe) - \
+				 offsetof(struct io_uring_sqe, cmd))
+static_assert(sizeof(struct drm_wse_uring_job) <= WSE_URING_CMD_AREA);
+
+/* What the command keeps between issue and completion; it holds a
+ * reference to the job until the completion is posted, so a cancel that
+ * runs meanwhile finds the job even if it failed to start.
+ */
 struct wse_uring_pdu {
 	struct wse_job *job;
 	u64 addr;
@@ -70,6 +79,8 @@ static void wse_uring_complete(struct io_uring_cmd *cmd, unsigned int issue_flag
 	wse_job_collect(job);
 	wse_job_put(job);	/* the request's, handed over by wse_uring_finished() */
 	io_uring_cmd_done(cmd, res, 0, issue_flags);
+	/* No cancel can find the command any more. */
+	wse_job_put(job);
 }
 
 /* The job finished (any context the link finishes in): hand it to the task. */
@@ -122,6 +133,11 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	/* The SQE is valid only now: one copy, then only the copy is used. */
 	sqe_job = io_uring_sqe_cmd(cmd->sqe);
 	memcpy(&args, sqe_job, sizeof(args));
+	/* What the command does not use must be 0, to mean something later. */
+	if (READ_ONCE(cmd->sqe->addr) || READ_ONCE(cmd->sqe->len) ||
+	    memchr_inv((const u8 *)sqe_job + sizeof(args), 0,
+		       WSE_URING_CMD_AREA - sizeof(args)))
+		return -EINVAL;
 
 	d = wse_job_op(args.op);
 	if (!d || args.reserved || args.timeout_ms > 600000)
@@ -133,6 +149,8 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 			    queue->wdev->link.max_payload);
 	if (!ret && !!args.length != !!args.addr)
 		ret = -EINVAL;
+	if (!ret)
+		ret = wse_job_allowed(file->driver_priv, d, args.args);
 	if (ret) {
 		wse_queue_put(queue);
 		return ret;
@@ -141,11 +159,9 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	if (!job)
 		return -ENOMEM;
 	if (args.length) {
-		job->kbuf = kvmalloc(args.length, GFP_KERNEL);
-		if (!job->kbuf) {
-			ret = -ENOMEM;
+		ret = wse_job_alloc_kbuf(job, args.length);
+		if (ret)
 			goto discard;
-		}
 	}
 	if (d->sends) {
 		ret = wse_uring_copy_in(cmd, job->kbuf, args.addr, args.length);
@@ -169,19 +185,23 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	job->on_finish = wse_uring_finished;
 	/* Before the request is out: the answer may come at once. */
 	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+	/* On success the reference wse_job_start() leaves is the command's. */
 	ret = wse_job_start(job, args.timeout_ms, vec, nvec, true, &job_id);
 	/* A failed start posts no completion of its own: post it here, which
-	 * also takes the command off the cancelable list.
+	 * also takes the command off the cancelable list; only then may the
+	 * job go, since a cancel until then can still find it.
 	 */
-	if (ret)
+	if (ret) {
 		io_uring_cmd_done(cmd, ret, 0, issue_flags);
+		if (job->id)
+			wse_job_put(job);
+		else
+			wse_job_discard(job);
+	}
 	return -EIOCBQUEUED;
 
 discard:
-	kvfree(job->kbuf);
-	job->kbuf = NULL;
-	wse_queue_put(job->queue);
-	kfree(job);
+	wse_job_discard(job);
 	return ret;
 }
 

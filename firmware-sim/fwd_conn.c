@@ -336,6 +336,18 @@ static void on_frame(struct fwd_conn *c)
 
 	c->frames_rx++;
 	if (wse_link_check_data_crc(&f, c->crc, &err)) {
+		/*
+		 * The header's digest proved the framing: a request's data
+		 * that changed on its way (the host's buffer is its user's)
+		 * fails that request, not the link.
+		 */
+		if (c->hello_done && !c->stopping && !(f.flags & WSE_LINK_F_RESPONSE)) {
+			fwd_warn("%s tag %u from %s: %s; refused", wse_link_op_name(f.opcode),
+				 f.tag, c->peer, err.text);
+			fwd_conn_reply_text(c, &f, WSE_LINK_E_DATA_CRC, "%s", err.text);
+			rx_reset(c);
+			return;
+		}
 		fwd_conn_fail(c, err.code, "%s", err.text);
 		return;
 	}

@@ -467,6 +467,7 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
 	const struct wse_link_frame *f = &r->f;
 	uint32_t slot = r->args.program;
+	uint32_t status = WSE_LINK_E_INVAL;
 	struct fwd_program *p;
 	char text[TEXT_MAX];
 
@@ -474,8 +475,12 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 	p = fwd_program_get(x, slot, text, sizeof(text));
 	while (p && p->io && fwd_exec_wait(x))
 		p = fwd_program_get(x, slot, text, sizeof(text));
+	/* E_BUSY, not E_INVAL: the host may ask again, and frees the slot
+	 * only once it is really empty.
+	 */
 	if (p && (p->busy || p->snap_readers)) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
+		status = WSE_LINK_E_BUSY;
 		p = NULL;
 	} else if (p) {
 		x->slots[slot] = NULL;
@@ -485,7 +490,7 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 	}
 	pthread_mutex_unlock(&x->lock);
 	if (!p) {
-		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+		fwd_conn_reply_text(x->conn, f, status, "%s", text);
 		return;
 	}
 	fwd_info("program %u unloaded", slot);

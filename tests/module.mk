@@ -3,12 +3,27 @@
 CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
-	wsectl_test access_test wsetrain_graph_test
+	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
+	fdinfo_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
+module_test_libs := wse wselink
+module_test_ldlibs := $(WSE_LDLIBS)
 link_test_srcs := tests/guest/link_test.c
 link_test_libs := wse wselink
 link_test_ldlibs := $(WSE_LDLIBS) -lpthread
+ownership_test_srcs := tests/guest/ownership_test.c
+ownership_test_libs := wse wsep wselink
+ownership_test_ldlibs := $(WSE_LDLIBS) -lm
+harden_test_srcs := tests/guest/harden_test.c
+harden_test_libs := wse wselink
+harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
+fdinfo_test_srcs := tests/guest/fdinfo_test.c
+fdinfo_test_libs := wse wselink
+fdinfo_test_ldlibs := $(WSE_LDLIBS)
+stress_test_srcs := tests/guest/stress_test.c
+stress_test_libs := wse wselink
+stress_test_ldlibs := $(WSE_LDLIBS)
 job_test_srcs := tests/guest/job_test.c
 job_test_libs := wse wselink
 job_test_ldlibs := $(WSE_LDLIBS) -lpthread
@@ -47,3 +62,5 @@ $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_a
 
 # Shell tests (host_scripts): bash completion of wsectl and wsetrain.
 host_scripts += completion_test
+# The YNL spec of the netlink family against the UAPI header and the driver.
+host_scripts += ynl_spec_test

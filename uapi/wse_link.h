@@ -115,7 +115,11 @@ enum wse_link_op {
  * @WSE_LINK_E_INVAL: a well-formed request with invalid arguments
  * @WSE_LINK_E_UNSUPPORTED: an opcode or capability the device lacks
  * @WSE_LINK_E_INTERNAL: the device failed
- * @WSE_LINK_E_CRC: a digest did not match
+ * @WSE_LINK_E_CRC: a digest did not match (in an ERROR frame: fatal)
+ * @WSE_LINK_E_DATA_CRC: a request's payload did not match its data
+ *	digest; its header did, so the framing holds: the request is not
+ *	carried out (a MEM_WRITE's range may hold part of the data) and the
+ *	link goes on. Sent as the request's status, never in ERROR.
  */
 enum wse_link_status_code {
 	WSE_LINK_OK = 0,
@@ -128,6 +132,7 @@ enum wse_link_status_code {
 	WSE_LINK_E_UNSUPPORTED = 7,
 	WSE_LINK_E_INTERNAL = 8,
 	WSE_LINK_E_CRC = 9,
+	WSE_LINK_E_DATA_CRC = 10,
 };
 
 /**

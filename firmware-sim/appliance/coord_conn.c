@@ -293,6 +293,17 @@ static void receive(struct coord_conn *conn, uint8_t *buf)
 			continue;
 		ret = wse_link_recv(conn->fd, &conn->rules, &f, buf, conn->rules.max_payload, FRAME_MS,
 				    &err);
+		/*
+		 * The header's digest proved the framing: a request whose data
+		 * changed on its way (the host's buffer is its user's) is
+		 * refused, and the link goes on.
+		 */
+		if (ret && err.check == WSE_LINK_CHECK_DATA_CRC && !(f.flags & WSE_LINK_F_RESPONSE)) {
+			fwd_warn("%s tag %u from %s: %s; refused", wse_link_op_name(f.opcode), f.tag,
+				 conn->peer, err.text);
+			coord_reply_text(conn, &f, WSE_LINK_E_DATA_CRC, "%s", err.text);
+			continue;
+		}
 		if (ret) {
 			if (ret != -EPIPE) {
 				fwd_warn("host %s: %s; closing", conn->peer, err.text);

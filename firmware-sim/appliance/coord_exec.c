@@ -146,26 +146,79 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 	return 0;
 }
 
+/*
+ * Asks slot @slot's system to unload it: the system's status (E_BUSY while
+ * a RUN of it goes on), or OK when the system is gone, and the program
+ * with it.
+ */
+static uint32_t unload_on_system(struct coord *c, uint32_t slot)
+{
+	struct coord_part *p = &c->sys[c->slots[slot].system];
+	struct wse_link_program_ref ref;
+	struct iovec iov = { &ref, sizeof(ref) };
+	uint32_t tag, status = WSE_LINK_OK;
+	char text[256];
+	size_t n;
+
+	if (!p->opened || !hostlink_up(&p->link, NULL, 0))
+		return WSE_LINK_OK;
+	wse_link_prog_ref_encode(&ref, slot);
+	if (hostlink_submit(&p->link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1, NULL, 0, &tag))
+		return WSE_LINK_OK;
+	if (hostlink_wait(&p->link, tag, COORD_PART_MS, &status, &n, text, sizeof(text))) {
+		hostlink_forget(&p->link, tag);
+		return WSE_LINK_OK;
+	}
+	return status;
+}
+
 /* Frees a slot: its program unloaded from its system, or the job closed. */
 static void unload_slot(struct coord *c, uint32_t slot)
 {
 	struct coord_slot *s = &c->slots[slot];
 
-	if (s->kind == SLOT_SYSTEM && c->sys[s->system].opened &&
-	    hostlink_up(&c->sys[s->system].link, NULL, 0)) {
-		struct wse_link_program_ref ref;
-		struct iovec iov = { &ref, sizeof(ref) };
-		char text[256];
-
-		wse_link_prog_ref_encode(&ref, slot);
-		hostlink_call(&c->sys[s->system].link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1,
-			      NULL, 0, NULL, COORD_PART_MS, text, sizeof(text));
-	}
+	if (s->kind == SLOT_SYSTEM)
+		unload_on_system(c, slot);
 	if (s->kind == SLOT_JOB)
 		coord_job_close(c);
 	if (c->feed.slot == slot)
 		c->feed.active = false;
 	s->kind = SLOT_EMPTY;
+}
+
+/*
+ * PROGRAM_UNLOAD: E_BUSY while the program runs, as a system says it (the
+ * driver frees a closed file's slot only once the device calls it empty).
+ */
+static void program_unload(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
+{
+	struct wse_link_err err;
+	struct coord_slot *s;
+	uint32_t slot, status = WSE_LINK_OK;
+	bool running;
+
+	if (wse_link_prog_ref_decode(r->payload, r->len, &slot, &err)) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	s = loaded(c, conn, r, slot);
+	if (!s)
+		return;
+	pthread_mutex_lock(&c->lock);
+	running = s->kind == SLOT_JOB && c->job.run;
+	pthread_mutex_unlock(&c->lock);
+	if (!running && s->kind == SLOT_SYSTEM)
+		status = unload_on_system(c, slot);
+	if (running || status == WSE_LINK_E_BUSY) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "program %u is running; unload it when its RUN ends", slot);
+		return;
+	}
+	/* A system's program is gone already. */
+	if (s->kind == SLOT_JOB)
+		coord_job_close(c);
+	s->kind = SLOT_EMPTY;
+	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
 /* A layer-pipelined program: on the first system that answers. */
@@ -520,10 +573,6 @@ static void device_stats(struct coord *c, struct coord_conn *conn, const struct 
 
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
 {
-	struct coord_slot *s;
-	uint32_t slot;
-	struct wse_link_err err;
-
 	if (!c->proxy_buf[r->f.queue]) {
 		c->proxy_buf[r->f.queue] = malloc(WSE_LINK_PAYLOAD_LIMIT);
 		if (!c->proxy_buf[r->f.queue]) {
@@ -536,15 +585,7 @@ void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_
 		program_load(c, conn, r);
 		return;
 	case WSE_LINK_OP_PROGRAM_UNLOAD:
-		if (wse_link_prog_ref_decode(r->payload, r->len, &slot, &err)) {
-			coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
-			return;
-		}
-		s = loaded(c, conn, r, slot);
-		if (s) {
-			unload_slot(c, slot);
-			coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
-		}
+		program_unload(c, conn, r);
 		return;
 	case WSE_LINK_OP_STREAM_WRITE:
 	case WSE_LINK_OP_STREAM_READ:

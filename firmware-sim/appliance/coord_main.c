@@ -3,7 +3,8 @@
  * The coordinator's process (wse-appliance --role coordinator): its
  * options, its parts connected, and the user node's hosts served one at a
  * time; a second host meanwhile is told E_BUSY and closed, as a system
- * does.
+ * does, unless the first has left and is being tidied up after: then the
+ * second waits for that.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +42,22 @@ static void *serve_main(void *arg)
 	free(h);
 	atomic_store(&serving, false);
 	return NULL;
+}
+
+/*
+ * The served host's link has ended and the coordinator is tidying up
+ * after it (its workers, its programs on the systems): the next host
+ * waits for that instead of being refused. A host that detaches and
+ * attaches again at once (tests do) would otherwise find it busy.
+ */
+static bool host_leaving(void)
+{
+	bool leaving;
+
+	pthread_mutex_lock(&coord.lock);
+	leaving = coord.stopping;
+	pthread_mutex_unlock(&coord.lock);
+	return leaving;
 }
 
 /* A host while another is served: ERROR E_BUSY, as a device says it. */
@@ -214,7 +231,7 @@ int coordinator_main(int argc, char **argv)
 		cfd = accept(fd, NULL, NULL);
 		if (cfd < 0)
 			continue;
-		if (atomic_load(&serving)) {
+		if (atomic_load(&serving) && !host_leaving()) {
 			refuse_busy(cfd);
 			continue;
 		}

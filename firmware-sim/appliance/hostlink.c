@@ -157,6 +157,14 @@ static void *rx_main(void *arg)
 			pthread_mutex_unlock(&h->lock);
 			break;
 		}
+		if (p->op != f.opcode || p->queue != f.queue) {
+			snprintf(why, sizeof(why),
+				 "its answer to tag %u carries opcode 0x%02x on queue %u, not the request's 0x%02x on queue %u",
+				 f.tag, f.opcode, f.queue, p->op, p->queue);
+			die_locked(h, -EPROTO, why);
+			pthread_mutex_unlock(&h->lock);
+			break;
+		}
 		if (p->forgotten) {
 			release_locked(h, p);
 			pthread_mutex_unlock(&h->lock);
@@ -306,6 +314,8 @@ int hostlink_submit(struct hostlink *h, uint8_t op, uint16_t queue, const struct
 	p->used = true;
 	p->done = p->forgotten = false;
 	p->tag = h->next_tag++;
+	p->op = op;
+	p->queue = queue;
 	p->out = out;
 	p->cap = cap;
 	p->len = 0;

@@ -41,6 +41,8 @@ struct hostlink_pending {
 	bool used, done;
 	bool forgotten;		/* nobody waits: drop the answer */
 	uint32_t tag;
+	uint8_t op;		/* the answer carries the request's opcode and queue */
+	uint16_t queue;
 	void *out;		/* where the reply data go */
 	size_t cap, len;
 	uint32_t status;

@@ -148,6 +148,7 @@ const char *wse_link_status_name(unsigned int code)
 	case WSE_LINK_E_UNSUPPORTED: return "E_UNSUPPORTED";
 	case WSE_LINK_E_INTERNAL: return "E_INTERNAL";
 	case WSE_LINK_E_CRC: return "E_CRC";
+	case WSE_LINK_E_DATA_CRC: return "E_DATA_CRC";
 	}
 	return "E_UNKNOWN";
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Module lifetime: wse.ko cannot be removed while a device file is open,
- * unloads cleanly once it is closed, and loads again with its parameters.
+ * unloads cleanly once it is closed (and at once with a peer that stopped
+ * reading), and loads again with its parameters.
  *
  * Runs in the guest as root; the module file is $WSE_MODULE or /wse/wse.ko.
  */
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "wse_guest.h"
 
 static const char *module_path(void)
 {
@@ -114,6 +116,48 @@ TEST(load_unload_cycles)
 		ASSERT_EQ(0, delete_module("wse", O_NONBLOCK)) TH_LOG("cycle %d", i);
 		ASSERT_EQ(0, load_module(params)) TH_LOG("cycle %d", i);
 	}
+}
+
+/*
+ * Unloading the module with a device whose firmware stopped reading, and
+ * frames of a closed file still half sent to it, is not held up by the
+ * peer: it is done well within the keepalive timeout (3 x 5 s), not after
+ * the socket's send timeout.
+ */
+TEST(rmmod_is_not_held_by_a_peer_that_stopped_reading)
+{
+	struct guest_peer fw = { 0 };
+	struct wse_dev_status dev;
+	struct wse_ctl *ctl;
+	char params[64];
+	int64_t t0, took;
+	uint32_t q, h;
+	uint64_t job;
+	int fd, i;
+
+	if (!module_loaded())
+		SKIP(return, "wse.ko is not loaded");
+	current_params(params, sizeof(params));
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, wse_ctl_open(&ctl));
+	ASSERT_EQ(0, guest_attach(ctl, fw.addr, 0, &dev));
+	wse_ctl_close(ctl);
+	fd = guest_open_accel(dev.accel_minor);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, guest_queue_create(fd, 0, 8, 0, &q));
+	ASSERT_EQ(0, guest_bo(fd, 4 << 20, &h, NULL));
+	ASSERT_EQ(0, kill(fw.pid, SIGSTOP));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, guest_submit(fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, (4 << 20) - 4096,
+					  NULL, &job));
+	usleep(200000);
+	close(fd);
+	t0 = guest_now_ms();
+	ASSERT_EQ(0, delete_module("wse", O_NONBLOCK));
+	took = guest_now_ms() - t0;
+	EXPECT_GT(2000, took) TH_LOG("unloading took %lld ms", (long long)took);
+	guest_peer_stop(&fw, SIGKILL);
+	ASSERT_EQ(0, load_module(params)) TH_LOG("reload %s %s", module_path(), params);
 }
 
 TEST_HARNESS_MAIN

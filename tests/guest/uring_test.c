@@ -5,11 +5,11 @@
  * ring torn down with commands in flight. Runs in the guest with wsefwd
  * started inside it.
  */
-#include <liburing.h>
 #include <sys/mman.h>
 
 #include "kselftest_harness.h"
 #include "wse_guest.h"
+#include "wse_guest_uring.h"
 
 static int queue_create(int fd, uint32_t hw, uint32_t depth, uint32_t *id)
 {
@@ -19,24 +19,6 @@ static int queue_create(int fd, uint32_t hw, uint32_t depth, uint32_t *id)
 	if (!ret)
 		*id = q.queue_id;
 	return ret;
-}
-
-/* liburing 2.3 has no helper for URING_CMD: fill the SQE by hand. */
-static void prep_job(struct io_uring_sqe *sqe, int fd, const struct drm_wse_uring_job *job,
-		     uint64_t user_data, int fixed_index)
-{
-	if (!sqe)
-		abort();	/* the rings here are sized for every test */
-	memset(sqe, 0, 128);
-	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fd;
-	sqe->cmd_op = DRM_WSE_URING_CMD_JOB;
-	sqe->user_data = user_data;
-	if (fixed_index >= 0) {
-		sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
-		sqe->buf_index = (uint16_t)fixed_index;
-	}
-	memcpy(sqe->cmd, job, sizeof(*job));
 }
 
 static struct drm_wse_uring_job job_of(uint32_t queue, uint32_t op, void *addr, uint32_t len,
@@ -57,7 +39,7 @@ static int run_one(struct io_uring *ring, int fd, const struct drm_wse_uring_job
 	struct io_uring_cqe *cqe;
 	int res;
 
-	prep_job(io_uring_get_sqe(ring), fd, job, 42, fixed_index);
+	guest_uring_prep(io_uring_get_sqe(ring), fd, job, 42, fixed_index);
 	if (io_uring_submit(ring) != 1)
 		return -1000;
 	if (io_uring_wait_cqe(ring, &cqe))
@@ -187,7 +169,7 @@ TEST_F(uring, many_in_flight)
 		w[i] = byte_at(i, 5);
 	for (i = 0; i < N; i++) {
 		j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + i * SZ, SZ, (uint64_t)i * SZ);
-		prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+		guest_uring_prep(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
 	}
 	ASSERT_EQ(N, io_uring_submit(&self->ring));
 	for (i = 0; i < N; i++) {
@@ -198,7 +180,7 @@ TEST_F(uring, many_in_flight)
 	EXPECT_EQ(0, bad);
 	for (i = 0; i < N; i++) {
 		j = job_of(self->queue, DRM_WSE_OP_MEM_READ, r + i * SZ, SZ, (uint64_t)i * SZ);
-		prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, 1000 + i, -1);
+		guest_uring_prep(io_uring_get_sqe(&self->ring), self->fd, &j, 1000 + i, -1);
 	}
 	ASSERT_EQ(N, io_uring_submit(&self->ring));
 	while (seen < N) {
@@ -286,7 +268,7 @@ TEST_F(uring, batch_keeps_submission_order)
 			memset(w + (size_t)i * SPAN, (uint8_t)(i * 7 + round * 3 + 1), SPAN);
 			j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
 				   (uint64_t)i * BLK);
-			prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+			guest_uring_prep(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
 		}
 		ASSERT_EQ(N, io_uring_submit(&self->ring));
 		for (i = 0, bad = 0; i < N; i++) {
@@ -343,7 +325,7 @@ TEST_F(uring, submit_after_batch_stays_behind_it)
 		memset(w + (size_t)i * SPAN, (uint8_t)(i * 5 + 1), SPAN);
 		j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
 			   (uint64_t)i * BLK);
-		prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+		guest_uring_prep(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
 	}
 	ASSERT_EQ(N, io_uring_submit(&self->ring));
 	ASSERT_EQ(0, guest_ioctl(self->fd, DRM_IOCTL_WSE_SUBMIT, &s));
@@ -404,7 +386,7 @@ TEST_F(uring, submits_while_completions_arrive)
 		for (i = 0; i < N; i++) {
 			j = job_of(self->queue, DRM_WSE_OP_MEM_WRITE, w + (size_t)i * SPAN, SPAN,
 				   (uint64_t)i * SPAN);
-			prep_job(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
+			guest_uring_prep(io_uring_get_sqe(&self->ring), self->fd, &j, i, -1);
 		}
 		ASSERT_EQ(N, io_uring_submit(&self->ring));
 		for (i = 0; i < M; i++) {
@@ -463,7 +445,7 @@ TEST_F(uring, bad_commands)
 
 	/* An unknown command number. */
 	sqe = io_uring_get_sqe(&self->ring);
-	prep_job(sqe, self->fd, &j, 1, -1);
+	guest_uring_prep(sqe, self->fd, &j, 1, -1);
 	sqe->cmd_op = 0x1234;
 	ASSERT_EQ(1, io_uring_submit(&self->ring));
 	ASSERT_EQ(0, io_uring_wait_cqe(&self->ring, &cqe));
@@ -512,7 +494,7 @@ TEST_F(uring, ring_exit_with_commands_in_flight)
 			_exit(1);
 		for (i = 0; i < 8; i++) {
 			j = job_of(q, DRM_WSE_OP_MEM_READ, buf, sizeof(buf), 0);
-			prep_job(io_uring_get_sqe(&ring), fd, &j, i, -1);
+			guest_uring_prep(io_uring_get_sqe(&ring), fd, &j, i, -1);
 		}
 		if (io_uring_submit(&ring) != 8)
 			_exit(2);

@@ -272,10 +272,110 @@ static inline int guest_open_accel(int minor)
 	return open(path, O_RDWR | O_CLOEXEC);
 }
 
+/*
+ * A wsefwd started in the guest, attached and its device opened: the
+ * fixture of the driver's tests of one device.
+ */
+struct guest_fw_device {
+	struct wse_ctl *ctl;
+	struct guest_peer fw;
+	struct wse_dev_status dev;
+	bool attached;
+	int fd;
+};
+
+/* Opens the control plane, nothing started yet; 0 or a negative errno. */
+static inline int guest_fw_device_init(struct guest_fw_device *d)
+{
+	d->attached = false;
+	d->fd = -1;
+	d->fw.pid = 0;
+	return wse_ctl_open(&d->ctl);
+}
+
+/* Starts wsefwd --wafer 64x64 with up to two more arguments (or NULLs),
+ * attaches it and opens its device; 0 or a negative errno.
+ */
+static inline int guest_fw_device_up(struct guest_fw_device *d, const char *a0, const char *a1)
+{
+	int ret = guest_peer_start(&d->fw, "wsefwd", "--wafer", "64x64", a0, a1, NULL);
+
+	if (!ret)
+		ret = guest_attach(d->ctl, d->fw.addr, 0, &d->dev);
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	d->attached = true;
+	d->fd = guest_open_accel(d->dev.accel_minor);
+	return d->fd < 0 ? -errno : 0;
+}
+
+/* Closes the device, detaches it and stops the firmware. */
+static inline void guest_fw_device_fini(struct guest_fw_device *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	if (d->attached)
+		wse_ctl_detach(d->ctl, d->dev.index);
+	guest_peer_stop(&d->fw, SIGKILL);
+	wse_ctl_close(d->ctl);
+}
+
 /* ioctl() returning -errno. */
 static inline int guest_ioctl(int fd, unsigned long req, void *arg)
 {
 	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+/* QUEUE_CREATE; the queue's id in *@id. Returns 0 or -errno. */
+static inline int guest_queue_create(int fd, uint32_t hw, uint32_t depth, uint32_t timeout_ms,
+				     uint32_t *id)
+{
+	struct drm_wse_queue_create q = { .hw_queue = hw, .depth = depth,
+					  .timeout_ms = timeout_ms };
+	int ret = guest_ioctl(fd, DRM_IOCTL_WSE_QUEUE_CREATE, &q);
+
+	if (!ret)
+		*id = q.queue_id;
+	return ret;
+}
+
+/* A SUBMIT of @op with up to four arguments; the job's id in *@job. */
+static inline int guest_submit(int fd, uint32_t queue, uint32_t op, uint32_t handle,
+			       uint64_t off, uint64_t len, const uint64_t args[4],
+			       uint64_t *job)
+{
+	struct drm_wse_submit s = {
+		.queue_id = queue, .op = op, .handle = handle, .bo_offset = off,
+		.length = len,
+	};
+	int ret;
+
+	if (args)
+		memcpy(s.args, args, sizeof(s.args));
+	ret = guest_ioctl(fd, DRM_IOCTL_WSE_SUBMIT, &s);
+	if (!ret && job)
+		*job = s.job_id;
+	return ret;
+}
+
+/* WAITs up to @ms (0: only looks) for @job; the job's status in *@status. */
+static inline int guest_wait_job(int fd, uint32_t queue, uint64_t job, int ms, int *status,
+				 uint32_t *len)
+{
+	struct drm_wse_wait w = { .queue_id = queue, .job_id = job };
+	struct timespec ts;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ms)
+		w.timeout_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec +
+			       (int64_t)ms * 1000000;
+	ret = guest_ioctl(fd, DRM_IOCTL_WSE_WAIT, &w);
+	if (status)
+		*status = w.status;
+	if (len)
+		*len = w.result_len;
+	return ret;
 }
 
 static inline int guest_bo(int fd, uint64_t size, uint32_t *handle, void **map)

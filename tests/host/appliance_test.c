@@ -33,6 +33,7 @@
 #include "wse/engine.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
+#include "wse/link_io.h"
 
 #define IO_MS		30000
 #define SLOT		1
@@ -983,6 +984,107 @@ TEST_F(appl, refusals_lose_nothing)
 		EXPECT_NE(NULL, strstr(text, "appliance chooses")) TH_LOG("%s", text);
 	}
 	free(big);
+}
+
+/* The answer to a request sent by hand, read straight off the socket. */
+static uint32_t raw_answer(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *self,
+			   uint32_t tag, uint16_t queue)
+{
+	struct wse_link_frame f;
+	struct wse_link_err err;
+	const uint8_t *rest;
+	size_t rest_len;
+	uint32_t status = 0xdead;
+
+	EXPECT_EQ(0, wse_link_recv(self->fd, &self->cl.rules, &f, self->cl.buf, self->cl.cap,
+				   IO_MS, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(tag, f.tag);
+	EXPECT_EQ(queue, f.queue);
+	EXPECT_EQ(0, wse_link_status_decode(self->cl.buf, f.length, &status, &rest, &rest_len,
+					    &err));
+	return status;
+}
+
+/*
+ * The coordinator keeps the link protocol as wsefwd does: a request whose
+ * data fails its digest after the handshake is refused (E_DATA_CRC) and the
+ * link goes on; PROGRAM_UNLOAD of a program in a RUN is E_BUSY (the driver
+ * frees a closed file's slot only once the device calls it empty), for the
+ * appliance's own job and for a program on one of its systems.
+ */
+TEST_F(appl, a_changed_request_or_a_busy_unload_keeps_the_link)
+{
+	static float loss[2 * BATCH];
+	uint8_t px[BATCH * IN];
+	int32_t labels[BATCH], preds[BATCH];
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	for (int pipelined = 0; pipelined < 2; pipelined++) {
+		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						 .steps = 2, .batch = BATCH };
+		struct wse_link_stream_info sin = { SLOT, S_SAMPLES, sizeof(px) };
+		struct wse_link_program_ref ref;
+		struct wse_link_stream sraw;
+		struct wse_link_run rraw;
+		struct iovec iov = { &rraw, sizeof(rraw) };
+		struct wse_link_frame f = { .version = 1, .opcode = WSE_LINK_OP_STREAM_WRITE,
+					    .queue = Q_IN, .tag = 0x7000 + pipelined };
+		struct iovec out[2] = { { &sraw, sizeof(sraw) }, { px, sizeof(px) } };
+		struct wse_link_hdr hdr;
+		struct iovec wire[3] = { { &hdr, sizeof(hdr) }, out[0], out[1] };
+		struct wse_link_err err;
+		uint32_t tag, status;
+		size_t rest;
+
+		TH_LOG("%s program", pipelined ? "a pipelined" : "the weight-streaming");
+		if (pipelined)
+			ASSERT_EQ(0, set_job(self, 1, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, pipelined ? self->pipe : self->ws,
+				  pipelined ? self->pipe_len : self->ws_len, text, sizeof(text)))
+			TH_LOG("%s", text);
+		wse_link_run_encode(&rraw, &run);
+		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
+						    &err));
+		/* Step 0's losses out: the RUN is under way, waiting for step 1. */
+		make_batch(5, 0, px, labels);
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+		ASSERT_EQ(0, write_stream(self, S_LABELS, labels, sizeof(labels), text,
+					  sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_LOSSES, loss, BATCH * 4, text, sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+
+		wse_link_prog_ref_encode(&ref, SLOT);
+		EXPECT_EQ(WSE_LINK_E_BUSY, call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref,
+						sizeof(ref), NULL, 0, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "running")) TH_LOG("%s", text);
+
+		/* Step 1's samples, changed after their digest was taken. */
+		make_batch(5, 1, px, labels);
+		wse_link_stream_encode(&sraw, &sin);
+		f.length = sizeof(sraw) + sizeof(px);
+		f.data_crc = wse_crc32c(wse_crc32c(0, &sraw, sizeof(sraw)), px, sizeof(px)) ^ 1;
+		wse_link_hdr_encode(&hdr, &f);
+		ASSERT_EQ(0, wse_link_write_all(self->fd, wire, 3, wse_link_now_ms() + IO_MS, &err));
+		EXPECT_EQ(WSE_LINK_E_DATA_CRC, raw_answer(_metadata, self, f.tag, Q_IN));
+
+		/* The same samples intact: the RUN ends as if nothing happened. */
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, px, sizeof(px), text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, write_stream(self, S_LABELS, labels, sizeof(labels), text,
+					  sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_LOSSES, loss + BATCH, BATCH * 4, text, sizeof(text)));
+		ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &status, &rest, &err))
+			TH_LOG("%s", err.text);
+		EXPECT_EQ(WSE_LINK_OK, status);
+		EXPECT_EQ(WSE_LINK_OK, call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref,
+					    sizeof(ref), NULL, 0, NULL, NULL, text, sizeof(text)))
+			TH_LOG("%s", text);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref,
+						 sizeof(ref), NULL, 0, NULL, NULL, text,
+						 sizeof(text)));
+	}
 }
 
 /*

@@ -13,10 +13,12 @@
 #define LAYOUT(type, member, off) \
 	static_assert(offsetof(struct type, member) == (off), #type "." #member)
 
-static_assert(sizeof(struct drm_wse_get_info) == 16, "drm_wse_get_info size");
+static_assert(sizeof(struct drm_wse_get_info) == 24, "drm_wse_get_info size");
 LAYOUT(drm_wse_get_info, param, 0);
 LAYOUT(drm_wse_get_info, size, 4);
 LAYOUT(drm_wse_get_info, ptr, 8);
+LAYOUT(drm_wse_get_info, flags, 16);
+LAYOUT(drm_wse_get_info, pad, 20);
 
 static_assert(sizeof(struct drm_wse_device_info) == 72, "drm_wse_device_info size");
 LAYOUT(drm_wse_device_info, wafer_width, 0);
@@ -33,11 +35,13 @@ LAYOUT(drm_wse_bo_create, size, 0);
 LAYOUT(drm_wse_bo_create, flags, 8);
 LAYOUT(drm_wse_bo_create, handle, 12);
 
-static_assert(sizeof(struct drm_wse_bo_info) == 24, "drm_wse_bo_info size");
+static_assert(sizeof(struct drm_wse_bo_info) == 32, "drm_wse_bo_info size");
 LAYOUT(drm_wse_bo_info, handle, 0);
 LAYOUT(drm_wse_bo_info, pad, 4);
 LAYOUT(drm_wse_bo_info, mmap_offset, 8);
 LAYOUT(drm_wse_bo_info, size, 16);
+LAYOUT(drm_wse_bo_info, flags, 24);
+LAYOUT(drm_wse_bo_info, reserved, 28);
 
 static_assert(sizeof(struct drm_wse_mem_xfer) == 40, "drm_wse_mem_xfer size");
 LAYOUT(drm_wse_mem_xfer, handle, 0);
@@ -48,15 +52,17 @@ LAYOUT(drm_wse_mem_xfer, length, 24);
 LAYOUT(drm_wse_mem_xfer, timeout_ms, 32);
 LAYOUT(drm_wse_mem_xfer, pad, 36);
 
-static_assert(sizeof(struct drm_wse_queue_create) == 16, "drm_wse_queue_create size");
+static_assert(sizeof(struct drm_wse_queue_create) == 24, "drm_wse_queue_create size");
 LAYOUT(drm_wse_queue_create, hw_queue, 0);
 LAYOUT(drm_wse_queue_create, depth, 4);
 LAYOUT(drm_wse_queue_create, timeout_ms, 8);
 LAYOUT(drm_wse_queue_create, queue_id, 12);
+LAYOUT(drm_wse_queue_create, flags, 16);
+LAYOUT(drm_wse_queue_create, pad, 20);
 
 static_assert(sizeof(struct drm_wse_queue_destroy) == 8, "drm_wse_queue_destroy size");
 
-static_assert(sizeof(struct drm_wse_submit) == 72, "drm_wse_submit size");
+static_assert(sizeof(struct drm_wse_submit) == 80, "drm_wse_submit size");
 LAYOUT(drm_wse_submit, queue_id, 0);
 LAYOUT(drm_wse_submit, op, 4);
 LAYOUT(drm_wse_submit, handle, 8);
@@ -65,6 +71,8 @@ LAYOUT(drm_wse_submit, bo_offset, 16);
 LAYOUT(drm_wse_submit, length, 24);
 LAYOUT(drm_wse_submit, args, 32);
 LAYOUT(drm_wse_submit, job_id, 64);
+LAYOUT(drm_wse_submit, flags, 72);
+LAYOUT(drm_wse_submit, pad, 76);
 
 static_assert(sizeof(struct drm_wse_wait) == 32, "drm_wse_wait size");
 LAYOUT(drm_wse_wait, queue_id, 0);

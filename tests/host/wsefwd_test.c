@@ -671,7 +671,6 @@ TEST_F(fwd, malformed_frames_get_error_and_close)
 		{ BREAK_FLAGS, WSE_LINK_E_PROTO, "flags" },
 		{ BREAK_RESERVED, WSE_LINK_E_PROTO, "reserved" },
 		{ BREAK_LENGTH, WSE_LINK_E_PROTO, "exceeds the link maximum" },
-		{ BREAK_DATA_CRC, WSE_LINK_E_CRC, "data CRC" },
 	};
 	uint8_t mem[16 + 32] = { 0 };
 
@@ -688,6 +687,27 @@ TEST_F(fwd, malformed_frames_get_error_and_close)
 		wse_link_client_free(&cl);
 		close(fd);
 	}
+}
+
+/* Before the handshake nothing is trusted: a HELLO whose data fails its
+ * digest ends the link, where a request after it only fails itself.
+ */
+TEST_F(fwd, data_crc_before_hello_closes)
+{
+	struct wse_link_hello_info in = {
+		.version_min = 1, .version_max = 1, .max_payload = 65536, .keepalive_ms = 5000,
+	};
+	struct wse_link_hello hello;
+	int fd;
+
+	start_fwd(self, "--wafer", "8x8");
+	fd = connect_fwd(self);
+	ASSERT_GE(fd, 0);
+	wse_link_hello_encode(&hello, &in);
+	send_raw(_metadata, fd, WSE_LINK_OP_HELLO, 0, 0, 1, &hello, sizeof(hello),
+		 BREAK_DATA_CRC);
+	expect_error_and_close(_metadata, fd, WSE_LINK_E_CRC, "data CRC");
+	close(fd);
 }
 
 TEST_F(fwd, bad_requests_after_hello)
@@ -712,6 +732,19 @@ TEST_F(fwd, bad_requests_after_hello)
 	EXPECT_EQ(42U, f.tag);
 	ASSERT_EQ(0, wse_link_status_decode(buf, f.length, &status, &rest, &rest_len, &err));
 	EXPECT_EQ(WSE_LINK_E_UNSUPPORTED, status);
+	/* A request whose data fails its digest is refused; the link stays up. */
+	mem[8] = 8;	/* wse_link_mem.length */
+	send_raw(_metadata, fd, WSE_LINK_OP_MEM_WRITE, 0, 0, 44, mem, sizeof(mem), BREAK_DATA_CRC);
+	ASSERT_EQ(0, recv_frame(fd, &f, buf, sizeof(buf), IO_MS, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(WSE_LINK_OP_MEM_WRITE, f.opcode);
+	EXPECT_EQ(44U, f.tag);
+	ASSERT_EQ(0, wse_link_status_decode(buf, f.length, &status, &rest, &rest_len, &err));
+	EXPECT_EQ(WSE_LINK_E_DATA_CRC, status);
+	send_raw(_metadata, fd, WSE_LINK_OP_MEM_WRITE, 0, 0, 45, mem, sizeof(mem), BREAK_NONE);
+	ASSERT_EQ(0, recv_frame(fd, &f, buf, sizeof(buf), IO_MS, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(45U, f.tag);
+	ASSERT_EQ(0, wse_link_status_decode(buf, f.length, &status, &rest, &rest_len, &err));
+	EXPECT_EQ(WSE_LINK_OK, status);
 	/* A link-level frame on a data queue is a violation. */
 	send_raw(_metadata, fd, WSE_LINK_OP_KEEPALIVE, 0, 2, 43, NULL, 0, BREAK_NONE);
 	expect_error_and_close(_metadata, fd, WSE_LINK_E_PROTO, "queue 2");

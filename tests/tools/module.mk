@@ -5,8 +5,9 @@ wse-fakehost_srcs := tests/tools/wse_fakehost.c
 wse-fakehost_libs := wselink
 
 progs += wse-hostile-peer
-wse-hostile-peer_srcs := tests/tools/wse_hostile_peer.c
+wse-hostile-peer_srcs := tests/tools/wse_hostile_peer.c tests/tools/hostile_semantic.c
 wse-hostile-peer_libs := wselink
+wse-hostile-peer_ldlibs := -lpthread
 
 # The hostile peer against the host side of libwselink.
 host_tests += link_hostile_peer_test
@@ -34,3 +35,15 @@ wse-graphtrain_ldlibs := $(PROTOBUF_C_LIBS) -lz -lopenblas -lm
 host_tests += onnx_cli_test
 onnx_cli_test_srcs := tests/host/onnx_cli_test.c
 $(B)/host-tests/onnx_cli_test $(B)/host-tests-san/onnx_cli_test: | $(B)/bin/wsecc $(B)/bin/wse-graphtrain
+
+# Random, seeded calls into the driver from several processes (in the guest).
+progs += wse-fuzz
+wse-fuzz_srcs := tests/tools/wse_fuzz.c
+wse-fuzz_libs := wse wsenum wselink
+wse-fuzz_ldlibs := $(WSE_LDLIBS)
+
+# Kernel memory before and after many jobs and attach/detach cycles (in the guest).
+progs += wse-soak
+wse-soak_srcs := tests/tools/wse_soak.c
+wse-soak_libs := wse wsenum wselink
+wse-soak_ldlibs := $(WSE_LDLIBS)

@@ -9,10 +9,13 @@
  * misbehaves in the HELLO reply itself; mixed picks per connection. Since a
  * correct host closes the link on the first violation, one connection
  * normally carries one bad frame and the peer accepts the next connection.
+ * semantic relays a real firmware and lies about content with good
+ * digests (hostile_semantic.c).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +29,9 @@
 #include "wse/numparse.h"
 #include "wse/splitmix64.h"
 
-enum mode { MODE_AFTER_HELLO, MODE_HANDSHAKE, MODE_MIXED };
+#include "hostile_semantic.h"
+
+enum mode { MODE_AFTER_HELLO, MODE_HANDSHAKE, MODE_MIXED, MODE_SEMANTIC };
 
 /* Ways to spoil the HELLO reply beyond the generic malformed frames. */
 enum hello_bad {
@@ -67,6 +72,7 @@ struct options {
 	int request_wait_ms;
 	bool expect_close;
 	bool verbose;
+	struct semantic_opts sem;
 };
 
 struct stats {
@@ -93,7 +99,17 @@ static void usage(FILE *out)
 "  --frames N             bad frames to send in all (default 1000)\n"
 "  --connections N        connections to accept at most (default 1000)\n"
 "  --per-connection N     bad frames per connection (default 1)\n"
-"  --mode MODE            after-hello (default), handshake or mixed\n"
+"  --mode MODE            after-hello (default), handshake, mixed, or semantic:\n"
+"                         relay a real firmware (--upstream) and answer some\n"
+"                         of the host's requests wrongly, with good digests\n"
+"  --upstream ADDR        semantic: the firmware to relay (wsefwd's address)\n"
+"  --mutate-every N       semantic: lie about one answer in N (default 8)\n"
+"  --mutations N          semantic: lies in all, over every connection\n"
+"                         (default 1000); --frames does not apply\n"
+"  --semantic-kinds K,... semantic: which lies (default all): error-status,\n"
+"                         short-data, long-data, other-tag, unissued-tag,\n"
+"                         wrong-opcode, wrong-queue, duplicate, dropped,\n"
+"                         unasked-keepalive, device-request\n"
 "  --kinds K1,K2,...      generic kinds to use (default all):\n"
 "                         ");
 	for (int k = 0; k < WSE_LINK_MAL_COUNT; k++)
@@ -201,6 +217,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "request-wait-ms", required_argument, NULL, 'r' },
 		{ "expect-close", no_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "upstream", required_argument, NULL, 'U' },
+		{ "mutate-every", required_argument, NULL, 'E' },
+		{ "mutations", required_argument, NULL, 'M' },
+		{ "semantic-kinds", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -220,6 +240,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->kinds[k] = true;
 	for (int k = 0; k < HB_COUNT; k++)
 		o->hello_kinds[k] = true;
+	o->sem.every = 8;
+	o->sem.limit = 1000;
+	for (int k = 0; k < SEM_COUNT; k++)
+		o->sem.kinds[k] = true;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': o->listen = optarg; break;
@@ -234,8 +258,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->mode = MODE_HANDSHAKE;
 			else if (!strcmp(optarg, "mixed"))
 				o->mode = MODE_MIXED;
+			else if (!strcmp(optarg, "semantic"))
+				o->mode = MODE_SEMANTIC;
 			else {
-				fprintf(stderr, "wse-hostile-peer: --mode '%s': use after-hello, handshake or mixed\n", optarg);
+				fprintf(stderr, "wse-hostile-peer: --mode '%s': use after-hello, handshake, mixed or semantic\n", optarg);
 				return -1;
 			}
 			break;
@@ -251,6 +277,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'r': if (number("--request-wait-ms", optarg, 0, 600000, &v)) return -1; o->request_wait_ms = (int)v; break;
 		case 'e': o->expect_close = true; break;
 		case 'v': o->verbose = true; break;
+		case 'U': o->sem.upstream = optarg; break;
+		case 'E': if (number("--mutate-every", optarg, 1, 1000000, &o->sem.every)) return -1; break;
+		case 'M': if (number("--mutations", optarg, 1, 100000000, &v)) return -1; o->sem.limit = (long)v; break;
+		case 'K': if (semantic_parse_kinds(optarg, o->sem.kinds)) return -1; break;
 		case 'h': usage(stdout); return 1;
 		default:
 			fprintf(stderr, "wse-hostile-peer: bad option '%s' (see --help)\n", argv[optind - 1]);
@@ -259,6 +289,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (!o->listen || optind < argc) {
 		fprintf(stderr, "wse-hostile-peer: give --listen ADDR and no other arguments (see --help)\n");
+		return -1;
+	}
+	if ((o->mode == MODE_SEMANTIC) != !!o->sem.upstream) {
+		fprintf(stderr, "wse-hostile-peer: --upstream goes with --mode semantic, and it needs one\n");
 		return -1;
 	}
 	return 0;
@@ -553,6 +587,15 @@ static int serve_one(int fd, const struct options *o, uint64_t *rng, struct stat
 	return 0;
 }
 
+/* SIGINT or SIGTERM: finish the connection at hand, report, exit. */
+static volatile int stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
 static int write_port_file(const char *path, int port)
 {
 	FILE *f = fopen(path, "w");
@@ -567,6 +610,7 @@ int main(int argc, char **argv)
 {
 	struct options o;
 	struct stats st = { 0 };
+	struct semantic_stats sem = { 0 };
 	struct wse_link_addr addr;
 	char err[256];
 	int64_t end;
@@ -592,7 +636,15 @@ int main(int argc, char **argv)
 	}
 	rng = o.seed;
 	end = wse_link_now_ms() + (int64_t)o.time_limit_s * 1000;
-	while (st.frames < o.frames && st.connections < o.connections) {
+	o.sem.stop = &stop_requested;
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	while ((o.mode == MODE_SEMANTIC ? sem.mutated < o.sem.limit : st.frames < o.frames) &&
+	       st.connections < o.connections) {
 		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
 		int64_t left = end - wse_link_now_ms();
 		int fd, n;
@@ -601,6 +653,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "wse-hostile-peer: time limit of %d s reached\n", o.time_limit_s);
 			break;
 		}
+		if (stop_requested)
+			break;
 		n = poll(&pfd, 1, left < o.accept_timeout_ms ? (int)left : o.accept_timeout_ms);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -615,13 +669,25 @@ int main(int argc, char **argv)
 			continue;
 		wse_link_tune_socket(fd);
 		st.connections++;
-		serve_one(fd, &o, &rng, &st);
+		if (o.mode == MODE_SEMANTIC)
+			semantic_serve(fd, &o.sem, &rng, &sem);
+		else
+			serve_one(fd, &o, &rng, &st);
 		close(fd);
 	}
 	close(lfd);
 	if (addr.is_unix)
 		unlink(addr.path);
 
+	if (o.mode == MODE_SEMANTIC) {
+		printf("wse-hostile-peer: %ld frames relayed to hosts over %ld connections, %ld told wrongly (seed %llu)\n",
+		       sem.frames, st.connections, sem.mutated, (unsigned long long)o.seed);
+		for (int k = 0; k < SEM_COUNT; k++)
+			if (sem.per_kind[k])
+				printf("  %-22s %ld\n", semantic_kind_name(k), sem.per_kind[k]);
+		fflush(stdout);
+		return st.connections ? 0 : 1;
+	}
 	printf("wse-hostile-peer: %ld bad frames over %ld connections (seed %llu); host closed %ld links, sent ERROR %ld times; %ld links left open; %ld bad HELLOs from the host\n",
 	       st.frames, st.connections, (unsigned long long)o.seed, st.host_closed,
 	       st.host_error_frames, st.left_open, st.bad_hello);

@@ -87,6 +87,10 @@ struct drm_wse_get_info {
 	__u32 size;
 	/** @ptr: in, user address the value is written to (may be 0 if @size is 0). */
 	__u64 ptr;
+	/** @flags: in, must be 0: no flags are defined yet. */
+	__u32 flags;
+	/** @pad: must be 0. */
+	__u32 pad;
 };
 
 /**
@@ -139,6 +143,10 @@ struct drm_wse_bo_info {
 	__u64 mmap_offset;
 	/** @size: out, the object's size in bytes (a multiple of the page size). */
 	__u64 size;
+	/** @flags: in, must be 0: no flags are defined yet. */
+	__u32 flags;
+	/** @reserved: must be 0. */
+	__u32 reserved;
 };
 
 /* Directions of &struct drm_wse_mem_xfer; exactly one must be set. */
@@ -192,6 +200,10 @@ struct drm_wse_queue_create {
 	__u32 timeout_ms;
 	/** @queue_id: out, the queue's id in this file. */
 	__u32 queue_id;
+	/** @flags: in, must be 0: no flags are defined yet. */
+	__u32 flags;
+	/** @pad: must be 0. */
+	__u32 pad;
 };
 
 /**
@@ -271,6 +283,10 @@ struct drm_wse_submit {
 	__u64 args[4];
 	/** @job_id: out, the job's number in its queue, from 1. */
 	__u64 job_id;
+	/** @flags: in, must be 0: no flags are defined yet. */
+	__u32 flags;
+	/** @pad: must be 0. */
+	__u32 pad;
 };
 
 /**
@@ -302,8 +318,11 @@ struct drm_wse_wait {
  * DRM_WSE_URING_CMD_JOB and a &struct drm_wse_uring_job in the SQE's
  * command area, which needs a ring set up with IORING_SETUP_SQE128. With
  * IORING_URING_CMD_FIXED in uring_cmd_flags, @addr lies in the registered
- * buffer sqe->buf_index. The CQE's res is the reply length for operations
- * that receive, 0 for the others, or a negative errno.
+ * buffer sqe->buf_index. What the command does not use must be 0: the
+ * SQE's addr and len, and the command area's bytes after the structure,
+ * so that later kernels may give them a meaning. The CQE's res is the
+ * reply length for operations that receive, 0 for the others, or a
+ * negative errno.
  */
 #define DRM_WSE_URING_CMD_JOB		0x57530001
 

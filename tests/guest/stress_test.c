@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Small, bounded runs of the driver's stress programs, for make check:
+ * wse-fuzz (random calls from several processes, on a device of a real
+ * wsefwd and on one behind the semantic hostile peer) and wse-soak
+ * (kernel memory before and after many jobs and attach/detach cycles).
+ * The full runs are `make fuzz` and `make soak` (tools/stress). The guest's
+ * kernel log is judged by wsevm: any WARN, BUG or KFENCE report fails.
+ */
+#include "kselftest_harness.h"
+#include "wse_guest.h"
+
+/* Runs build/bin/@prog with the arguments (NULL-terminated); its exit
+ * status, or -1 if it did not end within @timeout_s.
+ */
+static int run(int timeout_s, const char *prog, ...)
+{
+	const char *argv[32];
+	char bin[160];
+	va_list ap;
+	int argc = 0, status;
+	int64_t end = guest_now_ms() + timeout_s * 1000LL;
+	pid_t pid;
+
+	snprintf(bin, sizeof(bin), "%s/%s", WSE_GUEST_BIN, prog);
+	argv[argc++] = bin;
+	va_start(ap, prog);
+	while (argc < 31 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	while (guest_now_ms() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		usleep(50000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+TEST(fuzz_small)
+{
+	struct guest_peer fw1 = { 0 }, fw2 = { 0 }, proxy = { 0 };
+
+	ASSERT_EQ(0, guest_peer_start(&fw1, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, guest_peer_start(&fw2, "wsefwd", "--wafer", "64x64", NULL));
+	ASSERT_EQ(0, guest_peer_start(&proxy, "wse-hostile-peer", "--mode", "semantic",
+				      "--upstream", fw2.addr, "--mutate-every", "16",
+				      "--connections", "100000", "--time-limit", "300",
+				      "--accept-timeout-ms", "300000", NULL));
+	EXPECT_EQ(0, run(240, "wse-fuzz", "--calls", "3000", "--procs", "4", "--seed", "16",
+			 "--time-limit", "120", "--keep-up", fw1.addr, "--keep-up", proxy.addr,
+			 NULL));
+	guest_peer_stop(&proxy, SIGTERM);
+	guest_peer_stop(&fw2, SIGKILL);
+	guest_peer_stop(&fw1, SIGKILL);
+}
+
+TEST(soak_small)
+{
+	struct guest_peer fw = { 0 };
+
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "64x64", NULL));
+	EXPECT_EQ(0, run(240, "wse-soak", "--fw", fw.addr, "--procs", "4", "--submissions", "300",
+			 "--cycles", "20", NULL));
+	guest_peer_stop(&fw, SIGKILL);
+}
+
+TEST_HARNESS_MAIN
