@@ -35,6 +35,8 @@
 #define CGROUP_ROOT	"/sys/fs/cgroup"
 #define CGROUP		CGROUP_ROOT "/wse-soak"
 #define JOB_BYTES	65536
+/* How long a worker waits for one io_uring completion before it reports it lost. */
+#define CQE_WAIT_S	60
 
 struct options {
 	const char *fw;			/* the firmware to attach */
@@ -172,9 +174,11 @@ static int worker(const char *node, uint64_t n, uint64_t seed)
 	struct io_uring_params p = { .flags = IORING_SETUP_SQE128 };
 	struct io_uring_cqe *cqe;
 	struct io_uring ring;
+	struct __kernel_timespec cqe_wait = { .tv_sec = CQE_WAIT_S };
 	uint64_t rng = seed, i;
 	uint32_t q = 0, h = 0;
 	void *buf = calloc(1, JOB_BYTES);
+	int ret;
 	int fd = open(node, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0 || !buf || queue_create(fd, 1, 16, 0, &q) || bo(fd, JOB_BYTES, &h) ||
@@ -214,8 +218,17 @@ static int worker(const char *node, uint64_t n, uint64_t seed)
 		} else {
 			prep(io_uring_get_sqe(&ring), fd, q, op, buf, JOB_BYTES, timeout,
 			     (r >> 8) % 1024 * JOB_BYTES);
-			if (io_uring_submit(&ring) != 1 || io_uring_wait_cqe(&ring, &cqe))
+			if (io_uring_submit(&ring) != 1)
 				return 14;
+			/* A completion that never comes is a failure to report, not a hang. */
+			ret = io_uring_wait_cqe_timeout(&ring, &cqe, &cqe_wait);
+			if (ret) {
+				fprintf(stderr,
+					"wse-soak: job %llu of pid %d on queue %u: no completion in %lld s (%s)\n",
+					(unsigned long long)i, (int)getpid(), q,
+					(long long)cqe_wait.tv_sec, strerror(-ret));
+				return 15;
+			}
 			io_uring_cqe_seen(&ring, cqe);
 		}
 	}
