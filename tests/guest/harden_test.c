@@ -481,6 +481,34 @@ TEST_F(harden, wait_does_not_collect_uring_jobs)
 	io_uring_queue_exit(&ring);
 }
 
+/*
+ * Takes the host's HELLO on @fd and answers it as device @d; with @text,
+ * the version text is that, NUL, and garbage after it. 0, or -1 if no
+ * HELLO came.
+ */
+static int fake_hello(int fd, const struct wse_link_device_info *d, const char *text)
+{
+	struct wse_link_rx_rules rules = { .version = 1, .max_payload = 4096 };
+	struct wse_link_hello_reply reply;
+	struct wse_link_status st;
+	struct iovec iov[2] = { { &st, sizeof(st) }, { &reply, sizeof(reply) } };
+	struct wse_link_frame f;
+	struct wse_link_err err;
+	char buf[4096];
+
+	if (wse_link_recv(fd, &rules, &f, buf, sizeof(buf), 5000, &err))
+		return -1;
+	wse_link_hello_reply_encode(&reply, d);
+	if (text) {
+		memset(reply.fw_version, 'X', sizeof(reply.fw_version));
+		memcpy(reply.fw_version, text, strlen(text) + 1);
+	}
+	wse_link_status_encode(&st, WSE_LINK_OK);
+	f.flags = WSE_LINK_F_RESPONSE;
+	wse_link_send(fd, &f, iov, 2, 5000, &err);
+	return 0;
+}
+
 /* Answers HELLO with a device whose version text is "v1", then garbage. */
 static void *garbage_after_version(void *arg)
 {
@@ -491,22 +519,13 @@ static void *garbage_after_version(void *arg)
 		.wafer_height = 8, .sram_per_pe = 1024, .sram_total = 64 * 1024,
 		.clock_khz = 1000, .num_queues = 1,
 	};
-	struct wse_link_hello_reply reply;
-	struct wse_link_status st;
-	struct iovec iov[2] = { { &st, sizeof(st) }, { &reply, sizeof(reply) } };
 	struct wse_link_frame f;
 	struct wse_link_err err;
 	int fd = *(int *)arg;
 	char buf[4096];
 
-	if (wse_link_recv(fd, &rules, &f, buf, sizeof(buf), 5000, &err))
+	if (fake_hello(fd, &d, "v1"))
 		return NULL;
-	wse_link_hello_reply_encode(&reply, &d);
-	memset(reply.fw_version, 'X', sizeof(reply.fw_version));
-	memcpy(reply.fw_version, "v1", 3);
-	wse_link_status_encode(&st, WSE_LINK_OK);
-	f.flags = WSE_LINK_F_RESPONSE;
-	wse_link_send(fd, &f, iov, 2, 5000, &err);
 	/* Stay until the host goes. */
 	wse_link_recv(fd, &rules, &f, buf, sizeof(buf), 5000, &err);
 	return NULL;
@@ -781,32 +800,27 @@ TEST_F_TIMEOUT(harden, semantic_hostile_peer, 240)
 /* A device that answers HELLO, then reads nothing and answers tag 16. */
 static void *answer_before_reading(void *arg)
 {
-	struct wse_link_rx_rules rules = { .version = 1, .max_payload = 4096 };
 	struct wse_link_device_info d = {
 		.version = 1, .caps = WSE_LINK_CAP_MEM, .max_payload = 65536,
 		.version_min = 1, .version_max = 1, .device_id = 9, .wafer_width = 8,
 		.wafer_height = 8, .sram_per_pe = 1 << 20, .sram_total = 64ULL << 20,
 		.clock_khz = 1000, .num_queues = 2, .fw_version = "early",
 	};
-	struct wse_link_hello_reply reply;
 	struct wse_link_status st;
-	struct iovec iov[2] = { { &st, sizeof(st) }, { &reply, sizeof(reply) } };
-	struct wse_link_frame f;
+	struct iovec iov = { &st, sizeof(st) };
+	struct wse_link_frame f = {
+		.version = 1, .opcode = WSE_LINK_OP_MEM_WRITE, .flags = WSE_LINK_F_RESPONSE,
+		.queue = 1, .tag = 16,
+	};
 	struct wse_link_err err;
 	int fd = *(int *)arg;
-	char buf[4096];
 
-	if (wse_link_recv(fd, &rules, &f, buf, sizeof(buf), 5000, &err))
+	if (fake_hello(fd, &d, NULL))
 		return NULL;
-	wse_link_hello_reply_encode(&reply, &d);
-	wse_link_status_encode(&st, WSE_LINK_OK);
-	f.flags = WSE_LINK_F_RESPONSE;
-	wse_link_send(fd, &f, iov, 2, 5000, &err);
 	/* The host queues 16 writes; the socket takes a few. */
 	usleep(500000);
-	f = (struct wse_link_frame){ .version = 1, .opcode = WSE_LINK_OP_MEM_WRITE,
-				     .flags = WSE_LINK_F_RESPONSE, .queue = 1, .tag = 16 };
-	wse_link_send(fd, &f, iov, 1, 5000, &err);
+	wse_link_status_encode(&st, WSE_LINK_OK);
+	wse_link_send(fd, &f, &iov, 1, 5000, &err);
 	return NULL;
 }
 
