@@ -360,6 +360,31 @@ static uint32_t write_stream(FIXTURE_DATA(appl) *self, uint32_t stream, const vo
 		    text, textlen);
 }
 
+/* Starts a RUN of @kind over @steps batches of the program in SLOT; its tag in @tag. */
+static int run_start(FIXTURE_DATA(appl) *self, uint32_t kind, uint32_t steps, uint32_t *tag)
+{
+	struct wse_link_run_info run = { .program = SLOT, .kind = kind, .steps = steps,
+					 .batch = BATCH };
+	struct wse_link_run rr;
+	struct iovec iov = { &rr, sizeof(rr) };
+	struct wse_link_err err;
+
+	wse_link_run_encode(&rr, &run);
+	return wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, tag, &err);
+}
+
+/* Waits for the RUN of @tag to end: its status, or -1 if no answer came. */
+static int64_t run_end(FIXTURE_DATA(appl) *self, uint32_t tag)
+{
+	struct wse_link_err err;
+	uint32_t st;
+	size_t rest;
+
+	if (wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err))
+		return -1;
+	return st;
+}
+
 /*
  * @steps training steps of the seeded batches from step @from in one RUN
  * (@send: the host writes the samples; else the input workers read them),
@@ -775,17 +800,9 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
 	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss[0], text, sizeof(text))) TH_LOG("%s", text);
 	{
-		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_EVAL,
-						 .steps = 2, .batch = BATCH };
-		struct wse_link_run rr;
-		struct iovec iov = { &rr, sizeof(rr) };
-		struct wse_link_err err;
-		uint32_t tag, st;
-		size_t rest;
+		uint32_t tag;
 
-		wse_link_run_encode(&rr, &run);
-		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
-						    &err));
+		ASSERT_EQ(0, run_start(self, WSE_LINK_RUN_EVAL, 2, &tag));
 		for (int s = 0; s < 2; s++) {
 			make_batch(2, s, batch_px, batch_y);
 			ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
@@ -795,29 +812,19 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 			ASSERT_EQ(0, read_all(self, S_LOSSES, loss[1], BATCH * 4, text, sizeof(text)));
 			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
 		}
-		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
-		ASSERT_EQ(0, st);
+		ASSERT_EQ(0, run_end(self, tag));
 		EXPECT_TRUE(isfinite(loss[1][0]) && loss[1][0] > 0);
 	}
 	/* A predict RUN of the last batch: samples only, the eval's predictions. */
 	{
-		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
-						 .steps = 1, .batch = BATCH };
 		static int32_t again[BATCH];
-		struct wse_link_run rr;
-		struct iovec iov = { &rr, sizeof(rr) };
-		struct wse_link_err err;
-		uint32_t tag, st;
-		size_t rest;
+		uint32_t tag;
 
-		wse_link_run_encode(&rr, &run);
-		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
-						    &err));
+		ASSERT_EQ(0, run_start(self, WSE_LINK_RUN_PREDICT, 1, &tag));
 		ASSERT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
 					  sizeof(text)));
 		ASSERT_EQ(0, read_all(self, S_PREDS, again, sizeof(again), text, sizeof(text)));
-		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
-		ASSERT_EQ(0, st);
+		ASSERT_EQ(0, run_end(self, tag));
 		EXPECT_EQ(0, memcmp(again, preds, sizeof(again)));
 	}
 }
@@ -879,22 +886,13 @@ TEST_F(appl, input_workers_feed_a_pipelined_program)
 	/* Predicting, the workers write samples only: the system takes no labels. */
 	ASSERT_EQ(0, name_input(self, true, 0, text, sizeof(text))) TH_LOG("%s", text);
 	{
-		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_PREDICT,
-						 .steps = 6, .batch = BATCH };
-		struct wse_link_run rr;
-		struct iovec iov = { &rr, sizeof(rr) };
-		struct wse_link_err err;
-		uint32_t tag, st;
-		size_t rest;
+		uint32_t tag;
 
-		wse_link_run_encode(&rr, &run);
-		ASSERT_EQ(0, wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, &tag,
-						    &err));
+		ASSERT_EQ(0, run_start(self, WSE_LINK_RUN_PREDICT, 6, &tag));
 		for (int step = 0; step < 6; step++)
 			ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)))
 				TH_LOG("%s", text);
-		ASSERT_EQ(0, wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err));
-		ASSERT_EQ(0, st);
+		ASSERT_EQ(0, run_end(self, tag));
 	}
 	/* The host's samples again: the program trains as it did. */
 	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
