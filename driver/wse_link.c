@@ -21,6 +21,7 @@
 
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
@@ -41,6 +42,13 @@
 /* Frames a sender sends before it lets others have tx_lock. */
 #define WSE_TX_BUDGET		64
 
+/* The first request tag of a link set up from now on; 0 counts as 1.
+ * Root only: tests start near the top to see the tags wrap.
+ */
+static unsigned int first_tag = 1;
+module_param(first_tag, uint, 0600);
+MODULE_PARM_DESC(first_tag, "first request tag of new links (tests of tag wraparound; default 1)");
+
 /* Hands a finished request back to whoever made it; called once. */
 static void wse_link_req_finish(struct wse_link_req *req, int status)
 {
@@ -57,7 +65,7 @@ static void wse_link_tx_work(struct work_struct *work);
 void wse_link_init(struct wse_link *link)
 {
 	link->state = WSE_LINK_STATE_NONE;
-	link->next_tag = 1;
+	link->next_tag = READ_ONCE(first_tag) ?: 1;
 	mutex_init(&link->tx_lock);
 	INIT_WORK(&link->tx_work, wse_link_tx_work);
 	spin_lock_init(&link->lock);
@@ -609,7 +617,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	u32 len = le32_to_cpu(hdr->length);
 	const struct wse_link_status *st = link->rxbuf;
 	struct wse_link_req *req;
-	bool unasked, unsent;
+	bool unasked, unsent, wrapped;
 	u32 issued;
 	int status;
 
@@ -638,11 +646,13 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	if (!req) {
 		spin_lock(&link->lock);
 		issued = link->next_tag;
+		wrapped = link->tags_wrapped;
 		spin_unlock(&link->lock);
 		/* A tag handed out before may belong to a request that gave up
-		 * waiting; one never handed out is a lie.
+		 * waiting; one never handed out is a lie. Once the tags have
+		 * wrapped, every tag but 0 has been handed out.
 		 */
-		if (tag && tag < issued) {
+		if (tag && (wrapped || tag < issued)) {
 			atomic64_inc(&link->stats.stale_responses);
 			return 0;
 		}
@@ -932,8 +942,10 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		return -ENOTCONN;
 	}
 	req->tag = link->next_tag++;
-	if (!link->next_tag)
+	if (!link->next_tag) {
 		link->next_tag = 1;
+		link->tags_wrapped = true;
+	}
 	spin_unlock(&link->lock);
 
 	/* The digests are computed here, by the submitter. */

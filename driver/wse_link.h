@@ -90,8 +90,8 @@ struct wse_link {
 	unsigned long last_rx;
 
 	/**
-	 * @lock: protects @state, @dead_reason, @next_tag, @tx_queue and
-	 * @keepalives_unanswered.
+	 * @lock: protects @state, @dead_reason, @next_tag, @tags_wrapped,
+	 * @tx_queue and @keepalives_unanswered.
 	 */
 	spinlock_t lock;
 	/** @state: an &enum wse_link_state. */
@@ -100,6 +100,8 @@ struct wse_link {
 	const char *dead_reason;
 	/** @next_tag: the tag the next request gets; never 0. */
 	u32 next_tag;
+	/** @tags_wrapped: @next_tag has wrapped, so any tag may have been issued. */
+	bool tags_wrapped;
 	/** @keepalives_unanswered: keepalives sent whose answer has not come. */
 	u32 keepalives_unanswered;
 	/** @pending: tag -> &struct wse_link_req awaiting a response; xa lock. */

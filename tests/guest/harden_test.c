@@ -860,4 +860,136 @@ TEST_F(harden, answer_to_a_request_not_yet_sent_ends_the_link)
 	close(sv[1]);
 }
 
+/* What the wraparound device saw: the tags of the requests it read (not
+ * the keepalives' and goodbye's tag 0).
+ */
+struct wrap_peer {
+	int fd;
+	uint32_t tags[8];
+	int n;
+};
+
+/*
+ * A device that answers HELLO, leaves its first request unanswered, and
+ * answers every later one; after the third, it answers the first too,
+ * late. Stays until the host goes.
+ */
+static void *answer_late_after_wrap(void *arg)
+{
+	struct wse_link_rx_rules rules = { .version = 1, .max_payload = 65536 };
+	struct wse_link_device_info d = {
+		.version = 1, .caps = WSE_LINK_CAP_MEM, .max_payload = 65536,
+		.version_min = 1, .version_max = 1, .device_id = 9, .wafer_width = 8,
+		.wafer_height = 8, .sram_per_pe = 1 << 20, .sram_total = 64ULL << 20,
+		.clock_khz = 1000, .num_queues = 2, .fw_version = "wrap",
+	};
+	struct wrap_peer *p = arg;
+	struct wse_link_status st;
+	struct iovec iov = { &st, sizeof(st) };
+	struct wse_link_frame f, first = { 0 };
+	struct wse_link_err err;
+	static char buf[65536];
+
+	if (fake_hello(p->fd, &d, NULL))
+		return NULL;
+	wse_link_status_encode(&st, WSE_LINK_OK);
+	while (p->n < (int)ARRAY_SIZE(p->tags) &&
+	       !wse_link_recv(p->fd, &rules, &f, buf, sizeof(buf), 10000, &err)) {
+		if (f.flags & WSE_LINK_F_RESPONSE)
+			continue;	/* this device asks the host nothing */
+		if (!f.tag) {
+			/* A keepalive, or the host's goodbye: not a request of the test's. */
+			f.flags = WSE_LINK_F_RESPONSE;
+			wse_link_send(p->fd, &f, &iov, 1, 5000, &err);
+			continue;
+		}
+		p->tags[p->n++] = f.tag;
+		if (p->n == 1) {
+			first = f;
+			continue;
+		}
+		f.flags = WSE_LINK_F_RESPONSE;
+		wse_link_send(p->fd, &f, &iov, 1, 5000, &err);
+		if (p->n == 3) {
+			first.flags = WSE_LINK_F_RESPONSE;
+			wse_link_send(p->fd, &first, &iov, 1, 5000, &err);
+		}
+	}
+	return NULL;
+}
+
+/* Sets wse.ko's first_tag parameter, which links made from now on use. */
+static int set_first_tag(uint32_t tag)
+{
+	FILE *f = fopen("/sys/module/wse/parameters/first_tag", "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%u\n", tag) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * Tags wrap after 2^32 - 1 requests. A link that starts two short of the
+ * top hands out 0xfffffffe, 0xffffffff, then 1 and 2, never 0 (the
+ * keepalives'); and a late answer to a request that gave up before the
+ * wrap is a stale answer, counted, not a lie that ends the link.
+ */
+TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
+{
+	struct wrap_peer peer = { 0 };
+	struct wse_dev_status dev;
+	uint64_t a, b, c, e;
+	uint32_t qa, q, h;
+	pthread_t t;
+	int sv[2], status;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	peer.fd = sv[1];
+	ASSERT_EQ(0, pthread_create(&t, NULL, answer_late_after_wrap, &peer));
+	ASSERT_EQ(0, set_first_tag(0xfffffffe));
+	status = wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev);
+	EXPECT_EQ(0, set_first_tag(1));
+	ASSERT_EQ(0, status) TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
+	self->d.attached = true;
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 100, &qa));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+
+	/* The first is never answered in time. */
+	ASSERT_EQ(0, guest_submit(self->d.fd, qa, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &a));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, qa, a, 5000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	/* Across the wrap; the first's answer comes after the third's. */
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &b));
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &c));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, b, 5000, &status, NULL));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, c, 5000, &status, NULL));
+	EXPECT_EQ(0, status);
+	/* Behind the late answer on the stream: the link took it and went on. */
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &e));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, e, 5000, &status, NULL));
+	EXPECT_EQ(0, status);
+
+	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
+	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
+	EXPECT_EQ(1, dev.stats.stale_responses);
+	close(self->d.fd);
+	self->d.fd = -1;
+	wse_ctl_detach(self->d.ctl, self->d.dev.index);
+	self->d.attached = false;
+	pthread_join(t, NULL);
+	ASSERT_EQ(4, peer.n);
+	EXPECT_EQ(0xfffffffeU, peer.tags[0]);
+	EXPECT_EQ(0xffffffffU, peer.tags[1]);
+	EXPECT_EQ(1U, peer.tags[2]);
+	EXPECT_EQ(2U, peer.tags[3]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 TEST_HARNESS_MAIN
