@@ -28,3 +28,9 @@ $(B)/san-bin/wse-appliance: $(patsubst %.c,$(B)/obj-san/%.o,$(wse-appliance_srcs
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(wse-appliance_ldlibs)
 userspace: $(B)/san-bin/wse-appliance
+
+# The appliance's link to its parts against a fake system that misbehaves.
+host_tests += hostlink_test
+hostlink_test_srcs := tests/host/hostlink_test.c firmware-sim/appliance/hostlink.c
+hostlink_test_libs := wselink
+hostlink_test_ldlibs := -lpthread
