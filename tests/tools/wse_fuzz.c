@@ -42,6 +42,15 @@
 #define MAX_JOBS	32
 #define MAX_KEEP_UP	4
 #define BUF_SIZE	(1 << 20)
+/*
+ * The buffer the kernel is told to read and write sits between two
+ * no-access regions, each larger than any job (a frame's payload is at
+ * most 16 MiB): a length that runs past it, or a pointer a flipped bit
+ * moved, faults in the kernel (EFAULT) instead of overwriting this
+ * process's own heap, libraries or TLS (where a clobbered stack canary
+ * ended a run with "stack smashing detected").
+ */
+#define GUARD_SIZE	(64ULL << 20)
 
 /* What a process can do; each a weight in the draw. */
 enum action {
@@ -101,6 +110,36 @@ struct proc {
 	uint8_t *buf;
 	struct shared_counts *counts;
 };
+
+/* The buffer, with its guards around it; NULL if there is no room. */
+static uint8_t *guarded_buf(void)
+{
+	uint8_t *all = mmap(NULL, GUARD_SIZE + BUF_SIZE + GUARD_SIZE, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (all == MAP_FAILED)
+		return NULL;
+	if (mprotect(all + GUARD_SIZE, BUF_SIZE, PROT_READ | PROT_WRITE)) {
+		munmap(all, GUARD_SIZE + BUF_SIZE + GUARD_SIZE);
+		return NULL;
+	}
+	return all + GUARD_SIZE;
+}
+
+/*
+ * A user pointer after a bit flip: one that still lies in the guarded
+ * region, or is one of the bad ones drawn on purpose, stays; one moved
+ * elsewhere in this process becomes a kernel address, still a bad
+ * pointer for the driver to refuse.
+ */
+static uint64_t keep_ptr_safe(const struct proc *p, uint64_t ptr)
+{
+	uint64_t lo = (uintptr_t)p->buf - GUARD_SIZE, hi = (uintptr_t)p->buf + BUF_SIZE + GUARD_SIZE;
+
+	if (ptr < 0x10000 || ptr >= 0xffff800000000000ULL || (ptr >= lo && ptr < hi))
+		return ptr;
+	return 0xffff800000000000ULL | ptr;
+}
 
 static uint64_t draw(struct proc *p, uint64_t n)
 {
@@ -202,6 +241,7 @@ static void do_get_info(struct proc *p, struct dev_file *f)
 
 	g.ptr = pick_addr(p, g.size);
 	maybe_mutate(p, &g, sizeof(g));
+	g.ptr = keep_ptr_safe(p, g.ptr);
 	ioctl(f->fd, DRM_IOCTL_WSE_GET_INFO, &g);
 }
 
@@ -385,6 +425,7 @@ static void do_uring(struct proc *p, struct dev_file *f)
 		j.addr = pick_addr(p, j.length);
 		pick_args(p, j.args);
 		maybe_mutate(p, &j, sizeof(j));
+		j.addr = keep_ptr_safe(p, j.addr);
 		/* A 64-byte ring has room for the first 16 bytes only. */
 		memset(sqe, 0, (f->ring.flags & IORING_SETUP_SQE128) ? 128 : 64);
 		sqe->opcode = IORING_OP_URING_CMD;
@@ -508,7 +549,7 @@ static int worker(unsigned int index, const struct options *o, struct shared_cou
 	uint64_t i;
 
 	p.rng = o->seed ^ (0x9e3779b97f4a7c15ULL * (index + 1));
-	p.buf = aligned_alloc(4096, BUF_SIZE);
+	p.buf = guarded_buf();
 	if (!p.buf || wse_ctl_open(&p.ctl))
 		return 1;
 	memset(p.buf, 0x5a, BUF_SIZE);
@@ -517,7 +558,7 @@ static int worker(unsigned int index, const struct options *o, struct shared_cou
 	while (p.nfiles)
 		do_close(&p);
 	wse_ctl_close(p.ctl);
-	free(p.buf);
+	munmap(p.buf - GUARD_SIZE, GUARD_SIZE + BUF_SIZE + GUARD_SIZE);
 	return 0;
 }
 
@@ -591,8 +632,8 @@ static void usage(FILE *out)
 "                     up to %d times)\n"
 "  --help\n"
 "\n"
-"Exit status: 0 done; 1 a process did not finish in time (a call hung) or\n"
-"could not start; 2 usage.\n", MAX_KEEP_UP);
+"Exit status: 0 done; 1 a process did not finish in time (a call hung),\n"
+"could not start or died of a signal; 2 usage.\n", MAX_KEEP_UP);
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -700,11 +741,17 @@ int main(int argc, char **argv)
 			usleep(100000);
 			continue;
 		}
-		for (i = 0; i < o.procs; i++)
-			if (pids[i] == pid) {
-				done++;
-				failed += !WIFEXITED(status) || WEXITSTATUS(status);
-			}
+		for (i = 0; i < o.procs; i++) {
+			if (pids[i] != pid)
+				continue;
+			done++;
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "wse-fuzz: process %u died of signal %d (%s)\n", i,
+					WTERMSIG(status), strsignal(WTERMSIG(status)));
+			else if (WEXITSTATUS(status))
+				fprintf(stderr, "wse-fuzz: process %u could not start\n", i);
+			failed += !WIFEXITED(status) || WEXITSTATUS(status);
+		}
 	}
 	if (keeper) {
 		kill(keeper, SIGTERM);
@@ -724,7 +771,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (failed) {
-		fprintf(stderr, "wse-fuzz: %u processes could not start\n", failed);
+		fprintf(stderr, "wse-fuzz: %u of %u processes failed\n", failed, o.procs);
 		return 1;
 	}
 	return 0;
