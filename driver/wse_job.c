@@ -116,6 +116,15 @@ static const char *wse_job_timeline_name(struct dma_fence *fence)
 	return container_of(fence, struct wse_job, fence)->queue->timeline;
 }
 
+/* Gives back @len bytes of kernel buffer counted against the job's file
+ * and device.
+ */
+static void wse_job_uncount_kbuf(struct wse_job *job, u32 len)
+{
+	atomic64_sub(len, &job->queue->wfile->kbuf_bytes);
+	atomic64_sub(len, &job->queue->wdev->kbuf_bytes);
+}
+
 /**
  * wse_job_alloc_kbuf() - a kernel buffer for a job's data, charged to the
  * submitter's memory cgroup and counted against its file and device
@@ -133,24 +142,22 @@ int wse_job_alloc_kbuf(struct wse_job *job, u32 len)
 	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
 	u64 file_max = min_t(u64, WSE_FILE_KBUF_MAX, ram / 4);
 	u64 dev_max = min_t(u64, WSE_DEVICE_KBUF_MAX, ram / 2);
+	int ret = -ENOBUFS;
 
 	if (atomic64_add_return(len, &wfile->kbuf_bytes) > file_max) {
 		atomic64_sub(len, &wfile->kbuf_bytes);
-		return -ENOBUFS;
+		return ret;
 	}
-	if (atomic64_add_return(len, &wdev->kbuf_bytes) > dev_max) {
-		atomic64_sub(len, &wdev->kbuf_bytes);
-		atomic64_sub(len, &wfile->kbuf_bytes);
-		return -ENOBUFS;
+	if (atomic64_add_return(len, &wdev->kbuf_bytes) <= dev_max) {
+		job->kbuf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+		if (job->kbuf) {
+			job->kbuf_len = len;
+			return 0;
+		}
+		ret = -ENOMEM;
 	}
-	job->kbuf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
-	if (!job->kbuf) {
-		atomic64_sub(len, &wfile->kbuf_bytes);
-		atomic64_sub(len, &wdev->kbuf_bytes);
-		return -ENOMEM;
-	}
-	job->kbuf_len = len;
-	return 0;
+	wse_job_uncount_kbuf(job, len);
+	return ret;
 }
 
 static void wse_job_free_kbuf(struct wse_job *job)
@@ -158,9 +165,8 @@ static void wse_job_free_kbuf(struct wse_job *job)
 	if (!job->kbuf)
 		return;
 	kvfree(job->kbuf);
-	atomic64_sub(job->kbuf_len, &job->queue->wfile->kbuf_bytes);
-	atomic64_sub(job->kbuf_len, &job->queue->wdev->kbuf_bytes);
 	job->kbuf = NULL;
+	wse_job_uncount_kbuf(job, job->kbuf_len);
 }
 
 static void wse_job_release(struct dma_fence *fence)

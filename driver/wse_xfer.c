@@ -73,7 +73,6 @@ static int wse_xfer_chunk(struct wse_link *link, struct drm_gem_object *obj, boo
 	vec[1].iov_base = data;
 	vec[1].iov_len = len;
 
-	x->call.req.queue = 0;
 	if (to_device) {
 		x->call.req.opcode = WSE_LINK_OP_MEM_WRITE;
 		ret = wse_call(link, &x->call, vec, 2, timeout);
@@ -96,6 +95,7 @@ int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file
 	struct drm_wse_mem_xfer *args = data;
 	bool to_device = args->flags == DRM_WSE_XFER_TO_DEVICE;
 	struct drm_gem_object *obj;
+	struct iosys_map map;
 	u64 end, done = 0;
 	u32 chunk_max;
 	long timeout;
@@ -121,6 +121,12 @@ int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file
 		ret = -EINVAL;
 		goto put;
 	}
+	/* Mapped once for the whole copy: each piece's own mapping, which may
+	 * outlive this call, then only counts one more use of it.
+	 */
+	ret = drm_gem_vmap_unlocked(obj, &map);
+	if (ret)
+		goto put;
 
 	timeout = msecs_to_jiffies(args->timeout_ms ?: WSE_XFER_TIMEOUT_MS_DEFAULT);
 	chunk_max = link->max_payload - sizeof(struct wse_link_mem) -
@@ -141,6 +147,7 @@ int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file
 	/* A wait cut short by a signal cannot be restarted: part is done. */
 	if (ret == -ERESTARTSYS)
 		ret = -EINTR;
+	drm_gem_vunmap_unlocked(obj, &map);
 put:
 	drm_gem_object_put(obj);
 	return ret;
