@@ -172,18 +172,26 @@ static uint32_t unload_on_system(struct coord *c, uint32_t slot)
 	return status;
 }
 
-/* Frees a slot: its program unloaded from its system, or the job closed. */
-static void unload_slot(struct coord *c, uint32_t slot)
+/* Empties a slot whose program its system has let go of: the job closed,
+ * the input workers' feed of it stopped.
+ */
+static void forget_slot(struct coord *c, uint32_t slot)
 {
 	struct coord_slot *s = &c->slots[slot];
 
-	if (s->kind == SLOT_SYSTEM)
-		unload_on_system(c, slot);
 	if (s->kind == SLOT_JOB)
 		coord_job_close(c);
 	if (c->feed.slot == slot)
 		c->feed.active = false;
 	s->kind = SLOT_EMPTY;
+}
+
+/* Frees a slot: its program unloaded from its system, or the job closed. */
+static void unload_slot(struct coord *c, uint32_t slot)
+{
+	if (c->slots[slot].kind == SLOT_SYSTEM)
+		unload_on_system(c, slot);
+	forget_slot(c, slot);
 }
 
 /*
@@ -215,9 +223,7 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 		return;
 	}
 	/* A system's program is gone already. */
-	if (s->kind == SLOT_JOB)
-		coord_job_close(c);
-	s->kind = SLOT_EMPTY;
+	forget_slot(c, slot);
 	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
