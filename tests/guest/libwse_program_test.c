@@ -45,12 +45,8 @@ FIXTURE_SETUP(prog)
 	self->image = NULL;
 	self->wsep = NULL;
 	self->fw.pid = 0;
-	ASSERT_EQ(0, system("wsecc models/fc-mnist --wafer 64x64 --compile-only -q -o " IMAGE));
-	self->image = guest_read_file(IMAGE, &self->len);
-	ASSERT_NE(NULL, self->image);
-	ASSERT_EQ(0, wsep_read(self->image, self->len, &self->wsep, err, sizeof(err))) {
-		TH_LOG("%s", err);
-	}
+	ASSERT_EQ(0, guest_compile_fc_mnist(IMAGE, NULL, &self->image, &self->len, &self->wsep,
+					    err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
 	/* 64 KiB frames: the 1 MiB image goes in about 17 pieces. */
 	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64",

@@ -46,12 +46,9 @@ FIXTURE_SETUP(owner)
 	self->fw.pid = 0;
 	ASSERT_NE(NULL, gr) TH_LOG("no group '%s' in the guest's /etc/group", WSE_ACCESS_GROUP);
 	self->gid = gr->gr_gid;
-	ASSERT_EQ(0, system("wsecc models/fc-mnist --wafer 64x64 --compile-only -q -o " IMAGE));
+	ASSERT_EQ(0, guest_compile_fc_mnist(IMAGE, NULL, &self->image, &self->len, &self->wsep,
+					    err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, chmod(IMAGE, 0644));
-	self->image = guest_read_file(IMAGE, &self->len);
-	ASSERT_NE(NULL, self->image);
-	ASSERT_EQ(0, wsep_read(self->image, self->len, &self->wsep, err, sizeof(err)))
-		TH_LOG("%s", err);
 	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
 	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", "--wafer", "64x64", NULL));
 	ASSERT_EQ(0, guest_attach(self->ctl, self->fw.addr, 0, &self->st));

@@ -161,7 +161,7 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	struct wse_dev_status st;
 	struct task task = { .rng = 0x9e3779b97f4a7c15ULL };
 	struct wse_bo result;
-	char cmd[256], err[256], path[64];
+	char err[256], path[64];
 	void *image = NULL;
 	size_t len = 0;
 	float *loss, first = 0, window = 0, last = 0;
@@ -169,16 +169,12 @@ static void train_mode(struct __test_metadata *_metadata, FIXTURE_DATA(train) *s
 	uint8_t *x;
 	uint32_t q, i, b, step, right = 0, first_right = 0;
 	uint64_t job;
-	int status, samples, labels, losses, preds;
+	int ret, status, samples, labels, losses, preds;
 
 	snprintf(path, sizeof(path), "/tmp/train-%s.wsep", mode);
-	snprintf(cmd, sizeof(cmd),
-		 "wsecc models/fc-mnist --wafer 64x64 --mode %s --compile-only -q -o %s", mode, path);
-	ASSERT_EQ(0, system(cmd));
-	image = guest_read_file(path, &len);
-	ASSERT_NE(NULL, image);
+	ret = guest_compile_fc_mnist(path, mode, &image, &len, &p, err, sizeof(err));
 	unlink(path);
-	ASSERT_EQ(0, wsep_read(image, len, &p, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, ret) TH_LOG("%s", err);
 	b = p->batch;
 	samples = stream_id(p, "samples");
 	labels = stream_id(p, "labels");

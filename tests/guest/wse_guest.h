@@ -25,6 +25,7 @@
 
 #include "drm/wse_accel.h"
 #include "wse/ctl.h"
+#include "wse/wsep.h"
 #include "wse_link.h"
 #include "wse_genl.h"
 
@@ -262,6 +263,32 @@ static inline void *guest_read_file(const char *path, size_t *len)
 	}
 	fclose(f);
 	return buf;
+}
+
+/*
+ * Compiles models/fc-mnist for a 64 x 64 wafer, in @mode ("pipelined",
+ * "weight-streaming", or NULL for wsecc's choice), to @path, and reads
+ * it back: the image in *@image (malloc()ed, *@len bytes) and the program
+ * in *@prog. 0, or -1 with @err saying what failed.
+ */
+static inline int guest_compile_fc_mnist(const char *path, const char *mode, void **image,
+					 size_t *len, struct wsep_program **prog, char *err,
+					 size_t errlen)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "wsecc models/fc-mnist --wafer 64x64%s%s --compile-only -q -o %s",
+		 mode ? " --mode " : "", mode ? mode : "", path);
+	if (system(cmd)) {
+		snprintf(err, errlen, "wsecc failed on models/fc-mnist (mode %s)", mode ? mode : "default");
+		return -1;
+	}
+	*image = guest_read_file(path, len);
+	if (!*image) {
+		snprintf(err, errlen, "cannot read %s", path);
+		return -1;
+	}
+	return wsep_read(*image, *len, prog, err, errlen) ? -1 : 0;
 }
 
 static inline int guest_open_accel(int minor)

@@ -5,7 +5,8 @@
  * says: a right answer is delivered to its waiter, even out of turn; an
  * answer on the wrong queue, to a tag nothing waits for, longer than the
  * room asked for, or a SHUTDOWN, ends the link with a reason that names
- * the part and what it did, and every waiter hears it.
+ * the part and what it did, and every waiter hears it; so does a system
+ * that hangs up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@ enum fake_mode {
 	FAKE_UNKNOWN_TAG,	/* the answer carries a tag never sent */
 	FAKE_TOO_LONG,		/* 64 bytes of answer for 8 asked */
 	FAKE_SHUTDOWN,		/* a SHUTDOWN instead of an answer */
+	FAKE_HANG_UP,		/* the connection closed instead of an answer */
 };
 
 struct fake_system {
@@ -120,6 +122,8 @@ static void *fake_main(void *arg)
 			wse_link_send(fd, &sd, NULL, 0, 5000, &err);
 			break;
 		}
+		case FAKE_HANG_UP:
+			goto out;
 		}
 	}
 out:
@@ -181,15 +185,26 @@ static int call(FIXTURE_DATA(hostlink) *self, uint16_t queue, uint8_t out[8], si
 			     5000, self->text, sizeof(self->text));
 }
 
-/* The link is down, and its reason holds @what. */
-static void expect_dead(struct __test_metadata *_metadata, FIXTURE_DATA(hostlink) *self,
-			const char *what)
+/*
+ * Against a system in @mode, a call on @queue fails with @err, and the
+ * link is down with a reason that holds @what; the waiter's text names
+ * the part.
+ */
+static void expect_call_ends_link(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(hostlink) *self, enum fake_mode mode,
+				  uint16_t queue, int err, const char *what)
 {
 	char why[HOSTLINK_TEXT];
+	uint8_t out[8];
+	size_t len;
 
+	start(_metadata, self, mode);
+	EXPECT_EQ(err, call(self, queue, out, &len)) TH_LOG("%s", self->text);
 	EXPECT_FALSE(hostlink_up(&self->link, why, sizeof(why)));
 	EXPECT_NE(NULL, strstr(why, what)) TH_LOG("reason: %s", why);
 	EXPECT_NE(NULL, strstr(self->text, "system 3")) TH_LOG("text: %s", self->text);
+	/* Nothing more goes out on it. */
+	EXPECT_NE(0, call(self, queue, out, &len));
 }
 
 TEST_F(hostlink, an_answer_reaches_its_waiter)
@@ -236,44 +251,31 @@ TEST_F(hostlink, answers_out_of_turn_reach_their_own_waiters)
  */
 TEST_F(hostlink, an_answer_on_the_wrong_queue_ends_the_link)
 {
-	uint8_t out[8];
-	size_t len;
-
-	start(_metadata, self, FAKE_WRONG_QUEUE);
-	EXPECT_EQ(-EPROTO, call(self, 2, out, &len));
-	expect_dead(_metadata, self, "on queue 3, not the request's 0x11 on queue 2");
-	/* Nothing more goes out on it. */
-	EXPECT_NE(0, call(self, 2, out, &len));
+	expect_call_ends_link(_metadata, self, FAKE_WRONG_QUEUE, 2, -EPROTO,
+			      "on queue 3, not the request's 0x11 on queue 2");
 }
 
 TEST_F(hostlink, an_answer_to_a_tag_never_sent_ends_the_link)
 {
-	uint8_t out[8];
-	size_t len;
-
-	start(_metadata, self, FAKE_UNKNOWN_TAG);
-	EXPECT_EQ(-EPROTO, call(self, 0, out, &len));
-	expect_dead(_metadata, self, "which nothing waits for");
+	expect_call_ends_link(_metadata, self, FAKE_UNKNOWN_TAG, 0, -EPROTO,
+			      "which nothing waits for");
 }
 
 TEST_F(hostlink, an_answer_longer_than_asked_ends_the_link)
 {
-	uint8_t out[8];
-	size_t len;
+	expect_call_ends_link(_metadata, self, FAKE_TOO_LONG, 1, -EPROTO,
+			      "64 bytes exceeds the 8 asked for");
+}
 
-	start(_metadata, self, FAKE_TOO_LONG);
-	EXPECT_EQ(-EPROTO, call(self, 1, out, &len));
-	expect_dead(_metadata, self, "64 bytes exceeds the 8 asked for");
+/* A part that dies (its process gone) fails its waiter, not hangs it. */
+TEST_F(hostlink, a_system_that_hangs_up_fails_its_waiter)
+{
+	expect_call_ends_link(_metadata, self, FAKE_HANG_UP, 1, -EPIPE, "the connection closed");
 }
 
 TEST_F(hostlink, a_shutdown_is_answered_and_ends_the_link)
 {
-	uint8_t out[8];
-	size_t len;
-
-	start(_metadata, self, FAKE_SHUTDOWN);
-	EXPECT_EQ(-ESHUTDOWN, call(self, 1, out, &len));
-	expect_dead(_metadata, self, "shut the link down");
+	expect_call_ends_link(_metadata, self, FAKE_SHUTDOWN, 1, -ESHUTDOWN, "shut the link down");
 	hostlink_close(&self->link);
 	self->open = false;
 	pthread_join(self->sys.thread, NULL);
