@@ -36,7 +36,9 @@ struct wse_device;
  *	queues, and their jobs, may outlive the file
  * @wdev: the device
  * @queues: queue id -> &struct wse_queue; the xarray's lock guards
- *	membership, a reference is taken before the lock is dropped
+ *	membership, a reference is taken before the lock is dropped. A
+ *	QUEUE_CREATE under way holds its id reserved (a zero entry, which
+ *	lookups and QUEUE_DESTROY pass over) until its queue is whole
  * @kbuf_bytes: bytes of kernel buffers its jobs hold
  * @raw_memory: its opener had CAP_SYS_ADMIN, so it may read and write
  *	device memory directly (MEM_WRITE, MEM_READ, MEM_XFER), which every

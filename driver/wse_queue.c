@@ -151,8 +151,12 @@ int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *
 	spin_lock_init(&queue->fence_lock);
 	xa_init(&queue->jobs);
 
-	/* A file may have at most 64 queues. */
-	ret = xa_alloc(&wfile->queues, &id, queue, XA_LIMIT(1, 64), GFP_KERNEL);
+	/*
+	 * A file may have at most 64 queues. The id is reserved first and the
+	 * queue stored only once it is whole: from the store on, another
+	 * thread's QUEUE_DESTROY may find it and free it.
+	 */
+	ret = xa_alloc(&wfile->queues, &id, NULL, XA_LIMIT(1, 64), GFP_KERNEL);
 	if (ret) {
 		wse_queue_put(queue);
 		return ret == -EBUSY ? -ENOSPC : ret;
@@ -160,6 +164,8 @@ int wse_ioctl_queue_create(struct drm_device *drm, void *data, struct drm_file *
 	queue->id = id;
 	snprintf(queue->timeline, sizeof(queue->timeline), "wse%u-q%u", wdev->index, id);
 	args->queue_id = id;
+	/* The reserved slot exists: storing into it allocates nothing. */
+	xa_store(&wfile->queues, id, queue, GFP_KERNEL);
 	return 0;
 }
 
@@ -171,7 +177,14 @@ int wse_ioctl_queue_destroy(struct drm_device *drm, void *data, struct drm_file 
 
 	if (args->pad)
 		return -EINVAL;
-	queue = xa_erase(&wfile->queues, args->queue_id);
+	/* An id reserved by a QUEUE_CREATE still under way is not a queue
+	 * yet: erasing it would free the id for a second queue.
+	 */
+	xa_lock(&wfile->queues);
+	queue = xa_load(&wfile->queues, args->queue_id);
+	if (queue)
+		__xa_erase(&wfile->queues, args->queue_id);
+	xa_unlock(&wfile->queues);
 	if (!queue)
 		return -ENOENT;
 	wse_queue_close(queue);
