@@ -4,7 +4,7 @@ CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
 	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
-	fdinfo_test
+	fdinfo_test race_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -18,6 +18,9 @@ ownership_test_ldlibs := $(WSE_LDLIBS) -lm
 harden_test_srcs := tests/guest/harden_test.c
 harden_test_libs := wse wselink
 harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
+race_test_srcs := tests/guest/race_test.c
+race_test_libs := wse wselink
+race_test_ldlibs := $(WSE_LDLIBS) -lpthread
 fdinfo_test_srcs := tests/guest/fdinfo_test.c
 fdinfo_test_libs := wse wselink
 fdinfo_test_ldlibs := $(WSE_LDLIBS)
