@@ -42,6 +42,15 @@
  * @WSE_LINK_OP_SHUTDOWN: orderly close; the peer answers, then both close.
  * @WSE_LINK_OP_ERROR: unsolicited and fatal: &struct wse_link_error, then
  *	the sender closes (e.g. a second host refused, a protocol violation).
+ * @WSE_LINK_OP_CANCEL: host, to a device that offers WSE_LINK_CAP_CANCEL:
+ *	&struct wse_link_cancel names an earlier request by its tag. If that
+ *	request is still unanswered, the device drops it if it has not
+ *	started, or ends its wait (stream room, stream data, a RUN's input or
+ *	output room) if it waits, and answers it with WSE_LINK_E_CANCELED; a
+ *	request past its waits is answered as usual. CANCEL is link-level,
+ *	served as it arrives (never queued behind other requests), and
+ *	answered at once with an empty OK whether or not it found the request.
+ *	The cancelled request's tag stays in use until its answer comes.
  * @WSE_LINK_OP_MEM_WRITE: host writes device memory: &struct wse_link_mem
  *	(length = bytes that follow it), then the data. Empty response.
  * @WSE_LINK_OP_MEM_READ: host reads device memory: &struct wse_link_mem;
@@ -79,12 +88,22 @@
  * the order they arrive; requests on different queues are independent, so
  * a STREAM_READ waiting for data on one queue does not hold up writes on
  * another. Responses come in completion order; the tag pairs them up.
+ *
+ * Read-ahead: a device takes at least WSE_LINK_QUEUED_REQS queued requests,
+ * and WSE_LINK_QUEUED_BYTES of their payloads, from their arrival to their
+ * answer. A request beyond either bound is answered WSE_LINK_E_BUSY at
+ * once; the device never stops reading the link for queued work, so
+ * keepalives and CANCEL always get through. Queued requests are all but
+ * the link-level ones (HELLO, KEEPALIVE, SHUTDOWN, ERROR, CANCEL), the
+ * memory accesses (MEM_READ, MEM_WRITE) and REGION_MAP, which a device
+ * serves as they arrive.
  */
 enum wse_link_op {
 	WSE_LINK_OP_HELLO = 0x01,
 	WSE_LINK_OP_KEEPALIVE = 0x02,
 	WSE_LINK_OP_SHUTDOWN = 0x03,
 	WSE_LINK_OP_ERROR = 0x04,
+	WSE_LINK_OP_CANCEL = 0x05,
 	WSE_LINK_OP_MEM_WRITE = 0x10,
 	WSE_LINK_OP_MEM_READ = 0x11,
 	WSE_LINK_OP_PROGRAM_LOAD = 0x20,
@@ -120,6 +139,8 @@ enum wse_link_op {
  *	digest; its header did, so the framing holds: the request is not
  *	carried out (a MEM_WRITE's range may hold part of the data) and the
  *	link goes on. Sent as the request's status, never in ERROR.
+ * @WSE_LINK_E_CANCELED: the host cancelled the request (WSE_LINK_OP_CANCEL)
+ *	before it was carried out, or while it waited. Status only.
  */
 enum wse_link_status_code {
 	WSE_LINK_OK = 0,
@@ -133,6 +154,7 @@ enum wse_link_status_code {
 	WSE_LINK_E_INTERNAL = 8,
 	WSE_LINK_E_CRC = 9,
 	WSE_LINK_E_DATA_CRC = 10,
+	WSE_LINK_E_CANCELED = 11,
 };
 
 /**
@@ -181,6 +203,12 @@ struct wse_link_status {
 #define WSE_LINK_CAP_APPLIANCE		0x00000004
 /* Shared-memory regions: REGION_MAP, STREAM_WRITE_REGION, STREAM_READ_REGION. */
 #define WSE_LINK_CAP_REGION		0x00000008
+/* WSE_LINK_OP_CANCEL: a host may take back a request the device still holds. */
+#define WSE_LINK_CAP_CANCEL		0x00000010
+
+/* What a device takes read ahead of execution without refusing (E_BUSY). */
+#define WSE_LINK_QUEUED_REQS		256U
+#define WSE_LINK_QUEUED_BYTES		(256U << 20)
 
 /**
  * struct wse_link_hello - host's opening offer
@@ -244,6 +272,16 @@ struct wse_link_hello_reply {
  */
 struct wse_link_error {
 	__le32 code;
+	__le32 reserved;
+};
+
+/**
+ * struct wse_link_cancel - payload of WSE_LINK_OP_CANCEL
+ * @tag: the tag of the host's request to cancel
+ * @reserved: must be 0
+ */
+struct wse_link_cancel {
+	__le32 tag;
 	__le32 reserved;
 };
 
@@ -377,7 +415,11 @@ struct wse_link_run_result {
 /* What PARAMS_READ / PARAMS_WRITE address. */
 #define WSE_LINK_PARAMS_WEIGHTS		1	/* every layer's W then b, as in the .wsep */
 #define WSE_LINK_PARAMS_OPT_STATE	2	/* optimizer state, same layout per slot */
-/* Appliance only (Documentation/link-protocol.rst, "Appliances"): */
+/*
+ * Appliance only (Documentation/link-protocol.rst, "Appliances"). JOB on
+ * slot 0 is the default of every later job; on a slot 1..255, that slot's
+ * next program's own.
+ */
 #define WSE_LINK_PARAMS_JOB		3	/* write: &struct wse_link_job, before loading */
 #define WSE_LINK_PARAMS_APPLIANCE	4	/* read: &struct wse_link_appliance_info, parts */
 #define WSE_LINK_PARAMS_INPUT		5	/* write: &struct wse_link_input, before a RUN */
@@ -532,7 +574,8 @@ struct wse_link_appliance_system {
 
 /**
  * struct wse_link_job - what the next program on an appliance runs on
- * (PARAMS_WRITE, WSE_LINK_PARAMS_JOB, slot 0)
+ * (PARAMS_WRITE, WSE_LINK_PARAMS_JOB; slot 0: every slot's default, or the
+ * slot whose next PROGRAM_LOAD it is for)
  * @systems: systems it is spread over, 1 .. the appliance's; a layer
  *	pipelined program runs on one
  * @flags: must be 0
