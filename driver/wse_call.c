@@ -2,8 +2,8 @@
 /*
  * wse: calls, requests whose caller waits for the answer (MEM_XFER, the
  * firmware's counters). A call lives on the heap and is counted: the
- * caller, the link until it answers, and the sender until the frame is
- * out each hold it. A caller that gives up - a timeout, a signal, being
+ * caller, the link until the firmware answers, and the sender until the
+ * frame is out each hold it. A caller that gives up - a timeout, a signal, being
  * killed - takes back what has not started and leaves the rest to finish
  * without it, so neither waits for the other and the link goes on.
  */
@@ -18,13 +18,16 @@ static void wse_call_put(struct wse_call *call)
 		call->release(call);
 }
 
-/* Answered, refused or failed with the link: the link lets go. */
+/* Answered, refused or failed with the link: the caller may go on. */
 static void wse_call_done(struct wse_link_req *req)
 {
-	struct wse_call *call = container_of(req, struct wse_call, req);
-
 	complete(&req->wait);
-	wse_call_put(call);
+}
+
+/* The firmware answered, or never will: the link lets go. */
+static void wse_call_retire(struct wse_link_req *req)
+{
+	wse_call_put(container_of(req, struct wse_call, req));
 }
 
 /* The frame is sent or dropped: the sender lets go. */
@@ -59,6 +62,7 @@ int wse_call(struct wse_link *link, struct wse_call *call, const struct kvec *ve
 	int ret;
 
 	req->done = wse_call_done;
+	req->retire = wse_call_retire;
 	req->tx_done = wse_call_sent;
 	/* The caller's, the link's and the sender's. */
 	refcount_set(&call->users, 3);
@@ -72,14 +76,12 @@ int wse_call(struct wse_link *link, struct wse_call *call, const struct kvec *ve
 	left = wait_for_completion_interruptible_timeout(&req->wait, timeout);
 	if (left > 0)
 		return req->status;
-	if (wse_link_cancel(link, req)) {
+	/* Not answered: the link holds the call until the firmware answers
+	 * (a frame not yet started is not sent), and the caller goes.
+	 */
+	if (wse_link_abandon(link, req)) {
 		if (!left)
 			atomic64_inc(&link->stats.timeouts);
-		/* Not answered: the link's reference is the caller's to drop,
-		 * and a frame not yet started will not be.
-		 */
-		wse_call_put(call);
-		wse_link_withdraw(link, req);
 		return left ? (int)left : -ETIMEDOUT;
 	}
 	/* The receiver or a failure has it and finishes it at once. */

@@ -13,7 +13,7 @@
  * struct wse_call - a request a caller waits for, which outlives a caller
  * that gives up
  * @req: the request
- * @users: the caller, the link until it finishes the request, and the
+ * @users: the caller, the link until it retires the request, and the
  *	sender until the frame is sent or dropped
  * @release: frees the call and what its request points at, once nobody
  *	uses it; process context, on whichever side let go last (the

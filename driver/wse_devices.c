@@ -36,6 +36,9 @@ static void wse_device_release(struct kref *ref)
 	struct wse_device *wdev = container_of(ref, struct wse_device, ref);
 
 	wse_link_destroy(&wdev->link);
+	/* Every file and request held its user, and all are gone. */
+	WARN_ON_ONCE(!xa_empty(&wdev->users));
+	xa_destroy(&wdev->users);
 	kfree(wdev);
 }
 
@@ -51,6 +54,7 @@ static struct wse_device *wse_device_alloc(void)
 	wse_link_init(&wdev->link);
 	wse_fw_stats_init(wdev);
 	wse_slots_init(&wdev->slots);
+	xa_init(&wdev->users);
 	return wdev;
 }
 

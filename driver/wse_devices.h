@@ -50,19 +50,24 @@ struct wse_device {
 	/** @link: the link to the firmware. */
 	struct wse_link link;
 
-	/** @fw_stats_lock: protects @fw_stats, @fw_stats_at and @fw_stats_valid. */
+	/** @fw_stats_lock: protects @fw_stats and @fw_stats_valid. */
 	spinlock_t fw_stats_lock;
 	/** @fw_stats: the firmware's counters when last asked, as they came. */
 	struct wse_link_dev_stats fw_stats;
-	/** @fw_stats_at: jiffies when @fw_stats came. */
-	unsigned long fw_stats_at;
 	/** @fw_stats_valid: @fw_stats holds an answer. */
 	bool fw_stats_valid;
-	/** @fw_stats_work: asks the firmware in the background. */
-	struct work_struct fw_stats_work;
 
-	/** @kbuf_bytes: bytes of kernel buffers its jobs hold. */
+	/** @kbuf_bytes: bytes of kernel buffers its jobs hold (wse_users.c). */
 	atomic64_t kbuf_bytes;
+	/** @fw_reqs: requests the firmware holds, the driver's own too (wse_users.c). */
+	atomic_t fw_reqs;
+	/** @fw_bytes: their payload bytes, of those a device queues. */
+	atomic64_t fw_bytes;
+	/**
+	 * @users: uid -> &struct wse_user of every user with an open file or
+	 * a request the firmware holds; its own lock guards membership.
+	 */
+	struct xarray users;
 	/** @slots: which file owns each program slot. */
 	struct wse_slots slots;
 };

@@ -140,6 +140,8 @@ int wse_frame_status_errno(u32 status)
 	case WSE_LINK_E_CRC:
 	case WSE_LINK_E_DATA_CRC:
 		return -EBADMSG;
+	case WSE_LINK_E_CANCELED:
+		return -ECANCELED;
 	default:
 		return -EIO;
 	}

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse: the firmware's own counters (DEVICE_STATS), kept in the device
- * record. Anyone may read them through WSE_CMD_STATS, but only a
- * privileged caller waits for the firmware: an unprivileged one gets the
- * last copy and at most starts one refresh in the background, so no user
- * can make the control plane wait on a peer, or flood it with requests.
+ * record. Only a caller with CAP_NET_ADMIN reads them (WSE_CMD_STATS),
+ * asking the firmware each time: they move with every user's jobs.
  */
 
 #include <linux/jiffies.h>
@@ -17,8 +15,6 @@
 
 /* How long the firmware has to answer. */
 #define WSE_FW_STATS_TIMEOUT	(2 * HZ)
-/* A copy younger than this is not refreshed in the background. */
-#define WSE_FW_STATS_FRESH	HZ
 
 struct wse_fw_stats_call {
 	struct wse_call call;
@@ -59,7 +55,6 @@ int wse_fw_stats_fetch(struct wse_device *wdev)
 	if (!ret) {
 		spin_lock(&wdev->fw_stats_lock);
 		wdev->fw_stats = c->st;
-		wdev->fw_stats_at = jiffies;
 		wdev->fw_stats_valid = true;
 		spin_unlock(&wdev->fw_stats_lock);
 	}
@@ -67,44 +62,25 @@ int wse_fw_stats_fetch(struct wse_device *wdev)
 	return ret;
 }
 
-static void wse_fw_stats_work(struct work_struct *work)
-{
-	struct wse_device *wdev = container_of(work, struct wse_device, fw_stats_work);
-
-	wse_fw_stats_fetch(wdev);
-	wse_device_put(wdev);
-}
-
 void wse_fw_stats_init(struct wse_device *wdev)
 {
 	spin_lock_init(&wdev->fw_stats_lock);
-	INIT_WORK(&wdev->fw_stats_work, wse_fw_stats_work);
 }
 
 /**
  * wse_fw_stats_get() - the last copy of the firmware's counters
  * @wdev: the device
  * @st: where the copy goes
- * @refresh: if the copy is older than a second, have the firmware asked
- *	again in the background (one request at a time)
  *
  * Return: true if there is a copy.
  */
-bool wse_fw_stats_get(struct wse_device *wdev, struct wse_link_dev_stats *st, bool refresh)
+bool wse_fw_stats_get(struct wse_device *wdev, struct wse_link_dev_stats *st)
 {
-	bool valid, stale;
+	bool valid;
 
 	spin_lock(&wdev->fw_stats_lock);
 	valid = wdev->fw_stats_valid;
 	*st = wdev->fw_stats;
-	stale = !valid || time_after(jiffies, wdev->fw_stats_at + WSE_FW_STATS_FRESH);
 	spin_unlock(&wdev->fw_stats_lock);
-
-	if (refresh && stale && wdev->link.fw_caps & WSE_LINK_CAP_EXEC) {
-		/* The work holds the device; already queued, it asks soon enough. */
-		wse_device_get(wdev);
-		if (!queue_work(wse_wq, &wdev->fw_stats_work))
-			wse_device_put(wdev);
-	}
 	return valid;
 }

@@ -12,6 +12,6 @@ struct wse_link_dev_stats;
 
 void wse_fw_stats_init(struct wse_device *wdev);
 int wse_fw_stats_fetch(struct wse_device *wdev);
-bool wse_fw_stats_get(struct wse_device *wdev, struct wse_link_dev_stats *st, bool refresh);
+bool wse_fw_stats_get(struct wse_device *wdev, struct wse_link_dev_stats *st);
 
 #endif /* __WSE_FW_STATS_H__ */

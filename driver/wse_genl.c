@@ -3,6 +3,12 @@
  * wse: the generic netlink family "wse" (uapi/wse_genl.h) - attach, detach,
  * list, get, stats, reset - and its "events" multicast group.
  *
+ * Any local user may list the devices and see what each is and whether its
+ * link is up. What says more about the users' work - the peer's address,
+ * why a link went down, the link's and the firmware's counters, and the
+ * events - goes only to a caller with CAP_NET_ADMIN: counters that move
+ * with every job would let one user watch another's.
+ *
  * resv_start_op is left at 0, so every command gets strict validation:
  * unknown attributes and non-zero reserved header fields are refused.
  */
@@ -36,7 +42,7 @@ enum wse_genl_mcgrp {
 };
 
 static const struct genl_multicast_group wse_genl_mcgrps[] = {
-	[WSE_MCGRP_EVENTS] = { .name = WSE_GENL_MCGRP_EVENTS },
+	[WSE_MCGRP_EVENTS] = { .name = WSE_GENL_MCGRP_EVENTS, .flags = GENL_MCAST_CAP_NET_ADMIN },
 };
 
 /* Which counter each WSE_STAT_* attribute carries. */
@@ -102,9 +108,12 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* One device, as GET, LIST, STATS and ATTACH answer it. */
+/*
+ * One device, as GET, LIST, STATS and ATTACH answer it; @admin: the caller
+ * may see the peer, the reason and the counters (@stats asks for those).
+ */
 static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u32 portid,
-				u32 seq, int flags, u8 cmd, bool stats,
+				u32 seq, int flags, u8 cmd, bool admin, bool stats,
 				const struct wse_link_dev_stats *dev)
 {
 	const struct drm_wse_device_info *info = &wdev->info;
@@ -121,8 +130,9 @@ static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u3
 	if (nla_put_u32(skb, WSE_A_DEV_INDEX, wdev->index) ||
 	    (wdev->accel_minor >= 0 && nla_put_u32(skb, WSE_A_ACCEL_MINOR, wdev->accel_minor)) ||
 	    nla_put_u32(skb, WSE_A_LINK_STATE, state) ||
-	    (state == WSE_LINK_STATE_DEAD && reason && nla_put_string(skb, WSE_A_REASON, reason)) ||
-	    nla_put_string(skb, WSE_A_PEER, link->peer) ||
+	    (admin && state == WSE_LINK_STATE_DEAD && reason &&
+	     nla_put_string(skb, WSE_A_REASON, reason)) ||
+	    (admin && nla_put_string(skb, WSE_A_PEER, link->peer)) ||
 	    nla_put_string(skb, WSE_A_FW_VERSION, info->fw_version) ||
 	    nla_put_u64_64bit(skb, WSE_A_DEVICE_ID, info->device_id, WSE_A_PAD) ||
 	    nla_put_u32(skb, WSE_A_WAFER_WIDTH, info->wafer_width) ||
@@ -134,7 +144,7 @@ static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u3
 	    nla_put_u32(skb, WSE_A_PROTO_VERSION, link->version) ||
 	    (link->keepalive_ms && nla_put_u32(skb, WSE_A_KEEPALIVE_MS, link->keepalive_ms)))
 		goto cancel;
-	if (stats && wse_genl_put_stats(skb, link, dev))
+	if (admin && stats && wse_genl_put_stats(skb, link, dev))
 		goto cancel;
 
 	genlmsg_end(skb, hdr);
@@ -147,15 +157,15 @@ cancel:
 
 /* What STATS asks of the firmware: see wse_fw_stats.c. */
 enum wse_genl_fw_stats {
-	WSE_GENL_FW_NONE,	/* GET, LIST, ATTACH: no firmware counters */
-	WSE_GENL_FW_CACHED,	/* the last copy; refreshed in the background */
+	WSE_GENL_FW_NONE,	/* GET, LIST, ATTACH, unprivileged STATS: no counters */
 	WSE_GENL_FW_FETCH,	/* asked now (privileged callers only) */
 };
 
-static int wse_genl_reply_device(struct genl_info *info, struct wse_device *wdev,
-				 enum wse_genl_fw_stats fw)
+static int wse_genl_reply_device(struct sk_buff *skb, struct genl_info *info,
+				 struct wse_device *wdev, enum wse_genl_fw_stats fw)
 {
-	bool stats = fw != WSE_GENL_FW_NONE;
+	bool admin = netlink_capable(skb, CAP_NET_ADMIN);
+	bool stats = admin && fw != WSE_GENL_FW_NONE;
 	struct wse_link_dev_stats dev;
 	bool have_dev = false;
 	struct sk_buff *msg;
@@ -167,13 +177,13 @@ static int wse_genl_reply_device(struct genl_info *info, struct wse_device *wdev
 	if (fw == WSE_GENL_FW_FETCH && wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
 		wse_fw_stats_fetch(wdev);
 	if (stats)
-		have_dev = wse_fw_stats_get(wdev, &dev, fw == WSE_GENL_FW_CACHED);
+		have_dev = wse_fw_stats_get(wdev, &dev);
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	ret = wse_genl_fill_device(msg, wdev, info->snd_portid, info->snd_seq, 0,
-				   info->genlhdr->cmd, stats, have_dev ? &dev : NULL);
+				   info->genlhdr->cmd, admin, stats, have_dev ? &dev : NULL);
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -196,7 +206,7 @@ static int wse_genl_attach(struct sk_buff *skb, struct genl_info *info)
 				 info->extack, &wdev);
 	if (ret)
 		return ret;
-	ret = wse_genl_reply_device(info, wdev, WSE_GENL_FW_NONE);
+	ret = wse_genl_reply_device(skb, info, wdev, WSE_GENL_FW_NONE);
 	wse_device_put(wdev);
 	return ret;
 }
@@ -227,7 +237,8 @@ static int wse_genl_reset(struct sk_buff *skb, struct genl_info *info)
 	return ret ?: wse_devices_reset(index, info->extack);
 }
 
-static int wse_genl_get_common(struct genl_info *info, enum wse_genl_fw_stats fw)
+static int wse_genl_get_common(struct sk_buff *skb, struct genl_info *info,
+			       enum wse_genl_fw_stats fw)
 {
 	struct wse_device *wdev;
 	u32 index;
@@ -241,28 +252,29 @@ static int wse_genl_get_common(struct genl_info *info, enum wse_genl_fw_stats fw
 		NL_SET_ERR_MSG_FMT(info->extack, "no device %u", index);
 		return -ENODEV;
 	}
-	ret = wse_genl_reply_device(info, wdev, fw);
+	ret = wse_genl_reply_device(skb, info, wdev, fw);
 	wse_device_put(wdev);
 	return ret;
 }
 
 static int wse_genl_get(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(info, WSE_GENL_FW_NONE);
+	return wse_genl_get_common(skb, info, WSE_GENL_FW_NONE);
 }
 
-/* Only a caller that may administer devices makes STATS wait for the
- * firmware; anyone else gets the copy the device keeps.
+/* Counters go only to a caller that may administer devices, who waits for
+ * the firmware's own; anyone else gets what GET gives.
  */
 static int wse_genl_stats(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(info, netlink_capable(skb, CAP_NET_ADMIN) ?
-				   WSE_GENL_FW_FETCH : WSE_GENL_FW_CACHED);
+	return wse_genl_get_common(skb, info, netlink_capable(skb, CAP_NET_ADMIN) ?
+				   WSE_GENL_FW_FETCH : WSE_GENL_FW_NONE);
 }
 
 /* LIST: cb->args[0] is the next index to look at. */
 static int wse_genl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	bool admin = netlink_capable(cb->skb, CAP_NET_ADMIN);
 	unsigned long index = cb->args[0];
 	struct wse_device *wdev;
 	int ret;
@@ -270,7 +282,7 @@ static int wse_genl_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	while ((wdev = wse_devices_next(&index))) {
 		ret = wse_genl_fill_device(skb, wdev, NETLINK_CB(cb->skb).portid,
 					   cb->nlh->nlmsg_seq, NLM_F_MULTI, WSE_CMD_GET,
-					   false, NULL);
+					   admin, false, NULL);
 		wse_device_put(wdev);
 		if (ret)
 			break;

@@ -129,7 +129,7 @@ int wse_handshake(struct wse_device *wdev, struct netlink_ext_ack *extack)
 	struct wse_link_hello hello = {
 		.version_min = cpu_to_le16(WSE_LINK_VERSION_MIN),
 		.version_max = cpu_to_le16(WSE_LINK_VERSION_MAX),
-		.caps = cpu_to_le32(WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC),
+		.caps = cpu_to_le32(WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC | WSE_LINK_CAP_CANCEL),
 		.max_payload = cpu_to_le32(WSE_LINK_PAYLOAD_LIMIT),
 		.keepalive_ms = cpu_to_le32(link->keepalive_ms),
 	};

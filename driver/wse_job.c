@@ -23,6 +23,7 @@
 #include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
+#include "wse_users.h"
 
 #define WSE_JOB_TIMEOUT_MS_MAX		600000
 
@@ -116,48 +117,30 @@ static const char *wse_job_timeline_name(struct dma_fence *fence)
 	return container_of(fence, struct wse_job, fence)->queue->timeline;
 }
 
-/* Gives back @len bytes of kernel buffer counted against the job's file
- * and device.
- */
-static void wse_job_uncount_kbuf(struct wse_job *job, u32 len)
-{
-	atomic64_sub(len, &job->queue->wfile->kbuf_bytes);
-	atomic64_sub(len, &job->queue->wdev->kbuf_bytes);
-}
-
 /**
  * wse_job_alloc_kbuf() - a kernel buffer for a job's data, charged to the
- * submitter's memory cgroup and counted against its file and device
+ * submitter's memory cgroup and counted against its file, user and device
  * @job: a job without one
  * @len: bytes
  *
- * Return: 0, -ENOBUFS if the file or the device already holds as much as
- * it may, or -ENOMEM.
+ * Return: 0, -ENOBUFS if the file, its user or the device already holds
+ * as much as it may (wse_kbuf_charge()), or -ENOMEM.
  */
 int wse_job_alloc_kbuf(struct wse_job *job, u32 len)
 {
 	struct wse_file *wfile = job->queue->wfile;
-	struct wse_device *wdev = job->queue->wdev;
-	/* No file and no device may hold more than part of the memory. */
-	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
-	u64 file_max = min_t(u64, WSE_FILE_KBUF_MAX, ram / 4);
-	u64 dev_max = min_t(u64, WSE_DEVICE_KBUF_MAX, ram / 2);
-	int ret = -ENOBUFS;
+	int ret;
 
-	if (atomic64_add_return(len, &wfile->kbuf_bytes) > file_max) {
-		atomic64_sub(len, &wfile->kbuf_bytes);
+	ret = wse_kbuf_charge(wfile, len);
+	if (ret)
 		return ret;
+	job->kbuf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	if (!job->kbuf) {
+		wse_kbuf_uncharge(wfile, len);
+		return -ENOMEM;
 	}
-	if (atomic64_add_return(len, &wdev->kbuf_bytes) <= dev_max) {
-		job->kbuf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
-		if (job->kbuf) {
-			job->kbuf_len = len;
-			return 0;
-		}
-		ret = -ENOMEM;
-	}
-	wse_job_uncount_kbuf(job, len);
-	return ret;
+	job->kbuf_len = len;
+	return 0;
 }
 
 static void wse_job_free_kbuf(struct wse_job *job)
@@ -166,7 +149,7 @@ static void wse_job_free_kbuf(struct wse_job *job)
 		return;
 	kvfree(job->kbuf);
 	job->kbuf = NULL;
-	wse_job_uncount_kbuf(job, job->kbuf_len);
+	wse_kbuf_uncharge(job->queue->wfile, job->kbuf_len);
 }
 
 static void wse_job_release(struct dma_fence *fence)
@@ -190,10 +173,10 @@ void wse_job_put(struct wse_job *job)
 	dma_fence_put(&job->fence);
 }
 
-/* Unmaps and lets go of the buffer object, and of the DRM device it needs
- * until it is freed.
+/* Unmaps and lets go of the buffer object (the job's data is retired),
+ * and of the DRM device it needs until it is freed.
  */
-static void wse_job_retire(struct wse_job *job)
+static void wse_job_release_bo(struct wse_job *job)
 {
 	struct drm_device *drm;
 
@@ -210,15 +193,16 @@ static void wse_job_retire(struct wse_job *job)
 static void wse_job_put_data(struct wse_job *job)
 {
 	if (atomic_dec_and_test(&job->data_users))
-		wse_job_retire(job);
+		wse_job_release_bo(job);
 }
 
 /*
- * The queue's table and the frame each hold the job's place in its queue;
- * the last to let go gives it back. So a job that finished before its
- * frame went out (a timeout, a cancel) still counts against the depth
- * until the frame is sent or taken back: no submitter can pile up frames
- * faster than the link sends them.
+ * The queue's table and the link each hold the job's place in its queue;
+ * the last to let go gives it back. So a job that finished before the
+ * firmware answered it (a timeout, a cancel) still counts against the
+ * depth until the firmware has answered it or its frame was taken back
+ * unsent: no submitter can pile up requests faster than the firmware
+ * gets rid of them.
  */
 static void wse_job_put_slot(struct wse_job *job)
 {
@@ -229,19 +213,6 @@ static void wse_job_put_slot(struct wse_job *job)
 		queue->held--;
 		spin_unlock(&queue->lock);
 	}
-}
-
-/*
- * The frame's hold on the place ends when the frame is done with, or when
- * the job is answered, whichever is first: an answer can overtake the
- * sender's last steps, and a caller who has its answer must find its
- * place free. Only the frame being sent can be answered early (answering
- * a queued one kills the link), so nothing piles up.
- */
-static void wse_job_put_frame_slot(struct wse_job *job)
-{
-	if (test_and_clear_bit(WSE_JOB_FRAME_SLOT, &job->flags))
-		wse_job_put_slot(job);
 }
 
 /* The link's sender is done with the request's frame, or it was taken
@@ -255,14 +226,36 @@ static void wse_job_sent(struct wse_link_req *req)
 	if (!job->req.resp)
 		wse_job_free_kbuf(job);
 	wse_job_put_data(job);
-	wse_job_put_frame_slot(job);
 	wse_job_put(job);
+}
+
+/*
+ * The firmware is done with the job's request (@status: its answer, or
+ * why none will come), or it never reached the firmware: what the request
+ * held in the firmware's name goes - its count in the firmware's
+ * read-ahead, its hold on its slot, its place in the queue - and so does
+ * the reference that kept the job while the firmware had it.
+ */
+static void wse_job_let_go(struct wse_job *job, int status)
+{
+	struct wse_queue *queue = job->queue;
+
+	wse_fw_uncharge(queue->wdev, queue->wfile, job->fw_bytes);
+	if (job->slot)
+		wse_slots_end(&queue->wdev->slots, job->slot, job->load_last && !status);
+	wse_job_put_slot(job);
+	wse_job_put(job);
+}
+
+static void wse_job_retired(struct wse_link_req *req)
+{
+	wse_job_let_go(container_of(req, struct wse_job, req), req->status);
 }
 
 /*
  * Finishes the job once: retire, record, signal. Drops the reference the
  * request held. Process context; whoever calls it owns the request (the
- * link finished it, or wse_link_cancel() took it back).
+ * link finished it, or wse_link_abandon() took it back).
  */
 void wse_job_finish(struct wse_job *job, int status, u32 result_len)
 {
@@ -293,7 +286,6 @@ static void wse_job_done(struct wse_link_req *req)
 {
 	struct wse_job *job = container_of(req, struct wse_job, req);
 
-	wse_job_put_frame_slot(job);
 	wse_job_finish(job, req->status, req->resp_len);
 }
 
@@ -302,7 +294,7 @@ static void wse_job_expire(struct wse_job *job)
 {
 	struct wse_link *link = &job->queue->wdev->link;
 
-	if (wse_link_cancel(link, &job->req)) {
+	if (wse_link_abandon(link, &job->req)) {
 		atomic64_inc(&link->stats.timeouts);
 		wse_job_finish(job, -ETIMEDOUT, 0);
 	}
@@ -347,7 +339,7 @@ void wse_queue_abort_jobs(struct wse_queue *queue)
 
 	while ((job = wse_queue_next_job(queue, &id))) {
 		if (!atomic_read(&job->finished) &&
-		    wse_link_cancel(&queue->wdev->link, &job->req))
+		    wse_link_abandon(&queue->wdev->link, &job->req))
 			wse_job_finish(job, -ECANCELED, 0);
 		wse_job_put(job);
 		id++;
@@ -388,40 +380,136 @@ int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_o
 	return 0;
 }
 
-/**
- * wse_job_allowed() - whether a file may submit a job
- * @wfile: the file
- * @d: the job's operation
- * @args: its arguments, already checked by wse_job_check()
- *
- * Device memory is one space every opener shares: only a privileged
- * opener reaches it directly. A program and everything in its slot
- * belong to the file that loaded it (wse_slots.c).
- *
- * Return: 0, -EPERM, or what wse_slots_use() returns.
+/*
+ * The slot a job names and what it does there, or why it may not: device
+ * memory is one space every opener shares, and only a privileged opener
+ * reaches it directly; a program and everything in its slot belong to the
+ * file that loaded it (wse_slots.c). A params kind is checked against the
+ * device: an appliance's own kinds (the job, its parts, its input) exist
+ * only on one, and go only where they reach the caller's own program.
+ * Returns 0 with *@slot (0: none) and *@use, -EPERM or -EINVAL.
  */
-int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u64 *args)
+static int wse_job_slot_use(struct wse_file *wfile, const struct wse_op_desc *d,
+			    const u64 *args, u64 *slot, enum wse_slot_use *use)
 {
+	bool appliance = wfile->wdev->link.fw_caps & WSE_LINK_CAP_APPLIANCE;
+	bool write = d->opcode == WSE_LINK_OP_PARAMS_WRITE;
+
+	*slot = args[0];
+	*use = WSE_SLOT_USE;
 	switch (d->opcode) {
 	case WSE_LINK_OP_MEM_WRITE:
 	case WSE_LINK_OP_MEM_READ:
-		return wfile->raw_memory ? 0 : -EPERM;
+		*slot = 0;
+		return wfile->admin ? 0 : -EPERM;
 	case WSE_LINK_OP_DEVICE_STATS:
+		*slot = 0;
+		return 0;
+	case WSE_LINK_OP_PROGRAM_LOAD:
+		*use = WSE_SLOT_CLAIM;
+		return 0;
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+		*use = WSE_SLOT_UNLOAD;
 		return 0;
 	case WSE_LINK_OP_PARAMS_READ:
 	case WSE_LINK_OP_PARAMS_WRITE:
-		/* Slot 0 is an appliance's own: how many systems its next job
-		 * takes, and the state of its parts; no user's data.
-		 */
-		if (!args[0] && (args[1] == WSE_LINK_PARAMS_JOB ||
-				 args[1] == WSE_LINK_PARAMS_APPLIANCE))
-			return 0;
-		fallthrough;
+		break;
 	default:
-		/* Every other operation names a slot first. */
-		return wse_slots_use(&wfile->wdev->slots, wfile, args[0],
-				     d->opcode == WSE_LINK_OP_PROGRAM_LOAD);
+		return 0;
 	}
+	switch (args[1]) {
+	case WSE_LINK_PARAMS_WEIGHTS:
+	case WSE_LINK_PARAMS_OPT_STATE:
+	case WSE_LINK_PARAMS_SNAPSHOT:
+		return 0;
+	case WSE_LINK_PARAMS_SNAPSHOT_STORE:
+		return write ? 0 : -EINVAL;
+	case WSE_LINK_PARAMS_JOB:
+		if (!appliance || !write)
+			return -EINVAL;
+		/* Slot 0's job is every later job's default: the device's. */
+		if (!args[0])
+			return wfile->admin ? 0 : -EPERM;
+		/* A slot's own job comes before its program: it claims the slot. */
+		*use = WSE_SLOT_CLAIM;
+		return 0;
+	case WSE_LINK_PARAMS_APPLIANCE:
+		/* The parts' state: slot 0 only, anyone may read it. */
+		return appliance && !write && !args[0] ? 0 : -EINVAL;
+	case WSE_LINK_PARAMS_INPUT:
+		/* The input of the caller's own program, and no other. */
+		return appliance && write ? 0 : -EINVAL;
+	default:
+		return -EINVAL;
+	}
+}
+
+/**
+ * wse_job_admit() - whether a file may submit a job, and what it holds
+ * @job: from wse_job_new()
+ * @wfile: the file
+ * @d: the job's operation
+ * @args: its arguments, already checked by wse_job_check()
+ * @length: its data's length
+ *
+ * A job that names a slot counts as its file's request for the slot from
+ * here until the firmware has answered it (wse_slots_begin()), or until it
+ * is discarded.
+ *
+ * Return: 0, -EPERM, -EINVAL, or what wse_slots_begin() returns.
+ */
+int wse_job_admit(struct wse_job *job, struct wse_file *wfile, const struct wse_op_desc *d,
+		  const u64 *args, u64 length)
+{
+	enum wse_slot_use use;
+	u64 slot;
+	int ret;
+
+	ret = wse_job_slot_use(wfile, d, args, &slot, &use);
+	if (ret)
+		return ret;
+	/* What a device queues counts against its read-ahead, bytes and all. */
+	if (d->opcode != WSE_LINK_OP_MEM_WRITE && d->opcode != WSE_LINK_OP_MEM_READ)
+		job->fw_bytes = d->hdr_len + (d->sends ? length : 0);
+	job->load_last = d->opcode == WSE_LINK_OP_PROGRAM_LOAD && args[1] & WSE_LINK_PROG_LAST;
+	if (!slot)
+		return 0;
+	ret = wse_slots_begin(&wfile->wdev->slots, wfile, slot, use);
+	if (!ret)
+		job->slot = slot;
+	return ret;
+}
+
+/**
+ * wse_job_check_data() - check what a job sends, where its meaning matters
+ * @wfile: the submitter's file
+ * @args: the job's arguments
+ * @op: its &enum drm_wse_op
+ * @data: the data it sends, which the submitter can no longer change
+ * @length: bytes at @data
+ *
+ * A snapshot the firmware stores goes into a file of the storage it
+ * shares with every user: an unprivileged caller may name only files in
+ * its own area, "u<uid>/..." (Documentation/uapi.rst, "Ownership").
+ *
+ * Return: 0, -EINVAL for a malformed request, -EACCES for a file outside
+ * the caller's area.
+ */
+int wse_job_check_data(struct wse_file *wfile, const u64 *args, u32 op, const void *data,
+		       u64 length)
+{
+	const struct wse_link_snapshot_store *st = data;
+	char area[16];
+	int n;
+
+	if (!wse_job_data_checked(op, args))
+		return 0;
+	if (length != sizeof(*st) || args[2] || !memchr(st->name, 0, sizeof(st->name)))
+		return -EINVAL;
+	if (wfile->admin)
+		return 0;
+	n = snprintf(area, sizeof(area), "u%u/", wfile->user->uid);
+	return strncmp(st->name, area, n) ? -EACCES : 0;
 }
 
 /**
@@ -430,7 +518,10 @@ int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u
  */
 void wse_job_discard(struct wse_job *job)
 {
-	wse_job_retire(job);
+	/* A claim it made and that nothing else used is undone. */
+	if (job->slot)
+		wse_slots_end(&job->queue->wdev->slots, job->slot, false);
+	wse_job_release_bo(job);
 	wse_job_free_kbuf(job);
 	wse_queue_put(job->queue);
 	kfree(job);
@@ -455,6 +546,7 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
 	job->req.opcode = wse_ops[op].opcode;
 	job->req.queue = queue->hw_queue;
 	job->req.done = wse_job_done;
+	job->req.retire = wse_job_retired;
 	job->req.tx_done = wse_job_sent;
 	atomic_set(&job->data_users, 1);
 	INIT_DELAYED_WORK(&job->timeout_work, wse_job_timeout);
@@ -475,8 +567,10 @@ struct wse_job *wse_job_new(struct wse_queue *queue, u32 op)
  *
  * Return: 0, the job queued and its request on its way (without
  * @nonblock: sent); it finishes later, exactly once. Or a negative errno:
- * -ENOENT (the queue is closed) and -EBUSY (it is full) refuse the job
- * before it gets an id, and the caller still owns it (wse_job_discard());
+ * -ENOENT (the queue is closed) and -EBUSY (it is full, or the firmware
+ * holds as many requests of the file's user, or of the device's users,
+ * as it may: wse_fw_charge()) refuse the job before it gets an id, and
+ * the caller still owns it (wse_job_discard());
  * after any other error the job has finished with it. Whenever the job
  * got an id, the caller holds a reference to it, which it drops with
  * wse_job_put(): the job may finish and be collected before this returns.
@@ -487,8 +581,12 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	struct wse_queue *queue = job->queue;
 	/* Held by the device, which the caller's open file holds. */
 	struct wse_link *link = &queue->wdev->link;
-	int ret = 0;
+	int ret;
 
+	/* Counted until the firmware answers it: wse_job_let_go(). */
+	ret = wse_fw_charge(queue->wdev, queue->wfile, job->fw_bytes);
+	if (ret)
+		return ret;
 	mutex_lock(&queue->submit_lock);
 	spin_lock(&queue->lock);
 	if (queue->closed) {
@@ -504,16 +602,17 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	spin_unlock(&queue->lock);
 	if (ret) {
 		mutex_unlock(&queue->submit_lock);
+		wse_fw_uncharge(queue->wdev, queue->wfile, job->fw_bytes);
 		return ret;
 	}
 
 	/* From here the fence counts references: one for the request (taken
 	 * by dma_fence_init), the caller's, one for the queue's table, one
-	 * for the timeout work and one for the sender. The place in the
-	 * queue is the table's and the frame's.
+	 * for the timeout work, one for the sender and one for the link until
+	 * the firmware is done with it. The place in the queue is the table's
+	 * and the link's.
 	 */
-	atomic_set(&job->slot_users, 2);
-	set_bit(WSE_JOB_FRAME_SLOT, &job->flags);
+	atomic_set(&job->slot_users, 1);
 	dma_fence_get(&job->fence);
 	dma_fence_get(&job->fence);
 	ret = xa_insert(&queue->jobs, job->id, job, GFP_KERNEL);
@@ -521,8 +620,10 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 		mutex_unlock(&queue->submit_lock);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
-		/* Neither in the table nor sent. */
-		wse_job_put_frame_slot(job);
+		/* Neither in the table nor sent: nothing is held for the firmware. */
+		wse_fw_uncharge(queue->wdev, queue->wfile, job->fw_bytes);
+		if (job->slot)
+			wse_slots_end(&queue->wdev->slots, job->slot, false);
 		wse_job_put_slot(job);
 		wse_job_put(job);
 		return ret;
@@ -534,6 +635,9 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	/* The sender's references, the job's and its data's, until sent. */
 	dma_fence_get(&job->fence);
 	atomic_inc(&job->data_users);
+	/* The link's, until the firmware is done with the request. */
+	dma_fence_get(&job->fence);
+	atomic_inc(&job->slot_users);
 	/* Before the request is out: its answer may come at once. */
 	wse_usage_begin(&queue->wfile->usage, queue->hw_queue);
 	set_bit(WSE_JOB_IN_USAGE, &job->flags);
@@ -541,15 +645,18 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 	ret = wse_link_submit(link, &job->req, vec, nvec);
 	mutex_unlock(&queue->submit_lock);
 	if (ret) {
-		/* Never queued: the frame's references go now, and the caller
-		 * hears why.
+		/* Never queued: the frame's and the link's references go now,
+		 * and the caller hears why.
 		 */
 		wse_job_sent(&job->req);
+		wse_job_let_go(job, ret);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
 		wse_job_collect(job);
 		return ret;
 	}
+	if (job->slot)
+		wse_slots_sent(&queue->wdev->slots, job->slot);
 	set_bit(WSE_JOB_SUBMITTED, &job->flags);
 	/* Pairs with the barrier in wse_job_timeout(). */
 	smp_mb__after_atomic();
@@ -619,8 +726,6 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			    queue->wdev->link.max_payload);
 	if (!ret && !args->handle && args->bo_offset)
 		ret = -EINVAL;
-	if (!ret)
-		ret = wse_job_allowed(file->driver_priv, d, args->args);
 	if (ret) {
 		wse_queue_put(queue);
 		return ret;
@@ -628,6 +733,9 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	job = wse_job_new(queue, args->op);
 	if (!job)
 		return -ENOMEM;
+	ret = wse_job_admit(job, file->driver_priv, d, args->args, args->length);
+	if (ret)
+		goto discard;
 
 	if (args->handle) {
 		job->obj = drm_gem_object_lookup(file, args->handle);
@@ -657,6 +765,20 @@ int wse_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			job->req.resp = bo_data;
 			job->req.resp_cap = args->length;
 		}
+	}
+	/* Data whose meaning is checked is sent from a copy the submitter
+	 * cannot change after the check, as io_uring jobs' always are.
+	 */
+	if (wse_job_data_checked(args->op, args->args)) {
+		ret = wse_job_alloc_kbuf(job, args->length);
+		if (ret)
+			goto discard;
+		memcpy(job->kbuf, bo_data, args->length);
+		bo_data = job->kbuf;
+		ret = wse_job_check_data(file->driver_priv, args->args, args->op, bo_data,
+					 args->length);
+		if (ret)
+			goto discard;
 	}
 	ret = wse_job_request(d, args->op, args->args, args->length, &job->hdr, bo_data, vec,
 			      &nvec);

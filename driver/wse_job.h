@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "../uapi/drm/wse_accel.h"
 #include "wse_fdinfo.h"
 #include "wse_link.h"
 
@@ -22,35 +23,36 @@ struct drm_file;
 struct drm_gem_object;
 struct wse_device;
 
-/*
- * Kernel buffers of io_uring jobs (the data they send, the room for their
- * answers) a file, and a device, may hold at once; at most a quarter and
- * a half of the memory on a small machine.
- */
-#define WSE_FILE_KBUF_MAX	(256 * SZ_1M)
-#define WSE_DEVICE_KBUF_MAX	SZ_1G
-
 /**
  * struct wse_file - what one open file of the accel device owns
  * @ref: the open file and each of its queues hold references; the
  *	queues, and their jobs, may outlive the file
  * @wdev: the device
+ * @user: the user who opened it (referenced): what the file holds counts
+ *	against the user's share too (wse_users.c)
  * @queues: queue id -> &struct wse_queue; the xarray's lock guards
  *	membership, a reference is taken before the lock is dropped. A
  *	QUEUE_CREATE under way holds its id reserved (a zero entry, which
  *	lookups and QUEUE_DESTROY pass over) until its queue is whole
  * @kbuf_bytes: bytes of kernel buffers its jobs hold
- * @raw_memory: its opener had CAP_SYS_ADMIN, so it may read and write
- *	device memory directly (MEM_WRITE, MEM_READ, MEM_XFER), which every
- *	opener shares
+ * @fw_reqs: requests of its jobs the firmware holds
+ * @slots: program slots it holds; &struct wse_slots.lock
+ * @admin: its opener had CAP_SYS_ADMIN, so it may do what reaches past
+ *	its own programs: read and write device memory directly (MEM_WRITE,
+ *	MEM_READ, MEM_XFER), which every opener shares; set an appliance's
+ *	default job (PARAMS_JOB on slot 0); have snapshots stored anywhere
+ *	in the firmware's shared storage
  * @usage: what its jobs used of each hardware queue, for fdinfo
  */
 struct wse_file {
 	struct kref ref;
 	struct wse_device *wdev;
+	struct wse_user *user;
 	struct xarray queues;
 	atomic64_t kbuf_bytes;
-	bool raw_memory;
+	atomic_t fw_reqs;
+	u32 slots;
+	bool admin;
 	struct wse_usage usage;
 };
 
@@ -119,18 +121,18 @@ struct io_uring_cmd;
 
 /*
  * Bits of &wse_job.flags: the request is queued on the link; its time is
- * up; the frame still holds the job's place in its queue.
+ * up.
  */
 #define WSE_JOB_SUBMITTED	0
 #define WSE_JOB_EXPIRED		1
-#define WSE_JOB_FRAME_SLOT	2
 /* Counted in its file's usage (fdinfo) until it finishes. */
 #define WSE_JOB_IN_USAGE	3
 
 /**
  * struct wse_job - one request to the firmware, with a fence
  * @fence: signalled when the job finishes; its refcount is the job's
- *	lifetime (the queue's table, the link while in flight, the link's
+ *	lifetime (the queue's table, the request until the job finishes,
+ *	the link until the firmware is done with the request, the link's
  *	sender until the frame is sent, the timeout work while scheduled,
  *	and waiters hold references)
  * @req: the link request
@@ -138,9 +140,10 @@ struct io_uring_cmd;
  * @data_users: who still uses @obj's mapping: the job until it finishes,
  *	and the sender until the frame is sent; the last retires @obj
  * @slot_users: who holds the job's place in its queue: the queue's table
- *	until the job is collected, and the frame until it is sent or taken
- *	back, or the job is answered; the last gives it back
- * @flags: WSE_JOB_SUBMITTED, WSE_JOB_EXPIRED, WSE_JOB_FRAME_SLOT, WSE_JOB_IN_USAGE
+ *	until the job is collected, and the link until the firmware is done
+ *	with the request (answered it, even after the job gave up on it, or
+ *	never got it); the last gives it back
+ * @flags: WSE_JOB_SUBMITTED, WSE_JOB_EXPIRED, WSE_JOB_IN_USAGE
  * @queue: the queue (referenced)
  * @obj: the buffer object, until the job is retired
  * @map: @obj's kernel mapping, until the job is retired
@@ -151,6 +154,9 @@ struct io_uring_cmd;
  *	it, else with the job
  * @kbuf_len: bytes at @kbuf, counted against the file and the device
  * @ucmd: the io_uring command the job answers, if it came that way
+ * @slot: the program slot it names and holds (wse_slots_begin()), or 0
+ * @load_last: it is the last piece of a program load
+ * @fw_bytes: its payload, counted against the firmware's read-ahead
  * @on_finish: if set, called when the job finishes, with the request's
  *	reference to pass on or drop
  * @finished: set once, by whoever finishes the job
@@ -172,11 +178,20 @@ struct wse_job {
 	void *kbuf;
 	u32 kbuf_len;
 	struct io_uring_cmd *ucmd;
+	u32 slot;
+	bool load_last;
+	u32 fw_bytes;
 	void (*on_finish)(struct wse_job *job);
 	atomic_t finished;
 	int status;
 	u32 result_len;
 };
+
+/* Whether a job's data is checked (wse_job_check_data()) before it is sent. */
+static inline bool wse_job_data_checked(u32 op, const u64 *args)
+{
+	return op == DRM_WSE_OP_PARAMS_WRITE && args[1] == WSE_LINK_PARAMS_SNAPSHOT_STORE;
+}
 
 int wse_file_open(struct drm_device *drm, struct drm_file *file);
 void wse_file_close(struct drm_device *drm, struct drm_file *file);
@@ -189,7 +204,10 @@ u64 wse_job_max_bytes(u32 max_payload);
 const struct wse_op_desc *wse_job_op(u32 op);
 int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_op_desc *d,
 		  u32 max_payload);
-int wse_job_allowed(struct wse_file *wfile, const struct wse_op_desc *d, const u64 *args);
+int wse_job_admit(struct wse_job *job, struct wse_file *wfile, const struct wse_op_desc *d,
+		  const u64 *args, u64 length);
+int wse_job_check_data(struct wse_file *wfile, const u64 *args, u32 op, const void *data,
+		       u64 length);
 int wse_job_request(const struct wse_op_desc *d, u32 op, const u64 *args, u64 length,
 		    union wse_job_hdr *hdr, void *data, struct kvec *vec, unsigned int *nvec);
 struct wse_job *wse_job_new(struct wse_queue *queue, u32 op);

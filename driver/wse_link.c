@@ -49,14 +49,38 @@ static unsigned int first_tag = 1;
 module_param(first_tag, uint, 0600);
 MODULE_PARM_DESC(first_tag, "first request tag of new links (tests of tag wraparound; default 1)");
 
-/* Hands a finished request back to whoever made it; called once. */
-static void wse_link_req_finish(struct wse_link_req *req, int status)
+/* The highest tag of a link set up from now on. Root only: tests make the
+ * tags come round in a few requests.
+ */
+static unsigned int tag_max = U32_MAX;
+module_param(tag_max, uint, 0600);
+MODULE_PARM_DESC(tag_max, "highest request tag of new links, 2 or more (tests of tag reuse; default 4294967295)");
+
+/* The entry of &wse_link.pending for a request its owner gave up on. */
+#define WSE_LINK_ABANDONED	1
+
+/*
+ * The firmware answered the request, or never will: hand it back to its
+ * owner (unless the owner gave up on it) and let it go. Called once, by
+ * whoever took it out of &wse_link.pending.
+ */
+static void wse_link_req_end(struct wse_link_req *req, int status, bool abandoned)
 {
 	req->status = status;
-	if (req->done)
-		req->done(req);
-	else
-		complete(&req->wait);
+	if (!abandoned) {
+		if (req->done)
+			req->done(req);
+		else
+			complete(&req->wait);
+	}
+	req->retire(req);
+}
+
+/* A request of @link's pending table and whether its owner gave up on it. */
+static struct wse_link_req *wse_link_entry_req(void *entry, bool *abandoned)
+{
+	*abandoned = xa_pointer_tag(entry) == WSE_LINK_ABANDONED;
+	return xa_untag_pointer(entry);
 }
 
 static void wse_link_tx_work(struct work_struct *work);
@@ -65,11 +89,12 @@ static void wse_link_tx_work(struct work_struct *work);
 void wse_link_init(struct wse_link *link)
 {
 	link->state = WSE_LINK_STATE_NONE;
+	link->tag_max = max(READ_ONCE(tag_max), 2U);
 	link->next_tag = READ_ONCE(first_tag) ?: 1;
 	mutex_init(&link->tx_lock);
 	INIT_WORK(&link->tx_work, wse_link_tx_work);
 	spin_lock_init(&link->lock);
-	xa_init(&link->pending);
+	xa_init_flags(&link->pending, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&link->tx_queue);
 }
 
@@ -114,17 +139,20 @@ u32 wse_link_inflight(struct wse_link *link)
 	return n;
 }
 
-/* Fails every request in flight with @err. */
+/* Fails every request in flight with @err; the firmware answers none. */
 static void wse_link_fail_pending(struct wse_link *link, int err)
 {
 	struct wse_link_req *req;
 	unsigned long tag;
+	bool abandoned;
+	void *entry;
 
-	xa_for_each(&link->pending, tag, req) {
-		req = xa_erase(&link->pending, tag);
-		if (!req)
+	xa_for_each(&link->pending, tag, entry) {
+		entry = xa_erase(&link->pending, tag);
+		if (!entry)
 			continue;
-		wse_link_req_finish(req, err);
+		req = wse_link_entry_req(entry, &abandoned);
+		wse_link_req_end(req, err, abandoned);
 	}
 }
 
@@ -288,6 +316,7 @@ static int wse_link_tx_drain(struct wse_link *link, struct list_head *done, bool
 		if (req) {
 			list_del_init(&req->tx_node);
 			req->tx_queued = false;
+			req->tx_started = true;
 		}
 		spin_unlock(&link->lock);
 		if (!req)
@@ -616,9 +645,10 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	u32 tag = le32_to_cpu(hdr->tag);
 	u32 len = le32_to_cpu(hdr->length);
 	const struct wse_link_status *st = link->rxbuf;
+	XA_STATE(xas, &link->pending, tag);
 	struct wse_link_req *req;
-	bool unasked, unsent, wrapped;
-	u32 issued;
+	bool unasked, unsent, abandoned;
+	void *entry;
 	int status;
 
 	if (len < sizeof(*st) || st->reserved) {
@@ -642,30 +672,30 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 		return 0;
 	}
 
-	req = xa_erase(&link->pending, tag);
-	if (!req) {
-		spin_lock(&link->lock);
-		issued = link->next_tag;
-		wrapped = link->tags_wrapped;
-		spin_unlock(&link->lock);
-		/* A tag handed out before may belong to a request that gave up
-		 * waiting; one never handed out is a lie. Once the tags have
-		 * wrapped, every tag but 0 has been handed out.
-		 */
-		if (tag && (wrapped || tag < issued)) {
-			atomic64_inc(&link->stats.stale_responses);
-			return 0;
-		}
-		*why = "response to a request never made";
+	/*
+	 * Every request the firmware may answer is in the table until it
+	 * does, those their owners gave up on too: a tag that is not there
+	 * was never handed out or was answered already, and an answer to it
+	 * is a lie. So is one to a tag reserved by a submission under way.
+	 */
+	xas_lock(&xas);
+	entry = xas_load(&xas);
+	if (entry && !xa_is_zero(entry))
+		xas_store(&xas, NULL);
+	xas_unlock(&xas);
+	if (!entry || xa_is_zero(entry)) {
+		*why = entry ? "response to a request not yet sent" :
+			       "response to a request never made or answered already";
 		return -EPROTO;
 	}
+	req = wse_link_entry_req(entry, &abandoned);
 	if (req->opcode != hdr->opcode) {
-		wse_link_req_finish(req, -EPROTO);
+		wse_link_req_end(req, -EPROTO, abandoned);
 		*why = "response opcode differs from the request's";
 		return -EPROTO;
 	}
 	if (req->queue != le16_to_cpu(hdr->queue)) {
-		wse_link_req_finish(req, -EPROTO);
+		wse_link_req_end(req, -EPROTO, abandoned);
 		*why = "response queue differs from the request's";
 		return -EPROTO;
 	}
@@ -676,12 +706,18 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 	unsent = req->tx_queued;
 	spin_unlock(&link->lock);
 	if (unsent) {
-		wse_link_req_finish(req, -EPROTO);
+		wse_link_req_end(req, -EPROTO, abandoned);
 		*why = "response to a request not yet sent";
 		return -EPROTO;
 	}
 
 	status = wse_frame_status_errno(le32_to_cpu(st->status));
+	if (abandoned) {
+		/* Its owner gave up waiting; the answer only lets it go. */
+		atomic64_inc(&link->stats.stale_responses);
+		wse_link_req_end(req, status, true);
+		return 0;
+	}
 	if (!status) {
 		req->resp_len = len - sizeof(*st);
 		/* The frame was whole and its digests good: the stream is
@@ -702,7 +738,7 @@ static int wse_link_rx_response(struct wse_link *link, const struct wse_link_hdr
 				    wse_link_device(link)->index, hdr->opcode,
 				    (int)min_t(u32, len - sizeof(*st), 120), st + 1);
 	}
-	wse_link_req_finish(req, status);
+	wse_link_req_end(req, status, false);
 	return 0;
 }
 
@@ -884,15 +920,113 @@ void wse_link_stop(struct wse_link *link)
 	flush_work(&link->tx_work);
 }
 
+/* A CANCEL the link sends for a request whose owner gave up on it. */
+struct wse_link_cancel_req {
+	struct wse_link_req req;
+	struct wse_link_cancel body;
+	/* The link until it retires the request, the sender until the frame is done. */
+	refcount_t users;
+};
+
+static void wse_link_cancel_put(struct wse_link_req *req)
+{
+	struct wse_link_cancel_req *c = container_of(req, struct wse_link_cancel_req, req);
+
+	if (refcount_dec_and_test(&c->users))
+		kfree(c);
+}
+
+static void wse_link_cancel_done(struct wse_link_req *req)
+{
+	/* Answered at once whether or not it found the request: nothing to do. */
+}
+
+/*
+ * Asks the firmware to drop request @tag, or end its wait, so that it
+ * answers (E_CANCELED) soon rather than hold its queue and its place.
+ * Best effort: without the capability, memory or a live link the request
+ * is simply answered when the firmware gets to it.
+ */
+static void wse_link_send_cancel(struct wse_link *link, u32 tag)
+{
+	struct wse_link_cancel_req *c;
+	struct kvec vec;
+
+	if (!(link->fw_caps & WSE_LINK_CAP_CANCEL))
+		return;
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return;
+	c->body.tag = cpu_to_le32(tag);
+	c->req.opcode = WSE_LINK_OP_CANCEL;
+	c->req.done = wse_link_cancel_done;
+	c->req.retire = wse_link_cancel_put;
+	c->req.tx_done = wse_link_cancel_put;
+	refcount_set(&c->users, 2);
+	vec.iov_base = &c->body;
+	vec.iov_len = sizeof(c->body);
+	if (wse_link_submit(link, &c->req, &vec, 1)) {
+		kfree(c);
+		return;
+	}
+	wse_link_push(link, true);
+}
+
+/*
+ * The request was just marked abandoned in the table: if no sender took
+ * its frame (it is taken back here, or was before), the firmware never
+ * sees it and will not answer it; otherwise the firmware is asked to let
+ * it go.
+ */
+static void wse_link_let_go(struct wse_link *link, struct wse_link_req *req)
+{
+	void *entry = xa_tag_pointer(req, WSE_LINK_ABANDONED);
+	u32 tag = req->tag;
+	bool started;
+
+	wse_link_withdraw(link, req);
+	spin_lock(&link->lock);
+	started = req->tx_started;
+	spin_unlock(&link->lock);
+	if (started) {
+		wse_link_send_cancel(link, tag);
+		return;
+	}
+	/* Unless a link failure took it out first. */
+	if (xa_cmpxchg(&link->pending, tag, entry, NULL, 0) == entry)
+		wse_link_req_end(req, -ECANCELED, true);
+}
+
 /**
  * wse_link_reset() - abort what is in flight and zero the counters
  * @link: the link
+ *
+ * Every request waiting for an answer is finished with -ECANCELED for its
+ * owner; the firmware is asked to drop it, and the link holds it until
+ * the firmware has answered, as if its owner had given up on it.
  */
 void wse_link_reset(struct wse_link *link)
 {
 	struct wse_link_stats *s = &link->stats;
+	struct wse_link_req *req;
+	unsigned long tag;
+	bool abandoned;
+	void *entry;
 
-	wse_link_fail_pending(link, -ECANCELED);
+	xa_for_each(&link->pending, tag, entry) {
+		req = wse_link_entry_req(entry, &abandoned);
+		/* A CANCEL is answered at once, and cancels nothing of its own. */
+		if (abandoned || req->opcode == WSE_LINK_OP_CANCEL ||
+		    xa_cmpxchg(&link->pending, tag, req, xa_tag_pointer(req, WSE_LINK_ABANDONED),
+			       0) != req)
+			continue;
+		req->status = -ECANCELED;
+		if (req->done)
+			req->done(req);
+		else
+			complete(&req->wait);
+		wse_link_let_go(link, req);
+	}
 	atomic64_set(&s->frames_tx, 0);
 	atomic64_set(&s->frames_rx, 0);
 	atomic64_set(&s->bytes_tx, 0);
@@ -909,7 +1043,7 @@ void wse_link_reset(struct wse_link *link)
  * wse_link_submit() - queue a request whose answer comes later
  * @link: the link
  * @req: the request: @opcode, @queue, @resp, @resp_cap, @done (or NULL,
- *	to wait on @wait) and @tx_done set by the caller
+ *	to wait on @wait), @retire and @tx_done set by the caller
  * @vec: the request payload; it must stay put until @tx_done runs
  * @nvec: entries in @vec (at most 3)
  *
@@ -918,35 +1052,40 @@ void wse_link_reset(struct wse_link *link)
  *
  * On success the request is finished exactly once - answered, refused,
  * failed with the link, or failed with -ECANCELED by a reset - unless
- * wse_link_cancel() takes it back first; and @tx_done runs once. @done
- * runs in process context with none of the link's locks held, and must
- * not sleep for long: it runs on the receive thread.
+ * wse_link_abandon() takes it back first; @retire runs once, when the
+ * link lets go of it; and @tx_done runs once. @done and @retire run in
+ * process context with none of the link's locks held, and must not sleep
+ * for long: they run on the receive thread.
  *
  * Return: 0, or -ENOTCONN (the link is down) or another negative errno,
- * in which case nothing was queued and neither @done nor @tx_done will run.
+ * in which case nothing was queued and none of the three will run.
  */
 int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec)
 {
 	unsigned int i;
+	bool up;
+	u32 tag;
 	int ret;
 
-	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1 || !req->tx_done))
+	if (WARN_ON_ONCE(nvec > ARRAY_SIZE(req->tx_vec) - 1 || !req->tx_done || !req->retire))
 		return -EINVAL;
 	init_completion(&req->wait);
 	req->resp_len = 0;
-
-	spin_lock(&link->lock);
-	if (link->state != WSE_LINK_STATE_UP) {
-		spin_unlock(&link->lock);
+	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP)
 		return -ENOTCONN;
-	}
-	req->tag = link->next_tag++;
-	if (!link->next_tag) {
-		link->next_tag = 1;
-		link->tags_wrapped = true;
-	}
-	spin_unlock(&link->lock);
+
+	/*
+	 * The tag is reserved first (a zero entry: an answer to it is a lie)
+	 * and skips every tag still held, by a request waiting for its answer
+	 * or one given up on that the firmware may yet answer: no late answer
+	 * can land in a newer request.
+	 */
+	ret = xa_alloc_cyclic(&link->pending, &tag, NULL, XA_LIMIT(1, link->tag_max),
+			      &link->next_tag, GFP_KERNEL);
+	if (ret < 0)
+		return ret == -EBUSY ? -EAGAIN : ret;
+	req->tag = tag;
 
 	/* The digests are computed here, by the submitter. */
 	wse_frame_build(&req->tx_hdr, link->version, req->opcode, 0, req->queue, req->tag,
@@ -957,37 +1096,50 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		req->tx_vec[i + 1] = vec[i];
 	req->tx_nvec = nvec + 1;
 
-	ret = xa_insert(&link->pending, req->tag, req, GFP_KERNEL);
-	if (ret)
-		return ret == -EBUSY ? -EAGAIN : ret;
-
-	/* Failing the link empties the table; a request added after that
-	 * must not wait for nothing. If the failure got it first, it finishes
-	 * it; and a frame queued on a dead link is dropped, not sent.
+	/*
+	 * Queued and published together, under the lock a failure takes to
+	 * kill the link and a sender takes to dequeue: a failure after this
+	 * finds it in the table, and no byte of it leaves before it is there.
 	 */
-	if (wse_link_state(link, NULL) != WSE_LINK_STATE_UP &&
-	    xa_erase(&link->pending, req->tag))
-		return -ENOTCONN;
 	spin_lock(&link->lock);
-	list_add_tail(&req->tx_node, &link->tx_queue);
-	req->tx_queued = true;
+	up = link->state == WSE_LINK_STATE_UP;
+	if (up) {
+		list_add_tail(&req->tx_node, &link->tx_queue);
+		req->tx_queued = true;
+		req->tx_started = false;
+		/* Into the reserved slot: nothing is allocated. */
+		xa_store(&link->pending, tag, req, GFP_NOWAIT);
+	}
 	spin_unlock(&link->lock);
+	if (!up) {
+		xa_erase(&link->pending, tag);
+		return -ENOTCONN;
+	}
 	return 0;
 }
 
 /**
- * wse_link_cancel() - take back a request that has not been answered
+ * wse_link_abandon() - take back a request that has not been answered
  * @link: the link
  * @req: a request wse_link_submit() accepted
  *
- * Return: true if the request was taken back: it will not be finished and
- * belongs to the caller again. False if it is being or has been finished.
- * A late answer to a cancelled request is counted and dropped.
+ * The link keeps holding the request, and its tag, until the firmware
+ * answers it (then @req->retire runs with the answer's status, and the
+ * answer's data goes nowhere); a frame that has not started is not sent,
+ * and the request is retired at once. A firmware that offers it is sent a
+ * CANCEL, so that it answers soon.
+ *
+ * Return: true if the request was taken back: its @done will not run and
+ * its owner finishes it as it likes. False if it is being or has been
+ * finished.
  */
-bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req)
+bool wse_link_abandon(struct wse_link *link, struct wse_link_req *req)
 {
-	/* Only if it is this request: after the tags wrap, the same tag may
-	 * name a newer one.
-	 */
-	return req->tag && xa_cmpxchg(&link->pending, req->tag, req, NULL, 0) == req;
+	/* Only if it is this request, still waiting. */
+	if (!req->tag ||
+	    xa_cmpxchg(&link->pending, req->tag, req, xa_tag_pointer(req, WSE_LINK_ABANDONED),
+		       0) != req)
+		return false;
+	wse_link_let_go(link, req);
+	return true;
 }

@@ -90,21 +90,30 @@ struct wse_link {
 	unsigned long last_rx;
 
 	/**
-	 * @lock: protects @state, @dead_reason, @next_tag, @tags_wrapped,
-	 * @tx_queue and @keepalives_unanswered.
+	 * @lock: protects @state, @dead_reason, @tx_queue and
+	 * @keepalives_unanswered. Taken outside @pending's lock, never inside.
 	 */
 	spinlock_t lock;
 	/** @state: an &enum wse_link_state. */
 	enum wse_link_state state;
 	/** @dead_reason: why the link died, for sysfs and events. */
 	const char *dead_reason;
-	/** @next_tag: the tag the next request gets; never 0. */
+	/**
+	 * @next_tag: where the search for the next free tag starts; @pending's
+	 * lock. Tags are 1..@tag_max; one still in @pending is never reused.
+	 */
 	u32 next_tag;
-	/** @tags_wrapped: @next_tag has wrapped, so any tag may have been issued. */
-	bool tags_wrapped;
+	/** @tag_max: the highest tag, U32_MAX but in tests; set at init. */
+	u32 tag_max;
 	/** @keepalives_unanswered: keepalives sent whose answer has not come. */
 	u32 keepalives_unanswered;
-	/** @pending: tag -> &struct wse_link_req awaiting a response; xa lock. */
+	/**
+	 * @pending: tag -> every request the firmware may still answer: one
+	 * waiting for its answer (the &struct wse_link_req), one its owner
+	 * gave up on (the request tagged WSE_LINK_ABANDONED: the link keeps
+	 * it, and its tag, until the firmware answers), or a tag reserved by
+	 * a submission under way (a zero entry). Its own lock guards it.
+	 */
 	struct xarray pending;
 	/**
 	 * @tx_queue: requests whose frames wait to be sent, oldest first.
@@ -126,21 +135,29 @@ struct wse_link {
  * @resp: where the reply data (after &struct wse_link_status) goes
  * @resp_cap: room at @resp; a longer reply fails the request with -EPROTO
  * @resp_len: reply bytes written
- * @done: called when the request is finished, or NULL to complete @wait
+ * @done: called when the request is finished, or NULL to complete @wait;
+ *	not called for a request its owner took back (wse_link_abandon())
  * @wait: completed when finished, if @done is NULL
+ * @retire: called once for every request wse_link_submit() accepted,
+ *	after @done (or instead of it, if taken back), when the firmware has
+ *	answered it or never will (the link failed, or the frame was never
+ *	sent): the link no longer holds it. @status is the firmware's answer
+ *	then, or why none will come. Process context, no link lock held.
  * @tx_done: called once the frame is sent or dropped: the sender no
  *	longer uses the request, @tx_vec or what it points to. Process
  *	context, none of the link's locks held.
  * @tx_node: on &wse_link.tx_queue
  * @tx_queued: on &wse_link.tx_queue, no sender has taken it; &wse_link.lock
+ * @tx_started: a sender took its frame (some of it may be out); &wse_link.lock
  * @tx_hdr: the frame header, built when the request is queued
  * @tx_vec: the frame: @tx_hdr, then the payload
  * @tx_nvec: entries in @tx_vec
  *
- * Ownership: whoever erases the request from &wse_link.pending (the
- * receiver, a link failure, wse_link_cancel()) owns it from then on; the
- * frame is the sender's until @tx_done runs, which may be after the
- * answer: the request must outlive both.
+ * Ownership: whoever takes the request out of &wse_link.pending (the
+ * receiver, a link failure) finishes it; wse_link_abandon() hands it back
+ * to its owner while the link keeps holding it. The frame is the sender's
+ * until @tx_done runs, which may be after the answer, and the link's until
+ * @retire: the request must outlive both.
  */
 struct wse_link_req {
 	u8 opcode;
@@ -152,9 +169,11 @@ struct wse_link_req {
 	size_t resp_len;
 	void (*done)(struct wse_link_req *req);
 	struct completion wait;
+	void (*retire)(struct wse_link_req *req);
 	void (*tx_done)(struct wse_link_req *req);
 	struct list_head tx_node;
 	bool tx_queued;
+	bool tx_started;
 	struct wse_link_hdr tx_hdr;
 	struct kvec tx_vec[4];
 	unsigned int tx_nvec;
@@ -180,7 +199,7 @@ u32 wse_link_inflight(struct wse_link *link);
 int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 		    const struct kvec *vec, unsigned int nvec);
 void wse_link_push(struct wse_link *link, bool nonblock);
-bool wse_link_cancel(struct wse_link *link, struct wse_link_req *req);
+bool wse_link_abandon(struct wse_link *link, struct wse_link_req *req);
 bool wse_link_withdraw(struct wse_link *link, struct wse_link_req *req);
 
 #endif /* __WSE_LINK_H__ */

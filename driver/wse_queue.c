@@ -7,12 +7,14 @@
 
 #include <drm/drm_file.h>
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/dma-fence.h>
 #include <linux/slab.h>
 
 #include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
+#include "wse_users.h"
 
 #define WSE_JOB_TIMEOUT_MS_DEFAULT	10000
 #define WSE_JOB_TIMEOUT_MS_MAX		600000
@@ -24,11 +26,16 @@ int wse_file_open(struct drm_device *drm, struct drm_file *file)
 	wfile = kzalloc(sizeof(*wfile), GFP_KERNEL_ACCOUNT);
 	if (!wfile)
 		return -ENOMEM;
+	wfile->wdev = wse_drm_device(drm);
+	wfile->user = wse_user_get(wfile->wdev, current_euid());
+	if (!wfile->user) {
+		kfree(wfile);
+		return -ENOMEM;
+	}
 	kref_init(&wfile->ref);
 	wse_usage_init(&wfile->usage);
-	wfile->wdev = wse_drm_device(drm);
 	/* Decided by who opened the file, as for any file capability. */
-	wfile->raw_memory = capable(CAP_SYS_ADMIN);
+	wfile->admin = capable(CAP_SYS_ADMIN);
 	xa_init_flags(&wfile->queues, XA_FLAGS_ALLOC1);
 	file->driver_priv = wfile;
 	return 0;
@@ -39,6 +46,7 @@ static void wse_file_release(struct kref *ref)
 	struct wse_file *wfile = container_of(ref, struct wse_file, ref);
 
 	xa_destroy(&wfile->queues);
+	wse_user_put(wfile->user);
 	kfree(wfile);
 }
 

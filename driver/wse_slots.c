@@ -3,10 +3,14 @@
  * wse: who owns the device's program slots. A program, its streams, its
  * parameters and the SRAM it holds live in a slot of the firmware, which
  * every opener of the device shares; the driver gives each slot to the
- * file that loads into it, and only that file may use it. When the file
- * closes, the driver unloads its programs, and a slot becomes free again
- * only once the firmware has let go of it: nobody can read what another
- * user left in a slot.
+ * file that claims it with a load, and only that file may use it - once
+ * the firmware has confirmed that what it loaded is a whole program.
+ *
+ * When the file closes, its slots are freed in two steps, so that nobody
+ * can find what it left: first every request the file sent for a slot
+ * must have been answered (whatever hardware queue it went on, the
+ * firmware can no longer put a program there), then the driver unloads
+ * the slot, and it is free once the firmware says it is empty.
  */
 
 #include <linux/refcount.h>
@@ -16,15 +20,16 @@
 #include "wse_drv.h"
 #include "wse_job.h"
 #include "wse_slots.h"
+#include "wse_users.h"
 
-/* How soon to ask again to unload a program that is running. */
+/* How soon to ask again to unload a program the firmware could not unload yet. */
 #define WSE_SLOT_RETRY		HZ
 
 /* An unload the driver sends for a file that closed. */
 struct wse_slot_unload {
 	struct wse_link_req req;
 	struct wse_link_program_ref ref;
-	/* The link until it finishes the request, the sender until the frame is done. */
+	/* The link until it retires the request, the sender until the frame is done. */
 	refcount_t users;
 	struct wse_device *wdev;
 	u32 slot;
@@ -39,37 +44,78 @@ void wse_slots_init(struct wse_slots *slots)
 }
 
 /**
- * wse_slots_use() - check that a file may use a slot, claiming it to load
+ * wse_slots_begin() - check that a file may send a job for a slot
  * @slots: the device's slots
  * @wfile: the file
  * @slot: the slot its job names
- * @load: the job loads a program, which claims a free slot
+ * @use: what the job does with it
+ *
+ * On success the job counts as the file's request for the slot until
+ * wse_slots_end(); a claim that never reaches the link is undone there.
  *
  * Return: 0; -EINVAL for a slot outside 1..255; -ENOENT for a free slot
- * (load into it first); -EBUSY to load into a slot another file holds (or
- * that is still being freed); -EACCES for any other use of one.
+ * (load into it first), or one of the file's whose program the firmware
+ * has not confirmed; -EBUSY to claim a slot another file holds (or that
+ * is still being freed); -EACCES for any other use of one; -ENOSPC when
+ * the file, or its user, holds as many slots as it may.
  */
-int wse_slots_use(struct wse_slots *slots, struct wse_file *wfile, u64 slot, bool load)
+int wse_slots_begin(struct wse_slots *slots, struct wse_file *wfile, u64 slot,
+		    enum wse_slot_use use)
 {
-	struct wse_file *owner;
+	struct wse_user *user = wfile->user;
+	struct wse_slot *s;
 	int ret = 0;
 
 	if (!slot || slot >= WSE_SLOTS)
 		return -EINVAL;
+	s = &slots->slot[slot];
 	spin_lock(&slots->lock);
-	owner = slots->owner[slot];
-	if (owner == wfile) {
-		ret = 0;
-	} else if (owner) {
-		ret = load ? -EBUSY : -EACCES;
-	} else if (load) {
-		kref_get(&wfile->ref);
-		slots->owner[slot] = wfile;
-	} else {
+	if (s->owner == wfile) {
+		if (use == WSE_SLOT_USE && s->state != WSE_SLOT_LOADED)
+			ret = -ENOENT;
+	} else if (s->owner) {
+		ret = use == WSE_SLOT_CLAIM ? -EBUSY : -EACCES;
+	} else if (use != WSE_SLOT_CLAIM) {
 		ret = -ENOENT;
+	} else if (wfile->slots >= WSE_FILE_SLOTS_MAX ||
+		   (!user->unlimited && user->slots >= WSE_USER_SLOTS_MAX)) {
+		ret = -ENOSPC;
+	} else {
+		kref_get(&wfile->ref);
+		s->owner = wfile;
+		s->state = WSE_SLOT_LOADING;
+		s->sent = false;
+		wfile->slots++;
+		user->slots++;
 	}
+	if (!ret)
+		s->inflight++;
 	spin_unlock(&slots->lock);
 	return ret;
+}
+
+/* A job wse_slots_begin() let through reached the link. */
+void wse_slots_sent(struct wse_slots *slots, u32 slot)
+{
+	spin_lock(&slots->lock);
+	slots->slot[slot].sent = true;
+	spin_unlock(&slots->lock);
+}
+
+/* Takes the slot from its owner; the caller holds the lock, and puts the owner. */
+static struct wse_file *wse_slots_clear(struct wse_slots *slots, u32 slot)
+{
+	struct wse_slot *s = &slots->slot[slot];
+	struct wse_file *owner = s->owner;
+
+	if (owner) {
+		owner->slots--;
+		owner->user->slots--;
+	}
+	s->owner = NULL;
+	s->state = WSE_SLOT_FREE;
+	s->sent = false;
+	return owner;
 }
 
 /* The firmware has let go of the slot: nobody owns it. */
@@ -78,11 +124,45 @@ static void wse_slots_free(struct wse_slots *slots, u32 slot)
 	struct wse_file *owner;
 
 	spin_lock(&slots->lock);
-	owner = slots->owner[slot];
-	slots->owner[slot] = NULL;
+	owner = wse_slots_clear(slots, slot);
 	spin_unlock(&slots->lock);
 	if (owner)
 		wse_file_put(owner);
+}
+
+static void wse_slots_unload(struct wse_device *wdev, u32 slot);
+
+/**
+ * wse_slots_end() - a job for a slot is over, for the firmware too
+ * @slots: the device's slots
+ * @slot: the slot wse_slots_begin() let it use
+ * @loaded: the firmware answered it with a whole program (a last
+ *	PROGRAM_LOAD piece that succeeded)
+ *
+ * Called once the firmware has answered the job or never will, whether
+ * or not its owner still waited for it; or when the job never reached
+ * the link. Process context.
+ */
+void wse_slots_end(struct wse_slots *slots, u32 slot, bool loaded)
+{
+	struct wse_device *wdev = container_of(slots, struct wse_device, slots);
+	struct wse_slot *s = &slots->slot[slot];
+	struct wse_file *unclaimed = NULL;
+	bool unload;
+
+	spin_lock(&slots->lock);
+	s->inflight--;
+	if (loaded && s->state == WSE_SLOT_LOADING)
+		s->state = WSE_SLOT_LOADED;
+	/* A claim none of whose requests got anywhere claims nothing. */
+	if (s->state == WSE_SLOT_LOADING && !s->sent && !s->inflight)
+		unclaimed = wse_slots_clear(slots, slot);
+	unload = s->state == WSE_SLOT_CLOSING && !s->inflight;
+	spin_unlock(&slots->lock);
+	if (unclaimed)
+		wse_file_put(unclaimed);
+	if (unload)
+		wse_slots_unload(wdev, slot);
 }
 
 static void wse_slot_unload_put(struct wse_slot_unload *u)
@@ -98,23 +178,39 @@ static void wse_slot_unload_sent(struct wse_link_req *req)
 	wse_slot_unload_put(container_of(req, struct wse_slot_unload, req));
 }
 
-/*
- * The firmware answered. A program still running (EBUSY) is asked again
- * a second later. Anything else - unloaded, nothing there, the link gone -
- * frees the slot.
- */
 static void wse_slot_unload_done(struct wse_link_req *req)
 {
-	struct wse_slot_unload *u = container_of(req, struct wse_slot_unload, req);
-	struct wse_slots *slots = &u->wdev->slots;
+	/* Only the firmware's own answer counts: see wse_slot_unload_retired(). */
+}
 
-	if (req->status == -EBUSY &&
-	    wse_link_state(&u->wdev->link, NULL) == WSE_LINK_STATE_UP) {
-		set_bit(u->slot, slots->retry);
-		queue_delayed_work(wse_wq, &slots->retry_work, WSE_SLOT_RETRY);
-	} else {
-		wse_slots_free(slots, u->slot);
-	}
+/* The retry work holds a reference to the device while it is queued. */
+static void wse_slots_ask_again(struct wse_slots *slots, u32 slot)
+{
+	struct wse_device *wdev = container_of(slots, struct wse_device, slots);
+
+	set_bit(slot, slots->retry);
+	wse_device_get(wdev);
+	if (!queue_delayed_work(wse_wq, &slots->retry_work, WSE_SLOT_RETRY))
+		wse_device_put(wdev);
+}
+
+/*
+ * The firmware answered the unload, or never will. A program still
+ * running (EBUSY), or an unload that was cancelled or never sent, is asked
+ * again a second later. Anything else - unloaded, nothing there, the link
+ * gone - frees the slot.
+ */
+static void wse_slot_unload_retired(struct wse_link_req *req)
+{
+	struct wse_slot_unload *u = container_of(req, struct wse_slot_unload, req);
+	struct wse_device *wdev = u->wdev;
+
+	wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
+	if ((req->status == -EBUSY || req->status == -ECANCELED) &&
+	    wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
+		wse_slots_ask_again(&wdev->slots, u->slot);
+	else
+		wse_slots_free(&wdev->slots, u->slot);
 	wse_slot_unload_put(u);
 }
 
@@ -125,21 +221,28 @@ static int wse_slot_unload_send(struct wse_device *wdev, u32 slot)
 	struct kvec vec;
 	int ret;
 
+	ret = wse_fw_charge(wdev, NULL, sizeof(u->ref));
+	if (ret)
+		return ret;
 	u = kzalloc(sizeof(*u), GFP_KERNEL);
-	if (!u)
+	if (!u) {
+		wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
 		return -ENOMEM;
+	}
 	wse_device_get(wdev);
 	u->wdev = wdev;
 	u->slot = slot;
 	u->ref.program = cpu_to_le32(slot);
 	u->req.opcode = WSE_LINK_OP_PROGRAM_UNLOAD;
 	u->req.done = wse_slot_unload_done;
+	u->req.retire = wse_slot_unload_retired;
 	u->req.tx_done = wse_slot_unload_sent;
 	refcount_set(&u->users, 2);
 	vec.iov_base = &u->ref;
 	vec.iov_len = sizeof(u->ref);
 	ret = wse_link_submit(&wdev->link, &u->req, &vec, 1);
 	if (ret) {
+		wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
 		wse_device_put(wdev);
 		kfree(u);
 		return ret;
@@ -148,10 +251,19 @@ static int wse_slot_unload_send(struct wse_device *wdev, u32 slot)
 	return 0;
 }
 
-/* Unloads @slot, or frees it if that cannot even be asked. */
+/*
+ * Unloads @slot; frees it if the link is gone (the firmware dropped every
+ * program with it), or asks again later if the request cannot go now.
+ */
 static void wse_slots_unload(struct wse_device *wdev, u32 slot)
 {
-	if (wse_slot_unload_send(wdev, slot))
+	int ret = wse_slot_unload_send(wdev, slot);
+
+	if (!ret)
+		return;
+	if (ret != -ENOTCONN && wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
+		wse_slots_ask_again(&wdev->slots, slot);
+	else
 		wse_slots_free(&wdev->slots, slot);
 }
 
@@ -165,24 +277,38 @@ static void wse_slots_retry(struct work_struct *work)
 	for_each_set_bit(slot, slots->retry, WSE_SLOTS)
 		if (test_and_clear_bit(slot, slots->retry))
 			wse_slots_unload(wdev, slot);
+	wse_device_put(wdev);
 }
 
 /**
- * wse_slots_release() - unload a closing file's programs
+ * wse_slots_release() - free a closing file's slots once the firmware is
+ * done with them
  * @wdev: the device
- * @wfile: the file, whose queues are closed
+ * @wfile: the file, whose queues are closed (their jobs taken back)
  *
- * Each slot the file holds stays taken until the firmware has unloaded
- * its program; a slot of a dead link is free at once (the firmware drops
- * every program with its host).
+ * Each slot the file holds stays taken until the firmware has answered
+ * every request the file sent for it, and then the unload the driver sends.
  */
 void wse_slots_release(struct wse_device *wdev, struct wse_file *wfile)
 {
+	struct wse_slots *slots = &wdev->slots;
+	DECLARE_BITMAP(now, WSE_SLOTS);
 	u32 slot;
 
-	for (slot = 1; slot < WSE_SLOTS; slot++)
-		if (READ_ONCE(wdev->slots.owner[slot]) == wfile)
-			wse_slots_unload(wdev, slot);
+	bitmap_zero(now, WSE_SLOTS);
+	spin_lock(&slots->lock);
+	for (slot = 1; slot < WSE_SLOTS; slot++) {
+		struct wse_slot *s = &slots->slot[slot];
+
+		if (s->owner != wfile)
+			continue;
+		s->state = WSE_SLOT_CLOSING;
+		if (!s->inflight)
+			__set_bit(slot, now);
+	}
+	spin_unlock(&slots->lock);
+	for_each_set_bit(slot, now, WSE_SLOTS)
+		wse_slots_unload(wdev, slot);
 }
 
 /**
@@ -193,7 +319,8 @@ void wse_slots_stop(struct wse_slots *slots)
 {
 	u32 slot;
 
-	cancel_delayed_work_sync(&slots->retry_work);
+	if (cancel_delayed_work_sync(&slots->retry_work))
+		wse_device_put(container_of(slots, struct wse_device, slots));
 	/* Nothing will be asked again: with the link, the programs are gone. */
 	for_each_set_bit(slot, slots->retry, WSE_SLOTS)
 		if (test_and_clear_bit(slot, slots->retry))

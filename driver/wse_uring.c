@@ -149,8 +149,6 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 			    queue->wdev->link.max_payload);
 	if (!ret && !!args.length != !!args.addr)
 		ret = -EINVAL;
-	if (!ret)
-		ret = wse_job_allowed(file->driver_priv, d, args.args);
 	if (ret) {
 		wse_queue_put(queue);
 		return ret;
@@ -158,6 +156,9 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	job = wse_job_new(queue, args.op);
 	if (!job)
 		return -ENOMEM;
+	ret = wse_job_admit(job, file->driver_priv, d, args.args, args.length);
+	if (ret)
+		goto discard;
 	if (args.length) {
 		ret = wse_job_alloc_kbuf(job, args.length);
 		if (ret)
@@ -165,6 +166,9 @@ static int wse_uring_issue(struct io_uring_cmd *cmd, unsigned int issue_flags)
 	}
 	if (d->sends) {
 		ret = wse_uring_copy_in(cmd, job->kbuf, args.addr, args.length);
+		if (!ret)
+			ret = wse_job_check_data(file->driver_priv, args.args, args.op, job->kbuf,
+						 args.length);
 		if (ret)
 			goto discard;
 	}
@@ -210,7 +214,7 @@ static int wse_uring_cancel(struct io_uring_cmd *cmd)
 {
 	struct wse_job *job = wse_uring_pdu(cmd)->job;
 
-	if (wse_link_cancel(&job->queue->wdev->link, &job->req))
+	if (wse_link_abandon(&job->queue->wdev->link, &job->req))
 		wse_job_finish(job, -ECANCELED, 0);
 	return 0;
 }

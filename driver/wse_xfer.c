@@ -110,8 +110,8 @@ int wse_ioctl_mem_xfer(struct drm_device *drm, void *data, struct drm_file *file
 		return -ERANGE;
 	if (wdev->is_test)
 		return -ENOTCONN;
-	/* Device memory is every opener's: see wse_job_allowed(). */
-	if (!((struct wse_file *)file->driver_priv)->raw_memory)
+	/* Device memory is every opener's: see wse_job_admit(). */
+	if (!((struct wse_file *)file->driver_priv)->admin)
 		return -EPERM;
 
 	obj = drm_gem_object_lookup(file, args->handle);
