@@ -4,7 +4,7 @@ CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
 	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
-	fdinfo_test race_test
+	fdinfo_test race_test slots_test params_access_test backlog_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -18,6 +18,15 @@ ownership_test_ldlibs := $(WSE_LDLIBS) -lm
 harden_test_srcs := tests/guest/harden_test.c
 harden_test_libs := wse wselink
 harden_test_ldlibs := $(WSE_LDLIBS) -lpthread
+slots_test_srcs := tests/guest/slots_test.c
+slots_test_libs := wse wsep wselink
+slots_test_ldlibs := $(WSE_LDLIBS) -lm
+params_access_test_srcs := tests/guest/params_access_test.c
+params_access_test_libs := wse wsep wselink
+params_access_test_ldlibs := $(WSE_LDLIBS) -lm
+backlog_test_srcs := tests/guest/backlog_test.c
+backlog_test_libs := wse wsep wselink
+backlog_test_ldlibs := $(WSE_LDLIBS) -lm
 race_test_srcs := tests/guest/race_test.c
 race_test_libs := wse wselink
 race_test_ldlibs := $(WSE_LDLIBS) -lpthread

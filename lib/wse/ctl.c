@@ -394,7 +394,15 @@ int wse_ctl_subscribe(struct wse_ctl *ctl)
 	if (ctl->events_group < 0)
 		return -ENOENT;
 	nl_socket_disable_seq_check(ctl->sk);
-	return nl_socket_add_membership(ctl->sk, ctl->events_group) ? -EIO : 0;
+	/* The events group is the administrator's (CAP_NET_ADMIN). */
+	switch (nl_socket_add_membership(ctl->sk, ctl->events_group)) {
+	case 0:
+		return 0;
+	case -NLE_PERM:
+		return -EPERM;
+	default:
+		return -EIO;
+	}
 }
 
 /* Waits up to @timeout_ms (< 0: for ever) for one event. */

@@ -127,4 +127,46 @@ TEST_F(access, a_node_the_rule_missed_names_the_rule)
 	EXPECT_NE(NULL, strstr(self->out, "60-wse.rules")) TH_LOG("%s", self->out);
 }
 
+/* What the control plane tells an ordinary user (1000): exit 0, or what failed. */
+static int control_plane_as_a_user(void *p)
+{
+	const struct wse_dev_status *want = p;
+	struct wse_dev_status d;
+	struct wse_ctl *ctl;
+
+	if (wse_ctl_open(&ctl))
+		return 10;
+	/* What the device is and whether its link is up: yes. */
+	if (wse_ctl_get(ctl, want->index, false, &d) || d.link_state != want->link_state ||
+	    d.wafer_width != want->wafer_width)
+		return 11;
+	/* Where its firmware is, and the counters that move with every job: no. */
+	if (d.peer[0] || d.has_stats)
+		return 12;
+	if (wse_ctl_get(ctl, want->index, true, &d) || d.peer[0] || d.has_stats)
+		return 13;
+	/* The events (peers, reasons, timeouts) are the administrator's. */
+	if (wse_ctl_subscribe(ctl) != -EPERM)
+		return 14;
+	wse_ctl_close(ctl);
+	return 0;
+}
+
+/*
+ * The generic netlink family: any local user lists the devices, but the
+ * peer, the reason a link went down, the counters and the events are for
+ * CAP_NET_ADMIN only (issue 25, item 5): they would let one user watch
+ * another's jobs.
+ */
+TEST_F(access, the_control_plane_tells_a_user_only_what_a_device_is)
+{
+	struct wse_dev_status d;
+
+	ASSERT_EQ(0, wse_ctl_get(self->ctl, self->dev.index, true, &d));
+	EXPECT_NE(0, d.peer[0]);
+	EXPECT_TRUE(d.has_stats);
+	EXPECT_EQ(0, wse_ctl_subscribe(self->ctl));
+	EXPECT_EQ(0, guest_as_user(1000, self->gid, 20000, control_plane_as_a_user, &d));
+}
+
 TEST_HARNESS_MAIN

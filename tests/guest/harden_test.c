@@ -729,7 +729,7 @@ static const struct {
 	{ "error-status", false, false }, { "short-data", false, false },
 	{ "long-data", false, false }, { "other-tag", false, true },
 	{ "unissued-tag", true, false }, { "wrong-opcode", true, false },
-	{ "wrong-queue", true, false }, { "duplicate", false, false },
+	{ "wrong-queue", true, false }, { "duplicate", true, false },
 	{ "dropped", false, false }, { "unasked-keepalive", true, false },
 	{ "device-request", true, false },
 };
@@ -865,14 +865,15 @@ TEST_F(harden, answer_to_a_request_not_yet_sent_ends_the_link)
  */
 struct wrap_peer {
 	int fd;
+	int late_after;		/* the first request is answered after this one */
 	uint32_t tags[8];
 	int n;
 };
 
 /*
  * A device that answers HELLO, leaves its first request unanswered, and
- * answers every later one; after the third, it answers the first too,
- * late. Stays until the host goes.
+ * answers every later one; after the @late_after-th, it answers the first
+ * too, late. Stays until the host goes.
  */
 static void *answer_late_after_wrap(void *arg)
 {
@@ -910,7 +911,7 @@ static void *answer_late_after_wrap(void *arg)
 		}
 		f.flags = WSE_LINK_F_RESPONSE;
 		wse_link_send(p->fd, &f, &iov, 1, 5000, &err);
-		if (p->n == 3) {
+		if (p->n == p->late_after) {
 			first.flags = WSE_LINK_F_RESPONSE;
 			wse_link_send(p->fd, &first, &iov, 1, 5000, &err);
 		}
@@ -918,16 +919,24 @@ static void *answer_late_after_wrap(void *arg)
 	return NULL;
 }
 
-/* Sets wse.ko's first_tag parameter, which links made from now on use. */
-static int set_first_tag(uint32_t tag)
+/* Sets a parameter of wse.ko's, which links made from now on use. */
+static int set_param(const char *name, uint32_t value)
 {
-	FILE *f = fopen("/sys/module/wse/parameters/first_tag", "w");
+	char path[128];
+	FILE *f;
 	int ret;
 
+	snprintf(path, sizeof(path), "/sys/module/wse/parameters/%s", name);
+	f = fopen(path, "w");
 	if (!f)
 		return -1;
-	ret = fprintf(f, "%u\n", tag) < 0;
+	ret = fprintf(f, "%u\n", value) < 0;
 	return fclose(f) || ret ? -1 : 0;
+}
+
+static int set_first_tag(uint32_t tag)
+{
+	return set_param("first_tag", tag);
 }
 
 /*
@@ -938,7 +947,7 @@ static int set_first_tag(uint32_t tag)
  */
 TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
 {
-	struct wrap_peer peer = { 0 };
+	struct wrap_peer peer = { .late_after = 3 };
 	struct wse_dev_status dev;
 	uint64_t a, b, c, e;
 	uint32_t qa, q, h;
@@ -988,6 +997,67 @@ TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
 	EXPECT_EQ(0xffffffffU, peer.tags[1]);
 	EXPECT_EQ(1U, peer.tags[2]);
 	EXPECT_EQ(2U, peer.tags[3]);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/*
+ * A tag the firmware may still answer is never handed out again (issue
+ * 25, item 5): with tags 1..4 only, the first request times out and its
+ * tag 1 stays taken while the device holds it; the requests after it come
+ * round the tags and skip it, so the late answer to tag 1 can land in
+ * nobody else's request. It is counted as stale, and the link goes on.
+ */
+TEST_F(harden, a_tag_the_firmware_still_holds_is_skipped)
+{
+	struct wrap_peer peer = { .late_after = 6 };
+	struct wse_dev_status dev;
+	uint32_t qa, q, h;
+	uint64_t job;
+	pthread_t t;
+	int sv[2], status, i;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	peer.fd = sv[1];
+	ASSERT_EQ(0, pthread_create(&t, NULL, answer_late_after_wrap, &peer));
+	ASSERT_EQ(0, set_param("tag_max", 4));
+	status = wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev);
+	EXPECT_EQ(0, set_param("tag_max", UINT32_MAX));
+	ASSERT_EQ(0, status) TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
+	self->d.attached = true;
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 100, &qa));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, &q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+
+	ASSERT_EQ(0, guest_submit(self->d.fd, qa, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, qa, job, 5000, &status, NULL));
+	EXPECT_EQ(-ETIMEDOUT, status);
+	/* Five more, one at a time: round the four tags, past the held one. */
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL,
+					  &job));
+		ASSERT_EQ(0, guest_wait_job(self->d.fd, q, job, 5000, &status, NULL));
+		EXPECT_EQ(0, status) TH_LOG("request %d", i + 2);
+	}
+	/* The first's late answer came after the sixth: one after it sees it taken. */
+	ASSERT_EQ(0, guest_submit(self->d.fd, q, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
+	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, job, 5000, &status, NULL));
+	EXPECT_EQ(0, status);
+
+	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
+	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
+	EXPECT_EQ(1, dev.stats.stale_responses);
+	close(self->d.fd);
+	self->d.fd = -1;
+	wse_ctl_detach(self->d.ctl, self->d.dev.index);
+	self->d.attached = false;
+	pthread_join(t, NULL);
+	ASSERT_EQ(7, peer.n);
+	EXPECT_EQ(1U, peer.tags[0]);
+	for (i = 1; i < 6; i++)
+		EXPECT_NE(1U, peer.tags[i]) TH_LOG("request %d got the held tag", i + 1);
 	close(sv[0]);
 	close(sv[1]);
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@
 
 #include "drm/wse_accel.h"
 #include "wse/ctl.h"
+#include "wse/wse.h"
 #include "wse/wsep.h"
 #include "wse_link.h"
 #include "wse_genl.h"
@@ -436,6 +438,59 @@ static inline int guest_xfer(int fd, uint32_t handle, uint32_t flags, uint64_t b
 	};
 
 	return guest_ioctl(fd, DRM_IOCTL_WSE_MEM_XFER, &x);
+}
+
+/* Becomes user @uid (group @uid too), a member of @gid if @member; 0 or -1. */
+static inline int guest_become(uid_t uid, gid_t gid, bool member)
+{
+	gid_t groups[1] = { gid };
+
+	if (setgroups(member ? 1 : 0, groups) || setgid(uid) || setuid(uid))
+		return -1;
+	return 0;
+}
+
+/*
+ * Gives accel node @minor to group WSE_ACCESS_GROUP, mode 0660, as the
+ * udev rule (packaging/60-wse.rules) does; the group's id in *@gid.
+ * 0 or -1.
+ */
+static inline int guest_share_node(int minor, gid_t *gid)
+{
+	const struct group *gr = getgrnam(WSE_ACCESS_GROUP);
+	char node[64];
+
+	if (!gr)
+		return -1;
+	*gid = gr->gr_gid;
+	snprintf(node, sizeof(node), "/dev/accel/accel%d", minor);
+	return chown(node, 0, gr->gr_gid) || chmod(node, 0660) ? -1 : 0;
+}
+
+/*
+ * Runs @fn(@arg) in a child process as user @uid, a member of @gid; its
+ * exit status (what @fn returned, 0..255), or -1 if it could not run or
+ * did not end within @timeout_ms.
+ */
+static inline int guest_as_user(uid_t uid, gid_t gid, int timeout_ms, int (*fn)(void *arg),
+				void *arg)
+{
+	int64_t end = guest_now_ms() + timeout_ms;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(guest_become(uid, gid, true) ? 255 : fn(arg) & 0xff);
+	while (guest_now_ms() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
 }
 
 #endif /* WSE_GUEST_H */

@@ -21,7 +21,8 @@ void wsectl_show_device(const struct wse_dev_status *d)
 		printf("  accel node    /dev/accel/accel%d\n", d->accel_minor);
 	printf("  link          %s%s%s%s\n", wse_link_state_name(d->link_state),
 	       d->reason[0] ? " (" : "", d->reason, d->reason[0] ? ")" : "");
-	printf("  peer          %s\n", d->peer);
+	/* Only an administrator is told where a device's firmware is. */
+	printf("  peer          %s\n", d->peer[0] ? d->peer : "- (shown to CAP_NET_ADMIN)");
 	printf("  firmware      %s\n", d->fw_version);
 	printf("  device id     %" PRIu64 "\n", d->device_id);
 	printf("  wafer         %u x %u PEs (%" PRIu64 " PEs)\n", d->wafer_width,
@@ -49,7 +50,8 @@ static void show_table(const struct wse_dev_status *devs, size_t n)
 		snprintf(wafer, sizeof(wafer), "%ux%u", devs[i].wafer_width,
 			 devs[i].wafer_height);
 		printf("%-4u %-18s %-5s %-28s %-12s %-10s %s\n", devs[i].index, node,
-		       wse_link_state_name(devs[i].link_state), devs[i].peer, wafer,
+		       wse_link_state_name(devs[i].link_state), devs[i].peer[0] ? devs[i].peer : "-",
+		       wafer,
 		       wse_format_bytes(devs[i].sram_total, sram, sizeof(sram)),
 		       devs[i].fw_version);
 	}

@@ -52,6 +52,15 @@ static void show_counters(const struct wse_dev_status *d)
 	printf("\n");
 }
 
+/* The driver gives counters only to CAP_NET_ADMIN: they move with every user's jobs. */
+static int no_counters(const struct wse_dev_status *d)
+{
+	fprintf(stderr,
+		"wsectl: device %u's counters are for administrators only (CAP_NET_ADMIN): run wsectl stats as root\n",
+		d->index);
+	return WSECTL_FAILED;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -136,6 +145,8 @@ static int watch(const struct wsectl_opts *o, struct wse_ctl *ctl, uint32_t inde
 	ret = wse_ctl_get(ctl, index, true, &prev);
 	if (ret)
 		return wsectl_fail(ctl, "reading statistics", ret);
+	if (!prev.has_stats)
+		return no_counters(&prev);
 	t_prev = now(CLOCK_MONOTONIC);
 	next = t_prev;
 	if (o->json) {
@@ -200,6 +211,8 @@ int wsectl_stats(const struct wsectl_opts *o, int argc, char **argv)
 	wse_ctl_close(ctl);
 	if (ret)
 		return ret;
+	if (!d.has_stats)
+		return no_counters(&d);
 	if (o->json)
 		wsectl_json_print(wsectl_json_device(&d));
 	else
