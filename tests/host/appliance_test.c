@@ -423,8 +423,11 @@ static uint32_t train_kill(FIXTURE_DATA(appl) *self, uint64_t seed, uint32_t fro
 		if (!status)
 			status = read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
 	}
-	if (status)
-		return status;	/* the RUN's answer says the same; the text is the first's */
+	if (status) {
+		/* The RUN's answer says the same; the text is the first's. It ends the RUN. */
+		wse_link_client_wait(&self->cl, tag, IO_MS, &run_status, &rest, &err);
+		return status;
+	}
 	if (wse_link_client_wait(&self->cl, tag, IO_MS, &run_status, &rest, &err)) {
 		snprintf(text, textlen, "%s", err.text);
 		return 0xdead;
