@@ -282,7 +282,8 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 	struct wse_link_appliance_state st = { 0 };
 	struct svc_stats mx, sx, in;
 	char mx_why[HOSTLINK_TEXT + 64], sx_why[HOSTLINK_TEXT + 64], in_why[HOSTLINK_TEXT + 64];
-	const char *reason = "";
+	char failure[sizeof(c->failure)];
+	const char *reason;
 
 	st.systems = c->nsys;
 	st.memoryx_state = service_state(&c->mx, &mx, mx_why, sizeof(mx_why));
@@ -296,8 +297,7 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 	pthread_mutex_lock(&c->lock);
 	st.job_systems = c->job.active ? c->job.n : 0;
 	st.swarmx_broadcast = c->broadcast;
-	if (c->job.failed)
-		reason = c->job.why;
+	snprintf(failure, sizeof(failure), "%s", c->failure);
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&c->parts_lock);
 	for (unsigned int i = 0; i < c->nsys; i++) {
@@ -319,8 +319,8 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 		snprintf(p->address, sizeof(p->address), "%s", s->addr);
 	}
 	pthread_mutex_unlock(&c->parts_lock);
-	if (!reason[0])
-		reason = mx_why[0] ? mx_why : sx_why[0] ? sx_why : in_why;
+	/* A service down now, or else the last failure, which may have been a system's. */
+	reason = mx_why[0] ? mx_why : sx_why[0] ? sx_why : in_why[0] ? in_why : failure;
 	snprintf(st.reason, sizeof(st.reason), "%.127s", reason);
 	return wse_link_appliance_state_encode(buf, cap, &st);
 }
@@ -339,5 +339,6 @@ void coord_parts_restart(struct coord *c)
 	service_reset(&c->in);
 	pthread_mutex_lock(&c->lock);
 	c->broadcast = c->reduced = 0;
+	c->failure[0] = 0;
 	pthread_mutex_unlock(&c->lock);
 }

@@ -1176,9 +1176,10 @@ TEST_F_TIMEOUT(appl, kill_the_coordinator_mid_run, 120)
  * its reason while the other, which the failed job let go, is idle, and
  * MemoryX, SwarmX and the input workers stay up; a job on one system
  * brings its system up and leaves the killed one down until a job
- * connects it again, which brings it up. A system and SwarmX killed
- * between jobs are down at once, the rest up, until the next job connects
- * them; a new user node finds every part idle and no failure.
+ * connects it again, which brings it up. The last failure is kept.
+ * A system and SwarmX killed between jobs are down at once, the rest
+ * up, until the next job connects them; a new user node finds every part
+ * idle and no failure.
  */
 TEST_F_TIMEOUT(appl, each_part_shows_its_own_state, 180)
 {
@@ -1213,6 +1214,8 @@ TEST_F_TIMEOUT(appl, each_part_shows_its_own_state, 180)
 	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_DOWN);
 	EXPECT_EQ(WSE_LINK_PART_UP, st.memoryx_state);
 	EXPECT_EQ(WSE_LINK_PART_UP, st.swarmx_state);
+	/* The last failure stays, though its job was replaced. */
+	EXPECT_NE(NULL, strstr(st.reason, "system 1")) TH_LOG("%s", st.reason);
 
 	/* A job on both connects the restarted system again. */
 	ASSERT_EQ(0, set_job(self, 2, text, sizeof(text))) TH_LOG("%s", text);

@@ -319,7 +319,7 @@ struct wse_appliance {
 	uint64_t memoryx_capacity, memoryx_held, memoryx_updates;
 	uint64_t swarmx_broadcast, swarmx_reduced;	/* bytes */
 	uint64_t input_samples;
-	char reason[129];		/* the job's failure, or a service's that is down */
+	char reason[129];		/* a service down now, or the last failure */
 	struct wse_appliance_system system[WSE_APPLIANCE_SYSTEMS_MAX];
 };
 
