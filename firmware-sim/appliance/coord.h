@@ -169,6 +169,8 @@ struct coord {
 	uint64_t assembling;			/* image bytes being assembled */
 	struct coord_job job;
 	struct coord_feed feed;
+	char failure[256];			/* the last failure naming a part (a job's, a
+						 * pipelined program's); a new user node clears it */
 	uint64_t broadcast;			/* weight bytes sent to systems */
 	uint64_t reduced;			/* gradient bytes summed (as SwarmX was asked) */
 };
@@ -238,7 +240,7 @@ uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info 
 int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
 		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen);
 void coord_job_close(struct coord *c);
-/* Lock held: the job has failed (first failure wins); wakes everyone. */
+/* Lock held: the job has failed (first failure wins; kept in c->failure); wakes everyone. */
 void coord_job_fail(struct coord *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The user node's STREAM_WRITE / STREAM_READ of the job's samples, labels, losses, predictions. */
 void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coord_request *r,

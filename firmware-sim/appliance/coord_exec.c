@@ -83,12 +83,18 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	}
 	/* A fed RUN: the input workers' samples all went, or why not (unless the system refused). */
 	if (fed && coord_feed_end(fed, fed_text, sizeof(fed_text)) && (ret || !status)) {
+		pthread_mutex_lock(&c->lock);
+		snprintf(c->failure, sizeof(c->failure), "%.255s", fed_text);
+		pthread_mutex_unlock(&c->lock);
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
 				 "%s (load the program again to go on)", fed_text);
 		return;
 	}
 	if (ret) {
 		hostlink_up(&s->link, text, sizeof(text));
+		pthread_mutex_lock(&c->lock);
+		snprintf(c->failure, sizeof(c->failure), "%s went away: %.180s", s->name, text);
+		pthread_mutex_unlock(&c->lock);
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "%s went away: %s", s->name, text);
 		return;
 	}

@@ -68,6 +68,7 @@ void coord_job_fail(struct coord *c, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(c->job.why, sizeof(c->job.why), fmt, ap);
 		va_end(ap);
+		snprintf(c->failure, sizeof(c->failure), "%s", c->job.why);
 		fwd_warn("the job failed: %s", c->job.why);
 	}
 	coord_wake_all(c);

@@ -6,6 +6,12 @@
  * A part that goes is reconnected when a job next needs it (wse-appliance
  * restarts the processes it started), and its reason is kept for the
  * user node (WSE_LINK_PARAMS_APPLIANCE).
+ *
+ * Each part's state is its own (part_state()): up while its link is open
+ * and alive; down once its link died or it could not be connected, with
+ * that reason, until a job connects it again; idle while the coordinator
+ * holds no link to it and nothing went wrong with it (a new user node, or
+ * a failed job letting go of the systems that were still answering).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +26,57 @@
 #define OPEN_MS		5000
 #define START_TRIES	100	/* at start, parts may still be coming up: 100 x 100 ms */
 #define REOPEN_TRIES	30	/* a part started again: 30 x 100 ms */
+#define STATS_MS	5000	/* a service's counters, for the user node's question */
+
+/*
+ * @p's reason from @text, without the part's name that starts most texts
+ * ("system 1 (unix:...): connect: ..."): the state names the part, and a
+ * system's reason has 64 bytes on the wire.
+ */
+static void set_reason(struct coord_part *p, const char *text)
+{
+	size_t n = strlen(p->name);
+
+	if (!strncmp(text, p->name, n) && (text[n] == ':' || text[n] == ' ')) {
+		text += n + 1;
+		while (*text == ' ')
+			text++;
+	}
+	snprintf(p->reason, sizeof(p->reason), "%s", text);
+}
+
+/*
+ * The part's lock held (parts_lock for a system, call_lock for a service):
+ * the coordinator lets go of @p's link. A link that had died leaves the
+ * part down with the link's reason; one that still answered leaves it idle.
+ */
+static void drop_link(struct coord_part *p)
+{
+	char why[HOSTLINK_TEXT];
+
+	if (!p->opened)
+		return;
+	if (hostlink_up(&p->link, why, sizeof(why)))
+		p->reason[0] = 0;
+	else
+		snprintf(p->reason, sizeof(p->reason), "%s", why);
+	p->base_frames_tx += p->link.frames_tx;
+	p->base_frames_rx += p->link.frames_rx;
+	p->base_bytes_tx += p->link.bytes_tx;
+	p->base_bytes_rx += p->link.bytes_rx;
+	hostlink_close(&p->link);
+	p->opened = false;
+}
+
+/* The part's lock held: its state (WSE_LINK_PART_*), and when it is down why, in @why. */
+static uint32_t part_state(struct coord_part *p, char *why, size_t len)
+{
+	why[0] = 0;
+	if (p->opened)
+		return hostlink_up(&p->link, why, len) ? WSE_LINK_PART_UP : WSE_LINK_PART_DOWN;
+	snprintf(why, len, "%s", p->reason);
+	return p->reason[0] ? WSE_LINK_PART_DOWN : WSE_LINK_PART_IDLE;
+}
 
 static int open_part(struct coord *c, struct coord_part *p, uint32_t caps, char *text,
 		     size_t len)
@@ -27,14 +84,7 @@ static int open_part(struct coord *c, struct coord_part *p, uint32_t caps, char 
 	int ret;
 
 	(void)c;
-	if (p->opened) {
-		p->base_frames_tx += p->link.frames_tx;
-		p->base_frames_rx += p->link.frames_rx;
-		p->base_bytes_tx += p->link.bytes_tx;
-		p->base_bytes_rx += p->link.bytes_rx;
-		hostlink_close(&p->link);
-		p->opened = false;
-	}
+	drop_link(p);
 	/* A part the launcher is starting again listens a moment later. */
 	for (int t = 0; t < REOPEN_TRIES; t++) {
 		ret = hostlink_open(&p->link, p->name, p->addr, caps, OPEN_MS, text, len);
@@ -43,7 +93,7 @@ static int open_part(struct coord *c, struct coord_part *p, uint32_t caps, char 
 		usleep(100000);
 	}
 	if (ret) {
-		snprintf(p->reason, sizeof(p->reason), "%s", text);
+		set_reason(p, text);
 		return ret;
 	}
 	p->opened = true;
@@ -87,11 +137,14 @@ bool coord_system_ready(struct coord *c, unsigned int i, char *text, size_t len)
 	pthread_mutex_lock(&c->parts_lock);
 	if (s->opened && hostlink_up(&s->link, NULL, 0))
 		goto out;
-	if (s->opened)
-		hostlink_up(&s->link, s->reason, sizeof(s->reason));
-	if (open_part(c, s, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_REGION, text, len) ||
-	    system_opened(c, i, text, len)) {
-		snprintf(s->reason, sizeof(s->reason), "%s", text);
+	if (open_part(c, s, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_REGION, text, len)) {
+		up = false;
+		goto out;
+	}
+	if (system_opened(c, i, text, len)) {
+		/* It answers, but is not one the appliance can use: down, saying why. */
+		drop_link(s);
+		set_reason(s, text);
 		up = false;
 		goto out;
 	}
@@ -105,8 +158,6 @@ bool coord_service_ready(struct coord *c, struct coord_part *p, char *text, size
 {
 	if (p->opened && hostlink_up(&p->link, NULL, 0))
 		return true;
-	if (p->opened)
-		hostlink_up(&p->link, p->reason, sizeof(p->reason));
 	if (open_part(c, p, 0, text, len))
 		return false;
 	fwd_info("%s connected", p->name);
@@ -122,31 +173,23 @@ int coord_service_call(struct coord *c, struct coord_part *p, uint8_t op, const 
 	ret = coord_service_ready(c, p, text, textlen) ?
 	      hostlink_call(&p->link, op, Q_CTL, iov, iovcnt, out, cap, len, COORD_PART_MS, text,
 			    textlen) : -ENOTCONN;
-	if (ret && !hostlink_up(&p->link, NULL, 0))
-		hostlink_up(&p->link, p->reason, sizeof(p->reason));
 	pthread_mutex_unlock(&p->call_lock);
 	return ret;
 }
 
 void coord_system_reset(struct coord *c, unsigned int i)
 {
-	struct coord_part *s = &c->sys[i];
-	char why[HOSTLINK_TEXT];
-
 	pthread_mutex_lock(&c->parts_lock);
-	if (!s->opened) {
-		pthread_mutex_unlock(&c->parts_lock);
-		return;
-	}
-	if (!hostlink_up(&s->link, why, sizeof(why)))
-		snprintf(s->reason, sizeof(s->reason), "%s", why);
-	s->base_frames_tx += s->link.frames_tx;
-	s->base_frames_rx += s->link.frames_rx;
-	s->base_bytes_tx += s->link.bytes_tx;
-	s->base_bytes_rx += s->link.bytes_rx;
-	hostlink_close(&s->link);
-	s->opened = false;
+	drop_link(&c->sys[i]);
 	pthread_mutex_unlock(&c->parts_lock);
+}
+
+/* A service's link let go of (a new user node, the appliance stopping). */
+static void service_reset(struct coord_part *p)
+{
+	pthread_mutex_lock(&p->call_lock);
+	drop_link(p);
+	pthread_mutex_unlock(&p->call_lock);
 }
 
 int coord_parts_start(struct coord *c)
@@ -199,39 +242,53 @@ void coord_parts_stop(struct coord *c)
 {
 	for (unsigned int i = 0; i < c->nsys; i++)
 		coord_system_reset(c, i);
-	if (c->mx.opened)
-		hostlink_close(&c->mx.link);
-	if (c->sx.opened)
-		hostlink_close(&c->sx.link);
-	if (c->in.opened)
-		hostlink_close(&c->in.link);
+	service_reset(&c->mx);
+	service_reset(&c->sx);
+	service_reset(&c->in);
 }
 
-/* A service's state and counters, asked of it now. */
-static uint32_t service_state(struct coord *c, struct coord_part *p, struct svc_stats *st)
+/*
+ * A service's state and counters. One that is up is asked for its
+ * counters now, and is down if it does not answer them; one idle or down
+ * is left so: asking connects nothing (a job does, as for a system). The
+ * reason of one down in @why, naming it.
+ */
+static uint32_t service_state(struct coord_part *p, struct svc_stats *st, char *why, size_t len)
 {
-	char text[256];
+	char text[HOSTLINK_TEXT + 64] = "", bare[HOSTLINK_TEXT];
+	uint32_t state;
 	size_t n = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!p->opened && !p->reason[0])
-		return WSE_LINK_PART_IDLE;
-	if (coord_service_call(c, p, SVC_OP_STATS, NULL, 0, st, sizeof(*st), &n, text,
-			       sizeof(text)) || n != sizeof(*st))
-		return WSE_LINK_PART_DOWN;
-	return WSE_LINK_PART_UP;
+	pthread_mutex_lock(&p->call_lock);
+	state = part_state(p, bare, sizeof(bare));
+	if (state == WSE_LINK_PART_UP &&
+	    (hostlink_call(&p->link, SVC_OP_STATS, Q_CTL, NULL, 0, st, sizeof(*st), &n,
+			   STATS_MS, text, sizeof(text)) || n != sizeof(*st))) {
+		if (!text[0])
+			snprintf(text, sizeof(text), "%s answered STATS with %zu bytes", p->name, n);
+		memset(st, 0, sizeof(*st));
+		state = WSE_LINK_PART_DOWN;
+	} else if (state == WSE_LINK_PART_DOWN) {
+		snprintf(text, sizeof(text), "%s: %.190s", p->name, bare);
+	}
+	pthread_mutex_unlock(&p->call_lock);
+	snprintf(why, len, "%s", text);
+	return state;
 }
 
 size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 {
 	struct wse_link_appliance_state st = { 0 };
 	struct svc_stats mx, sx, in;
-	const char *reason = "";
+	char mx_why[HOSTLINK_TEXT + 64], sx_why[HOSTLINK_TEXT + 64], in_why[HOSTLINK_TEXT + 64];
+	char failure[sizeof(c->failure)];
+	const char *reason;
 
 	st.systems = c->nsys;
-	st.memoryx_state = service_state(c, &c->mx, &mx);
-	st.swarmx_state = service_state(c, &c->sx, &sx);
-	st.input_state = service_state(c, &c->in, &in);
+	st.memoryx_state = service_state(&c->mx, &mx, mx_why, sizeof(mx_why));
+	st.swarmx_state = service_state(&c->sx, &sx, sx_why, sizeof(sx_why));
+	st.input_state = service_state(&c->in, &in, in_why, sizeof(in_why));
 	st.memoryx_capacity = mx.capacity ? mx.capacity : c->o.memoryx_capacity;
 	st.memoryx_held = mx.held;
 	st.memoryx_updates = mx.ops;
@@ -240,20 +297,17 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 	pthread_mutex_lock(&c->lock);
 	st.job_systems = c->job.active ? c->job.n : 0;
 	st.swarmx_broadcast = c->broadcast;
-	if (c->job.failed)
-		reason = c->job.why;
+	snprintf(failure, sizeof(failure), "%s", c->failure);
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_lock(&c->parts_lock);
 	for (unsigned int i = 0; i < c->nsys; i++) {
 		struct coord_part *s = &c->sys[i];
 		struct wse_link_appliance_part_info *p = &st.part[i];
-		char why[HOSTLINK_TEXT] = "";
+		char why[HOSTLINK_TEXT];
 
 		p->device_id = s->dev.device_id;
-		p->state = s->opened && hostlink_up(&s->link, why, sizeof(why)) ? WSE_LINK_PART_UP :
-			   WSE_LINK_PART_DOWN;
-		if (p->state != WSE_LINK_PART_UP)
-			snprintf(p->reason, sizeof(p->reason), "%s", s->opened ? why : s->reason);
+		p->state = part_state(s, why, sizeof(why));
+		snprintf(p->reason, sizeof(p->reason), "%.64s", why);
 		pthread_mutex_lock(&s->link.lock);
 		p->frames_tx = s->base_frames_tx + (s->opened ? s->link.frames_tx : 0);
 		p->frames_rx = s->base_frames_rx + (s->opened ? s->link.frames_rx : 0);
@@ -265,34 +319,26 @@ size_t coord_parts_state(struct coord *c, void *buf, size_t cap)
 		snprintf(p->address, sizeof(p->address), "%s", s->addr);
 	}
 	pthread_mutex_unlock(&c->parts_lock);
-	if (!reason[0] && st.memoryx_state == WSE_LINK_PART_DOWN)
-		reason = c->mx.reason;
-	if (!reason[0] && st.swarmx_state == WSE_LINK_PART_DOWN)
-		reason = c->sx.reason;
+	/* A service down now, or else the last failure, which may have been a system's. */
+	reason = mx_why[0] ? mx_why : sx_why[0] ? sx_why : in_why[0] ? in_why : failure;
 	snprintf(st.reason, sizeof(st.reason), "%.127s", reason);
 	return wse_link_appliance_state_encode(buf, cap, &st);
 }
 
 void coord_parts_restart(struct coord *c)
 {
-	struct coord_part *svc[] = { &c->mx, &c->sx, &c->in };
-
+	/* Parts that answered become idle; one whose link had died stays down, saying why. */
 	for (unsigned int i = 0; i < c->nsys; i++) {
 		coord_system_reset(c, i);
 		c->sys[i].steps = c->sys[i].samples = 0;
 		c->sys[i].base_frames_tx = c->sys[i].base_frames_rx = 0;
 		c->sys[i].base_bytes_tx = c->sys[i].base_bytes_rx = 0;
-		c->sys[i].reason[0] = 0;
 	}
-	for (size_t i = 0; i < sizeof(svc) / sizeof(svc[0]); i++) {
-		pthread_mutex_lock(&svc[i]->call_lock);
-		if (svc[i]->opened)
-			hostlink_close(&svc[i]->link);
-		svc[i]->opened = false;
-		svc[i]->reason[0] = 0;
-		pthread_mutex_unlock(&svc[i]->call_lock);
-	}
+	service_reset(&c->mx);
+	service_reset(&c->sx);
+	service_reset(&c->in);
 	pthread_mutex_lock(&c->lock);
 	c->broadcast = c->reduced = 0;
+	c->failure[0] = 0;
 	pthread_mutex_unlock(&c->lock);
 }

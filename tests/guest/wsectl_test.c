@@ -3,8 +3,9 @@
  * The wsectl program in the guest, against a firmware simulator it
  * attaches: JSON that is the same whichever place --json/-j takes on the
  * line and that a strict parser reads (device_id a string, exact above
- * 2^53), units in the text, stats -w rows and JSON lines, --version, and
- * usage errors that name the unknown option, command or argument.
+ * 2^53), units in the text, stats -w rows and JSON lines, --version,
+ * usage errors that name the unknown option, command or argument, and an
+ * appliance's parts each in its own state.
  */
 #include <json-c/json.h>
 
@@ -185,6 +186,126 @@ TEST_F(wsectl, version_and_help)
 	EXPECT_EQ(0, strncmp(self->out, "wsectl (wse) ", 13)) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, guest_run(self->out, OUT_MAX, "wsectl info -h"));
 	EXPECT_NE(NULL, strstr(self->out, "usage: wsectl")) TH_LOG("%s", self->out);
+}
+
+/* The pid of appliance part @name in its run directory's parts file, or -1. */
+static pid_t part_pid(const char *parts, const char *name)
+{
+	FILE *f = fopen(parts, "r");
+	char line[128], what[64];
+	int pid = -1, p;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %d", what, &p) == 2 && !strcmp(what, name))
+			pid = p;
+	if (f)
+		fclose(f);
+	return pid;
+}
+
+/* The appliance's parts as `wsectl info --json` shows them: each one's state and reason. */
+struct parts {
+	char system[2][8], reason[2][72];
+	char memoryx[8], swarmx[8], input[8];
+};
+
+static int read_parts(struct __test_metadata *_metadata, char *out, uint32_t index,
+		      struct parts *p)
+{
+	struct json_object *d, *a, *v, *sys;
+	int ok;
+
+	memset(p, 0, sizeof(*p));
+	if (guest_run(out, OUT_MAX, "wsectl info %u --json", index))
+		return -1;
+	d = parse_strict(_metadata, out);
+	if (!d)
+		return -1;
+	ok = json_object_object_get_ex(d, "appliance", &a) &&
+	     json_object_object_get_ex(a, "system", &sys) &&
+	     json_object_array_length(sys) == 2;
+	for (size_t i = 0; ok && i < 2; i++) {
+		struct json_object *s = json_object_array_get_idx(sys, i);
+
+		ok = json_object_object_get_ex(s, "state", &v);
+		if (ok)
+			snprintf(p->system[i], sizeof(p->system[i]), "%s", json_object_get_string(v));
+		ok = ok && json_object_object_get_ex(s, "reason", &v);
+		if (ok)
+			snprintf(p->reason[i], sizeof(p->reason[i]), "%s", json_object_get_string(v));
+	}
+	ok = ok && json_object_object_get_ex(a, "memoryx", &v) &&
+	     json_object_object_get_ex(v, "state", &v);
+	if (ok)
+		snprintf(p->memoryx, sizeof(p->memoryx), "%s", json_object_get_string(v));
+	ok = ok && json_object_object_get_ex(a, "swarmx", &v) &&
+	     json_object_object_get_ex(v, "state", &v);
+	if (ok)
+		snprintf(p->swarmx, sizeof(p->swarmx), "%s", json_object_get_string(v));
+	ok = ok && json_object_object_get_ex(a, "input", &v) &&
+	     json_object_object_get_ex(v, "state", &v);
+	if (ok)
+		snprintf(p->input, sizeof(p->input), "%s", json_object_get_string(v));
+	json_object_put(d);
+	if (!ok)
+		TH_LOG("no appliance parts in: %s", out);
+	return ok ? 0 : -1;
+}
+
+/*
+ * An appliance of two systems (in the guest): a system killed is down
+ * with its reason while the other stays up; attached again (a new user
+ * node) the system that answered is idle, as are MemoryX, SwarmX and the
+ * input workers, and the killed one is still down: no job has connected
+ * it since. The table says the same.
+ */
+TEST_F(wsectl, appliance_parts_each_show_their_state)
+{
+	struct guest_peer apl;
+	struct wse_dev_status d;
+	struct parts p;
+	pid_t victim;
+
+	ASSERT_EQ(0, guest_peer_start(&apl, "wse-appliance", "--systems", "2", "--run-dir",
+				      "/tmp/apl-ctl", "--fw-arg=--wafer=16x16", "--log-level",
+				      "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, apl.addr, 0, &d));
+	ASSERT_EQ(0, read_parts(_metadata, self->out, d.index, &p));
+	EXPECT_STREQ("up", p.system[0]);
+	EXPECT_STREQ("up", p.system[1]);
+	EXPECT_STREQ("up", p.memoryx);
+
+	victim = part_pid("/tmp/apl-ctl/parts", "system-1");
+	ASSERT_LT(0, victim);
+	kill(victim, SIGKILL);
+	for (int i = 0; i < 100 && !strcmp(p.system[1], "up"); i++) {
+		usleep(50000);
+		ASSERT_EQ(0, read_parts(_metadata, self->out, d.index, &p));
+	}
+	EXPECT_STREQ("up", p.system[0]);
+	EXPECT_STREQ("", p.reason[0]);
+	EXPECT_STREQ("down", p.system[1]);
+	EXPECT_STRNE("", p.reason[1]);
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsectl info %u", d.index));
+	EXPECT_NE(NULL, strstr(self->out, "up    unix:")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "down  unix:")) TH_LOG("%s", self->out);
+
+	wse_ctl_detach(self->ctl, d.index);
+	ASSERT_EQ(0, guest_attach(self->ctl, apl.addr, 0, &d));
+	ASSERT_EQ(0, read_parts(_metadata, self->out, d.index, &p));
+	EXPECT_STREQ("idle", p.system[0]);
+	EXPECT_STREQ("", p.reason[0]);
+	EXPECT_STREQ("down", p.system[1]);
+	EXPECT_STRNE("", p.reason[1]);
+	EXPECT_STREQ("idle", p.memoryx);
+	EXPECT_STREQ("idle", p.swarmx);
+	EXPECT_STREQ("idle", p.input);
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsectl info %u", d.index));
+	EXPECT_NE(NULL, strstr(self->out, "idle  unix:")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "MemoryX       idle")) TH_LOG("%s", self->out);
+
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&apl, SIGTERM);
 }
 
 TEST_HARNESS_MAIN

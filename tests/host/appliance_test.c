@@ -423,8 +423,11 @@ static uint32_t train_kill(FIXTURE_DATA(appl) *self, uint64_t seed, uint32_t fro
 		if (!status)
 			status = read_all(self, S_PREDS, preds, sizeof(preds), text, textlen);
 	}
-	if (status)
-		return status;	/* the RUN's answer says the same; the text is the first's */
+	if (status) {
+		/* The RUN's answer says the same; the text is the first's. It ends the RUN. */
+		wse_link_client_wait(&self->cl, tag, IO_MS, &run_status, &rest, &err);
+		return status;
+	}
 	if (wse_link_client_wait(&self->cl, tag, IO_MS, &run_status, &rest, &err)) {
 		snprintf(text, textlen, "%s", err.text);
 		return 0xdead;
@@ -1085,6 +1088,17 @@ TEST_F(appl, a_changed_request_or_a_busy_unload_keeps_the_link)
 	}
 }
 
+/* Expects system @i in @st to be in state @want, with a reason if and only if it is down. */
+#define EXPECT_SYSTEM(st, i, want) do {							\
+	EXPECT_EQ(want, (st).part[i].state) TH_LOG("system %d: state %u (%s)", i,		\
+						   (st).part[i].state, (st).part[i].reason);	\
+	if ((want) == WSE_LINK_PART_DOWN) {						\
+		EXPECT_NE(0, (st).part[i].reason[0]) TH_LOG("system %d: no reason", i);	\
+	} else {									\
+		EXPECT_STREQ("", (st).part[i].reason) TH_LOG("system %d", i);		\
+	}										\
+} while (0)
+
 /*
  * kill -9 of a part mid-run fails the RUN with a text naming the part; the
  * appliance starts the part again and the next job trains. The
@@ -1115,9 +1129,31 @@ static void kill_mid_run(struct __test_metadata *_metadata, FIXTURE_DATA(appl) *
 		/* The device is still there: its link answers, its state says what went. */
 		ASSERT_EQ(0, appliance_state(self, &state, text, sizeof(text))) TH_LOG("%s", text);
 		EXPECT_NE(NULL, strstr(state.reason, named)) TH_LOG("%s", state.reason);
+		/*
+		 * A system killed is down, though started again, until a job
+		 * connects it; the job let go of the systems that answered.
+		 * (MemoryX may be up again: the failing job's last calls
+		 * connect it once it listens.)
+		 */
+		EXPECT_SYSTEM(state, 0, WSE_LINK_PART_IDLE);
+		EXPECT_SYSTEM(state, 1, strcmp(part, "system-1") ? WSE_LINK_PART_IDLE :
+								 WSE_LINK_PART_DOWN);
+		if (strcmp(part, "memoryx"))
+			EXPECT_EQ(WSE_LINK_PART_UP, state.memoryx_state);
+		EXPECT_EQ(WSE_LINK_PART_UP, state.swarmx_state);
 	}
 	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
 	ASSERT_EQ(0, train(self, 1, 0, 3, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	if (strcmp(part, "coordinator")) {
+		struct wse_link_appliance_state state;
+
+		/* The next job connected every part it needs again. */
+		ASSERT_EQ(0, appliance_state(self, &state, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_SYSTEM(state, 0, WSE_LINK_PART_UP);
+		EXPECT_SYSTEM(state, 1, WSE_LINK_PART_UP);
+		EXPECT_EQ(WSE_LINK_PART_UP, state.memoryx_state);
+		EXPECT_EQ(WSE_LINK_PART_UP, state.swarmx_state);
+	}
 }
 
 TEST_F_TIMEOUT(appl, kill_a_system_mid_run, 120)
@@ -1133,6 +1169,104 @@ TEST_F_TIMEOUT(appl, kill_memoryx_mid_run, 120)
 TEST_F_TIMEOUT(appl, kill_the_coordinator_mid_run, 120)
 {
 	kill_mid_run(_metadata, self, "coordinator", "");
+}
+
+/*
+ * Each part's own state (issue 25): a system killed mid-run is down with
+ * its reason while the other, which the failed job let go, is idle, and
+ * MemoryX, SwarmX and the input workers stay up; a job on one system
+ * brings its system up and leaves the killed one down until a job
+ * connects it again, which brings it up. The last failure is kept.
+ * A system and SwarmX killed between jobs are down at once, the rest
+ * up, until the next job connects them; a new user node finds every part
+ * idle and no failure.
+ */
+TEST_F_TIMEOUT(appl, each_part_shows_its_own_state, 180)
+{
+	static float loss[40 * BATCH];
+	struct wse_link_appliance_state st;
+	char text[512] = "";
+	pid_t victim;
+
+	ASSERT_EQ(0, start(self, 2, "--fw-arg=--fault-delay-ms=2"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	victim = part_pid(self, "system-1");
+	ASSERT_LT(0, victim);
+	EXPECT_NE(0, train_kill(self, 1, 0, 40, true, loss, 10, victim, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "system 1")) TH_LOG("%s", text);
+	ASSERT_NE(0, restarted(self, "system-1", victim));
+
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_IDLE);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_DOWN);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.memoryx_state);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.swarmx_state);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.input_state);
+	EXPECT_NE(NULL, strstr(st.reason, "system 1")) TH_LOG("%s", st.reason);
+
+	/* A job on one system: the first that answers, system 0. */
+	ASSERT_EQ(0, set_job(self, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(1, st.job_systems);
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_UP);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_DOWN);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.memoryx_state);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.swarmx_state);
+	/* The last failure stays, though its job was replaced. */
+	EXPECT_NE(NULL, strstr(st.reason, "system 1")) TH_LOG("%s", st.reason);
+
+	/* A job on both connects the restarted system again. */
+	ASSERT_EQ(0, set_job(self, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(2, st.job_systems);
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_UP);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_UP);
+
+	/* System 0 and SwarmX killed between RUNs: down, system 1 and MemoryX still up. */
+	victim = part_pid(self, "system-0");
+	ASSERT_LT(0, victim);
+	kill(victim, SIGKILL);
+	ASSERT_NE(0, restarted(self, "system-0", victim));
+	victim = part_pid(self, "swarmx");
+	ASSERT_LT(0, victim);
+	kill(victim, SIGKILL);
+	ASSERT_NE(0, restarted(self, "swarmx", victim));
+	for (int i = 0; i < 500; i++) {
+		ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+		if (st.part[0].state != WSE_LINK_PART_UP && st.swarmx_state != WSE_LINK_PART_UP)
+			break;
+		usleep(10000);
+	}
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_DOWN);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_UP);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.memoryx_state);
+	EXPECT_EQ(WSE_LINK_PART_DOWN, st.swarmx_state);
+	EXPECT_NE(NULL, strstr(st.reason, "SwarmX")) TH_LOG("%s", st.reason);
+
+	/* A job on one system takes system 0 again, started anew, and SwarmX. */
+	ASSERT_EQ(0, set_job(self, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_UP);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_UP);
+	EXPECT_EQ(WSE_LINK_PART_UP, st.swarmx_state);
+
+	/* A new user node starts clean: nothing connected, nothing down. */
+	disconnect(self);
+	ASSERT_EQ(0, connect_appliance(self, WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE));
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, st.job_systems);
+	EXPECT_SYSTEM(st, 0, WSE_LINK_PART_IDLE);
+	EXPECT_SYSTEM(st, 1, WSE_LINK_PART_IDLE);
+	EXPECT_EQ(WSE_LINK_PART_IDLE, st.memoryx_state);
+	EXPECT_EQ(WSE_LINK_PART_IDLE, st.swarmx_state);
+	EXPECT_EQ(WSE_LINK_PART_IDLE, st.input_state);
+	EXPECT_STREQ("", st.reason);
 }
 
 /*

@@ -102,7 +102,8 @@ struct json_object *wsectl_json_appliance(const struct wse_appliance *a)
 
 		snprintf(id, sizeof(id), "%" PRIu64, s->device_id);
 		add_str(j, "device_id", id);
-		add_str(j, "link", part_state(s->state));
+		add_str(j, "state", part_state(s->state));
+		add_str(j, "link", part_state(s->state));	/* its first name, kept */
 		add_str(j, "address", s->address);
 		add_str(j, "reason", s->reason);
 		add_u64(j, "frames_tx", s->frames_tx);

@@ -299,8 +299,8 @@ int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_para
 
 enum wse_part_state {
 	WSE_PART_UP = 1,		/* connected and answering */
-	WSE_PART_DOWN = 2,		/* lost: the reason says why */
-	WSE_PART_IDLE = 3,		/* not connected: no job used it yet */
+	WSE_PART_DOWN = 2,		/* lost, until a job connects it: the reason says why */
+	WSE_PART_IDLE = 3,		/* not connected, nothing wrong: no job holds it */
 };
 
 struct wse_appliance_system {
@@ -319,7 +319,7 @@ struct wse_appliance {
 	uint64_t memoryx_capacity, memoryx_held, memoryx_updates;
 	uint64_t swarmx_broadcast, swarmx_reduced;	/* bytes */
 	uint64_t input_samples;
-	char reason[129];		/* why the last part that went down went */
+	char reason[129];		/* a service down now, or the last failure */
 	struct wse_appliance_system system[WSE_APPLIANCE_SYSTEMS_MAX];
 };
 
