@@ -438,10 +438,6 @@ void fwd_conn_on_readable(struct fwd_conn *c)
 	for (int i = 0; i < RX_BURST * 4 && !c->dead; i++) {
 		ssize_t n;
 
-		/* Too much read ahead of the queue workers: let TCP push back. */
-		if (c->phase == FWD_RX_HEADER && !c->got && fwd_exec_throttled(&c->dev->exec))
-			return;
-
 		switch (c->phase) {
 		case FWD_RX_HEADER:
 			n = recv(c->fd, (uint8_t *)&c->raw + c->got, sizeof(c->raw) - c->got, 0);

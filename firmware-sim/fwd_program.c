@@ -308,8 +308,20 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 	pthread_mutex_lock(&x->lock);
 	old = x->slots[slot];
 	/* A stream copy in progress outside the lock is brief: let it end. */
-	while (old && old->io && fwd_exec_wait(x))
+	while (old && old->io) {
+		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
+			pthread_mutex_unlock(&x->lock);
+			fwd_program_free(p);
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited to replace program %u",
+						    slot);
+			return;
+		}
 		old = x->slots[slot];
+	}
 	if (old && (old->busy || old->snap_readers)) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
@@ -473,8 +485,19 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
-	while (p && p->io && fwd_exec_wait(x))
+	while (p && p->io) {
+		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
+			pthread_mutex_unlock(&x->lock);
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited to unload program %u",
+						    slot);
+			return;
+		}
 		p = fwd_program_get(x, slot, text, sizeof(text));
+	}
 	/* E_BUSY, not E_INVAL: the host may ask again, and frees the slot
 	 * only once it is really empty.
 	 */
