@@ -328,6 +328,14 @@ static uint32_t load(FIXTURE_DATA(cancel) *self, enum wsecc_mode mode)
 	return st;
 }
 
+static uint32_t send_unload(FIXTURE_DATA(cancel) *self)
+{
+	struct wse_link_program_ref ref;
+
+	wse_link_prog_ref_encode(&ref, PROG);
+	return send_req(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref, sizeof(ref), NULL, 0);
+}
+
 /* A keepalive sent now is answered within PROMPT_MS: its answer's delay in ms, or -1. */
 static int64_t keepalive_delay(FIXTURE_DATA(cancel) *self)
 {
@@ -605,6 +613,36 @@ TEST_F(cancel, weight_streaming_step_abandoned)
 	EXPECT_EQ(WSE_LINK_OK, wait_for(self, a, PROMPT_MS));
 	EXPECT_EQ(WSE_LINK_OK, wait_for(self, b, PROMPT_MS)) TH_LOG("weights.0 was not emptied");
 	EXPECT_EQ(0, drain(self, QUIET_MS));
+}
+
+/*
+ * PROGRAM_UNLOAD drops the image being loaded into its slot: a last piece
+ * sent after it finds no load in progress, so a slot's next user cannot
+ * complete another's image.
+ */
+TEST_F(cancel, unload_drops_a_half_loaded_image)
+{
+	uint32_t st;
+	size_t len, half;
+	void *img;
+
+	ASSERT_EQ(0, start(self, 1 << 20));
+	ASSERT_EQ(0, compile(tiny_model, WSECC_MODE_PIPELINED, &img, &len));
+	half = len / 2;
+	EXPECT_EQ(WSE_LINK_OK, wait_for(self, send_piece(self, img, len, 0, half, false), ANSWER_MS));
+	st = send_unload(self);
+	EXPECT_EQ(WSE_LINK_OK, wait_for(self, st, ANSWER_MS)) TH_LOG("%s", text_of(self, st));
+	st = send_piece(self, img, len, half, len - half, true);
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_for(self, st, ANSWER_MS));
+	EXPECT_NE(NULL, strstr(text_of(self, st), "no load is in progress")) TH_LOG("%s",
+										    text_of(self, st));
+	/* Nothing in the slot now: unload refuses as before. */
+	st = send_unload(self);
+	EXPECT_EQ(WSE_LINK_E_INVAL, wait_for(self, st, ANSWER_MS));
+	/* A whole image still loads, and unloads. */
+	EXPECT_EQ(WSE_LINK_OK, wait_for(self, send_piece(self, img, len, 0, len, true), ANSWER_MS));
+	EXPECT_EQ(WSE_LINK_OK, wait_for(self, send_unload(self), ANSWER_MS));
+	free(img);
 }
 
 int main(int argc, char **argv)
