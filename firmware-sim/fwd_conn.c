@@ -190,6 +190,8 @@ void fwd_conn_reply(struct fwd_conn *c, const struct wse_link_frame *req,
 	vec[0].iov_len = sizeof(st);
 	if (iovcnt)
 		memcpy(&vec[1], iov, sizeof(*iov) * (size_t)iovcnt);
+	/* Answered, a queued request no longer counts against the read-ahead. */
+	fwd_exec_answering(&c->dev->exec, req);
 	fwd_conn_send(c, &f, vec, 1 + iovcnt);
 }
 

@@ -137,6 +137,9 @@ struct fwd_queue {
 	bool executing;
 	bool cancel;
 	uint32_t tag;
+	/* Still counted in pending_*: until its answer goes (fwd_exec_answering()). */
+	bool counted;
+	uint32_t length;
 };
 
 struct fwd_exec_stats {
@@ -202,6 +205,12 @@ void fwd_exec_ack_wake(struct fwd_exec *x);
 bool fwd_exec_wait(struct fwd_exec *x);
 /* Lock held: has the host cancelled the calling worker's request (and the link stays)? */
 bool fwd_exec_cancelled(struct fwd_exec *x);
+/*
+ * Lock not held, before answer @f goes out: if it answers the calling
+ * worker's request, the request stops counting against the read-ahead
+ * bound now, so that a host that saw the answer may send another.
+ */
+void fwd_exec_answering(struct fwd_exec *x, const struct wse_link_frame *f);
 
 /* fwd_program.c: the program in a slot; PROGRAM_LOAD and _UNLOAD are its ops. */
 void fwd_program_free(struct fwd_program *p);

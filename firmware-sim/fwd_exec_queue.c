@@ -86,6 +86,27 @@ bool fwd_exec_cancelled(struct fwd_exec *x)
 	return !x->stopping && self_queue && self_queue->cancel;
 }
 
+/* Lock held: the request queue @q carries out no longer counts. */
+static void uncount(struct fwd_exec *x, struct fwd_queue *q)
+{
+	if (!q->counted)
+		return;
+	q->counted = false;
+	x->pending_reqs--;
+	x->pending_bytes -= q->length;
+}
+
+void fwd_exec_answering(struct fwd_exec *x, const struct wse_link_frame *f)
+{
+	struct fwd_queue *q = self_queue;
+
+	if (!q || !q->counted || q->tag != f->tag || q != &x->queues[f->queue % FWD_MAX_QUEUES])
+		return;
+	pthread_mutex_lock(&x->lock);
+	uncount(x, q);
+	pthread_mutex_unlock(&x->lock);
+}
+
 bool fwd_exec_wait(struct fwd_exec *x)
 {
 	struct timespec ts;
@@ -121,6 +142,8 @@ static void *worker(void *arg)
 		q->executing = true;
 		q->cancel = false;
 		q->tag = r->r.f.tag;
+		q->counted = true;
+		q->length = r->r.f.length;
 		pthread_mutex_unlock(&x->lock);
 
 		r->r.op->execute(x, &r->r);
@@ -128,8 +151,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&x->lock);
 		q->executing = false;
 		q->cancel = false;
-		x->pending_reqs--;
-		x->pending_bytes -= r->r.f.length;
+		uncount(x, q);	/* unanswered: the link is going */
 		free(r);
 		/* The connection thread may be waiting to see that a reply failed
 		 * and the link is dead.

@@ -412,7 +412,8 @@ TEST_F(cancel, backlog_refused_not_stalled_and_cancelled)
 	EXPECT_EQ((int)WSE_LINK_QUEUED_REQS, held);
 	EXPECT_EQ(300 - (int)WSE_LINK_QUEUED_REQS, busy);
 
-	/* Last first: the queued ones, then the four executing. */
+	/* Last first: the queued ones, then the four executing (by now surely). */
+	usleep(300000);
 	for (int i = (int)WSE_LINK_QUEUED_REQS - 1; i >= 0; i--) {
 		cancels[i] = send_cancel(self, tags[i]);
 		ASSERT_NE(0U, cancels[i]);
