@@ -182,10 +182,21 @@ void coord_reply(struct coord_conn *conn, const struct wse_link_frame *f, uint32
 /* ... or a text (not OK). */
 void coord_reply_text(struct coord_conn *conn, const struct wse_link_frame *f, uint32_t status,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Lock held: waits on c->changed at most @ms; false when the link is going. */
+/*
+ * Lock held: waits on c->changed at most @ms; false when the link is going,
+ * or the host cancelled the request the calling worker carries out
+ * (coord_cancelled(): it answers E_CANCELED).
+ */
 bool coord_wait(struct coord *c, int ms);
 /* The same on another of the coordinator's conditions. */
 bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms);
+/* Lock held: has the host cancelled the calling worker's request (and the link stays)? */
+bool coord_cancelled(struct coord *c);
+/*
+ * The calling worker's flag (read under c->lock): set when the host
+ * cancels the request it carries out, for the threads it starts to see.
+ */
+const bool *coord_cancel_flag(void);
 /* Lock held: the job failed or the link is going; every waiter looks. */
 void coord_wake_all(struct coord *c);
 
@@ -198,6 +209,8 @@ struct coord_request {
 
 /* coord_exec.c: one request of the user node, on its queue's worker. */
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r);
+/* Does coord_execute() carry out @opcode (queued), or is it refused as it arrives? */
+bool coord_serves(uint8_t opcode);
 /* The host went: programs unloaded, the job dropped. */
 void coord_host_gone(struct coord *c);
 

@@ -17,7 +17,8 @@
 #include "svc_proto.h"
 #include "wse/engine_wsep.h"
 
-#define RUN_WAIT_MS	500	/* a system's RUN is waited for in slices, watching for a stop */
+/* A system's answer is waited for in slices, watching for a stop or a CANCEL. */
+#define FORWARD_SLICE_MS	100
 
 static struct coord_slot *slot_of(struct coord *c, uint32_t slot)
 {
@@ -45,7 +46,10 @@ static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
 /*
  * A pipelined program's request, forwarded to its system on the same queue
  * and answered with what the system answered. Waits as long as the system
- * does, watching for the user node's link going.
+ * does, watching for the user node's link going, and for the host
+ * cancelling the request: the coordinator then cancels its own request
+ * on the system's link, and relays the system's answer (E_CANCELED, or
+ * the usual one if the system was past its waits).
  */
 static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
 		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
@@ -55,6 +59,7 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	uint8_t *buf = c->proxy_buf[r->f.queue];
 	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
+	bool cancel_sent = false;
 	size_t len = 0;
 	int ret;
 
@@ -66,19 +71,35 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	ret = hostlink_submit(&s->link, r->f.opcode, r->f.queue, &iov, r->len ? 1 : 0, buf,
 			      reply_cap, &tag);
 	while (!ret) {
-		bool going;
+		bool going, cancelled;
 
-		ret = hostlink_wait(&s->link, tag, RUN_WAIT_MS, &status, &len, text, sizeof(text));
+		ret = hostlink_wait(&s->link, tag, FORWARD_SLICE_MS, &status, &len, text,
+				    sizeof(text));
 		if (ret != -ETIMEDOUT)
 			break;
 		ret = 0;
 		pthread_mutex_lock(&c->lock);
 		going = c->stopping;
+		cancelled = coord_cancelled(c);
 		pthread_mutex_unlock(&c->lock);
 		if (going) {
 			hostlink_forget(&s->link, tag);
 			coord_feed_end(fed, fed_text, sizeof(fed_text));
 			return;
+		}
+		if (cancelled && !cancel_sent) {
+			cancel_sent = true;
+			if (hostlink_cancel(&s->link, tag) == -EOPNOTSUPP) {
+				/* Its queue stays held by the request: only the answer is ours to give. */
+				fwd_warn("%s cannot cancel %s tag %u (no CANCEL capability)", s->name,
+					 wse_link_op_name(r->f.opcode), tag);
+				hostlink_forget(&s->link, tag);
+				coord_feed_end(fed, fed_text, sizeof(fed_text));
+				coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+						 "cancelled by the host (%s cannot cancel it and may still carry it out)",
+						 s->name);
+				return;
+			}
 		}
 	}
 	/* A fed RUN: the input workers' samples all went, or why not (unless the system refused). */
@@ -607,14 +628,25 @@ void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_
 	case WSE_LINK_OP_DEVICE_STATS:
 		device_stats(c, conn, r);
 		return;
-	case WSE_LINK_OP_MEM_READ:
-	case WSE_LINK_OP_MEM_WRITE:
-		coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED,
-				 "an appliance has no one device memory: load programs instead");
-		return;
 	}
 	coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED, "the appliance does not serve opcode 0x%02x",
 			 r->f.opcode);
+}
+
+bool coord_serves(uint8_t opcode)
+{
+	switch (opcode) {
+	case WSE_LINK_OP_PROGRAM_LOAD:
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+	case WSE_LINK_OP_STREAM_WRITE:
+	case WSE_LINK_OP_STREAM_READ:
+	case WSE_LINK_OP_RUN:
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+	case WSE_LINK_OP_DEVICE_STATS:
+		return true;
+	}
+	return false;
 }
 
 void coord_host_gone(struct coord *c)

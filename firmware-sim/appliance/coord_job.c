@@ -408,6 +408,13 @@ void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coor
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the job failed: %s", why);
 		return;
 	}
+	if (coord_ring_room(ring) < in->length) {
+		/* Only a CANCEL ends the wait so: nothing of the write went in. */
+		pthread_mutex_unlock(&c->lock);
+		coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host while it waited for room in the job's input");
+		return;
+	}
 	coord_ring_put(ring, r->payload + sizeof(struct wse_link_stream), in->length);
 	pthread_cond_broadcast(&c->input_cond);
 	pthread_mutex_unlock(&c->lock);
@@ -424,6 +431,7 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 				  (int64_t)in->stream == j->logits_id ? &j->logits : NULL;
 	uint32_t unit = ring == &j->losses ? 4 : ring == &j->preds ? j->rows * 4 : j->logit_bytes;
 	uint8_t *buf = NULL;
+	bool cancelled = false;
 	struct iovec iov;
 	uint64_t n;
 
@@ -449,8 +457,15 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 			coord_ring_get(ring, buf, n);
 			pthread_cond_broadcast(&c->output_cond);
 		}
+	} else {
+		cancelled = !j->failed && coord_cancelled(c);
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (!buf && cancelled) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host while it waited for the job's output");
+		return;
+	}
 	if (!buf) {
 		if (!c->stopping)
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the job failed: %s", j->why);

@@ -1169,6 +1169,236 @@ TEST_F_TIMEOUT(appl, resume_on_a_new_appliance_is_bit_for_bit, 120)
 	EXPECT_EQ(0, memcmp(whole.state, resumed.state, sizeof(whole.state)));
 }
 
+/* ------------------------------------------------ CANCEL, read-ahead, params by slot */
+
+/* A request submitted now, answered only once it has waited @ms: its tag (0 if it was answered). */
+static uint32_t submit_waiting(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t stream,
+			       const void *data, uint32_t len, int ms)
+{
+	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream raw;
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { (void *)data, len } };
+	struct wse_link_err err;
+	uint32_t tag, st;
+	size_t rest;
+
+	wse_link_stream_encode(&raw, &in);
+	if (wse_link_client_submit(&self->cl, op, q, iov, data ? 2 : 1, &tag, &err))
+		return 0;
+	if (wse_link_client_wait(&self->cl, tag, ms, &st, &rest, &err) != -ETIMEDOUT)
+		return 0;
+	return tag;
+}
+
+/* CANCELs @tag and waits for its answer: its status, its text in @text. */
+static uint32_t cancel_and_wait(FIXTURE_DATA(appl) *self, uint32_t tag, char *text,
+				size_t textlen)
+{
+	struct wse_link_err err;
+	uint32_t st;
+	size_t rest;
+
+	if (wse_link_client_cancel(&self->cl, tag, IO_MS, &st, &err) || st)
+		return 0xdead;
+	if (wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err))
+		return 0xdead;
+	if (st)
+		wse_link_client_text(&self->cl, rest, text, textlen);
+	return st;
+}
+
+/*
+ * A pipelined program's STREAM_READ waiting on its system is cancelled
+ * there too: the coordinator sends CANCEL for its own request on the
+ * system's link and relays the system's E_CANCELED, and the system's
+ * queue carries the next read (which would otherwise wait behind the
+ * first, and the step's losses go to it).
+ */
+TEST_F(appl, cancel_of_a_forwarded_read_reaches_the_system)
+{
+	static float loss[BATCH];
+	char text[512] = "";
+	uint32_t tag;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_CANCEL);
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_READ, Q_OUT, S_LOSSES, NULL, BATCH * 4, 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "waited for data")) TH_LOG("not the system's answer: %s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/*
+ * The weight-streaming job's waits end at a CANCEL too: a read of losses
+ * not there, a write into a full input ring (whose samples never go in),
+ * a RUN waiting for a batch (the job stops as after a failure and must be
+ * loaded again).
+ */
+TEST_F_TIMEOUT(appl, cancel_ends_the_jobs_waits, 120)
+{
+	static uint8_t px[BATCH * IN];
+	static int32_t labels[BATCH], preds[BATCH];
+	static float loss[BATCH];
+	char text[512] = "";
+	uint32_t tag, run;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_READ, Q_OUT, S_LOSSES, NULL, BATCH * 4, 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "output")) TH_LOG("%s", text);
+
+	/* The input ring holds four batches: a fifth write waits, and is cancelled. */
+	for (uint32_t s = 0; s < 4; s++) {
+		make_batch(2, s, px, labels);
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+		ASSERT_EQ(0, write_stream(self, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	}
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_WRITE, Q_IN, S_SAMPLES, px, sizeof(px), 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "room")) TH_LOG("%s", text);
+
+	/* A RUN of five steps does the four batches there and waits for a fifth. */
+	ASSERT_EQ(0, run_start(self, WSE_LINK_RUN_TRAIN, 5, &run));
+	for (uint32_t s = 0; s < 4; s++) {
+		ASSERT_EQ(0, read_all(self, S_LOSSES, loss, sizeof(loss), text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+	}
+	usleep(300000);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, run, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "after 4 of 5 steps")) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info in = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						.steps = 1, .batch = BATCH };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL,
+						 0, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "cancelled")) TH_LOG("%s", text);
+	}
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/* Answers noted by tag, for requests sent by hand past the client's 32. */
+struct noted {
+	uint32_t count, status;
+	char text[160];
+};
+
+static uint32_t raw_send(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t tag,
+			 const void *payload, size_t len)
+{
+	struct wse_link_frame f = { .version = self->cl.rules.version, .opcode = op, .queue = q,
+				    .tag = tag };
+	struct iovec iov = { (void *)payload, len };
+	struct wse_link_err err;
+
+	return wse_link_send(self->fd, &f, &iov, len ? 1 : 0, IO_MS, &err) ? 0 : tag;
+}
+
+/* Notes answers (tags @base ..) until @tag's has come, or @ms passed: 0 or -1. */
+static int raw_until(FIXTURE_DATA(appl) *self, struct noted *seen, uint32_t base, uint32_t n,
+		     uint32_t tag, int ms)
+{
+	int64_t end = wse_link_now_ms() + ms;
+
+	while (tag == 0 || !seen[tag - base].count) {
+		struct wse_link_frame f;
+		struct wse_link_err err;
+		const uint8_t *rest;
+		size_t rest_len;
+		uint32_t status;
+		int64_t left = end - wse_link_now_ms();
+		struct noted *a;
+
+		if (left <= 0 || wse_link_recv(self->fd, &self->cl.rules, &f, self->cl.buf,
+					       self->cl.cap, (int)left, &err))
+			return -1;
+		if (f.tag < base || f.tag >= base + n ||
+		    wse_link_status_decode(self->cl.buf, f.length, &status, &rest, &rest_len, &err))
+			return -2;
+		a = &seen[f.tag - base];
+		a->count++;
+		a->status = status;
+		snprintf(a->text, sizeof(a->text), "%.*s", (int)(rest_len < 159 ? rest_len : 159),
+			 (const char *)rest);
+	}
+	return 0;
+}
+
+/*
+ * The coordinator refuses what it cannot queue rather than stop reading:
+ * 300 reads of a pipelined program's losses, which wait, over the four
+ * queues: 256 held (four forwarded to the system, the rest queued here),
+ * 44 refused at once; a keepalive after them answered at once. Cancelled,
+ * each held one is answered E_CANCELED once, and the program trains.
+ */
+TEST_F_TIMEOUT(appl, backlog_refused_not_stalled_and_cancelled, 120)
+{
+	enum { N = 300, BASE = 10000, KA = BASE + 2 * N, TAGS = 2 * N + 2 };
+	static struct noted seen[TAGS];
+	static float loss[BATCH];
+	struct wse_link_stream_info in = { SLOT, S_LOSSES, BATCH * 4 };
+	struct wse_link_stream raw;
+	int held = 0, busy = 0, relayed = 0;
+	char text[512] = "";
+	int64_t t0;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_stream_encode(&raw, &in);
+	for (uint32_t i = 0; i < N; i++)
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_STREAM_READ, (uint16_t)(i % 4), BASE + i,
+				       &raw, sizeof(raw)));
+	t0 = wse_link_now_ms();
+	ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_KEEPALIVE, 0, KA, NULL, 0));
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, KA, 2000))
+		TH_LOG("a keepalive after %d waiting requests got no answer", N);
+	EXPECT_GT(2000, wse_link_now_ms() - t0);
+	for (uint32_t i = 0; i < N; i++) {
+		if (!seen[i].count) {
+			held++;
+			continue;
+		}
+		EXPECT_EQ(WSE_LINK_E_BUSY, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+		busy++;
+	}
+	EXPECT_EQ((int)WSE_LINK_QUEUED_REQS, held);
+	EXPECT_EQ(N - (int)WSE_LINK_QUEUED_REQS, busy);
+	/* Time for each queue's worker to have forwarded its first read to the system. */
+	usleep(500000);
+	for (int i = (int)WSE_LINK_QUEUED_REQS - 1; i >= 0; i--) {
+		struct wse_link_cancel c;
+
+		wse_link_cancel_encode(&c, BASE + (uint32_t)i);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_CANCEL, 0, BASE + N + (uint32_t)i, &c,
+				       sizeof(c)));
+	}
+	for (uint32_t i = 0; i < WSE_LINK_QUEUED_REQS; i++) {
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + N + i, IO_MS));
+		EXPECT_EQ(WSE_LINK_OK, seen[N + i].status);
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + i, IO_MS)) TH_LOG("request %u", i);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+		relayed += strstr(seen[i].text, "waited for data") != NULL;
+	}
+	/* The four on the system came back from it. */
+	EXPECT_EQ(4, relayed);
+	EXPECT_EQ(-1, raw_until(self, seen, BASE, TAGS, 0, 300));
+	/* One answer each: the requests, their CANCELs, the keepalive. */
+	for (uint32_t i = 0; i < 2 * N; i++) {
+		EXPECT_EQ(i < N + WSE_LINK_QUEUED_REQS ? 1U : 0U, seen[i].count) TH_LOG("tag %u", BASE + i);
+	}
+	EXPECT_EQ(1U, seen[KA - BASE].count);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
 int main(int argc, char **argv)
 {
 	self_path = argv[0];
