@@ -215,11 +215,11 @@ static uint32_t open_systems(struct coord *c, uint32_t slot, const void *image, 
 	return WSE_LINK_OK;
 }
 
-/* Which systems: the job's count, the first ones that answer. */
-static uint32_t pick_systems(struct coord *c, char *text, size_t len)
+/* Which systems: the job's count (0: all), the first ones that answer. */
+static uint32_t pick_systems(struct coord *c, unsigned int systems, char *text, size_t len)
 {
 	struct coord_job *j = &c->job;
-	unsigned int want = c->job_systems ? c->job_systems : c->nsys;
+	unsigned int want = systems ? systems : c->nsys;
 	char why[256] = "";
 
 	j->n = 0;
@@ -256,8 +256,9 @@ static int find_streams(struct coord_job *j, char *text, size_t len)
 	return 0;
 }
 
-int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
-		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen)
+int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, unsigned int systems,
+		   const void *image, size_t len, struct wse_link_prog_info *info, char *text,
+		   size_t textlen)
 {
 	struct coord_job *j = &c->job;
 	struct wse_link_region_map_info mx_map;
@@ -281,7 +282,7 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, co
 		st = WSE_LINK_E_INVAL;
 		goto fail;
 	}
-	st = pick_systems(c, text, textlen);
+	st = pick_systems(c, systems, text, textlen);
 	if (!st)
 		st = open_swarmx(c, text, textlen);
 	if (!st)

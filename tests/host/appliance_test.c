@@ -1171,6 +1171,65 @@ TEST_F_TIMEOUT(appl, resume_on_a_new_appliance_is_bit_for_bit, 120)
 
 /* ------------------------------------------------ CANCEL, read-ahead, params by slot */
 
+/* PROGRAM_LOAD of @len bytes of @image at @off (of @total) into @slot; @last: the final piece. */
+static uint32_t load_piece(FIXTURE_DATA(appl) *self, uint32_t slot, const uint8_t *image,
+			   size_t total, size_t off, size_t len, bool last, char *text,
+			   size_t textlen)
+{
+	struct wse_link_prog_load_info in = { .program = slot, .total = total, .offset = off,
+					      .flags = last ? WSE_LINK_PROG_LAST : 0 };
+	struct wse_link_program_load raw;
+	uint8_t reply[64];
+
+	wse_link_prog_load_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw, sizeof(raw), image + off, len,
+		    reply, NULL, text, textlen);
+}
+
+static uint32_t unload_slot(FIXTURE_DATA(appl) *self, uint32_t slot, char *text, size_t textlen)
+{
+	struct wse_link_program_ref ref;
+
+	wse_link_prog_ref_encode(&ref, slot);
+	return call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref, sizeof(ref), NULL, 0, NULL, NULL,
+		    text, textlen);
+}
+
+/* PARAMS of @which on @slot: a write of @len bytes of @buf, or a read into it. */
+static uint32_t params_on(FIXTURE_DATA(appl) *self, uint32_t slot, bool write, uint32_t which,
+			  void *buf, uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { slot, which, 0, len };
+	struct wse_link_params raw;
+
+	wse_link_params_encode(&raw, &in);
+	return call(self, write ? WSE_LINK_OP_PARAMS_WRITE : WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw,
+		    sizeof(raw), write ? buf : NULL, write ? len : 0, write ? NULL : buf, NULL,
+		    text, textlen);
+}
+
+static uint32_t job_on(FIXTURE_DATA(appl) *self, uint32_t slot, uint32_t systems, char *text,
+		       size_t textlen)
+{
+	struct wse_link_job_info job = { systems };
+	struct wse_link_job body;
+
+	wse_link_job_encode(&body, &job);
+	return params_on(self, slot, true, WSE_LINK_PARAMS_JOB, &body, sizeof(body), text, textlen);
+}
+
+static uint32_t dataset_input_on(FIXTURE_DATA(appl) *self, uint32_t slot, char *text,
+				 size_t textlen)
+{
+	struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET, .dataset = "tiny",
+					    .split = "train" };
+	struct wse_link_input body;
+
+	wse_link_input_encode(&body, &info);
+	return params_on(self, slot, true, WSE_LINK_PARAMS_INPUT, &body, sizeof(body), text,
+			 textlen);
+}
+
 /* A request submitted now, answered only once it has waited @ms: its tag (0 if it was answered). */
 static uint32_t submit_waiting(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t stream,
 			       const void *data, uint32_t len, int ms)
@@ -1397,6 +1456,89 @@ TEST_F_TIMEOUT(appl, backlog_refused_not_stalled_and_cancelled, 120)
 	}
 	EXPECT_EQ(1U, seen[KA - BASE].count);
 	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/*
+ * The appliance's own params go by slot: JOB on a slot is that slot's next
+ * program's (and goes when it is unloaded), on slot 0 every later one's;
+ * APPLIANCE is read on slot 0; INPUT is written on the slot of a loaded
+ * program only, so an empty slot or slot 0 cannot turn another user's job
+ * over to the input workers.
+ */
+TEST_F_TIMEOUT(appl, params_go_by_slot, 120)
+{
+	static uint8_t px[16 * BATCH * IN], batch_px[BATCH * IN];
+	static int32_t labels[16 * BATCH];
+	struct wse_link_appliance_state st;
+	struct wse_link_job body;
+	char root[128], arg[160], text[512] = "";
+	uint8_t state[64];
+
+	snprintf(root, sizeof(root), "%s/data", self->dir);
+	ASSERT_EQ(0, write_dataset(root, 16 * BATCH, px, labels));
+	snprintf(arg, sizeof(arg), "--data-root=%s", root);
+	ASSERT_EQ(0, start(self, 2, arg));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 0, false, WSE_LINK_PARAMS_JOB, &body,
+					      sizeof(body), text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 1, false, WSE_LINK_PARAMS_APPLIANCE, state,
+					      sizeof(state), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 0")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 0, true, 9, state, 8, text, sizeof(text)));
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* Slot 2's job asks for two systems: slot 1's pipelined program loads as ever. */
+	ASSERT_EQ(0, job_on(self, 2, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load_piece(self, 1, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, load_piece(self, 2, self->pipe, self->pipe_len, 0,
+					       self->pipe_len, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "runs on one system")) TH_LOG("%s", text);
+	/* Unloading slot 2 forgets its job (it held nothing else). */
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, unload_slot(self, 2, text, sizeof(text)));
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 1, text, sizeof(text)));
+
+	/* The weight-streaming job of slot 1 on the one system its slot asked for, not all. */
+	ASSERT_EQ(0, job_on(self, 1, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(1U, st.job_systems);
+
+	/* INPUT on slot 0 or an empty slot is refused, and the job still takes the host's samples. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, dataset_input_on(self, 0, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, dataset_input_on(self, 4, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 4")) TH_LOG("%s", text);
+	EXPECT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text, sizeof(text)))
+		TH_LOG("the job's input changed: %s", text);
+	/* On its own slot it takes effect (on a fresh load: the host's samples are gone). */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, dataset_input_on(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+}
+
+/*
+ * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
+ * after it continues nothing.
+ */
+TEST_F(appl, unload_drops_a_half_loaded_image)
+{
+	char text[512] = "";
+	size_t half = self->pipe_len / 2;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load_piece(self, SLOT, self->pipe, self->pipe_len, 0, half, false, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, load_piece(self, SLOT, self->pipe, self->pipe_len, half,
+					       self->pipe_len - half, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "does not continue")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, unload_slot(self, SLOT, text, sizeof(text)));
 }
 
 int main(int argc, char **argv)
