@@ -190,6 +190,8 @@ void fwd_conn_reply(struct fwd_conn *c, const struct wse_link_frame *req,
 	vec[0].iov_len = sizeof(st);
 	if (iovcnt)
 		memcpy(&vec[1], iov, sizeof(*iov) * (size_t)iovcnt);
+	/* Answered, a queued request no longer counts against the read-ahead. */
+	fwd_exec_answering(&c->dev->exec, req);
 	fwd_conn_send(c, &f, vec, 1 + iovcnt);
 }
 
@@ -437,10 +439,6 @@ void fwd_conn_on_readable(struct fwd_conn *c)
 {
 	for (int i = 0; i < RX_BURST * 4 && !c->dead; i++) {
 		ssize_t n;
-
-		/* Too much read ahead of the queue workers: let TCP push back. */
-		if (c->phase == FWD_RX_HEADER && !c->got && fwd_exec_throttled(&c->dev->exec))
-			return;
 
 		switch (c->phase) {
 		case FWD_RX_HEADER:

@@ -4,6 +4,7 @@
  * served on the connection thread or queued for its queue's worker. New
  * opcodes are one line of the table plus their own file.
  */
+#include <errno.h>
 #include <stddef.h>
 
 #include "fwd_ops.h"
@@ -13,6 +14,7 @@ static const struct fwd_op *const op_table[256] = {
 	[WSE_LINK_OP_KEEPALIVE] = &fwd_op_keepalive,
 	[WSE_LINK_OP_SHUTDOWN] = &fwd_op_shutdown,
 	[WSE_LINK_OP_ERROR] = &fwd_op_error,
+	[WSE_LINK_OP_CANCEL] = &fwd_op_cancel,
 	[WSE_LINK_OP_MEM_WRITE] = &fwd_op_mem_write,
 	[WSE_LINK_OP_MEM_READ] = &fwd_op_mem_read,
 	[WSE_LINK_OP_PROGRAM_LOAD] = &fwd_op_program_load,
@@ -69,7 +71,12 @@ void fwd_dispatch(struct fwd_conn *c, const struct fwd_op *op, const struct wse_
 				    cfg->num_queues);
 		return;
 	}
-	if (fwd_exec_submit(&c->dev->exec, &r))
+	ret = fwd_exec_submit(&c->dev->exec, &r);
+	if (ret == -EBUSY)
+		fwd_conn_reply_text(c, f, WSE_LINK_E_BUSY,
+				    "the device holds %u requests or %u MiB of their payloads ahead of their answers already (its read-ahead): ask again once some are answered",
+				    WSE_LINK_QUEUED_REQS, WSE_LINK_QUEUED_BYTES >> 20);
+	else if (ret)
 		fwd_conn_reply_text(c, f, WSE_LINK_E_INTERNAL,
 				    "the device cannot queue the request (out of memory or threads)");
 }

@@ -12,6 +12,11 @@
  * input); so a wait on one queue never holds up another. Workers answer
  * through fwd_conn_reply(), whose send path is locked.
  *
+ * The connection thread never stops reading: a request beyond the
+ * read-ahead bound (WSE_LINK_QUEUED_REQS, _BYTES) is refused with E_BUSY,
+ * and CANCEL (fwd_exec_cancel()) takes a request out of its FIFO, or
+ * flags the worker executing it, whose waits (fwd_exec_wait()) then end.
+ *
  * One mutex (exec->lock) guards the programs, streams, assemblies,
  * counters and FIFOs. A queue's worker waits on its queue's condition (a
  * request came); everyone else (transfers, a RUN's thread, programs coming
@@ -41,11 +46,6 @@ struct fwd_pipeline;
 
 #define FWD_PROGRAM_SLOTS	256	/* slots 1..255 */
 #define FWD_MAX_QUEUES		64
-/* Requests read ahead of their execution, in count and payload bytes:
- * beyond either, the connection thread stops reading the socket.
- */
-#define FWD_PENDING_MAX_REQS	256
-#define FWD_PENDING_MAX_BYTES	(64ULL << 20)
 /* Stream buffers: per-sample streams hold this many batches, per-transfer
  * streams this many transfers.
  */
@@ -133,6 +133,13 @@ struct fwd_queue {
 	pthread_t thread;
 	bool started;
 	pthread_cond_t cond;	/* a request came, or the link is going */
+	/* The request the worker carries out, and whether the host cancelled it. */
+	bool executing;
+	bool cancel;
+	uint32_t tag;
+	/* Still counted in pending_*: until its answer goes (fwd_exec_answering()). */
+	bool counted;
+	uint32_t length;
 };
 
 struct fwd_exec_stats {
@@ -155,6 +162,7 @@ struct fwd_exec {
 	uint64_t sram_used;
 	uint32_t programs;
 	struct fwd_queue queues[FWD_MAX_QUEUES];
+	/* Queued or executing: what WSE_LINK_QUEUED_REQS and _BYTES bound. */
 	uint32_t pending_reqs;
 	uint64_t pending_bytes;
 	int wake_fd;			/* eventfd: the poll loop's doorbell */
@@ -172,17 +180,37 @@ void fwd_exec_destroy(struct fwd_exec *x);
 /* A host's link begins / ends: workers stop, programs and counters go. */
 void fwd_exec_attach(struct fwd_exec *x, struct fwd_conn *c);
 void fwd_exec_detach(struct fwd_exec *x);
-/* Appends a copy of @r (with its data) to its queue; starts the worker. */
+/*
+ * Appends a copy of @r (with its data) to its queue; starts the worker.
+ * -EBUSY when the queues hold WSE_LINK_QUEUED_REQS requests already, or
+ * @r's payload would take theirs past WSE_LINK_QUEUED_BYTES; -ENOMEM or
+ * a thread's error otherwise.
+ */
 int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *r);
-/* Should the connection thread stop reading (too much read ahead)? */
-bool fwd_exec_throttled(struct fwd_exec *x);
+/*
+ * CANCEL of the host's request @tag (connection thread): each queued
+ * request with that tag leaves its FIFO and the bound, onto *@dropped
+ * (linked by ->next) for the caller to answer E_CANCELED and free; a
+ * worker executing one is told (fwd_exec_cancelled()) and woken.
+ */
+void fwd_exec_cancel(struct fwd_exec *x, uint32_t tag, struct fwd_req **dropped);
 /* Clears the doorbell after poll() saw it. */
 void fwd_exec_ack_wake(struct fwd_exec *x);
 /*
  * Waits on exec->changed (lock held) for at most a second; returns false
- * when the link is going and the caller must give up.
+ * when the caller must give up: the link is going (it answers nothing),
+ * or the host cancelled the request the calling worker executes
+ * (fwd_exec_cancelled(): it answers E_CANCELED).
  */
 bool fwd_exec_wait(struct fwd_exec *x);
+/* Lock held: has the host cancelled the calling worker's request (and the link stays)? */
+bool fwd_exec_cancelled(struct fwd_exec *x);
+/*
+ * Lock not held, before answer @f goes out: if it answers the calling
+ * worker's request, the request stops counting against the read-ahead
+ * bound now, so that a host that saw the answer may send another.
+ */
+void fwd_exec_answering(struct fwd_exec *x, const struct wse_link_frame *f);
 
 /* fwd_program.c: the program in a slot; PROGRAM_LOAD and _UNLOAD are its ops. */
 void fwd_program_free(struct fwd_program *p);

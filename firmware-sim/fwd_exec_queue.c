@@ -3,8 +3,12 @@
  * The execution queues: one FIFO and one worker thread per device queue.
  * Requests on a queue run in arrival order; a request that must wait (for
  * stream room, stream data, a RUN's input) blocks only its own queue.
- * What was read ahead but not yet run is bounded (FWD_PENDING_MAX_*): past
- * that the connection thread stops reading, and TCP pushes back.
+ * What is queued or executing is bounded (WSE_LINK_QUEUED_REQS requests,
+ * WSE_LINK_QUEUED_BYTES of payload): a request past that is refused
+ * (E_BUSY) as it arrives, so the connection thread always reads and
+ * keepalives and CANCEL get through whatever waits. CANCEL takes a
+ * request out of its FIFO, or tells the worker executing it, whose waits
+ * end (fwd_exec_wait()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +28,9 @@ struct worker_arg {
 };
 
 static struct worker_arg worker_args[FWD_MAX_QUEUES];
+
+/* The queue whose worker this thread is (NULL on other threads). */
+static _Thread_local struct fwd_queue *self_queue;
 
 int fwd_exec_init(struct fwd_exec *x, struct fwd_device *dev)
 {
@@ -74,26 +81,42 @@ void fwd_exec_ack_wake(struct fwd_exec *x)
 	}
 }
 
+bool fwd_exec_cancelled(struct fwd_exec *x)
+{
+	return !x->stopping && self_queue && self_queue->cancel;
+}
+
+/* Lock held: the request queue @q carries out no longer counts. */
+static void uncount(struct fwd_exec *x, struct fwd_queue *q)
+{
+	if (!q->counted)
+		return;
+	q->counted = false;
+	x->pending_reqs--;
+	x->pending_bytes -= q->length;
+}
+
+void fwd_exec_answering(struct fwd_exec *x, const struct wse_link_frame *f)
+{
+	struct fwd_queue *q = self_queue;
+
+	if (!q || !q->counted || q->tag != f->tag || q != &x->queues[f->queue % FWD_MAX_QUEUES])
+		return;
+	pthread_mutex_lock(&x->lock);
+	uncount(x, q);
+	pthread_mutex_unlock(&x->lock);
+}
+
 bool fwd_exec_wait(struct fwd_exec *x)
 {
 	struct timespec ts;
 
-	if (x->stopping)
+	if (x->stopping || fwd_exec_cancelled(x))
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += 1;
 	pthread_cond_timedwait(&x->changed, &x->lock, &ts);
-	return !x->stopping;
-}
-
-bool fwd_exec_throttled(struct fwd_exec *x)
-{
-	bool full;
-
-	pthread_mutex_lock(&x->lock);
-	full = x->pending_reqs >= FWD_PENDING_MAX_REQS || x->pending_bytes >= FWD_PENDING_MAX_BYTES;
-	pthread_mutex_unlock(&x->lock);
-	return full;
+	return !x->stopping && !fwd_exec_cancelled(x);
 }
 
 static void *worker(void *arg)
@@ -102,10 +125,10 @@ static void *worker(void *arg)
 	struct fwd_exec *x = a->x;
 	struct fwd_queue *q = &x->queues[a->queue];
 
+	self_queue = q;
 	pthread_mutex_lock(&x->lock);
 	for (;;) {
 		struct fwd_req *r;
-		bool throttled;
 
 		while (!q->head && !x->stopping)
 			pthread_cond_wait(&q->cond, &x->lock);
@@ -115,20 +138,25 @@ static void *worker(void *arg)
 		q->head = r->next;
 		if (!q->head)
 			q->tail = NULL;
+		/* From here a CANCEL of its tag finds it executing, not queued. */
+		q->executing = true;
+		q->cancel = false;
+		q->tag = r->r.f.tag;
+		q->counted = true;
+		q->length = r->r.f.length;
 		pthread_mutex_unlock(&x->lock);
 
 		r->r.op->execute(x, &r->r);
 
 		pthread_mutex_lock(&x->lock);
-		throttled = x->pending_reqs >= FWD_PENDING_MAX_REQS ||
-			    x->pending_bytes >= FWD_PENDING_MAX_BYTES;
-		x->pending_reqs--;
-		x->pending_bytes -= r->r.f.length;
+		q->executing = false;
+		q->cancel = false;
+		uncount(x, q);	/* unanswered: the link is going */
 		free(r);
-		/* The connection thread may be waiting to read again, or to see
-		 * that a reply failed and the link is dead.
+		/* The connection thread may be waiting to see that a reply failed
+		 * and the link is dead.
 		 */
-		if (throttled || (x->conn && x->conn->dead))
+		if (x->conn && x->conn->dead)
 			ring_doorbell(x);
 	}
 	pthread_mutex_unlock(&x->lock);
@@ -139,9 +167,18 @@ int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *req)
 {
 	uint16_t queue = req->f.queue;
 	struct fwd_queue *q = &x->queues[queue];
-	struct fwd_req *r = malloc(sizeof(*r) + req->len);
+	struct fwd_req *r;
 	int ret = 0;
 
+	pthread_mutex_lock(&x->lock);
+	/* Refused, not waited for: the connection thread must go on reading. */
+	if (x->pending_reqs >= WSE_LINK_QUEUED_REQS ||
+	    req->f.length > WSE_LINK_QUEUED_BYTES - x->pending_bytes) {
+		pthread_mutex_unlock(&x->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&x->lock);
+	r = malloc(sizeof(*r) + req->len);
 	if (!r)
 		return -ENOMEM;
 	r->next = NULL;
@@ -169,6 +206,48 @@ int fwd_exec_submit(struct fwd_exec *x, const struct fwd_request *req)
 	pthread_cond_signal(&q->cond);
 	pthread_mutex_unlock(&x->lock);
 	return 0;
+}
+
+void fwd_exec_cancel(struct fwd_exec *x, uint32_t tag, struct fwd_req **dropped)
+{
+	struct fwd_req **end = dropped;
+	bool told = false;
+
+	*dropped = NULL;
+	pthread_mutex_lock(&x->lock);
+	for (int i = 0; i < FWD_MAX_QUEUES; i++) {
+		struct fwd_queue *q = &x->queues[i];
+		struct fwd_req *prev = NULL, *r = q->head;
+
+		while (r) {
+			struct fwd_req *next = r->next;
+
+			if (r->r.f.tag != tag) {
+				prev = r;
+				r = next;
+				continue;
+			}
+			if (prev)
+				prev->next = next;
+			else
+				q->head = next;
+			if (q->tail == r)
+				q->tail = prev;
+			x->pending_reqs--;
+			x->pending_bytes -= r->r.f.length;
+			r->next = NULL;
+			*end = r;
+			end = &r->next;
+			r = next;
+		}
+		if (q->executing && q->tag == tag && !q->cancel) {
+			q->cancel = true;
+			told = true;
+		}
+	}
+	if (told)
+		pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
 }
 
 void fwd_exec_attach(struct fwd_exec *x, struct fwd_conn *c)
@@ -200,6 +279,8 @@ void fwd_exec_detach(struct fwd_exec *x)
 		}
 		q->tail = NULL;
 		q->started = false;
+		q->executing = false;
+		q->cancel = false;
 	}
 	/* Workers are gone: nothing else touches the state now. */
 	for (int i = 0; i < FWD_PROGRAM_SLOTS; i++) {

@@ -78,6 +78,7 @@ extern const struct fwd_op fwd_op_hello;
 extern const struct fwd_op fwd_op_keepalive;
 extern const struct fwd_op fwd_op_shutdown;
 extern const struct fwd_op fwd_op_error;
+extern const struct fwd_op fwd_op_cancel;
 extern const struct fwd_op fwd_op_mem_write;
 extern const struct fwd_op fwd_op_mem_read;
 extern const struct fwd_op fwd_op_program_load;

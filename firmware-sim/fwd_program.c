@@ -308,8 +308,20 @@ static void place(struct fwd_exec *x, const struct wse_link_frame *f, uint32_t s
 	pthread_mutex_lock(&x->lock);
 	old = x->slots[slot];
 	/* A stream copy in progress outside the lock is brief: let it end. */
-	while (old && old->io && fwd_exec_wait(x))
+	while (old && old->io) {
+		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
+			pthread_mutex_unlock(&x->lock);
+			fwd_program_free(p);
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited to replace program %u",
+						    slot);
+			return;
+		}
 		old = x->slots[slot];
+	}
 	if (old && (old->busy || old->snap_readers)) {
 		pthread_mutex_unlock(&x->lock);
 		fwd_program_free(p);
@@ -463,6 +475,11 @@ static int unload_decode(const uint8_t *payload, uint32_t len, union fwd_args *a
 	return wse_link_prog_ref_decode(payload, len, &a->program, err);
 }
 
+/*
+ * Frees the slot: its program, and an image being loaded into it (a host
+ * that sent some pieces and left must not leave them for the slot's next
+ * user to complete). A slot that held only such an image is answered OK.
+ */
 static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
 	const struct wse_link_frame *f = &r->f;
@@ -470,14 +487,36 @@ static void unload_execute(struct fwd_exec *x, const struct fwd_request *r)
 	uint32_t status = WSE_LINK_E_INVAL;
 	struct fwd_program *p;
 	char text[TEXT_MAX];
+	bool image = false;
 
 	pthread_mutex_lock(&x->lock);
 	p = fwd_program_get(x, slot, text, sizeof(text));
-	while (p && p->io && fwd_exec_wait(x))
+	while (p && p->io) {
+		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
+			pthread_mutex_unlock(&x->lock);
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited to unload program %u",
+						    slot);
+			return;
+		}
 		p = fwd_program_get(x, slot, text, sizeof(text));
+	}
+	if (slot && slot < FWD_PROGRAM_SLOTS && x->assembling[slot]) {
+		drop_assembly(x, slot);
+		image = true;
+	}
 	/* E_BUSY, not E_INVAL: the host may ask again, and frees the slot
 	 * only once it is really empty.
 	 */
+	if (!p && image) {
+		pthread_mutex_unlock(&x->lock);
+		fwd_info("slot %u: the image being loaded into it dropped", slot);
+		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
+		return;
+	}
 	if (p && (p->busy || p->snap_readers)) {
 		snprintf(text, sizeof(text), "program %u is running; unload it when its RUN ends", slot);
 		status = WSE_LINK_E_BUSY;

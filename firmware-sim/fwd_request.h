@@ -32,6 +32,7 @@ union fwd_args {
 		uint32_t code;
 		char text[200];
 	} error;				/* ERROR */
+	uint32_t cancel;			/* CANCEL: the tag */
 };
 
 /* A request as its handler sees it. */

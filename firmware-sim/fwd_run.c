@@ -51,40 +51,95 @@ struct step_ctx {
 
 static uint64_t now_ns(void);
 
-/* Takes @n bytes of input stream @idx, waiting for them. */
-static bool take(struct step_ctx *c, int idx, void *dst, uint64_t n)
+/* Bytes of a step's outputs on @p's output stream @idx (0: the step puts none there). */
+static uint64_t output_bytes(const struct step_ctx *c, int idx)
 {
-	struct fwd_exec *x = c->x;
-	struct fwd_stream *s = &c->p->streams[idx];
-	bool ok = true;
+	const struct fwd_program *p = c->p;
 
-	pthread_mutex_lock(&x->lock);
-	while (s->len < n && (ok = fwd_exec_wait(x)))
-		;
-	if (ok) {
-		fwd_stream_get(s, dst, n);
-		pthread_cond_broadcast(&x->changed);
-	}
-	pthread_mutex_unlock(&x->lock);
-	return ok;
+	if (idx == p->losses)
+		return c->kind != WSE_LINK_RUN_PREDICT ? (uint64_t)c->batch * 4 : 0;
+	if (idx == p->predictions)
+		return (uint64_t)c->batch * wsep_label_rows(p->prog) * 4;
+	if (idx == p->logits && idx >= 0)
+		return c->kind == WSE_LINK_RUN_PREDICT ? c->batch * p->streams[idx].record : 0;
+	return 0;
 }
 
-/* Puts @n bytes on output stream @idx, waiting for room. */
-static bool put(struct step_ctx *c, int idx, const void *src, uint64_t n)
+/*
+ * Lock held: can the step begin? Its batch is in the input streams, and
+ * the output streams have room for all it will put there: so a step,
+ * once begun, waits for nothing of the host's (but, weight streaming, its
+ * layers' weights and room for their gradients), and a RUN that is
+ * cancelled or stopped between steps leaves every step it took whole.
+ */
+static bool step_ready(const struct step_ctx *c)
+{
+	const struct fwd_program *p = c->p;
+	const struct fwd_stream *in = &p->streams[p->samples];
+	const int outs[] = { p->losses, p->predictions, p->logits };
+
+	if (in->len < c->batch * in->record)
+		return false;
+	if (c->kind != WSE_LINK_RUN_PREDICT &&
+	    p->streams[p->labels].len < (uint64_t)c->batch * wsep_label_rows(p->prog) * 4)
+		return false;
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		const struct fwd_stream *s = outs[i] >= 0 ? &p->streams[outs[i]] : NULL;
+
+		if (s && s->cap - s->len < output_bytes(c, outs[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Waits until the step can begin (step_ready()), then takes its batch
+ * into the staging buffers. WSE_LINK_OK, FWD_RUN_STOPPED (the link is
+ * going) or WSE_LINK_E_CANCELED (the host cancelled the RUN): nothing is
+ * taken then.
+ */
+static uint32_t take_inputs(struct step_ctx *c)
 {
 	struct fwd_exec *x = c->x;
-	struct fwd_stream *s = &c->p->streams[idx];
-	bool ok = true;
+	struct fwd_program *p = c->p;
+	uint32_t st = WSE_LINK_OK;
 
 	pthread_mutex_lock(&x->lock);
-	while (s->cap - s->len < n && (ok = fwd_exec_wait(x)))
-		;
-	if (ok) {
-		fwd_stream_put(s, src, n);
+	if (fwd_exec_cancelled(x))
+		st = WSE_LINK_E_CANCELED;
+	while (!st && !step_ready(c)) {
+		if (!fwd_exec_wait(x))
+			st = fwd_exec_cancelled(x) ? WSE_LINK_E_CANCELED : FWD_RUN_STOPPED;
+	}
+	if (!st) {
+		fwd_stream_get(&p->streams[p->samples], p->in_bytes,
+			       c->batch * p->streams[p->samples].record);
+		if (c->kind != WSE_LINK_RUN_PREDICT)
+			fwd_stream_get(&p->streams[p->labels], p->labels_i32,
+				       (uint64_t)c->batch * wsep_label_rows(p->prog) * 4);
 		pthread_cond_broadcast(&x->changed);
 	}
 	pthread_mutex_unlock(&x->lock);
-	return ok;
+	return st;
+}
+
+/* The step's outputs, into the room step_ready() saw (only this RUN fills them). */
+static void put_outputs(struct step_ctx *c)
+{
+	struct fwd_exec *x = c->x;
+	struct fwd_program *p = c->p;
+	const int outs[] = { p->losses, p->predictions, p->logits };
+	const void *data[] = { p->losses_f32, p->preds_i32, p->logits_f32 };
+
+	pthread_mutex_lock(&x->lock);
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		uint64_t n = outs[i] >= 0 ? output_bytes(c, outs[i]) : 0;
+
+		if (n)
+			fwd_stream_put(&p->streams[outs[i]], data[i], n);
+	}
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
 }
 
 /* Samples (and labels) of one batch, checked and staged for the micro-batches. */
@@ -94,12 +149,11 @@ static uint32_t take_batch(struct step_ctx *c)
 	const struct wsep_program *prog = p->prog;
 	uint32_t b = c->batch, classes = wsep_classes(prog), rows = wsep_label_rows(prog);
 	size_t n = (size_t)b * prog->input_dim;
+	uint32_t st = take_inputs(c);
 
-	if (!take(c, p->samples, p->in_bytes, b * p->streams[p->samples].record))
-		return FWD_RUN_STOPPED;
+	if (st)
+		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
-		if (!take(c, p->labels, p->labels_i32, (uint64_t)b * rows * 4))
-			return FWD_RUN_STOPPED;
 		for (uint32_t i = 0; i < b * rows; i++) {
 			int32_t l = p->labels_i32[i];
 
@@ -232,9 +286,50 @@ static uint32_t stream_layers(struct step_ctx *c, struct streamed *sd, bool *mov
 }
 
 /*
+ * Lock held: waits for the step's workers, whose work depends on nothing
+ * of the host's (a pipelined step), so a cancel does not end the wait;
+ * false when the link is going.
+ */
+static bool wait_workers(struct fwd_exec *x)
+{
+	struct timespec ts;
+
+	if (x->stopping)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += 1;
+	pthread_cond_timedwait(&x->changed, &x->lock, &ts);
+	return !x->stopping;
+}
+
+/*
+ * A cancelled weight-streaming RUN: every layer's weights.K is emptied
+ * (the abandoned step's transfers, and any sent ahead for steps that will
+ * not run), once no copy into it is in progress. The program is busy.
+ */
+static void drop_weights(struct fwd_exec *x, struct fwd_program *p)
+{
+	pthread_mutex_lock(&x->lock);
+	for (uint32_t k = 0; k < p->prog->num_layers; k++) {
+		struct fwd_stream *s = &p->streams[p->weights[k]];
+
+		while (s->writing && wait_workers(x))
+			;
+		if (s->writing)
+			break;		/* the link is going: the program goes too */
+		s->head = s->len = 0;
+		s->nref = 0;
+	}
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
+}
+
+/*
  * One step through the program's task graph (fwd_pipeline.c). This thread
  * only waits for it, and for weight streaming moves the layers' weights
- * and gradients as they come and go.
+ * and gradients as they come and go. A weight-streaming step that waits
+ * (for a layer's weights, room for its gradients) ends when the host
+ * cancels the RUN: it is abandoned (E_CANCELED), nothing of it applied.
  */
 static uint32_t run_graph(struct step_ctx *c)
 {
@@ -243,7 +338,7 @@ static uint32_t run_graph(struct step_ctx *c)
 	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .norm = c->norm,
 				 .number = c->step, .t = p->step + 1 };
 	struct streamed sd = { 0 };
-	bool stopped = false, finished = false, updated;
+	bool stopped = false, cancelled = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;
 
 	/* A short batch's micro-batches may need graphs of other sizes. */
@@ -265,24 +360,30 @@ static uint32_t run_graph(struct step_ctx *c)
 		} else {
 			st = stream_layers(c, &sd, &moved, &finished);
 		}
-		if (!finished && !st && !moved && !fwd_exec_wait(x))
-			stopped = true;
-		if (stopped)
+		if (!finished && !st && !moved &&
+		    !(p->resident ? wait_workers(x) : fwd_exec_wait(x))) {
+			cancelled = fwd_exec_cancelled(x);
+			stopped = !cancelled;
 			break;
+		}
 	}
 	pthread_mutex_unlock(&x->lock);
-	if (stopped) {
+	if (stopped || cancelled) {
 		struct fwd_pipeline_state ps;
 
 		fwd_pipeline_state(p->pipeline, &ps);
-		fwd_dbg("step %u stopped with %u of %u micro-batches through: the link is going",
-			c->step, ps.through, ps.micro);
+		fwd_dbg("step %u stopped with %u of %u micro-batches through: %s", c->step,
+			ps.through, ps.micro, stopped ? "the link is going" : "the host cancelled the RUN");
 	}
-	end = fwd_pipeline_end(p->pipeline, stopped || st, c->text, c->len, &updated);
+	end = fwd_pipeline_end(p->pipeline, stopped || cancelled || st, c->text, c->len, &updated);
 	if (st)
 		return st;
 	if (stopped)
 		return FWD_RUN_STOPPED;
+	if (cancelled) {
+		snprintf(c->text, c->len, "step %u was abandoned", c->step);
+		return WSE_LINK_E_CANCELED;
+	}
 	if (c->kind == WSE_LINK_RUN_TRAIN && (updated || !p->resident))
 		p->step = step.t;	/* Adam's t: the steps any layer was updated in */
 	return end;
@@ -290,7 +391,6 @@ static uint32_t run_graph(struct step_ctx *c)
 
 static uint32_t one_step(struct step_ctx *c)
 {
-	struct fwd_program *p = c->p;
 	uint64_t t0 = now_ns(), t1, t2;
 	uint32_t st = take_batch(c);
 
@@ -302,13 +402,7 @@ static uint32_t one_step(struct step_ctx *c)
 	c->ns_graph += t2 - t1;
 	if (st)
 		return st;
-	if (c->kind != WSE_LINK_RUN_PREDICT && !put(c, p->losses, p->losses_f32, (uint64_t)c->batch * 4))
-		return FWD_RUN_STOPPED;
-	if (!put(c, p->predictions, p->preds_i32, (uint64_t)c->batch * wsep_label_rows(p->prog) * 4))
-		return FWD_RUN_STOPPED;
-	if (c->kind == WSE_LINK_RUN_PREDICT && p->logits >= 0 &&
-	    !put(c, p->logits, p->logits_f32, c->batch * p->streams[p->logits].record))
-		return FWD_RUN_STOPPED;
+	put_outputs(c);
 	c->ns_output += now_ns() - t2;
 	return WSE_LINK_OK;
 }
@@ -397,16 +491,8 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 			       .retain = flags & WSE_LINK_RUN_RETAIN, .batch = in.batch,
 			       .norm = in.norm ? in.norm : in.batch, .text = text,
 			       .len = sizeof(text) };
+	/* Between steps the link may go, or the host cancel (take_batch() sees both). */
 	for (uint32_t s = 0; s < in.steps; s++) {
-		bool stopping;
-
-		pthread_mutex_lock(&x->lock);
-		stopping = x->stopping;
-		pthread_mutex_unlock(&x->lock);
-		if (stopping) {
-			st = FWD_RUN_STOPPED;	/* the link is going: no more steps */
-			break;
-		}
 		c.step = s + 1;
 		st = one_step(&c);
 		if (st)
@@ -420,6 +506,8 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	r.cycles = fwd_timing_run_cycles(&x->timing, p->prog, tk, r.steps, in.batch);
 	r.est_cycles = fwd_timing_est_cycles(p->prog, tk, r.steps, in.batch);
 	r.host_ns = now_ns() - t0;
+	if (st == WSE_LINK_E_CANCELED && !p->resident)
+		drop_weights(x, p);
 
 	pthread_mutex_lock(&x->lock);
 	p->busy = false;
@@ -432,12 +520,18 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 
 	if (st == FWD_RUN_STOPPED)
 		return;
+	if (st == WSE_LINK_E_CANCELED) {
+		fwd_conn_reply_text(x->conn, f, st,
+				    "cancelled by the host after %u of %u steps%s%s", r.steps, in.steps,
+				    text[0] ? ": " : "", text);
+		return;
+	}
 	if (st) {
 		fwd_conn_reply_text(x->conn, f, st, "%s (%u of %u steps completed)", text, r.steps,
 				    in.steps);
 		return;
 	}
-	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns: %llu waiting for input, %llu in the step graph, %llu for output room",
+	fwd_dbg("program %u: %u steps, %llu cycles modelled, %llu estimated, %llu ns: %llu waiting for input and output room, %llu in the step graph, %llu putting the output",
 		in.program, r.steps, (unsigned long long)r.cycles,
 		(unsigned long long)r.est_cycles, (unsigned long long)r.host_ns,
 		(unsigned long long)c.ns_input, (unsigned long long)c.ns_graph,

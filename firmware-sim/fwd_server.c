@@ -280,12 +280,9 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 		if (!stop_signal)
 			pfds[nfds++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
 		if (s.have_conn) {
+			/* Always read: what the queues cannot take is refused (E_BUSY). */
 			conn_idx = nfds;
-			/* Not read while the queues hold too much read-ahead. */
-			pfds[nfds++] = (struct pollfd){
-				.fd = s.conn.fd,
-				.events = fwd_exec_throttled(&dev->exec) ? POLLRDHUP : POLLIN,
-			};
+			pfds[nfds++] = (struct pollfd){ .fd = s.conn.fd, .events = POLLIN };
 		}
 		wake_idx = nfds;
 		pfds[nfds++] = (struct pollfd){ .fd = dev->exec.wake_fd, .events = POLLIN };
@@ -312,19 +309,8 @@ int fwd_server_run(struct fwd_device *dev, int listen_fd)
 				linger_service(&s, i, now);
 		if (pfds[wake_idx].revents)
 			fwd_exec_ack_wake(&dev->exec);
-		if (conn_idx >= 0 && pfds[conn_idx].revents) {
-			/* Not reading (throttled) but the host hung up (a TCP FIN
-			 * shows as POLLRDHUP): the queued requests can no longer be
-			 * answered, so the link ends.
-			 */
-			if (!(pfds[conn_idx].events & POLLIN) &&
-			    (pfds[conn_idx].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-				fwd_info("host %s hung up with requests still queued", s.conn.peer);
-				s.conn.dead = true;
-			} else {
-				fwd_conn_on_readable(&s.conn);
-			}
-		}
+		if (conn_idx >= 0 && pfds[conn_idx].revents)
+			fwd_conn_on_readable(&s.conn);
 		if (s.have_conn)
 			fwd_conn_check_timers(&s.conn, wse_link_now_ms());
 		if (s.have_conn && s.conn.dead)

@@ -16,8 +16,11 @@
  * the snapshot into a file there (WSE_LINK_PARAMS_SNAPSHOT_STORE): its bytes
  * then never cross the link. Only into a regular file the host made, under
  * the storage's directory (openat2 with RESOLVE_BENEATH: no "..", no
- * absolute path, no symbolic link out of it). The host syncs the file when
- * it has written its own part: the device does not wait for the disk.
+ * absolute path; and RESOLVE_NO_SYMLINKS: no symbolic link at all on the
+ * way, so that a link one user leaves in their part of the shared storage
+ * cannot lead the device to another user's file beneath it). The host
+ * syncs the file when it has written its own part: the device does not
+ * wait for the disk.
  */
 #include <endian.h>
 #include <errno.h>
@@ -184,7 +187,8 @@ int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
 	/* Held: the snapshot stays as it is, and the program stays loaded. */
 	const char *store = x->dev->cfg->store;
 	struct open_how how = { .flags = O_WRONLY | O_CLOEXEC | O_NOCTTY,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
 	uint64_t off = le64toh(req->offset);
 	uint64_t body = fwd_snapshot_size(p) - SNAP_TRAILER;
 	char name[sizeof(req->name)];
@@ -207,7 +211,10 @@ int fwd_snapshot_store(struct fwd_exec *x, struct fwd_program *p,
 	ret = -1;
 	dir = open(store, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	fd = dir < 0 ? -1 : (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
-	if (fd < 0)
+	if (fd < 0 && errno == ELOOP)
+		snprintf(text, len, "%s in the shared storage: a symbolic link is on its path (the device follows none)",
+			 name);
+	else if (fd < 0)
 		snprintf(text, len, "%s in the shared storage: %s (the host makes the file first)",
 			 name, strerror(errno));
 	else if (fstat(fd, &st) || !S_ISREG(st.st_mode))

@@ -7,7 +7,9 @@
  * per-transfer streams (weights.K, grads.K) any whole number of f32
  * elements, the consumer taking whole transfers. The _REGION variants
  * take the data from, or put it into, a region the host mapped
- * (fwd_region.c).
+ * (fwd_region.c). A wait ends when the host cancels its request: a
+ * transfer moves all its bytes or none, so a cancelled one leaves the
+ * stream as it was.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,8 +255,15 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 			break;
 		}
 		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
 			pthread_mutex_unlock(&x->lock);
-			return;		/* the link is going; nobody to answer */
+			/* Nothing of it went in; while the link goes, nobody is answered. */
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited for room in stream %u of program %u",
+						    in->stream, in->program);
+			return;
 		}
 	}
 	pthread_mutex_unlock(&x->lock);
@@ -322,7 +331,13 @@ static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
 			break;
 		}
 		if (!fwd_exec_wait(x)) {
+			bool cancelled = fwd_exec_cancelled(x);
+
 			pthread_mutex_unlock(&x->lock);
+			if (cancelled)
+				fwd_conn_reply_text(x->conn, f, WSE_LINK_E_CANCELED,
+						    "cancelled by the host while it waited for data on stream %u of program %u",
+						    in->stream, in->program);
 			return;
 		}
 	}

@@ -41,6 +41,14 @@ wsefwd_exec_test_ldlibs := -lopenblas -lm
 $(B)/host-tests/wsefwd_exec_test: | $(B)/bin/wsefwd
 $(B)/host-tests-san/wsefwd_exec_test: | $(B)/san-bin/wsefwd
 
+# The read-ahead bound (E_BUSY, never a stalled link) and CANCEL, in raw frames.
+host_tests += wsefwd_cancel_test
+wsefwd_cancel_test_srcs := tests/host/wsefwd_cancel_test.c
+wsefwd_cancel_test_libs := wsecompiler wsep wafer wseengine wselink
+wsefwd_cancel_test_ldlibs := -lopenblas -lm
+$(B)/host-tests/wsefwd_cancel_test: | $(B)/bin/wsefwd
+$(B)/host-tests-san/wsefwd_cancel_test: | $(B)/san-bin/wsefwd
+
 # The timing model on its own: parameter file, aggregates, fc-mnist beside
 # the compiler's estimate.
 host_tests += timing_model_test

@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	fwd_log_set_level(cfg.log_level);
 	dev.cfg = &cfg;
-	dev.caps = WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC | WSE_LINK_CAP_REGION;
+	dev.caps = WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC | WSE_LINK_CAP_REGION | WSE_LINK_CAP_CANCEL;
 	if (fwd_exec_init(&dev.exec, &dev) || fwd_timing_setup(&cfg, &dev.exec.timing)) {
 		fwd_err("cannot set up the executor");
 		return 1;

@@ -125,6 +125,8 @@ struct coord_job {
 struct coord_slot {
 	enum { SLOT_EMPTY, SLOT_SYSTEM, SLOT_JOB } kind;
 	unsigned int system;			/* SLOT_SYSTEM: where it runs */
+	/* WSE_LINK_PARAMS_JOB on this slot: its programs' systems; 0: c->job_systems. */
+	uint32_t job_systems;
 	/* SLOT_SYSTEM, what the input workers need to feed it (coord_feed.c): */
 	bool feedable;				/* trains on byte images, a label each */
 	uint32_t samples_id, labels_id, record, batch, classes;
@@ -156,7 +158,7 @@ struct coord {
 	struct coord_part sys[COORD_SYSTEMS_MAX];
 	struct coord_part mx, sx, in;
 	struct wse_link_appliance_id id;	/* what HELLO says */
-	uint32_t job_systems;			/* from WSE_LINK_PARAMS_JOB; 0: all */
+	uint32_t job_systems;			/* from WSE_LINK_PARAMS_JOB on slot 0; 0: all */
 	struct wse_link_input_info input;	/* from WSE_LINK_PARAMS_INPUT */
 	struct coord_conn *conn;		/* the user node being served */
 	pthread_mutex_t parts_lock;		/* systems' links opened and closed */
@@ -184,10 +186,21 @@ void coord_reply(struct coord_conn *conn, const struct wse_link_frame *f, uint32
 /* ... or a text (not OK). */
 void coord_reply_text(struct coord_conn *conn, const struct wse_link_frame *f, uint32_t status,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* Lock held: waits on c->changed at most @ms; false when the link is going. */
+/*
+ * Lock held: waits on c->changed at most @ms; false when the link is going,
+ * or the host cancelled the request the calling worker carries out
+ * (coord_cancelled(): it answers E_CANCELED).
+ */
 bool coord_wait(struct coord *c, int ms);
 /* The same on another of the coordinator's conditions. */
 bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms);
+/* Lock held: has the host cancelled the calling worker's request (and the link stays)? */
+bool coord_cancelled(struct coord *c);
+/*
+ * The calling worker's flag (read under c->lock): set when the host
+ * cancels the request it carries out, for the threads it starts to see.
+ */
+const bool *coord_cancel_flag(void);
 /* Lock held: the job failed or the link is going; every waiter looks. */
 void coord_wake_all(struct coord *c);
 
@@ -200,6 +213,8 @@ struct coord_request {
 
 /* coord_exec.c: one request of the user node, on its queue's worker. */
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r);
+/* Does coord_execute() carry out @opcode (queued), or is it refused as it arrives? */
+bool coord_serves(uint8_t opcode);
 /* The host went: programs unloaded, the job dropped. */
 void coord_host_gone(struct coord *c);
 
@@ -237,8 +252,10 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 /* Maps region @info as @id on the part behind @h: its status, or E_INTERNAL if it went. */
 uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
 		      char *text, size_t len);
-int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
-		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen);
+/* The job of @prog in @slot, on @systems of the appliance's (0: all). */
+int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, unsigned int systems,
+		   const void *image, size_t len, struct wse_link_prog_info *info, char *text,
+		   size_t textlen);
 void coord_job_close(struct coord *c);
 /* Lock held: the job has failed (first failure wins; kept in c->failure); wakes everyone. */
 void coord_job_fail(struct coord *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

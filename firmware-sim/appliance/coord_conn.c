@@ -6,8 +6,11 @@
  * hands each execution request, copied, to its queue's worker, which
  * carries the queue's requests out in order and may wait (a RUN, a read
  * of losses not yet there) without holding up the other queues. As
- * wsefwd, it reads at most 256 requests or 64 MiB ahead of their
- * execution.
+ * wsefwd, it never stops reading for queued work: a request past
+ * WSE_LINK_QUEUED_REQS queued or executing, or whose payload takes theirs
+ * past WSE_LINK_QUEUED_BYTES, is refused (E_BUSY) as it arrives; CANCEL
+ * takes a queued request back (E_CANCELED) or tells the worker carrying
+ * it out, whose waits end (coord_cancelled()).
  */
 #include <errno.h>
 #include <poll.h>
@@ -25,8 +28,6 @@
 #include "wse/link_addr.h"
 #include "wse/link_io.h"
 
-#define PENDING_REQS	256
-#define PENDING_BYTES	(64ULL << 20)
 #define FRAME_MS	10000	/* the rest of a frame once it began */
 #define SEND_MS		30000
 #define POLL_MS		500
@@ -43,6 +44,13 @@ struct coord_queue {
 	pthread_t thread;
 	bool started;
 	pthread_cond_t cond;	/* a request came, or the link is going */
+	/* The request the worker carries out, and whether the host cancelled it. */
+	bool executing;
+	bool cancel;
+	uint32_t tag;
+	/* Still counted in pending_*: until its answer goes (send_frame()). */
+	bool counted;
+	size_t length;
 };
 
 struct coord_conn {
@@ -57,6 +65,20 @@ struct coord_conn {
 	uint32_t pending_reqs;
 	uint64_t pending_bytes;
 };
+
+/* The queue whose worker this thread is (NULL on other threads). */
+static _Thread_local struct coord_queue *self_queue;
+static const bool never;
+
+bool coord_cancelled(struct coord *c)
+{
+	return !c->stopping && self_queue && self_queue->cancel;
+}
+
+const bool *coord_cancel_flag(void)
+{
+	return self_queue ? &self_queue->cancel : &never;
+}
 
 bool coord_wait(struct coord *c, int ms)
 {
@@ -78,11 +100,21 @@ bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms)
 {
 	struct timespec until;
 
-	if (c->stopping)
+	if (c->stopping || coord_cancelled(c))
 		return false;
 	until = hostlink_deadline(ms);
 	pthread_cond_timedwait(cond, &c->lock, &until);
-	return !c->stopping;
+	return !c->stopping && !coord_cancelled(c);
+}
+
+/* c->lock held: the request queue @q carries out no longer counts. */
+static void uncount(struct coord_conn *conn, struct coord_queue *q)
+{
+	if (!q->counted)
+		return;
+	q->counted = false;
+	conn->pending_reqs--;
+	conn->pending_bytes -= q->length;
 }
 
 static void send_frame(struct coord_conn *conn, const struct wse_link_frame *req, uint32_t status,
@@ -99,6 +131,13 @@ static void send_frame(struct coord_conn *conn, const struct wse_link_frame *req
 	wse_link_status_encode(&st, status);
 	for (int i = 0; i < ndata && i < 3; i++)
 		iov[n++] = data[i];
+	/* The answer to the calling worker's request: it no longer counts against the read-ahead. */
+	if (self_queue && self_queue->conn == conn && self_queue->counted &&
+	    self_queue->tag == req->tag && self_queue == &conn->q[req->queue % COORD_QUEUES]) {
+		pthread_mutex_lock(&conn->c->lock);
+		uncount(conn, self_queue);
+		pthread_mutex_unlock(&conn->c->lock);
+	}
 	pthread_mutex_lock(&conn->tx_lock);
 	if (!conn->send_failed && wse_link_send(conn->fd, &f, iov, n, SEND_MS, &err)) {
 		fwd_warn("sending to %s failed: %s; closing", conn->peer, err.text);
@@ -148,6 +187,7 @@ static void *worker_main(void *arg)
 	struct coord_conn *conn = q->conn;
 	struct coord *c = conn->c;
 
+	self_queue = q;
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		struct coord_req *r;
@@ -160,14 +200,18 @@ static void *worker_main(void *arg)
 		q->head = r->next;
 		if (!q->head)
 			q->tail = NULL;
+		/* From here a CANCEL of its tag finds it executing, not queued. */
+		q->executing = true;
+		q->cancel = false;
+		q->tag = r->r.f.tag;
+		q->counted = true;
+		q->length = r->r.len;
 		pthread_mutex_unlock(&c->lock);
 		coord_execute(c, conn, &r->r);
 		pthread_mutex_lock(&c->lock);
-		/* The receive thread waits only when the read-ahead is full. */
-		if (conn->pending_reqs >= PENDING_REQS || conn->pending_bytes >= PENDING_BYTES)
-			pthread_cond_broadcast(&c->changed);
-		conn->pending_reqs--;
-		conn->pending_bytes -= r->r.len;
+		q->executing = false;
+		q->cancel = false;
+		uncount(conn, q);	/* unanswered: the link is going */
 		free(r);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -179,8 +223,17 @@ static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const
 {
 	struct coord *c = conn->c;
 	struct coord_queue *q = &conn->q[f->queue];
-	struct coord_req *r = malloc(sizeof(*r) + f->length);
+	struct coord_req *r;
 
+	/* Read-ahead bounded: refused, not waited for (the receive thread reads on). */
+	pthread_mutex_lock(&c->lock);
+	if (conn->pending_reqs >= WSE_LINK_QUEUED_REQS ||
+	    f->length > WSE_LINK_QUEUED_BYTES - conn->pending_bytes) {
+		pthread_mutex_unlock(&c->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&c->lock);
+	r = malloc(sizeof(*r) + f->length);
 	if (!r)
 		return -ENOMEM;
 	r->next = NULL;
@@ -189,10 +242,6 @@ static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const
 	r->r.payload = r->data;
 	r->r.len = f->length;
 	pthread_mutex_lock(&c->lock);
-	/* Read-ahead bounded: wait for the workers to catch up. */
-	while ((conn->pending_reqs >= PENDING_REQS || conn->pending_bytes >= PENDING_BYTES) &&
-	       coord_wait(c, POLL_MS))
-		;
 	if (!q->started) {
 		if (pthread_create(&q->thread, NULL, worker_main, q)) {
 			pthread_mutex_unlock(&c->lock);
@@ -213,6 +262,55 @@ static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const
 	return 0;
 }
 
+/*
+ * CANCEL of the host's request @tag: a queued one leaves its queue and is
+ * answered E_CANCELED here; a worker carrying one out is told, and every
+ * waiter woken to look (the worker answers E_CANCELED if it waited, or as
+ * usual past its waits). The CANCEL itself is answered OK.
+ */
+static void cancel(struct coord_conn *conn, const struct wse_link_frame *f, uint32_t tag)
+{
+	struct coord *c = conn->c;
+	struct coord_req *dropped = NULL, **end = &dropped, *next;
+
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < COORD_QUEUES; i++) {
+		struct coord_queue *q = &conn->q[i];
+		struct coord_req *prev = NULL, *r = q->head;
+
+		for (; r; r = next) {
+			next = r->next;
+			if (r->r.f.tag != tag) {
+				prev = r;
+				continue;
+			}
+			if (prev)
+				prev->next = next;
+			else
+				q->head = next;
+			if (q->tail == r)
+				q->tail = prev;
+			conn->pending_reqs--;
+			conn->pending_bytes -= r->r.len;
+			r->next = NULL;
+			*end = r;
+			end = &r->next;
+		}
+		if (q->executing && q->tag == tag && !q->cancel) {
+			q->cancel = true;
+			coord_wake_all(c);
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	for (; dropped; dropped = next) {
+		next = dropped->next;
+		coord_reply_text(conn, &dropped->r.f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host before it started");
+		free(dropped);
+	}
+	send_frame(conn, f, WSE_LINK_OK, NULL, 0);
+}
+
 /* HELLO: the host's offer, our identity, the appliance appendix if it asked. */
 static int handshake(struct coord_conn *conn, uint8_t *buf)
 {
@@ -220,7 +318,7 @@ static int handshake(struct coord_conn *conn, uint8_t *buf)
 	const struct wse_link_device_info *sys0 = &c->sys[0].dev;
 	struct wse_link_device_info dev = {
 		.version = 1, .version_min = WSE_LINK_VERSION_MIN, .version_max = WSE_LINK_VERSION_MAX,
-		.caps = WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE,
+		.caps = WSE_LINK_CAP_EXEC | WSE_LINK_CAP_APPLIANCE | WSE_LINK_CAP_CANCEL,
 		.max_payload = 4U << 20, .device_id = sys0->device_id | (1ULL << 63),
 		.wafer_width = sys0->wafer_width, .wafer_height = sys0->wafer_height,
 		.sram_per_pe = sys0->sram_per_pe, .sram_total = sys0->sram_total,
@@ -328,6 +426,30 @@ static void receive(struct coord_conn *conn, uint8_t *buf)
 			if (f.opcode == WSE_LINK_OP_HELLO)
 				send_error(conn, WSE_LINK_E_PROTO, "a second HELLO");
 			return;
+		case WSE_LINK_OP_CANCEL: {
+			uint32_t tag;
+
+			if (wse_link_cancel_decode(buf, f.length, &tag, &err) || f.queue) {
+				if (f.queue)
+					snprintf(err.text, sizeof(err.text),
+						 "CANCEL is a link-level frame but names queue %u", f.queue);
+				fwd_warn("host %s: %s; closing", conn->peer, err.text);
+				send_error(conn, WSE_LINK_E_PROTO, err.text);
+				return;
+			}
+			cancel(conn, &f, tag);
+			continue;
+		}
+		case WSE_LINK_OP_MEM_READ:
+		case WSE_LINK_OP_MEM_WRITE:
+			coord_reply_text(conn, &f, WSE_LINK_E_UNSUPPORTED,
+					 "an appliance has no one device memory: load programs instead");
+			continue;
+		}
+		if (!coord_serves(f.opcode)) {
+			coord_reply_text(conn, &f, WSE_LINK_E_UNSUPPORTED,
+					 "the appliance does not serve opcode 0x%02x", f.opcode);
+			continue;
 		}
 		if (f.queue >= COORD_QUEUES) {
 			coord_reply_text(conn, &f, WSE_LINK_E_INVAL,
@@ -335,7 +457,12 @@ static void receive(struct coord_conn *conn, uint8_t *buf)
 					 f.queue, COORD_QUEUES);
 			continue;
 		}
-		if (submit(conn, &f, buf))
+		ret = submit(conn, &f, buf);
+		if (ret == -EBUSY)
+			coord_reply_text(conn, &f, WSE_LINK_E_BUSY,
+					 "the appliance holds %u requests or %u MiB of their payloads ahead of their answers already (its read-ahead): ask again once some are answered",
+					 WSE_LINK_QUEUED_REQS, WSE_LINK_QUEUED_BYTES >> 20);
+		else if (ret)
 			coord_reply_text(conn, &f, WSE_LINK_E_INTERNAL,
 					 "the coordinator cannot queue the request (out of memory or threads)");
 	}

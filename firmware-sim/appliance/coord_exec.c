@@ -5,7 +5,8 @@
  * queue and its answers come back as they are, so it behaves as on a
  * system attached directly. A weight-streaming program is the appliance's
  * job (coord_job.c, coord_run.c). The appliance's own PARAMS (the job's
- * systems, where its input comes from, the state of its parts) have slot 0.
+ * systems, where its input comes from, the state of its parts) go by slot
+ * (appliance_params()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +18,8 @@
 #include "svc_proto.h"
 #include "wse/engine_wsep.h"
 
-#define RUN_WAIT_MS	500	/* a system's RUN is waited for in slices, watching for a stop */
+/* A system's answer is waited for in slices, watching for a stop or a CANCEL. */
+#define FORWARD_SLICE_MS	100
 
 static struct coord_slot *slot_of(struct coord *c, uint32_t slot)
 {
@@ -45,7 +47,10 @@ static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
 /*
  * A pipelined program's request, forwarded to its system on the same queue
  * and answered with what the system answered. Waits as long as the system
- * does, watching for the user node's link going.
+ * does, watching for the user node's link going, and for the host
+ * cancelling the request: the coordinator then cancels its own request
+ * on the system's link, and relays the system's answer (E_CANCELED, or
+ * the usual one if the system was past its waits).
  */
 static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
 		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
@@ -55,6 +60,7 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	uint8_t *buf = c->proxy_buf[r->f.queue];
 	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
+	bool cancel_sent = false;
 	size_t len = 0;
 	int ret;
 
@@ -66,19 +72,35 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	ret = hostlink_submit(&s->link, r->f.opcode, r->f.queue, &iov, r->len ? 1 : 0, buf,
 			      reply_cap, &tag);
 	while (!ret) {
-		bool going;
+		bool going, cancelled;
 
-		ret = hostlink_wait(&s->link, tag, RUN_WAIT_MS, &status, &len, text, sizeof(text));
+		ret = hostlink_wait(&s->link, tag, FORWARD_SLICE_MS, &status, &len, text,
+				    sizeof(text));
 		if (ret != -ETIMEDOUT)
 			break;
 		ret = 0;
 		pthread_mutex_lock(&c->lock);
 		going = c->stopping;
+		cancelled = coord_cancelled(c);
 		pthread_mutex_unlock(&c->lock);
 		if (going) {
 			hostlink_forget(&s->link, tag);
 			coord_feed_end(fed, fed_text, sizeof(fed_text));
 			return;
+		}
+		if (cancelled && !cancel_sent) {
+			cancel_sent = true;
+			if (hostlink_cancel(&s->link, tag) == -EOPNOTSUPP) {
+				/* Its queue stays held by the request: only the answer is ours to give. */
+				fwd_warn("%s cannot cancel %s tag %u (no CANCEL capability)", s->name,
+					 wse_link_op_name(r->f.opcode), tag);
+				hostlink_forget(&s->link, tag);
+				coord_feed_end(fed, fed_text, sizeof(fed_text));
+				coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+						 "cancelled by the host (%s cannot cancel it and may still carry it out)",
+						 s->name);
+				return;
+			}
 		}
 	}
 	/* A fed RUN: the input workers' samples all went, or why not (unless the system refused). */
@@ -201,8 +223,27 @@ static void unload_slot(struct coord *c, uint32_t slot)
 }
 
 /*
+ * Forgets what a slot's next user must not inherit (lock not held): an
+ * image being loaded into it, and its own JOB setting. Whether there was
+ * any.
+ */
+static bool drop_slot_setup(struct coord *c, struct coord_slot *s)
+{
+	bool had = s->image || s->job_systems;
+
+	c->assembling -= s->image ? s->total : 0;
+	free(s->image);
+	s->image = NULL;
+	s->total = s->got = 0;
+	s->job_systems = 0;
+	return had;
+}
+
+/*
  * PROGRAM_UNLOAD: E_BUSY while the program runs, as a system says it (the
  * driver frees a closed file's slot only once the device calls it empty).
+ * The slot's image being loaded and its JOB setting go too: a slot that
+ * held only those is answered OK, an empty one E_INVAL.
  */
 static void program_unload(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
 {
@@ -213,6 +254,11 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 
 	if (wse_link_prog_ref_decode(r->payload, r->len, &slot, &err)) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
+		return;
+	}
+	s = slot_of(c, slot);
+	if (s && drop_slot_setup(c, s) && s->kind == SLOT_EMPTY) {
+		coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 		return;
 	}
 	s = loaded(c, conn, r, slot);
@@ -235,7 +281,8 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 
 /* A layer-pipelined program: on the first system that answers. */
 static void load_pipelined(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
-			   uint32_t slot, struct coord_slot *s, const struct wsep_program *prog)
+			   uint32_t slot, struct coord_slot *s, const struct wsep_program *prog,
+			   unsigned int systems)
 {
 	struct wse_link_prog_info info;
 	struct wse_link_program_info raw;
@@ -243,10 +290,10 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 	char text[512] = "", first[512] = "";
 	uint32_t status = 0;
 
-	if (c->job_systems > 1) {
+	if (systems > 1) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 				 "a layer-pipelined program runs on one system; the job asks for %u (weight streaming spreads a program over systems)",
-				 c->job_systems);
+				 systems);
 		return;
 	}
 	for (unsigned int i = 0; i < c->nsys; i++) {
@@ -287,6 +334,7 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 	struct coord_slot *s;
 	struct wsep_program *prog;
 	size_t n = r->len - sizeof(struct wse_link_program_load);
+	unsigned int systems;
 	char text[512];
 
 	if (wse_link_prog_load_decode(r->payload, r->len, &in, &err)) {
@@ -331,13 +379,15 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 		coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 		return;
 	}
+	/* The slot's own JOB, else the default of slot 0. */
+	systems = s->job_systems ? s->job_systems : c->job_systems;
 	if (s->got != s->total) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "the image ends after %llu of %llu bytes",
 				 (unsigned long long)s->got, (unsigned long long)s->total);
 	} else if (wsep_read(s->image, s->total, &prog, text, sizeof(text))) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "invalid program: %s", text);
 	} else if (prog->mode == WSEP_MODE_PIPELINED) {
-		load_pipelined(c, conn, r, in.program, s, prog);
+		load_pipelined(c, conn, r, in.program, s, prog, systems);
 		wsep_program_free(prog);
 	} else {
 		struct wse_link_prog_info info;
@@ -352,8 +402,8 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 			wsep_program_free(prog);
 		} else {
 			/* The job in the slot goes only when the new one is taken. */
-			status = coord_job_open(c, in.program, prog, s->image, s->total, &info, text,
-						sizeof(text));
+			status = coord_job_open(c, in.program, prog, systems, s->image, s->total, &info,
+						text, sizeof(text));
 			if (status) {
 				coord_reply_text(conn, &r->f, status, "%s", text);
 				if (s->kind == SLOT_JOB && !c->job.active)
@@ -372,60 +422,79 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 	s->image = NULL;
 }
 
-/* The appliance's own parameters: the job (write), its input (write), its parts (read). */
-static void appliance_params(struct coord *c, struct coord_conn *conn,
+/*
+ * The appliance's own parameters, by slot (Documentation/link-protocol.rst,
+ * "Appliances"): JOB, written on slot 0 for every later program, or on a
+ * slot for its own next program; APPLIANCE, the parts' state, read on slot
+ * 0; INPUT, written on the slot of a loaded program (the job's, or a
+ * pipelined one's). A user may reach only its own slots: nothing here
+ * touches another slot's program. Returns false if @in is none of them.
+ */
+static bool appliance_params(struct coord *c, struct coord_conn *conn,
 			     const struct coord_request *r, const struct wse_link_params_info *in)
 {
 	const uint8_t *data = r->payload + sizeof(struct wse_link_params);
 	size_t n = r->len - sizeof(struct wse_link_params);
 	bool write = r->f.opcode == WSE_LINK_OP_PARAMS_WRITE;
+	struct coord_slot *s = slot_of(c, in->program);
+	struct wse_link_input_info input;
+	struct wse_link_job_info job;
 	struct wse_link_err err;
 
-	if (in->which == WSE_LINK_PARAMS_APPLIANCE && !write) {
-		uint8_t *buf = c->proxy_buf[r->f.queue];
-		size_t len = coord_parts_state(c, buf, WSE_LINK_PAYLOAD_LIMIT);
-		struct iovec iov = { buf, len };
-
-		if (in->offset || in->length < len) {
+	switch (in->which) {
+	case WSE_LINK_PARAMS_APPLIANCE:
+		if (write || in->program) {
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
-					 "the appliance's state is %zu bytes, read at offset 0", len);
-			return;
-		}
-		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
-		return;
-	}
-	if (in->which == WSE_LINK_PARAMS_JOB && write) {
-		struct wse_link_job_info job;
+					 "the appliance's state is read (PARAMS_READ) on slot 0");
+		} else {
+			uint8_t *buf = c->proxy_buf[r->f.queue];
+			size_t len = coord_parts_state(c, buf, WSE_LINK_PAYLOAD_LIMIT);
+			struct iovec iov = { buf, len };
 
-		if (wse_link_job_decode(data, n, &job, &err)) {
+			if (in->offset || in->length < len)
+				coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+						 "the appliance's state is %zu bytes, read at offset 0",
+						 len);
+			else
+				coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
+		}
+		return true;
+	case WSE_LINK_PARAMS_JOB:
+		if (!write || (in->program && !s)) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+					 "a job is written (PARAMS_WRITE), on slot 0 for every later program or on a slot 1..%u for its own",
+					 COORD_SLOTS - 1);
+		} else if (wse_link_job_decode(data, n, &job, &err)) {
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", err.text);
 		} else if (job.systems > c->nsys) {
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 					 "the job asks for %u systems; this appliance has %u (start it with wse-appliance --systems %u)",
 					 job.systems, c->nsys, job.systems);
 		} else {
-			c->job_systems = job.systems;
+			/* Slot 0: the default; a slot: its next PROGRAM_LOAD's, until unloaded. */
+			if (s)
+				s->job_systems = job.systems;
+			else
+				c->job_systems = job.systems;
 			coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 		}
-		return;
-	}
-	if (in->which == WSE_LINK_PARAMS_INPUT && write) {
-		struct wse_link_input_info input;
-
-		if (wse_link_input_decode(data, n, &input, &err)) {
+		return true;
+	case WSE_LINK_PARAMS_INPUT:
+		if (!write || !s || s->kind == SLOT_EMPTY ||
+		    (s->kind == SLOT_JOB && (!c->job.active || c->job.slot != in->program))) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+					 "the input is written (PARAMS_WRITE) on the slot of a loaded program; slot %u holds none",
+					 in->program);
+		} else if (wse_link_input_decode(data, n, &input, &err)) {
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL, "%s", err.text);
-			return;
-		}
-		if (in->program && in->program < COORD_SLOTS &&
-		    c->slots[in->program].kind == SLOT_SYSTEM)
+		} else if (s->kind == SLOT_SYSTEM) {
 			coord_feed_input(c, conn, r, in->program, &input);
-		else
+		} else {
 			coord_job_input(c, conn, r, &input);
-		return;
+		}
+		return true;
 	}
-	coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
-			 "params kind %u of slot 0 is not the job (write 3), the appliance (read 4) or the input (write 5)",
-			 in->which);
+	return false;
 }
 
 /* Weights and optimizer state of the job: MemoryX's, between RUNs. */
@@ -479,18 +548,21 @@ static void params(struct coord *c, struct coord_conn *conn, const struct coord_
 				 r->len - sizeof(struct wse_link_params));
 		return;
 	}
-	if (in.which >= WSE_LINK_PARAMS_JOB) {
-		appliance_params(c, conn, r, &in);
+	if (appliance_params(c, conn, r, &in))
 		return;
-	}
 	s = loaded(c, conn, r, in.program);
 	if (!s)
 		return;
+	/* A system's program: the system judges its params, as if attached directly. */
 	if (s->kind == SLOT_SYSTEM)
 		forward(c, conn, r, s->system, r->f.opcode == WSE_LINK_OP_PARAMS_READ ? in.length : 0,
 			NULL);
-	else
+	else if (in.which == WSE_LINK_PARAMS_WEIGHTS || in.which == WSE_LINK_PARAMS_OPT_STATE)
 		job_params(c, conn, r, &in);
+	else
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "params kind %u of the weight-streaming job in slot %u: its weights (1) and optimizer state (2) are MemoryX's; the appliance's own are the job (write 3), its state (read 4) and the input (write 5)",
+				 in.which, in.program);
 }
 
 static void stream(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
@@ -613,14 +685,25 @@ void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_
 	case WSE_LINK_OP_DEVICE_STATS:
 		device_stats(c, conn, r);
 		return;
-	case WSE_LINK_OP_MEM_READ:
-	case WSE_LINK_OP_MEM_WRITE:
-		coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED,
-				 "an appliance has no one device memory: load programs instead");
-		return;
 	}
 	coord_reply_text(conn, &r->f, WSE_LINK_E_UNSUPPORTED, "the appliance does not serve opcode 0x%02x",
 			 r->f.opcode);
+}
+
+bool coord_serves(uint8_t opcode)
+{
+	switch (opcode) {
+	case WSE_LINK_OP_PROGRAM_LOAD:
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+	case WSE_LINK_OP_STREAM_WRITE:
+	case WSE_LINK_OP_STREAM_READ:
+	case WSE_LINK_OP_RUN:
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+	case WSE_LINK_OP_DEVICE_STATS:
+		return true;
+	}
+	return false;
 }
 
 void coord_host_gone(struct coord *c)
@@ -630,6 +713,7 @@ void coord_host_gone(struct coord *c)
 
 		free(s->image);
 		s->image = NULL;
+		s->job_systems = 0;
 		if (s->kind != SLOT_EMPTY)
 			unload_slot(c, slot);
 	}

@@ -216,11 +216,11 @@ static uint32_t open_systems(struct coord *c, uint32_t slot, const void *image, 
 	return WSE_LINK_OK;
 }
 
-/* Which systems: the job's count, the first ones that answer. */
-static uint32_t pick_systems(struct coord *c, char *text, size_t len)
+/* Which systems: the job's count (0: all), the first ones that answer. */
+static uint32_t pick_systems(struct coord *c, unsigned int systems, char *text, size_t len)
 {
 	struct coord_job *j = &c->job;
-	unsigned int want = c->job_systems ? c->job_systems : c->nsys;
+	unsigned int want = systems ? systems : c->nsys;
 	char why[256] = "";
 
 	j->n = 0;
@@ -257,8 +257,9 @@ static int find_streams(struct coord_job *j, char *text, size_t len)
 	return 0;
 }
 
-int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, const void *image,
-		   size_t len, struct wse_link_prog_info *info, char *text, size_t textlen)
+int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, unsigned int systems,
+		   const void *image, size_t len, struct wse_link_prog_info *info, char *text,
+		   size_t textlen)
 {
 	struct coord_job *j = &c->job;
 	struct wse_link_region_map_info mx_map;
@@ -282,7 +283,7 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, co
 		st = WSE_LINK_E_INVAL;
 		goto fail;
 	}
-	st = pick_systems(c, text, textlen);
+	st = pick_systems(c, systems, text, textlen);
 	if (!st)
 		st = open_swarmx(c, text, textlen);
 	if (!st)
@@ -409,6 +410,13 @@ void coord_job_write(struct coord *c, struct coord_conn *conn, const struct coor
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the job failed: %s", why);
 		return;
 	}
+	if (coord_ring_room(ring) < in->length) {
+		/* Only a CANCEL ends the wait so: nothing of the write went in. */
+		pthread_mutex_unlock(&c->lock);
+		coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host while it waited for room in the job's input");
+		return;
+	}
 	coord_ring_put(ring, r->payload + sizeof(struct wse_link_stream), in->length);
 	pthread_cond_broadcast(&c->input_cond);
 	pthread_mutex_unlock(&c->lock);
@@ -425,6 +433,7 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 				  (int64_t)in->stream == j->logits_id ? &j->logits : NULL;
 	uint32_t unit = ring == &j->losses ? 4 : ring == &j->preds ? j->rows * 4 : j->logit_bytes;
 	uint8_t *buf = NULL;
+	bool cancelled = false;
 	struct iovec iov;
 	uint64_t n;
 
@@ -450,8 +459,15 @@ void coord_job_read(struct coord *c, struct coord_conn *conn, const struct coord
 			coord_ring_get(ring, buf, n);
 			pthread_cond_broadcast(&c->output_cond);
 		}
+	} else {
+		cancelled = !j->failed && coord_cancelled(c);
 	}
 	pthread_mutex_unlock(&c->lock);
+	if (!buf && cancelled) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host while it waited for the job's output");
+		return;
+	}
 	if (!buf) {
 		if (!c->stopping)
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the job failed: %s", j->why);

@@ -21,7 +21,9 @@
  * The first failure (a system, MemoryX or SwarmX that went, a refusal)
  * fails the job with a message naming the part; every driver stops, the
  * systems' links are dropped (which ends their RUNs and unloads the
- * program), and the job must be loaded again.
+ * program), and the job must be loaded again. A CANCEL of the RUN by the
+ * host stops it the same way (a step may be half applied in MemoryX), and
+ * the RUN is answered E_CANCELED, unless its steps were all done already.
  */
 #include <endian.h>
 #include <errno.h>
@@ -58,11 +60,13 @@ struct driver {
 	pthread_t feeder;		/* writes the inputs ahead (feeder_main) */
 	uint32_t writes[2][MAX_WRITES];	/* weight writes, by step % 2 */
 	int nwrites[2];
+	bool done;			/* its system answered the RUN: every step done */
 };
 
 struct coord_run {
 	struct coord *c;
 	uint32_t kind, steps, batch, leaf;
+	const bool *cancel;		/* the host cancelled the RUN (under c->lock) */
 	unsigned int n;
 	struct driver d[COORD_SYSTEMS_MAX];
 	uint64_t base;			/* the job's step at the start */
@@ -79,9 +83,10 @@ struct coord_run {
 	uint8_t *logit_stage;		/* PREDICT of a program with logits; else NULL */
 };
 
+/* Lock held: does every thread of the RUN stop (a failure, the link going, a CANCEL)? */
 static bool stopped(struct coord *c)
 {
-	return c->job.failed || c->stopping;
+	return c->job.failed || c->stopping || (c->job.run && *c->job.run->cancel);
 }
 
 /*
@@ -589,6 +594,7 @@ static void *driver_main(void *arg)
 	}
 	s->steps += d->res.steps;
 	s->samples += d->res.samples;
+	d->done = true;
 	return NULL;
 }
 
@@ -687,7 +693,7 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	struct iovec iov = { &raw, sizeof(raw) };
 	double t0 = now_ns();
 	char why[256];
-	bool failed;
+	bool failed, cancelled, all = true;
 
 	if (in->kind < WSE_LINK_RUN_TRAIN || in->kind > WSE_LINK_RUN_PREDICT || !in->steps ||
 	    !in->batch || in->batch > j->prog->batch || in->leaf || in->norm) {
@@ -715,6 +721,7 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 		return;
 	}
 	*run = (struct coord_run){ .c = c, .kind = in->kind, .steps = in->steps, .batch = in->batch,
+				   .cancel = coord_cancel_flag(),
 				   .L = j->prog->num_layers, .loss_stage = run->loss_stage,
 				   .pred_stage = run->pred_stage, .logit_stage = run->logit_stage };
 	shard(run);
@@ -742,11 +749,18 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	}
 	if (j->from_dataset)
 		fill_from_dataset(run);
-	for (unsigned int i = 0; i < run->n; i++)
+	for (unsigned int i = 0; i < run->n; i++) {
 		if (run->d[i].started)
 			pthread_join(run->d[i].thread, NULL);
+		all = all && run->d[i].done;
+	}
 
 	pthread_mutex_lock(&c->lock);
+	/* Cancelled: unless every system was done, the job stops as if it failed. */
+	cancelled = !j->failed && !c->stopping && *run->cancel && !all;
+	if (cancelled)
+		coord_job_fail(c, "the host cancelled a RUN of it after %u of %u steps", run->committed,
+			       in->steps);
 	failed = j->failed;
 	snprintf(why, sizeof(why), "%s", j->why);
 	if (!failed && in->kind == WSE_LINK_RUN_TRAIN)
@@ -761,6 +775,12 @@ void coord_run_execute(struct coord *c, struct coord_conn *conn, const struct co
 	j->run = NULL;
 	pthread_cond_broadcast(&c->changed);
 	pthread_mutex_unlock(&c->lock);
+	if (cancelled) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+				 "cancelled by the host after %u of %u steps; the job's systems were let go: load the program again to go on (from a checkpoint)",
+				 run->committed, in->steps);
+		goto out;
+	}
 	if (failed) {
 		if (!c->stopping)
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,

@@ -376,8 +376,27 @@ void hostlink_forget(struct hostlink *h, uint32_t tag)
 		if (h->pending[i].used && h->pending[i].tag == tag) {
 			/* An answer may still come: the slot stays until it does or the link dies. */
 			h->pending[i].forgotten = true;
+			/* It came already, before anyone waited for it: nobody will. */
+			if (h->pending[i].done)
+				release_locked(h, &h->pending[i]);
 		}
 	pthread_mutex_unlock(&h->lock);
+}
+
+int hostlink_cancel(struct hostlink *h, uint32_t tag)
+{
+	struct wse_link_cancel raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	uint32_t ctag;
+	int ret;
+
+	if (!(h->dev.caps & WSE_LINK_CAP_CANCEL))
+		return -EOPNOTSUPP;
+	wse_link_cancel_encode(&raw, tag);
+	ret = hostlink_submit(h, WSE_LINK_OP_CANCEL, 0, &iov, 1, NULL, 0, &ctag);
+	if (!ret)
+		hostlink_forget(h, ctag);
+	return ret;
 }
 
 int hostlink_call(struct hostlink *h, uint8_t op, uint16_t queue, const struct iovec *iov,

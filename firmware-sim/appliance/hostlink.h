@@ -106,6 +106,13 @@ int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *st
 		  size_t *len, char *text, size_t textlen);
 /* Gives up on @tag: its answer, if it comes, is dropped (the slot is freed then). */
 void hostlink_forget(struct hostlink *h, uint32_t tag);
+/*
+ * Sends CANCEL of request @tag (which the caller still waits for: the
+ * device answers it E_CANCELED, or as usual if it was past its waits);
+ * the CANCEL's own answer is dropped. 0; -EOPNOTSUPP if the device does
+ * not offer WSE_LINK_CAP_CANCEL; or as hostlink_submit().
+ */
+int hostlink_cancel(struct hostlink *h, uint32_t tag);
 /* submit + wait, and a status other than OK is an error: -EIO with the text. */
 int hostlink_call(struct hostlink *h, uint8_t op, uint16_t queue, const struct iovec *iov,
 		  int iovcnt, void *out, size_t cap, size_t *len, int timeout_ms, char *text,

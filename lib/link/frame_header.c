@@ -118,6 +118,7 @@ const char *wse_link_op_name(unsigned int opcode)
 	case WSE_LINK_OP_KEEPALIVE: return "KEEPALIVE";
 	case WSE_LINK_OP_SHUTDOWN: return "SHUTDOWN";
 	case WSE_LINK_OP_ERROR: return "ERROR";
+	case WSE_LINK_OP_CANCEL: return "CANCEL";
 	case WSE_LINK_OP_MEM_WRITE: return "MEM_WRITE";
 	case WSE_LINK_OP_MEM_READ: return "MEM_READ";
 	case WSE_LINK_OP_PROGRAM_LOAD: return "PROGRAM_LOAD";
@@ -149,6 +150,7 @@ const char *wse_link_status_name(unsigned int code)
 	case WSE_LINK_E_INTERNAL: return "E_INTERNAL";
 	case WSE_LINK_E_CRC: return "E_CRC";
 	case WSE_LINK_E_DATA_CRC: return "E_DATA_CRC";
+	case WSE_LINK_E_CANCELED: return "E_CANCELED";
 	}
 	return "E_UNKNOWN";
 }

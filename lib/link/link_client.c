@@ -230,6 +230,26 @@ int wse_link_client_call(struct wse_link_client *cl, uint8_t opcode, uint16_t qu
 	return wse_link_client_wait(cl, tag, -1, status, rest_len, err);
 }
 
+int wse_link_client_cancel(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
+			   uint32_t *status, struct wse_link_err *err)
+{
+	struct wse_link_cancel raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	uint32_t ctag;
+	int ret;
+
+	if (!find_pending(cl, tag)) {
+		wse_link_err_set(err, 0, WSE_LINK_CHECK_OK, "tag %u is not a pending request", tag);
+		return -EINVAL;
+	}
+	wse_link_cancel_encode(&raw, tag);
+	ret = wse_link_client_submit(cl, WSE_LINK_OP_CANCEL, 0, &iov, 1, &ctag, err);
+	if (ret)
+		return ret;
+	/* The cancelled request's own answer, if it comes first, is kept for its wait. */
+	return wse_link_client_wait(cl, ctag, timeout_ms, status, NULL, err);
+}
+
 int wse_link_client_hello(struct wse_link_client *cl, int fd,
 			  const struct wse_link_hello_info *hello, int timeout_ms,
 			  uint32_t *status, char *text, size_t textlen,

@@ -90,8 +90,8 @@ size_t wse_link_malform_build(enum wse_link_malform kind, uint64_t *rng,
 	if (kind == WSE_LINK_MAL_UNKNOWN_TAG)
 		f.tag = tag ^ (0x40000000U | (uint32_t)(r >> 40));
 	if (kind == WSE_LINK_MAL_UNKNOWN_OPCODE) {
-		/* Anything the protocol does not define: 0, 0x05..0x0f, 0x12..0xff. */
-		static const uint8_t unknown[] = { 0x00, 0x05, 0x0f, 0x12, 0x7f, 0x80, 0xfe, 0xff };
+		/* Anything the protocol does not define: 0, 0x06..0x0f, 0x12..0x1f, 0x2b..0xff. */
+		static const uint8_t unknown[] = { 0x00, 0x06, 0x0f, 0x12, 0x7f, 0x80, 0xfe, 0xff };
 
 		f.opcode = unknown[r % sizeof(unknown)];
 	}

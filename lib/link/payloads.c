@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Payload helpers: HELLO and its reply, the response status, ERROR and the
- * device-memory access header. Decoders check everything the receiver is
+ * Payload helpers: HELLO and its reply, the response status, ERROR, CANCEL
+ * and the device-memory access header. Decoders check everything the receiver is
  * about to trust; the peer is never trusted.
  */
 #include <endian.h>
@@ -14,6 +14,7 @@ _Static_assert(sizeof(struct wse_link_hello_reply) == 88, "hello reply layout");
 _Static_assert(sizeof(struct wse_link_status) == 8, "status layout");
 _Static_assert(sizeof(struct wse_link_error) == 8, "error layout");
 _Static_assert(sizeof(struct wse_link_mem) == 16, "mem layout");
+_Static_assert(sizeof(struct wse_link_cancel) == 8, "cancel layout");
 
 void wse_link_hello_encode(struct wse_link_hello *raw,
 			   const struct wse_link_hello_info *in)
@@ -207,6 +208,27 @@ int wse_link_error_decode(const void *buf, size_t len, uint32_t *code,
 	for (i = 0; i < n; i++)
 		text[i] = (t[i] >= 0x20 && t[i] < 0x7f) ? (char)t[i] : '?';
 	text[n] = '\0';
+	return 0;
+}
+
+void wse_link_cancel_encode(struct wse_link_cancel *raw, uint32_t tag)
+{
+	raw->tag = htole32(tag);
+	raw->reserved = 0;
+}
+
+int wse_link_cancel_decode(const void *buf, size_t len, uint32_t *tag, struct wse_link_err *err)
+{
+	struct wse_link_cancel raw;
+
+	if (len != sizeof(raw))
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"CANCEL payload is %zu bytes, expected %zu", len, sizeof(raw));
+	memcpy(&raw, buf, sizeof(raw));
+	if (raw.reserved)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"CANCEL reserved field is not zero");
+	*tag = le32toh(raw.tag);
 	return 0;
 }
 

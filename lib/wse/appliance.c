@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libwse: what only an appliance answers (wse/wse.h, "appliances"): the
- * job's systems, its input and the state of its parts, through slot 0's
- * PARAMS_WRITE and PARAMS_READ (Documentation/link-protocol.rst,
- * "Appliances"), decoded by libwselink so that callers see a struct.
+ * job's systems, its input and the state of its parts, through the
+ * PARAMS_WRITE and PARAMS_READ of slot 0 or a program's slot
+ * (Documentation/link-protocol.rst, "Appliances"), decoded by libwselink
+ * so that callers see a struct.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,16 +72,21 @@ int wse_appliance_info(struct wse_ring *ring, struct wse_appliance *a)
 	return ret;
 }
 
-int wse_appliance_job(struct wse_ring *ring, uint32_t systems)
+int wse_appliance_job_slot(struct wse_ring *ring, uint32_t slot, uint32_t systems)
 {
 	struct wse_link_job_info in = { systems };
 	struct wse_link_job raw;
 
-	if (!systems)
+	if (!systems || slot > 255)
 		return -EINVAL;
 	wse_link_job_encode(&raw, &in);
-	return params(ring, DRM_WSE_OP_PARAMS_WRITE, 0, WSE_LINK_PARAMS_JOB, &raw, sizeof(raw),
+	return params(ring, DRM_WSE_OP_PARAMS_WRITE, slot, WSE_LINK_PARAMS_JOB, &raw, sizeof(raw),
 		      NULL);
+}
+
+int wse_appliance_job(struct wse_ring *ring, uint32_t systems)
+{
+	return wse_appliance_job_slot(ring, 0, systems);
 }
 
 int wse_appliance_input(struct wse_ring *ring, uint32_t slot, const struct wse_input *in)

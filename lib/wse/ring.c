@@ -254,8 +254,9 @@ int wse_ring_xfer(struct wse_ring *r, const struct wse_xfer *x, size_t *done)
 	 * a time. A
 	 * stream's pieces go one at a time: the driver would keep them in
 	 * order, but a stream write waiting for room holds its queue, and
-	 * the firmware stops reading the link once 64 MiB wait (the RUN
-	 * that would make room, submitted from elsewhere, could not get in).
+	 * the device refuses (E_BUSY) what passes its read-ahead of 256
+	 * requests or 256 MiB (the RUN that would make room, submitted from
+	 * elsewhere, could be crowded out).
 	 */
 	const unsigned int window = memory || params ? r->p.depth : 1;
 

@@ -1303,6 +1303,378 @@ TEST_F_TIMEOUT(appl, resume_on_a_new_appliance_is_bit_for_bit, 120)
 	EXPECT_EQ(0, memcmp(whole.state, resumed.state, sizeof(whole.state)));
 }
 
+/* ------------------------------------------------ CANCEL, read-ahead, params by slot */
+
+/* PROGRAM_LOAD of @len bytes of @image at @off (of @total) into @slot; @last: the final piece. */
+static uint32_t load_piece(FIXTURE_DATA(appl) *self, uint32_t slot, const uint8_t *image,
+			   size_t total, size_t off, size_t len, bool last, char *text,
+			   size_t textlen)
+{
+	struct wse_link_prog_load_info in = { .program = slot, .total = total, .offset = off,
+					      .flags = last ? WSE_LINK_PROG_LAST : 0 };
+	struct wse_link_program_load raw;
+	uint8_t reply[64];
+
+	wse_link_prog_load_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, &raw, sizeof(raw), image + off, len,
+		    reply, NULL, text, textlen);
+}
+
+static uint32_t unload_slot(FIXTURE_DATA(appl) *self, uint32_t slot, char *text, size_t textlen)
+{
+	struct wse_link_program_ref ref;
+
+	wse_link_prog_ref_encode(&ref, slot);
+	return call(self, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &ref, sizeof(ref), NULL, 0, NULL, NULL,
+		    text, textlen);
+}
+
+/* PARAMS of @which on @slot: a write of @len bytes of @buf, or a read into it. */
+static uint32_t params_on(FIXTURE_DATA(appl) *self, uint32_t slot, bool write, uint32_t which,
+			  void *buf, uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_params_info in = { slot, which, 0, len };
+	struct wse_link_params raw;
+
+	wse_link_params_encode(&raw, &in);
+	return call(self, write ? WSE_LINK_OP_PARAMS_WRITE : WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw,
+		    sizeof(raw), write ? buf : NULL, write ? len : 0, write ? NULL : buf, NULL,
+		    text, textlen);
+}
+
+static uint32_t job_on(FIXTURE_DATA(appl) *self, uint32_t slot, uint32_t systems, char *text,
+		       size_t textlen)
+{
+	struct wse_link_job_info job = { systems };
+	struct wse_link_job body;
+
+	wse_link_job_encode(&body, &job);
+	return params_on(self, slot, true, WSE_LINK_PARAMS_JOB, &body, sizeof(body), text, textlen);
+}
+
+static uint32_t dataset_input_on(FIXTURE_DATA(appl) *self, uint32_t slot, char *text,
+				 size_t textlen)
+{
+	struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET, .dataset = "tiny",
+					    .split = "train" };
+	struct wse_link_input body;
+
+	wse_link_input_encode(&body, &info);
+	return params_on(self, slot, true, WSE_LINK_PARAMS_INPUT, &body, sizeof(body), text,
+			 textlen);
+}
+
+/* A request submitted now, answered only once it has waited @ms: its tag (0 if it was answered). */
+static uint32_t submit_waiting(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t stream,
+			       const void *data, uint32_t len, int ms)
+{
+	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream raw;
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { (void *)data, len } };
+	struct wse_link_err err;
+	uint32_t tag, st;
+	size_t rest;
+
+	wse_link_stream_encode(&raw, &in);
+	if (wse_link_client_submit(&self->cl, op, q, iov, data ? 2 : 1, &tag, &err))
+		return 0;
+	if (wse_link_client_wait(&self->cl, tag, ms, &st, &rest, &err) != -ETIMEDOUT)
+		return 0;
+	return tag;
+}
+
+/* CANCELs @tag and waits for its answer: its status, its text in @text. */
+static uint32_t cancel_and_wait(FIXTURE_DATA(appl) *self, uint32_t tag, char *text,
+				size_t textlen)
+{
+	struct wse_link_err err;
+	uint32_t st;
+	size_t rest;
+
+	if (wse_link_client_cancel(&self->cl, tag, IO_MS, &st, &err) || st)
+		return 0xdead;
+	if (wse_link_client_wait(&self->cl, tag, IO_MS, &st, &rest, &err))
+		return 0xdead;
+	if (st)
+		wse_link_client_text(&self->cl, rest, text, textlen);
+	return st;
+}
+
+/*
+ * A pipelined program's STREAM_READ waiting on its system is cancelled
+ * there too: the coordinator sends CANCEL for its own request on the
+ * system's link and relays the system's E_CANCELED, and the system's
+ * queue carries the next read (which would otherwise wait behind the
+ * first, and the step's losses go to it).
+ */
+TEST_F(appl, cancel_of_a_forwarded_read_reaches_the_system)
+{
+	static float loss[BATCH];
+	char text[512] = "";
+	uint32_t tag;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_CANCEL);
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_READ, Q_OUT, S_LOSSES, NULL, BATCH * 4, 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "waited for data")) TH_LOG("not the system's answer: %s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/*
+ * The weight-streaming job's waits end at a CANCEL too: a read of losses
+ * not there, a write into a full input ring (whose samples never go in),
+ * a RUN waiting for a batch (the job stops as after a failure and must be
+ * loaded again).
+ */
+TEST_F_TIMEOUT(appl, cancel_ends_the_jobs_waits, 120)
+{
+	static uint8_t px[BATCH * IN];
+	static int32_t labels[BATCH], preds[BATCH];
+	static float loss[BATCH];
+	char text[512] = "";
+	uint32_t tag, run;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_READ, Q_OUT, S_LOSSES, NULL, BATCH * 4, 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "output")) TH_LOG("%s", text);
+
+	/* The input ring holds four batches: a fifth write waits, and is cancelled. */
+	for (uint32_t s = 0; s < 4; s++) {
+		make_batch(2, s, px, labels);
+		ASSERT_EQ(0, write_stream(self, S_SAMPLES, px, sizeof(px), text, sizeof(text)));
+		ASSERT_EQ(0, write_stream(self, S_LABELS, labels, sizeof(labels), text, sizeof(text)));
+	}
+	tag = submit_waiting(self, WSE_LINK_OP_STREAM_WRITE, Q_IN, S_SAMPLES, px, sizeof(px), 300);
+	ASSERT_NE(0U, tag);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "room")) TH_LOG("%s", text);
+
+	/* A RUN of five steps does the four batches there and waits for a fifth. */
+	ASSERT_EQ(0, run_start(self, WSE_LINK_RUN_TRAIN, 5, &run));
+	for (uint32_t s = 0; s < 4; s++) {
+		ASSERT_EQ(0, read_all(self, S_LOSSES, loss, sizeof(loss), text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, read_all(self, S_PREDS, preds, sizeof(preds), text, sizeof(text)));
+	}
+	usleep(300000);
+	EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, run, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "after 4 of 5 steps")) TH_LOG("%s", text);
+	{
+		struct wse_link_run_info in = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
+						.steps = 1, .batch = BATCH };
+		struct wse_link_run rr;
+
+		wse_link_run_encode(&rr, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_RUN, Q_RUN, &rr, sizeof(rr), NULL,
+						 0, NULL, NULL, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "cancelled")) TH_LOG("%s", text);
+	}
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/* Answers noted by tag, for requests sent by hand past the client's 32. */
+struct noted {
+	uint32_t count, status;
+	char text[160];
+};
+
+static uint32_t raw_send(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t tag,
+			 const void *payload, size_t len)
+{
+	struct wse_link_frame f = { .version = self->cl.rules.version, .opcode = op, .queue = q,
+				    .tag = tag };
+	struct iovec iov = { (void *)payload, len };
+	struct wse_link_err err;
+
+	return wse_link_send(self->fd, &f, &iov, len ? 1 : 0, IO_MS, &err) ? 0 : tag;
+}
+
+/* Notes answers (tags @base ..) until @tag's has come, or @ms passed: 0 or -1. */
+static int raw_until(FIXTURE_DATA(appl) *self, struct noted *seen, uint32_t base, uint32_t n,
+		     uint32_t tag, int ms)
+{
+	int64_t end = wse_link_now_ms() + ms;
+
+	while (tag == 0 || !seen[tag - base].count) {
+		struct wse_link_frame f;
+		struct wse_link_err err;
+		const uint8_t *rest;
+		size_t rest_len;
+		uint32_t status;
+		int64_t left = end - wse_link_now_ms();
+		struct noted *a;
+
+		if (left <= 0 || wse_link_recv(self->fd, &self->cl.rules, &f, self->cl.buf,
+					       self->cl.cap, (int)left, &err))
+			return -1;
+		if (f.tag < base || f.tag >= base + n ||
+		    wse_link_status_decode(self->cl.buf, f.length, &status, &rest, &rest_len, &err))
+			return -2;
+		a = &seen[f.tag - base];
+		a->count++;
+		a->status = status;
+		snprintf(a->text, sizeof(a->text), "%.*s", (int)(rest_len < 159 ? rest_len : 159),
+			 (const char *)rest);
+	}
+	return 0;
+}
+
+/*
+ * The coordinator refuses what it cannot queue rather than stop reading:
+ * 300 reads of a pipelined program's losses, which wait, over the four
+ * queues: 256 held (four forwarded to the system, the rest queued here),
+ * 44 refused at once; a keepalive after them answered at once. Cancelled,
+ * each held one is answered E_CANCELED once, and the program trains.
+ */
+TEST_F_TIMEOUT(appl, backlog_refused_not_stalled_and_cancelled, 120)
+{
+	enum { N = 300, BASE = 10000, KA = BASE + 2 * N, TAGS = 2 * N + 2 };
+	static struct noted seen[TAGS];
+	static float loss[BATCH];
+	struct wse_link_stream_info in = { SLOT, S_LOSSES, BATCH * 4 };
+	struct wse_link_stream raw;
+	int held = 0, busy = 0, relayed = 0;
+	char text[512] = "";
+	int64_t t0;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	wse_link_stream_encode(&raw, &in);
+	for (uint32_t i = 0; i < N; i++)
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_STREAM_READ, (uint16_t)(i % 4), BASE + i,
+				       &raw, sizeof(raw)));
+	t0 = wse_link_now_ms();
+	ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_KEEPALIVE, 0, KA, NULL, 0));
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, KA, 2000))
+		TH_LOG("a keepalive after %d waiting requests got no answer", N);
+	EXPECT_GT(2000, wse_link_now_ms() - t0);
+	for (uint32_t i = 0; i < N; i++) {
+		if (!seen[i].count) {
+			held++;
+			continue;
+		}
+		EXPECT_EQ(WSE_LINK_E_BUSY, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+		busy++;
+	}
+	EXPECT_EQ((int)WSE_LINK_QUEUED_REQS, held);
+	EXPECT_EQ(N - (int)WSE_LINK_QUEUED_REQS, busy);
+	/* Time for each queue's worker to have forwarded its first read to the system. */
+	usleep(500000);
+	for (int i = (int)WSE_LINK_QUEUED_REQS - 1; i >= 0; i--) {
+		struct wse_link_cancel c;
+
+		wse_link_cancel_encode(&c, BASE + (uint32_t)i);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_CANCEL, 0, BASE + N + (uint32_t)i, &c,
+				       sizeof(c)));
+	}
+	for (uint32_t i = 0; i < WSE_LINK_QUEUED_REQS; i++) {
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + N + i, IO_MS));
+		EXPECT_EQ(WSE_LINK_OK, seen[N + i].status);
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + i, IO_MS)) TH_LOG("request %u", i);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+		relayed += strstr(seen[i].text, "waited for data") != NULL;
+	}
+	/* The four on the system came back from it. */
+	EXPECT_EQ(4, relayed);
+	EXPECT_EQ(-1, raw_until(self, seen, BASE, TAGS, 0, 300));
+	/* One answer each: the requests, their CANCELs, the keepalive. */
+	for (uint32_t i = 0; i < 2 * N; i++) {
+		EXPECT_EQ(i < N + WSE_LINK_QUEUED_REQS ? 1U : 0U, seen[i].count) TH_LOG("tag %u", BASE + i);
+	}
+	EXPECT_EQ(1U, seen[KA - BASE].count);
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/*
+ * The appliance's own params go by slot: JOB on a slot is that slot's next
+ * program's (and goes when it is unloaded), on slot 0 every later one's;
+ * APPLIANCE is read on slot 0; INPUT is written on the slot of a loaded
+ * program only, so an empty slot or slot 0 cannot turn another user's job
+ * over to the input workers.
+ */
+TEST_F_TIMEOUT(appl, params_go_by_slot, 120)
+{
+	static uint8_t px[16 * BATCH * IN], batch_px[BATCH * IN];
+	static int32_t labels[16 * BATCH];
+	struct wse_link_appliance_state st;
+	struct wse_link_job body;
+	char root[128], arg[160], text[512] = "";
+	uint8_t state[64];
+
+	snprintf(root, sizeof(root), "%s/data", self->dir);
+	ASSERT_EQ(0, write_dataset(root, 16 * BATCH, px, labels));
+	snprintf(arg, sizeof(arg), "--data-root=%s", root);
+	ASSERT_EQ(0, start(self, 2, arg));
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 0, false, WSE_LINK_PARAMS_JOB, &body,
+					      sizeof(body), text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 1, false, WSE_LINK_PARAMS_APPLIANCE, state,
+					      sizeof(state), text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 0")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, params_on(self, 0, true, 9, state, 8, text, sizeof(text)));
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* Slot 2's job asks for two systems: slot 1's pipelined program loads as ever. */
+	ASSERT_EQ(0, job_on(self, 2, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load_piece(self, 1, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, load_piece(self, 2, self->pipe, self->pipe_len, 0,
+					       self->pipe_len, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "runs on one system")) TH_LOG("%s", text);
+	/* Unloading slot 2 forgets its job (it held nothing else). */
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, unload_slot(self, 2, text, sizeof(text)));
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, 1, text, sizeof(text)));
+
+	/* The weight-streaming job of slot 1 on the one system its slot asked for, not all. */
+	ASSERT_EQ(0, job_on(self, 1, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(1U, st.job_systems);
+
+	/* INPUT on slot 0 or an empty slot is refused, and the job still takes the host's samples. */
+	EXPECT_EQ(WSE_LINK_E_INVAL, dataset_input_on(self, 0, text, sizeof(text)));
+	EXPECT_EQ(WSE_LINK_E_INVAL, dataset_input_on(self, 4, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 4")) TH_LOG("%s", text);
+	EXPECT_EQ(0, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text, sizeof(text)))
+		TH_LOG("the job's input changed: %s", text);
+	/* On its own slot it takes effect (on a fresh load: the host's samples are gone). */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, dataset_input_on(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write_stream(self, S_SAMPLES, batch_px, sizeof(batch_px), text,
+						 sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
+}
+
+/*
+ * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
+ * after it continues nothing.
+ */
+TEST_F(appl, unload_drops_a_half_loaded_image)
+{
+	char text[512] = "";
+	size_t half = self->pipe_len / 2;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load_piece(self, SLOT, self->pipe, self->pipe_len, 0, half, false, text,
+				sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, load_piece(self, SLOT, self->pipe, self->pipe_len, half,
+					       self->pipe_len - half, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "does not continue")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, unload_slot(self, SLOT, text, sizeof(text)));
+}
+
 int main(int argc, char **argv)
 {
 	self_path = argv[0];

@@ -396,6 +396,27 @@ TEST(status_error_mem_payloads)
 	EXPECT_EQ(-EPROTO, wse_link_mem_decode(&mem, sizeof(mem), &addr, &len, &err));
 }
 
+/* CANCEL names a request by its tag; its names in logs. */
+TEST(cancel_payload_and_names)
+{
+	struct wse_link_cancel raw;
+	struct wse_link_err err;
+	uint8_t buf[12] = { 0 };
+	uint32_t tag = 0;
+
+	wse_link_cancel_encode(&raw, 0xdeadbeefU);
+	ASSERT_EQ(0, wse_link_cancel_decode(&raw, sizeof(raw), &tag, &err));
+	EXPECT_EQ(0xdeadbeefU, tag);
+	memcpy(buf, &raw, sizeof(raw));
+	EXPECT_EQ(-EPROTO, wse_link_cancel_decode(buf, 7, &tag, &err));
+	EXPECT_EQ(-EPROTO, wse_link_cancel_decode(buf, 12, &tag, &err));
+	EXPECT_EQ(WSE_LINK_CHECK_PAYLOAD, err.check);
+	raw.reserved = 1;
+	EXPECT_EQ(-EPROTO, wse_link_cancel_decode(&raw, sizeof(raw), &tag, &err));
+	EXPECT_STREQ("CANCEL", wse_link_op_name(WSE_LINK_OP_CANCEL));
+	EXPECT_STREQ("E_CANCELED", wse_link_status_name(WSE_LINK_E_CANCELED));
+}
+
 FIXTURE(pair) {
 	int fd[2];
 };

@@ -1483,8 +1483,9 @@ static uint32_t store_at(FIXTURE_DATA(exec) *self, uint64_t step, uint64_t off, 
  * WSE_LINK_PARAMS_SNAPSHOT_STORE: the device writes the snapshot into a
  * file the host made in the shared storage, at the offset asked, and
  * nowhere else: not a file that is not there, not out of the storage by
- * "..", an absolute name or a symbolic link, not another step's snapshot,
- * not without --store.
+ * "..", an absolute name or a symbolic link, not through a symbolic link
+ * at all (one user's link to another's file beneath the storage), not
+ * another step's snapshot, not without --store.
  */
 TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
 {
@@ -1519,6 +1520,20 @@ TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/run/out", store);
 	ASSERT_EQ(0, symlink(self->dir, path));
+	/*
+	 * Another user's file in the same storage, and links to it from this
+	 * one's part that stay beneath the storage: no link is followed.
+	 */
+	snprintf(path, sizeof(path), "%s/other", store);
+	ASSERT_EQ(0, mkdir(path, 0755));
+	snprintf(path, sizeof(path), "%s/other/ck", store);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/run/peek", store);
+	ASSERT_EQ(0, symlink("../other/ck", path));
+	snprintf(path, sizeof(path), "%s/run/dir", store);
+	ASSERT_EQ(0, symlink("../other", path));
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--store", store));
 	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
@@ -1548,6 +1563,12 @@ TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
 	snprintf(path, sizeof(path), "%s/outside", self->dir);
 	ASSERT_EQ(0, stat(path, &st));
 	EXPECT_EQ(0, st.st_size) TH_LOG("the device wrote out of its storage");
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/peek", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "symbolic link")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run/dir/ck", text, sizeof(text)));
+	snprintf(path, sizeof(path), "%s/other/ck", store);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0, st.st_size) TH_LOG("the device followed a link to another user's file");
 	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 2, 0, "run", text, sizeof(text)));
 	EXPECT_EQ(WSE_LINK_E_INVAL, store_at(self, 3, 0, "run/ck.tmp", text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "not 3")) TH_LOG("%s", text);

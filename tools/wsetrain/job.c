@@ -116,7 +116,8 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 		return train_fail("a batch of %u cannot be split between %u systems", j->batch,
 				  j->n);
 	if (j->appliance) {
-		ret = wse_appliance_job(j->sys[0].out, j->n);
+		/* On its own slot: slot 0's default is every user's. */
+		ret = wse_appliance_job_slot(j->sys[0].out, TRAIN_SLOT, j->n);
 		if (ret)
 			return train_fail("%s refused a job on %u system%s: %s", j->sys[0].name, j->n,
 					  j->n == 1 ? "" : "s", wse_strerror(ret));

@@ -94,6 +94,18 @@ int wse_link_client_submit(struct wse_link_client *cl, uint8_t opcode, uint16_t 
 int wse_link_client_wait(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
 			 uint32_t *status, size_t *rest_len, struct wse_link_err *err);
 
+/*
+ * Takes back submitted request @tag (WSE_LINK_OP_CANCEL, to a device that
+ * offers WSE_LINK_CAP_CANCEL): sends CANCEL and waits for its answer as
+ * wse_link_client_wait() does, *@status its status (OK whether or not
+ * the device still held the request). The request stays pending: wait for
+ * it, and it answers WSE_LINK_E_CANCELED, or as usual if it was past its
+ * waits. -EINVAL if @tag is not pending; CANCEL needs a free place among
+ * the WSE_LINK_CLIENT_MAX_PENDING (-EBUSY otherwise).
+ */
+int wse_link_client_cancel(struct wse_link_client *cl, uint32_t tag, int timeout_ms,
+			   uint32_t *status, struct wse_link_err *err);
+
 /* The text of a failure response, as left in cl->buf by call or wait. */
 void wse_link_client_text(const struct wse_link_client *cl, size_t rest_len,
 			  char *text, size_t textlen);

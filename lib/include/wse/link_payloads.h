@@ -80,6 +80,11 @@ size_t wse_link_error_encode(void *buf, size_t cap, uint32_t code, const char *t
 int wse_link_error_decode(const void *buf, size_t len, uint32_t *code,
 			  char *text, size_t text_cap, struct wse_link_err *err);
 
+/* CANCEL of the request with tag @tag. */
+void wse_link_cancel_encode(struct wse_link_cancel *raw, uint32_t tag);
+/* Decodes a CANCEL payload: exactly 8 bytes, reserved zero. */
+int wse_link_cancel_decode(const void *buf, size_t len, uint32_t *tag, struct wse_link_err *err);
+
 void wse_link_mem_encode(struct wse_link_mem *raw, uint64_t addr, uint32_t length);
 /* Decodes the first sizeof(struct wse_link_mem) bytes; checks reserved. */
 int wse_link_mem_decode(const void *buf, size_t len, uint64_t *addr,

@@ -328,8 +328,14 @@ struct wse_appliance {
  * question: it is a single system, not an appliance.
  */
 int wse_appliance_info(struct wse_ring *ring, struct wse_appliance *a);
-/* The next program runs on @systems of the appliance's systems (before loading it). */
+/*
+ * The next program runs on @systems of the appliance's systems (before
+ * loading it): wse_appliance_job() for every slot's (slot 0, the default),
+ * wse_appliance_job_slot() for the next one loaded into @slot (1..255)
+ * only, until the slot is unloaded.
+ */
 int wse_appliance_job(struct wse_ring *ring, uint32_t systems);
+int wse_appliance_job_slot(struct wse_ring *ring, uint32_t slot, uint32_t systems);
 
 /* Where the samples of a job's coming RUNs come from. */
 struct wse_input {
