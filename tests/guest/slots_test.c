@@ -92,13 +92,16 @@ static int load_and_leave(void *p)
 
 /*
  * The other user: claims SLOT with a bogus first piece as soon as the
- * driver lets it, then tries to read what is in it and to unload it.
- * Exit 0 if it found nothing of anyone's; 20.. says what went wrong.
+ * driver lets it, then tries to read what is in it and to unload it. The
+ * piece announces an image too large for the device, which refuses it and
+ * keeps no part of it: an unload then finds a program only if one was
+ * left there. Exit 0 if it found nothing of anyone's; 20.. says what
+ * went wrong.
  */
 static int claim_and_look(void *p)
 {
 	const struct user_arg *a = p;
-	uint64_t first[4] = { SLOT, 0, 1 << 20, 0 }, params[4] = { SLOT, 1, 0 };
+	uint64_t first[4] = { SLOT, 0, 1ULL << 40, 0 }, params[4] = { SLOT, 1, 0 };
 	uint64_t ref[4] = { SLOT };
 	int64_t end = guest_now_ms() + 30000;
 	int fd = guest_open_accel(a->minor), ret = -EBUSY, status;
@@ -117,9 +120,9 @@ static int claim_and_look(void *p)
 	}
 	if (ret)
 		return 22;
-	if (guest_wait_job(fd, q, job, 10000, &status, NULL) || status)
+	if (guest_wait_job(fd, q, job, 10000, &status, NULL) || status != -ENOSPC)
 		return 23;
-	/* A piece is no program: nothing of the slot's is this user's yet. */
+	/* A refused piece is no program: nothing of the slot's is this user's yet. */
 	ret = guest_submit(fd, q, DRM_WSE_OP_PARAMS_READ, h, 0, 4096, params, &job);
 	if (ret != -ENOENT) {
 		if (!ret)
