@@ -260,11 +260,15 @@ TEST_F(owner, slot_is_freed_once_its_program_is_unloaded)
 	ASSERT_EQ(0, guest_queue_create(fd, 0, 8, 0, &q));
 	EXPECT_EQ(-EACCES, guest_submit(fd, q, DRM_WSE_OP_PROGRAM_UNLOAD, 0, 0, 0, ref, &job));
 	wse_close(dev);
-	/* Free once the firmware answered the unload: load into it then. */
+	/*
+	 * Free once the firmware answered the unload: claim it then, with a
+	 * first piece of an image too large for the device, which refuses it
+	 * and keeps nothing of it (an unload drops a half-loaded image).
+	 */
 	for (i = 0; i < 100 && ret; i++) {
 		uint32_t h;
 		int status;
-		uint64_t load[4] = { SLOT, 0, self->len, 0 };
+		uint64_t load[4] = { SLOT, 0, 1ULL << 40, 0 };
 
 		if (guest_bo(fd, 4096, &h, NULL))
 			break;
@@ -275,7 +279,7 @@ TEST_F(owner, slot_is_freed_once_its_program_is_unloaded)
 			usleep(20000);
 	}
 	EXPECT_EQ(0, ret) TH_LOG("the slot stayed taken");
-	/* Now this file's: what was there is gone. */
+	/* Now this file's: what was there is gone, and nothing of its own is. */
 	EXPECT_EQ(-EINVAL, guest_submit(fd, q, DRM_WSE_OP_PROGRAM_UNLOAD, 0, 0, 0, ref, &job) ?:
 		  (guest_wait_job(fd, q, job, 10000, &ret, NULL) ?: ret));
 	close(fd);
