@@ -4,7 +4,7 @@ CFLAGS_tests := $(HARNESS_CFLAGS)
 
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
 	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
-	fdinfo_test race_test slots_test params_access_test backlog_test
+	fdinfo_test race_test slots_test params_access_test backlog_test appliance_isolation_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -24,6 +24,10 @@ slots_test_ldlibs := $(WSE_LDLIBS) -lm
 params_access_test_srcs := tests/guest/params_access_test.c
 params_access_test_libs := wse wsep wselink
 params_access_test_ldlibs := $(WSE_LDLIBS) -lm
+# Two users' jobs on one appliance: every op, which and slot of each against the other's.
+appliance_isolation_test_srcs := tests/guest/appliance_isolation_test.c
+appliance_isolation_test_libs := wse wsep wselink wseengine
+appliance_isolation_test_ldlibs := $(WSE_LDLIBS) -lopenblas -lm
 backlog_test_srcs := tests/guest/backlog_test.c
 backlog_test_libs := wse wsep wselink
 backlog_test_ldlibs := $(WSE_LDLIBS) -lm

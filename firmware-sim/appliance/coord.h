@@ -162,6 +162,13 @@ struct coord {
 	struct wse_link_input_info input;	/* from WSE_LINK_PARAMS_INPUT */
 	struct coord_conn *conn;		/* the user node being served */
 	pthread_mutex_t parts_lock;		/* systems' links opened and closed */
+	/*
+	 * What changes the slots, the job and the input workers' feed
+	 * (PROGRAM_LOAD, PROGRAM_UNLOAD, the appliance's own PARAMS), one at
+	 * a time: the queues' workers carry requests out in parallel, and
+	 * two users loading on two queues must not open two jobs at once.
+	 */
+	pthread_mutex_t setup_lock;
 	uint8_t *proxy_buf[COORD_QUEUES];	/* replies of programs on a system */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;

@@ -395,10 +395,21 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 		struct iovec iov = { &raw, sizeof(raw) };
 		uint32_t status;
 
+		bool running;
+
+		pthread_mutex_lock(&c->lock);
+		running = c->job.active && c->job.run;
+		pthread_mutex_unlock(&c->lock);
 		if (c->job.active && c->job.slot != in.program) {
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 					 "the appliance runs one weight-streaming job at a time; slot %u holds one",
 					 c->job.slot);
+			wsep_program_free(prog);
+		} else if (running) {
+			/* Its MemoryX and systems are in use: replaced only between RUNs. */
+			coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+					 "program %u is running; load it again when its RUN ends",
+					 in.program);
 			wsep_program_free(prog);
 		} else {
 			/* The job in the slot goes only when the new one is taken. */
@@ -536,6 +547,7 @@ static void params(struct coord *c, struct coord_conn *conn, const struct coord_
 	struct wse_link_params_info in;
 	struct wse_link_err err;
 	struct coord_slot *s;
+	bool done;
 
 	if (wse_link_params_decode(r->payload, r->len, &in, &err)) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
@@ -548,7 +560,10 @@ static void params(struct coord *c, struct coord_conn *conn, const struct coord_
 				 r->len - sizeof(struct wse_link_params));
 		return;
 	}
-	if (appliance_params(c, conn, r, &in))
+	pthread_mutex_lock(&c->setup_lock);
+	done = appliance_params(c, conn, r, &in);
+	pthread_mutex_unlock(&c->setup_lock);
+	if (done)
 		return;
 	s = loaded(c, conn, r, in.program);
 	if (!s)
@@ -666,10 +681,14 @@ void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_
 	}
 	switch (r->f.opcode) {
 	case WSE_LINK_OP_PROGRAM_LOAD:
+		pthread_mutex_lock(&c->setup_lock);
 		program_load(c, conn, r);
+		pthread_mutex_unlock(&c->setup_lock);
 		return;
 	case WSE_LINK_OP_PROGRAM_UNLOAD:
+		pthread_mutex_lock(&c->setup_lock);
 		program_unload(c, conn, r);
+		pthread_mutex_unlock(&c->setup_lock);
 		return;
 	case WSE_LINK_OP_STREAM_WRITE:
 	case WSE_LINK_OP_STREAM_READ:

@@ -121,6 +121,13 @@ void coord_feed_input(struct coord *c, struct coord_conn *conn, const struct coo
 				 c->job.slot);
 		return;
 	}
+	/* One program at a time: another's feed is not taken from it. */
+	if (f->active && f->slot != slot) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "the input workers feed the program in slot %u; they feed one program at a time (until its input is the host's again, or it is unloaded)",
+				 f->slot);
+		return;
+	}
 	f->active = false;
 	if (feed_region(f, s, text, sizeof(text))) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_NOSPC, "%s", text);

@@ -500,6 +500,13 @@ void coord_job_input(struct coord *c, struct coord_conn *conn, const struct coor
 		coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 		return;
 	}
+	/* The workers' region and order are the program's they feed: not taken from it. */
+	if (c->feed.active) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "the input workers feed the program in slot %u; they feed one program at a time (until its input is the host's again, or it is unloaded)",
+				 c->feed.slot);
+		return;
+	}
 	if (j->samples.len || j->labels.len) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 				 "the host's samples are still queued: name the input between RUNs");

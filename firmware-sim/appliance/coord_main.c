@@ -205,6 +205,7 @@ int coordinator_main(int argc, char **argv)
 		return ret > 0 ? 0 : 2;
 	pthread_mutex_init(&coord.lock, NULL);
 	pthread_mutex_init(&coord.parts_lock, NULL);
+	pthread_mutex_init(&coord.setup_lock, NULL);
 	pthread_cond_init(&coord.changed, NULL);
 	pthread_cond_init(&coord.input_cond, NULL);
 	pthread_cond_init(&coord.update_cond, NULL);
