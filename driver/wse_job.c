@@ -286,6 +286,9 @@ static void wse_job_done(struct wse_link_req *req)
 {
 	struct wse_job *job = container_of(req, struct wse_job, req);
 
+	/* Before its waiter hears of it: the program is there to use. */
+	if (job->slot && job->load_last && !req->status)
+		wse_slots_confirm(&job->queue->wdev->slots, job->slot);
 	wse_job_finish(job, req->status, req->resp_len);
 }
 
@@ -387,7 +390,8 @@ int wse_job_check(const u64 *args, bool has_data, u64 length, const struct wse_o
  * file that loaded it (wse_slots.c). A params kind is checked against the
  * device: an appliance's own kinds (the job, its parts, its input) exist
  * only on one, and go only where they reach the caller's own program.
- * Returns 0 with *@slot (0: none) and *@use, -EPERM or -EINVAL.
+ * Returns 0 with *@slot and *@use (WSE_SLOT_NONE: it names no slot), -EPERM
+ * or -EINVAL.
  */
 static int wse_job_slot_use(struct wse_file *wfile, const struct wse_op_desc *d,
 			    const u64 *args, u64 *slot, enum wse_slot_use *use)
@@ -400,10 +404,10 @@ static int wse_job_slot_use(struct wse_file *wfile, const struct wse_op_desc *d,
 	switch (d->opcode) {
 	case WSE_LINK_OP_MEM_WRITE:
 	case WSE_LINK_OP_MEM_READ:
-		*slot = 0;
+		*use = WSE_SLOT_NONE;
 		return wfile->admin ? 0 : -EPERM;
 	case WSE_LINK_OP_DEVICE_STATS:
-		*slot = 0;
+		*use = WSE_SLOT_NONE;
 		return 0;
 	case WSE_LINK_OP_PROGRAM_LOAD:
 		*use = WSE_SLOT_CLAIM;
@@ -428,13 +432,16 @@ static int wse_job_slot_use(struct wse_file *wfile, const struct wse_op_desc *d,
 		if (!appliance || !write)
 			return -EINVAL;
 		/* Slot 0's job is every later job's default: the device's. */
-		if (!args[0])
+		if (!args[0]) {
+			*use = WSE_SLOT_NONE;
 			return wfile->admin ? 0 : -EPERM;
+		}
 		/* A slot's own job comes before its program: it claims the slot. */
 		*use = WSE_SLOT_CLAIM;
 		return 0;
 	case WSE_LINK_PARAMS_APPLIANCE:
 		/* The parts' state: slot 0 only, anyone may read it. */
+		*use = WSE_SLOT_NONE;
 		return appliance && !write && !args[0] ? 0 : -EINVAL;
 	case WSE_LINK_PARAMS_INPUT:
 		/* The input of the caller's own program, and no other. */
@@ -472,7 +479,8 @@ int wse_job_admit(struct wse_job *job, struct wse_file *wfile, const struct wse_
 	if (d->opcode != WSE_LINK_OP_MEM_WRITE && d->opcode != WSE_LINK_OP_MEM_READ)
 		job->fw_bytes = d->hdr_len + (d->sends ? length : 0);
 	job->load_last = d->opcode == WSE_LINK_OP_PROGRAM_LOAD && args[1] & WSE_LINK_PROG_LAST;
-	if (!slot)
+	/* Every other job names a slot, 1..255 (wse_slots_begin() refuses 0). */
+	if (use == WSE_SLOT_NONE)
 		return 0;
 	ret = wse_slots_begin(&wfile->wdev->slots, wfile, slot, use);
 	if (!ret)

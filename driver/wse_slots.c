@@ -102,6 +102,19 @@ void wse_slots_sent(struct wse_slots *slots, u32 slot)
 	spin_unlock(&slots->lock);
 }
 
+/*
+ * The firmware answered a last piece of the owner's with a whole program:
+ * the owner may use the slot. Called before the load's job finishes, so
+ * that a caller who has its answer finds the slot usable.
+ */
+void wse_slots_confirm(struct wse_slots *slots, u32 slot)
+{
+	spin_lock(&slots->lock);
+	if (slots->slot[slot].state == WSE_SLOT_LOADING)
+		slots->slot[slot].state = WSE_SLOT_LOADED;
+	spin_unlock(&slots->lock);
+}
+
 /* Takes the slot from its owner; the caller holds the lock, and puts the owner. */
 static struct wse_file *wse_slots_clear(struct wse_slots *slots, u32 slot)
 {
@@ -152,6 +165,7 @@ void wse_slots_end(struct wse_slots *slots, u32 slot, bool loaded)
 
 	spin_lock(&slots->lock);
 	s->inflight--;
+	/* An answer its owner gave up waiting for confirms the program too. */
 	if (loaded && s->state == WSE_SLOT_LOADING)
 		s->state = WSE_SLOT_LOADED;
 	/* A claim none of whose requests got anywhere claims nothing. */

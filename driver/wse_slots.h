@@ -39,11 +39,14 @@ enum wse_slot_state {
 
 /**
  * enum wse_slot_use - what a job does with the slot it names
+ * @WSE_SLOT_NONE: it names none (device memory, counters, an appliance's
+ *	own slot 0)
  * @WSE_SLOT_USE: streams, RUN, parameters: the owner's loaded program
  * @WSE_SLOT_CLAIM: loads into it (or sets its job): claims a free slot
  * @WSE_SLOT_UNLOAD: unloads it: the owner's, in any state
  */
 enum wse_slot_use {
+	WSE_SLOT_NONE,
 	WSE_SLOT_USE,
 	WSE_SLOT_CLAIM,
 	WSE_SLOT_UNLOAD,
@@ -83,6 +86,7 @@ void wse_slots_init(struct wse_slots *slots);
 int wse_slots_begin(struct wse_slots *slots, struct wse_file *wfile, u64 slot,
 		    enum wse_slot_use use);
 void wse_slots_sent(struct wse_slots *slots, u32 slot);
+void wse_slots_confirm(struct wse_slots *slots, u32 slot);
 void wse_slots_end(struct wse_slots *slots, u32 slot, bool loaded);
 void wse_slots_release(struct wse_device *wdev, struct wse_file *wfile);
 void wse_slots_stop(struct wse_slots *slots);

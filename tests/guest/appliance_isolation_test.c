@@ -625,10 +625,7 @@ static const char *const kind_names[] = { "own", "other's", "free", "0", "outsid
 /*
  * What the driver does with a job that uses the slot it names (streams,
  * RUN, a program's parameters): another file's slot is refused, a free
- * one is empty, one outside 1..255 is refused. Slot 0 is passed on to
- * the firmware unchecked (wse_job_admit() checks only slots 1 and up),
- * which refuses it (EINVAL: no program is there); a driver that refused
- * it itself would change only W_FIRMWARE to W_DRIVER here. The caller's
+ * one is empty, slot 0 and one outside 1..255 are refused. The caller's
  * own is left out: the calls would change or wait on its own job.
  */
 static struct want slot_use(enum slot_kind k)
@@ -639,7 +636,6 @@ static struct want slot_use(enum slot_kind k)
 	case K_FREE:
 		return (struct want){ W_DRIVER, ENOENT };
 	case K_ZERO:
-		return (struct want){ W_FIRMWARE, EINVAL };
 	case K_OUTSIDE:
 		return (struct want){ W_DRIVER, EINVAL };
 	default:
@@ -699,7 +695,7 @@ static struct want want_of(uint32_t op, uint64_t which, bool theirs_name, enum s
 			return slot_use(k);
 		case WSE_LINK_PARAMS_SNAPSHOT_STORE:
 			/* Into another user's area: refused wherever the slot lets it through. */
-			if (theirs_name && (k == K_MINE || k == K_ZERO))
+			if (theirs_name && k == K_MINE)
 				return (struct want){ W_DRIVER, EACCES };
 			return slot_use(k);
 		case WSE_LINK_PARAMS_JOB:
