@@ -493,23 +493,60 @@ static void print_proc_file(const char *path, const char *prefix)
 		fclose(f);
 }
 
-/* Where each thread of a hung worker waits in the kernel (root only). */
+/* A thread's state and CPU ticks in user and kernel mode, from its stat. */
+static void thread_times(const char *dir, char *state, unsigned long long *ut,
+			 unsigned long long *st)
+{
+	char path[192], buf[1024], *p;
+	FILE *f;
+
+	*state = '?';
+	*ut = *st = 0;
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	/* After the name in parentheses: state, then the 11th and 12th fields on. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state, ut,
+		       st);
+	fclose(f);
+}
+
+/*
+ * Where each thread of a hung worker is (root only): its state, whether
+ * it spends a second in user or kernel mode, its system call, where it
+ * sleeps and its kernel stack.
+ */
 static void where_it_waits(pid_t pid)
 {
-	char path[128], dir[64];
+	char path[192], dir[64], tdir[128];
+	unsigned long long ut[2], st[2];
 	struct dirent *e;
+	char state[2];
 	DIR *d;
 	int n = 0;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	d = opendir(dir);
+	if (!d)
+		fprintf(stderr, "wse-fuzz: process %d: %s: %s\n", (int)pid, dir, strerror(errno));
 	while (d && n++ < MAX_THREADS + 4 && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		fprintf(stderr, "wse-fuzz: process %d, thread %s waits in ", (int)pid, e->d_name);
-		snprintf(path, sizeof(path), "%s/%.32s/wchan", dir, e->d_name);
+		snprintf(tdir, sizeof(tdir), "%s/%.32s", dir, e->d_name);
+		thread_times(tdir, &state[0], &ut[0], &st[0]);
+		sleep(1);
+		thread_times(tdir, &state[1], &ut[1], &st[1]);
+		fprintf(stderr,
+			"wse-fuzz: process %d, thread %s: state %c, in a second %llu ticks in user mode and %llu in the kernel; system call: ",
+			(int)pid, e->d_name, state[1], ut[1] - ut[0], st[1] - st[0]);
+		snprintf(path, sizeof(path), "%s/syscall", tdir);
 		print_proc_file(path, "");
-		snprintf(path, sizeof(path), "%s/%.32s/stack", dir, e->d_name);
+		fprintf(stderr, "    sleeps in: ");
+		snprintf(path, sizeof(path), "%s/wchan", tdir);
+		print_proc_file(path, "");
+		snprintf(path, sizeof(path), "%s/stack", tdir);
 		print_proc_file(path, "    ");
 	}
 	if (d)
@@ -549,6 +586,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct kmsg km;
 	pid_t pids[MAX_PROCS], keeper = 0;
+	bool finished[MAX_PROCS] = { false };
 	uint8_t *image = NULL;
 	size_t image_len = 0;
 	int64_t start, end;
@@ -614,6 +652,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < o.procs; i++) {
 			if (pids[i] != pid)
 				continue;
+			finished[i] = true;
 			done++;
 			if (WIFSIGNALED(status))
 				fprintf(stderr, "wse-fuzz: process %u died of signal %d (%s)\n", i,
@@ -663,10 +702,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wse-fuzz: %u of %u processes still running a minute after the time limit: a call hangs\n",
 			o.procs - done, o.procs);
 		for (i = 0; i < o.procs; i++)
-			if (waitpid(pids[i], &status, WNOHANG) == 0)
+			if (!finished[i])
 				where_it_waits(pids[i]);
 		for (i = 0; i < o.procs; i++)
-			kill(pids[i], SIGKILL);
+			if (!finished[i])
+				kill(pids[i], SIGKILL);
 		return 1;
 	}
 	if (failed)
