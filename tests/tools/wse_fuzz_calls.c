@@ -162,15 +162,19 @@ static uint32_t pick_queue(struct thr *t, const struct fref *r, uint32_t *hw)
 	return id;
 }
 
-static void note_handle(struct thr *t, const struct fref *r, uint32_t h)
+/* Remembers a new object of the file; false if there is no room left. */
+static bool note_handle(struct thr *t, const struct fref *r, uint32_t h)
 {
 	struct dev_file *f;
+	bool room;
 
 	proc_lock(t);
 	f = file_of(t, r);
-	if (f && f->nhandles < MAX_HANDLES)
+	room = f && f->nhandles < MAX_HANDLES;
+	if (room)
 		f->handles[f->nhandles++] = h;
 	proc_unlock(t);
+	return room;
 }
 
 static void forget_handle(struct thr *t, const struct fref *r, uint32_t h)
@@ -614,11 +618,21 @@ void do_bo_create(struct thr *t, struct fref *r)
 		c.size = 4 << 20;
 	if (ioctl(r->fd, DRM_IOCTL_WSE_BO_CREATE, &c))
 		return;
-	note_handle(t, r, c.handle);
-	/* A new object is zero-filled: nobody's data. Then it is this uid's. */
+	/* One the file cannot remember goes at once: a race creates thousands. */
+	if (!note_handle(t, r, c.handle)) {
+		struct drm_gem_close g = { .handle = c.handle };
+
+		ioctl(r->fd, DRM_IOCTL_GEM_CLOSE, &g);
+		return;
+	}
+	/* A new object is zero-filled: nobody's data. Then it is this uid's
+	 * (its first MiB: the pages written stay in memory).
+	 */
 	if (draw(t, 4) && (m = bo_map(r, c.handle, &size)) != MAP_FAILED) {
-		canary_check(t, r, m, size, "a new buffer object (BO_CREATE, mmap)");
-		canary_fill(m, size, t->p->uid);
+		uint64_t len = size < (1 << 20) ? size : 1 << 20;
+
+		canary_check(t, r, m, len, "a new buffer object (BO_CREATE, mmap)");
+		canary_fill(m, len, t->p->uid);
 		munmap(m, size);
 	}
 }
