@@ -493,6 +493,20 @@ static void print_proc_file(const char *path, const char *prefix)
 		fclose(f);
 }
 
+/* A process's state and number of threads, from its status. */
+static void status_lines(pid_t pid, const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int n;
+
+	for (n = 0; f && n < 100 && fgets(line, sizeof(line), f); n++)
+		if (!strncmp(line, "State:", 6) || !strncmp(line, "Threads:", 8))
+			fprintf(stderr, "wse-fuzz: process %d: %s", (int)pid, line);
+	if (f)
+		fclose(f);
+}
+
 /* A thread's state and CPU ticks in user and kernel mode, from its stat. */
 static void thread_times(const char *dir, char *state, unsigned long long *ut,
 			 unsigned long long *st)
@@ -527,6 +541,8 @@ static void where_it_waits(pid_t pid)
 	DIR *d;
 	int n = 0;
 
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status_lines(pid, path);
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	d = opendir(dir);
 	if (!d)
@@ -589,7 +605,8 @@ int main(int argc, char **argv)
 	bool finished[MAX_PROCS] = { false };
 	uint8_t *image = NULL;
 	size_t image_len = 0;
-	int64_t start, end;
+	int64_t start, end, grace;
+	bool stopped = false;
 	unsigned int i, done = 0, failed = 0, dead_links;
 	uint64_t total;
 	int ret, status;
@@ -641,10 +658,17 @@ int main(int argc, char **argv)
 			_exit(worker(i, &o, sh, image, image_len, end));
 	}
 	/* Every process must end soon after the time limit: a call that does not is hung. */
-	while (done < o.procs && wse_link_now_ms() < end + 60000) {
+	grace = end + 60000;
+	while (done < o.procs && wse_link_now_ms() < grace) {
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
 		kmsg_poll(&km, sh, &o, start);
+		/* Stopped at a report: every call ends within seconds, or hangs. */
+		if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) && !stopped) {
+			stopped = true;
+			if (grace > wse_link_now_ms() + 15000)
+				grace = wse_link_now_ms() + 15000;
+		}
 		if (pid <= 0) {
 			usleep(100000);
 			continue;
@@ -699,8 +723,10 @@ int main(int argc, char **argv)
 	else
 		printf("  kernel reports: not watched (/dev/kmsg cannot be read)\n");
 	if (done < o.procs) {
-		fprintf(stderr, "wse-fuzz: %u of %u processes still running a minute after the time limit: a call hangs\n",
-			o.procs - done, o.procs);
+		fprintf(stderr, "wse-fuzz: %u of %u processes still running %s: a call hangs\n",
+			o.procs - done, o.procs,
+			stopped ? "15 s after the stop at the kernel report" :
+			"a minute after the time limit");
 		for (i = 0; i < o.procs; i++)
 			if (!finished[i])
 				where_it_waits(pids[i]);
