@@ -686,6 +686,10 @@ int main(int argc, char **argv)
 			failed += !WIFEXITED(status) || WEXITSTATUS(status);
 		}
 	}
+	/* Where a hung process waits, before the detaches below free it. */
+	for (i = 0; i < o.procs && done < o.procs; i++)
+		if (!finished[i])
+			where_it_waits(pids[i]);
 	if (keeper > 0) {
 		kill(keeper, SIGTERM);
 		waitpid(keeper, NULL, 0);
@@ -728,11 +732,11 @@ int main(int argc, char **argv)
 			stopped ? "15 s after the stop at the kernel report" :
 			"a minute after the time limit");
 		for (i = 0; i < o.procs; i++)
-			if (!finished[i])
-				where_it_waits(pids[i]);
-		for (i = 0; i < o.procs; i++)
-			if (!finished[i])
+			if (!finished[i] && waitpid(pids[i], &status, WNOHANG) == 0)
 				kill(pids[i], SIGKILL);
+			else if (!finished[i])
+				fprintf(stderr, "wse-fuzz: process %u ended once the devices were detached\n",
+					i);
 		return 1;
 	}
 	if (failed)
