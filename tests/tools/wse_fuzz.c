@@ -551,6 +551,10 @@ static void where_it_waits(pid_t pid)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(tdir, sizeof(tdir), "%s/%.32s", dir, e->d_name);
+		/* Its name: an io_uring worker (iou-wrk-PID) is a thread too. */
+		fprintf(stderr, "wse-fuzz: process %d, thread %s is ", (int)pid, e->d_name);
+		snprintf(path, sizeof(path), "%s/comm", tdir);
+		print_proc_file(path, "");
 		thread_times(tdir, &state[0], &ut[0], &st[0]);
 		sleep(1);
 		thread_times(tdir, &state[1], &ut[1], &st[1]);
