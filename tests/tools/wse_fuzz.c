@@ -43,10 +43,15 @@
 #define MAX_PROCS	64
 #define MAX_IMAGE	(64 << 20)
 
-/* What wsevm calls a bad kernel log, less the Call Trace lines of a report. */
+/*
+ * What wsevm calls a bad kernel log, less the Call Trace lines of a
+ * report; and SLUB's line before its "BUG <cache>", which says what byte
+ * it found where.
+ */
 static const char kernel_report_re[] =
 	"WARNING:|BUG:|Oops|KFENCE:|general protection fault|blocked for more than|UBSAN:|"
-	"kernel BUG|refcount_t:|list_add corruption|list_del corruption|BUG [^ :]+ \\(";
+	"kernel BUG|refcount_t:|list_add corruption|list_del corruption|BUG [^ :]+ \\(|"
+	"Poison overwritten|Redzone overwritten";
 
 static volatile sig_atomic_t keeping = 1;
 
@@ -726,10 +731,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)sh->violations, (unsigned long long)sh->hostile_violations);
 	dead_links = report_links(sh);
 	if (km.fd >= 0)
-		printf("  kernel reports: %llu%s\n", (unsigned long long)km.reports,
+		printf("  kernel log: %llu lines of reports%s\n", (unsigned long long)km.reports,
 		       km.reports ? " (the first printed above)" : "");
 	else
-		printf("  kernel reports: not watched (/dev/kmsg cannot be read)\n");
+		printf("  kernel log: not watched (/dev/kmsg cannot be read)\n");
 	if (done < o.procs) {
 		fprintf(stderr, "wse-fuzz: %u of %u processes still running %s: a call hangs\n",
 			o.procs - done, o.procs,
@@ -749,7 +754,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wse-fuzz: %llu reads of another user's canary\n",
 			(unsigned long long)sh->violations);
 	if (km.reports)
-		fprintf(stderr, "wse-fuzz: the kernel log shows %llu reports\n",
+		fprintf(stderr, "wse-fuzz: the kernel log shows %llu lines of reports\n",
 			(unsigned long long)km.reports);
 	free(image);
 	return failed || sh->violations || km.reports || dead_links ? 1 : 0;
