@@ -36,11 +36,13 @@ host_tests += onnx_cli_test
 onnx_cli_test_srcs := tests/host/onnx_cli_test.c
 $(B)/host-tests/onnx_cli_test $(B)/host-tests-san/onnx_cli_test: | $(B)/bin/wsecc $(B)/bin/wse-graphtrain
 
-# Random, seeded calls into the driver from several processes (in the guest).
+# Random, seeded calls into the driver from several processes of several
+# threads each, as two users, with a real program (in the guest).
 progs += wse-fuzz
-wse-fuzz_srcs := tests/tools/wse_fuzz.c
-wse-fuzz_libs := wse wsenum wselink
-wse-fuzz_ldlibs := $(WSE_LDLIBS)
+wse-fuzz_srcs := tests/tools/wse_fuzz.c tests/tools/wse_fuzz_worker.c \
+	tests/tools/wse_fuzz_calls.c tests/tools/wse_fuzz_canary.c
+wse-fuzz_libs := wse wsep wsenum wselink
+wse-fuzz_ldlibs := $(WSE_LDLIBS) -lpthread -lm
 
 # Kernel memory before and after many jobs and attach/detach cycles (in the guest).
 progs += wse-soak

@@ -2,565 +2,56 @@
 /*
  * wse-fuzz: random calls into the wse driver, syzkaller-style but seeded
  * and bounded: ioctls, io_uring commands, mmaps, control-plane queries,
- * closes and ring exits, made by several processes at once (and children
- * that exit in the middle of things) on every device the control plane
- * lists. Arguments are drawn near what is valid, and then, one time in
- * eight, have a random bit of the structure flipped. With --keep-up the
- * parent also keeps devices attached: a link a hostile peer got killed is
- * detached and attached again, so the fuzzing goes on.
+ * closes and ring exits, made by several processes at once, each running
+ * several threads on the same open files (and children that exit in the
+ * middle of things), on every device the control plane lists. Arguments
+ * are drawn near what is valid, and then, one time in eight, have a
+ * random bit of the structure flipped. Threads of a process race each
+ * other on the same objects; processes may run as two users, each of
+ * whose data carries its canary, which the other must never read; real
+ * programs are loaded, and requests the firmware blocks on are sent.
  *
- * The judge is the kernel: wsevm fails the run on any WARN, BUG, KFENCE
- * report or hung task in the guest's log. wse-fuzz itself fails only if a
- * process does not finish in time (a call that hangs).
+ * This file is the parent: options, the devices' nodes for the users, a
+ * watcher that keeps --keep-up devices attached and counts every link's
+ * deaths, the kernel log (a report found stops the run with
+ * --stop-on-report), and the report. The judge is the kernel's log (here
+ * and in wsevm), the canaries and the links.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <liburing.h>
+#include <grp.h>
+#include <regex.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "drm/wse_accel.h"
 #include "wse/ctl.h"
 #include "wse/link_io.h"
 #include "wse/numparse.h"
-#include "wse/splitmix64.h"
+#include "wse/wse.h"
+#include "wse_fuzz.h"
 #include "wse_genl.h"
 
-#define MAX_FDS		4
-#define MAX_HANDLES	8
-#define MAX_QUEUES	8
-#define MAX_JOBS	32
-#define MAX_KEEP_UP	4
-#define BUF_SIZE	(1 << 20)
-/*
- * The buffer the kernel is told to read and write sits between two
- * no-access regions, each larger than any job (a frame's payload is at
- * most 16 MiB): a length that runs past it, or a pointer a flipped bit
- * moved, faults in the kernel (EFAULT) instead of overwriting this
- * process's own heap, libraries or TLS (where a clobbered stack canary
- * ended a run with "stack smashing detected").
- */
-#define GUARD_SIZE	(64ULL << 20)
-
-/* What a process can do; each a weight in the draw. */
-enum action {
-	A_OPEN, A_CLOSE, A_GET_INFO, A_BO_CREATE, A_BO_INFO, A_GEM_CLOSE, A_MMAP,
-	A_QUEUE_CREATE, A_QUEUE_DESTROY, A_SUBMIT, A_WAIT, A_MEM_XFER, A_URING,
-	A_RING_EXIT, A_NETLINK, A_FORK, A_COUNT
-};
-
-static const char *const action_names[A_COUNT] = {
-	"open", "close", "get-info", "bo-create", "bo-info", "gem-close", "mmap",
-	"queue-create", "queue-destroy", "submit", "wait", "mem-xfer", "uring",
-	"ring-exit", "netlink", "fork",
-};
-
-static const unsigned int weights[A_COUNT] = {
-	[A_OPEN] = 3, [A_CLOSE] = 1, [A_GET_INFO] = 4, [A_BO_CREATE] = 4, [A_BO_INFO] = 3,
-	[A_GEM_CLOSE] = 2, [A_MMAP] = 2, [A_QUEUE_CREATE] = 4, [A_QUEUE_DESTROY] = 1,
-	[A_SUBMIT] = 16, [A_WAIT] = 8, [A_MEM_XFER] = 2, [A_URING] = 12, [A_RING_EXIT] = 1,
-	[A_NETLINK] = 2, [A_FORK] = 1,
-};
-
-struct options {
-	uint64_t calls, seed;
-	unsigned int procs;
-	int time_limit_s;
-	const char *keep_up[MAX_KEEP_UP];
-	unsigned int nkeep_up;
-	bool verbose;
-};
-
-/* One open device file and what this process made on it. */
-struct dev_file {
-	int fd;
-	uint32_t handles[MAX_HANDLES];
-	unsigned int nhandles;
-	uint32_t queues[MAX_QUEUES];
-	unsigned int nqueues;
-	uint64_t jobs[MAX_JOBS];	/* queue << 48 | job id */
-	unsigned int njobs;
-	bool ring_up;
-	struct io_uring ring;
-	unsigned int inflight;
-};
-
-/* Counted in shared memory, for the report. */
-struct shared_counts {
-	uint64_t calls[A_COUNT];
-	uint64_t mutated;
-	uint64_t reattached;
-};
-
-struct proc {
-	uint64_t rng;
-	struct dev_file files[MAX_FDS];
-	unsigned int nfiles;
-	struct wse_ctl *ctl;
-	uint8_t *buf;
-	struct shared_counts *counts;
-};
-
-/* The buffer, with its guards around it; NULL if there is no room. */
-static uint8_t *guarded_buf(void)
-{
-	uint8_t *all = mmap(NULL, GUARD_SIZE + BUF_SIZE + GUARD_SIZE, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (all == MAP_FAILED)
-		return NULL;
-	if (mprotect(all + GUARD_SIZE, BUF_SIZE, PROT_READ | PROT_WRITE)) {
-		munmap(all, GUARD_SIZE + BUF_SIZE + GUARD_SIZE);
-		return NULL;
-	}
-	return all + GUARD_SIZE;
-}
+#define MAX_PROCS	64
+#define MAX_IMAGE	(64 << 20)
 
 /*
- * A user pointer after a bit flip: one that still lies in the guarded
- * region, or is one of the bad ones drawn on purpose, stays; one moved
- * elsewhere in this process becomes a kernel address, still a bad
- * pointer for the driver to refuse.
+ * What wsevm calls a bad kernel log, less the Call Trace lines of a
+ * report; and SLUB's line before its "BUG <cache>", which says what byte
+ * it found where.
  */
-static uint64_t keep_ptr_safe(const struct proc *p, uint64_t ptr)
-{
-	uint64_t lo = (uintptr_t)p->buf - GUARD_SIZE, hi = (uintptr_t)p->buf + BUF_SIZE + GUARD_SIZE;
-
-	if (ptr < 0x10000 || ptr >= 0xffff800000000000ULL || (ptr >= lo && ptr < hi))
-		return ptr;
-	return 0xffff800000000000ULL | ptr;
-}
-
-static uint64_t draw(struct proc *p, uint64_t n)
-{
-	return n ? wse_splitmix64(&p->rng) % n : 0;
-}
-
-/* One time in eight, flips a random bit of @obj, as a fuzzer would. */
-static void maybe_mutate(struct proc *p, void *obj, size_t len)
-{
-	if (draw(p, 8))
-		return;
-	((uint8_t *)obj)[draw(p, len)] ^= (uint8_t)(1u << draw(p, 8));
-	__atomic_fetch_add(&p->counts->mutated, 1, __ATOMIC_RELAXED);
-}
-
-/* A size near the interesting ones. */
-static uint64_t pick_size(struct proc *p)
-{
-	static const uint64_t sizes[] = {
-		0, 1, 7, 64, 4095, 4096, 65536, 1 << 20, (4 << 20) - 4096, 4 << 20,
-		(16 << 20) + 1, 1ULL << 32, UINT64_MAX,
-	};
-
-	return sizes[draw(p, sizeof(sizes) / sizeof(sizes[0]))];
-}
-
-static uint32_t pick_u32(struct proc *p, const uint32_t *set, unsigned int n)
-{
-	return n && draw(p, 8) ? set[draw(p, n)] : (uint32_t)draw(p, 1000);
-}
-
-static struct dev_file *pick_file(struct proc *p)
-{
-	return p->nfiles ? &p->files[draw(p, p->nfiles)] : NULL;
-}
-
-static void file_close(struct dev_file *f)
-{
-	if (f->ring_up)
-		io_uring_queue_exit(&f->ring);
-	close(f->fd);
-	memset(f, 0, sizeof(*f));
-	f->fd = -1;
-}
-
-static void do_open(struct proc *p)
-{
-	struct wse_dev_status *list = NULL;
-	struct dev_file *f;
-	char path[64];
-	size_t n = 0;
-	int fd;
-
-	if (p->nfiles == MAX_FDS || wse_ctl_list(p->ctl, &list, &n) || !n) {
-		free(list);
-		return;
-	}
-	snprintf(path, sizeof(path), "/dev/accel/accel%d", list[draw(p, n)].accel_minor);
-	free(list);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	f = &p->files[p->nfiles++];
-	memset(f, 0, sizeof(*f));
-	f->fd = fd;
-}
-
-static void do_close(struct proc *p)
-{
-	unsigned int i;
-
-	if (!p->nfiles)
-		return;
-	i = (unsigned int)draw(p, p->nfiles);
-	file_close(&p->files[i]);
-	p->files[i] = p->files[--p->nfiles];
-}
-
-/* A user address: the buffer, somewhere in it, NULL, or nowhere. */
-static uint64_t pick_addr(struct proc *p, uint64_t len)
-{
-	switch (draw(p, 6)) {
-	case 0:
-		return 0;
-	case 1:
-		return 0x1000;
-	case 2:
-		return 0xffff800000000000ULL;	/* the kernel's half */
-	default:
-		return (uintptr_t)p->buf + (len < BUF_SIZE ? draw(p, BUF_SIZE - len) : 0);
-	}
-}
-
-static void do_get_info(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_get_info g = {
-		.param = (uint32_t)draw(p, 6), .size = (uint32_t)pick_size(p) & 0xff,
-	};
-
-	g.ptr = pick_addr(p, g.size);
-	maybe_mutate(p, &g, sizeof(g));
-	g.ptr = keep_ptr_safe(p, g.ptr);
-	ioctl(f->fd, DRM_IOCTL_WSE_GET_INFO, &g);
-}
-
-static void do_bo_create(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_bo_create c = { .size = pick_size(p) };
-
-	maybe_mutate(p, &c, sizeof(c));
-	/* Sizes the driver takes are kept small: a job maps all of an object,
-	 * and the guest's memory is small. Larger ones it must refuse.
-	 */
-	if (c.size > (4 << 20) && c.size <= (4ULL << 30))
-		c.size = 4 << 20;
-	if (!ioctl(f->fd, DRM_IOCTL_WSE_BO_CREATE, &c) && f->nhandles < MAX_HANDLES)
-		f->handles[f->nhandles++] = c.handle;
-}
-
-static void do_bo_info(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_bo_info i = { .handle = pick_u32(p, f->handles, f->nhandles) };
-
-	maybe_mutate(p, &i, sizeof(i));
-	ioctl(f->fd, DRM_IOCTL_WSE_BO_INFO, &i);
-}
-
-static void do_gem_close(struct proc *p, struct dev_file *f)
-{
-	struct drm_gem_close c = { .handle = pick_u32(p, f->handles, f->nhandles) };
-
-	ioctl(f->fd, DRM_IOCTL_GEM_CLOSE, &c);
-}
-
-/* Maps an object (or a wrong offset), touches it, and unmaps it. */
-static void do_mmap(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_bo_info i = { .handle = pick_u32(p, f->handles, f->nhandles) };
-	size_t len = 4096 * (1 + draw(p, 4));
-	void *m;
-
-	if (ioctl(f->fd, DRM_IOCTL_WSE_BO_INFO, &i))
-		i.mmap_offset = draw(p, 1 << 20) * 4096;
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, draw(p, 8) ? MAP_SHARED : MAP_PRIVATE,
-		 f->fd, (off_t)i.mmap_offset);
-	if (m == MAP_FAILED)
-		return;
-	if (len <= i.size)
-		memset(m, (int)draw(p, 256), len);
-	munmap(m, len);
-}
-
-static void do_queue_create(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_queue_create q = {
-		.hw_queue = (uint32_t)draw(p, 5), .depth = (uint32_t)(draw(p, 2) ? 1 + draw(p, 16) : draw(p, 300)),
-		.timeout_ms = draw(p, 4) ? (uint32_t)draw(p, 2000) : (uint32_t)draw(p, 700000),
-	};
-
-	maybe_mutate(p, &q, sizeof(q));
-	if (!ioctl(f->fd, DRM_IOCTL_WSE_QUEUE_CREATE, &q) && f->nqueues < MAX_QUEUES)
-		f->queues[f->nqueues++] = q.queue_id;
-}
-
-static void do_queue_destroy(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_queue_destroy d = { .queue_id = pick_u32(p, f->queues, f->nqueues) };
-	unsigned int i;
-
-	maybe_mutate(p, &d, sizeof(d));
-	if (ioctl(f->fd, DRM_IOCTL_WSE_QUEUE_DESTROY, &d))
-		return;
-	for (i = 0; i < f->nqueues; i++)
-		if (f->queues[i] == d.queue_id)
-			f->queues[i] = f->queues[--f->nqueues];
-}
-
-/* Arguments near what an operation takes: a slot 1..3 first. */
-static void pick_args(struct proc *p, __u64 args[4])
-{
-	args[0] = draw(p, 8) ? 1 + draw(p, 3) : pick_size(p);
-	args[1] = draw(p, 4) ? draw(p, 4) : pick_size(p);
-	args[2] = draw(p, 2) ? draw(p, 4) : pick_size(p);
-	args[3] = draw(p, 2) ? draw(p, 64) : pick_size(p);
-	for (int i = 0; i < 4; i++)
-		if (!draw(p, 3))
-			args[i] = 0;
-}
-
-static void do_submit(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_submit s = {
-		.queue_id = pick_u32(p, f->queues, f->nqueues), .op = (uint32_t)draw(p, 12),
-		.handle = draw(p, 6) ? pick_u32(p, f->handles, f->nhandles) : 0,
-		.timeout_ms = draw(p, 3) ? 0 : (uint32_t)draw(p, 50),
-		.bo_offset = draw(p, 4) ? 0 : pick_size(p),
-		.length = draw(p, 3) ? 1 + draw(p, 8192) : pick_size(p),
-	};
-
-	pick_args(p, s.args);
-	maybe_mutate(p, &s, sizeof(s));
-	if (!ioctl(f->fd, DRM_IOCTL_WSE_SUBMIT, &s) && f->njobs < MAX_JOBS)
-		f->jobs[f->njobs++] = (uint64_t)s.queue_id << 48 | s.job_id;
-}
-
-static void do_wait(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_wait w = { 0 };
-	struct timespec ts;
-	unsigned int i = 0;
-
-	if (f->njobs && draw(p, 8)) {
-		i = (unsigned int)draw(p, f->njobs);
-		w.queue_id = (uint32_t)(f->jobs[i] >> 48);
-		w.job_id = f->jobs[i] & ((1ULL << 48) - 1);
-	} else {
-		w.queue_id = pick_u32(p, f->queues, f->nqueues);
-		w.job_id = draw(p, 100);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (draw(p, 2))
-		w.timeout_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec +
-			       (int64_t)draw(p, 50) * 1000000;
-	maybe_mutate(p, &w, sizeof(w));
-	if (!ioctl(f->fd, DRM_IOCTL_WSE_WAIT, &w) && f->njobs)
-		f->jobs[i] = f->jobs[--f->njobs];
-}
-
-static void do_mem_xfer(struct proc *p, struct dev_file *f)
-{
-	struct drm_wse_mem_xfer x = {
-		.handle = pick_u32(p, f->handles, f->nhandles), .flags = 1 + (uint32_t)draw(p, 2),
-		.bo_offset = draw(p, 4) ? 0 : pick_size(p), .dev_addr = draw(p, 1 << 20),
-		.length = 1 + draw(p, 65536), .timeout_ms = (uint32_t)draw(p, 200),
-	};
-
-	maybe_mutate(p, &x, sizeof(x));
-	ioctl(f->fd, DRM_IOCTL_WSE_MEM_XFER, &x);
-}
-
-/* Collects what completions are there, waiting a little for one. */
-static void reap(struct proc *p, struct dev_file *f, bool wait)
-{
-	struct __kernel_timespec ts = { .tv_nsec = 20 * 1000000 };
-	struct io_uring_cqe *cqe;
-
-	while (f->inflight && !io_uring_peek_cqe(&f->ring, &cqe)) {
-		io_uring_cqe_seen(&f->ring, cqe);
-		f->inflight--;
-	}
-	if (wait && f->inflight && !io_uring_wait_cqe_timeout(&f->ring, &cqe, &ts)) {
-		io_uring_cqe_seen(&f->ring, cqe);
-		f->inflight--;
-	}
-	(void)p;
-}
-
-static void do_uring(struct proc *p, struct dev_file *f)
-{
-	unsigned int n = 1 + (unsigned int)draw(p, 8), i;
-
-	if (!f->ring_up) {
-		struct io_uring_params prm = { .flags = draw(p, 8) ? IORING_SETUP_SQE128 : 0 };
-		struct iovec iov = { p->buf, BUF_SIZE };
-
-		if (io_uring_queue_init_params(16, &f->ring, &prm))
-			return;
-		f->ring_up = true;
-		f->inflight = 0;
-		if (draw(p, 2))
-			io_uring_register_buffers(&f->ring, &iov, 1);
-	}
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
-		struct drm_wse_uring_job j = {
-			.queue_id = pick_u32(p, f->queues, f->nqueues), .op = (uint32_t)draw(p, 12),
-			.length = draw(p, 3) ? 1 + (uint32_t)draw(p, 65536) : (uint32_t)pick_size(p),
-			.timeout_ms = draw(p, 3) ? 0 : (uint32_t)draw(p, 50),
-		};
-
-		if (!sqe)
-			break;
-		j.addr = pick_addr(p, j.length);
-		pick_args(p, j.args);
-		maybe_mutate(p, &j, sizeof(j));
-		j.addr = keep_ptr_safe(p, j.addr);
-		/* A 64-byte ring has room for the first 16 bytes only. */
-		memset(sqe, 0, (f->ring.flags & IORING_SETUP_SQE128) ? 128 : 64);
-		sqe->opcode = IORING_OP_URING_CMD;
-		sqe->fd = f->fd;
-		sqe->cmd_op = draw(p, 16) ? DRM_WSE_URING_CMD_JOB : (uint32_t)draw(p, 1 << 30);
-		if (!draw(p, 4))
-			sqe->flags |= IOSQE_ASYNC;
-		if (!draw(p, 4)) {
-			sqe->uring_cmd_flags = IORING_URING_CMD_FIXED;
-			sqe->buf_index = (uint16_t)draw(p, 2);
-		}
-		memcpy(sqe->cmd, &j, (f->ring.flags & IORING_SETUP_SQE128) ? sizeof(j) : 16);
-		if (!draw(p, 16))
-			sqe->addr = 1;	/* not zero where it must be */
-		f->inflight++;
-	}
-	if (io_uring_submit(&f->ring) < 0)
-		f->inflight = 0;
-	reap(p, f, true);
-}
-
-static void do_ring_exit(struct proc *p, struct dev_file *f)
-{
-	(void)p;
-	if (f->ring_up) {
-		io_uring_queue_exit(&f->ring);
-		f->ring_up = false;
-		f->inflight = 0;
-	}
-}
-
-static void do_netlink(struct proc *p)
-{
-	struct wse_dev_status d, *list = NULL;
-	size_t n;
-
-	switch (draw(p, 3)) {
-	case 0:
-		if (!wse_ctl_list(p->ctl, &list, &n))
-			free(list);
-		break;
-	case 1:
-		wse_ctl_get(p->ctl, (uint32_t)draw(p, 8), false, &d);
-		break;
-	default:
-		wse_ctl_get(p->ctl, (uint32_t)draw(p, 8), true, &d);
-		break;
-	}
-}
-
-static void one_call(struct proc *p, enum action a);
-
-/* A child with every file of this one makes a few calls and goes at once. */
-static void do_fork(struct proc *p)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		p->rng ^= (uint64_t)getpid() << 32;
-		for (int i = 0; i < 8; i++)
-			one_call(p, (enum action)draw(p, A_FORK));
-		_exit(0);
-	}
-	if (pid > 0 && !draw(p, 2))
-		kill(pid, SIGKILL);
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-}
-
-static void one_call(struct proc *p, enum action a)
-{
-	struct dev_file *f = NULL;
-
-	if (a != A_OPEN && a != A_NETLINK && a != A_FORK) {
-		f = pick_file(p);
-		if (!f)
-			a = A_OPEN;
-	}
-	__atomic_fetch_add(&p->counts->calls[a], 1, __ATOMIC_RELAXED);
-	switch (a) {
-	case A_OPEN: do_open(p); break;
-	case A_CLOSE: do_close(p); break;
-	case A_GET_INFO: do_get_info(p, f); break;
-	case A_BO_CREATE: do_bo_create(p, f); break;
-	case A_BO_INFO: do_bo_info(p, f); break;
-	case A_GEM_CLOSE: do_gem_close(p, f); break;
-	case A_MMAP: do_mmap(p, f); break;
-	case A_QUEUE_CREATE: do_queue_create(p, f); break;
-	case A_QUEUE_DESTROY: do_queue_destroy(p, f); break;
-	case A_SUBMIT: do_submit(p, f); break;
-	case A_WAIT: do_wait(p, f); break;
-	case A_MEM_XFER: do_mem_xfer(p, f); break;
-	case A_URING: do_uring(p, f); break;
-	case A_RING_EXIT: do_ring_exit(p, f); break;
-	case A_NETLINK: do_netlink(p); break;
-	case A_FORK: do_fork(p); break;
-	default: break;
-	}
-}
-
-static enum action pick_action(struct proc *p)
-{
-	unsigned int total = 0, x, a;
-
-	for (a = 0; a < A_COUNT; a++)
-		total += weights[a];
-	x = (unsigned int)draw(p, total);
-	for (a = 0; a < A_COUNT; a++) {
-		if (x < weights[a])
-			break;
-		x -= weights[a];
-	}
-	return (enum action)a;
-}
-
-static int worker(unsigned int index, const struct options *o, struct shared_counts *counts,
-		  int64_t end_ms)
-{
-	struct proc p = { .counts = counts };
-	uint64_t budget = o->calls / o->procs + (index < o->calls % o->procs);
-	uint64_t i;
-
-	p.rng = o->seed ^ (0x9e3779b97f4a7c15ULL * (index + 1));
-	p.buf = guarded_buf();
-	if (!p.buf || wse_ctl_open(&p.ctl))
-		return 1;
-	memset(p.buf, 0x5a, BUF_SIZE);
-	for (i = 0; i < budget && wse_link_now_ms() < end_ms; i++)
-		one_call(&p, pick_action(&p));
-	while (p.nfiles)
-		do_close(&p);
-	wse_ctl_close(p.ctl);
-	munmap(p.buf - GUARD_SIZE, GUARD_SIZE + BUF_SIZE + GUARD_SIZE);
-	return 0;
-}
+static const char kernel_report_re[] =
+	"WARNING:|BUG:|Oops|KFENCE:|general protection fault|blocked for more than|UBSAN:|"
+	"kernel BUG|refcount_t:|list_add corruption|list_del corruption|BUG [^ :]+ \\(|"
+	"Poison overwritten|Redzone overwritten";
 
 static volatile sig_atomic_t keeping = 1;
 
@@ -570,46 +61,182 @@ static void stop_keeping(int sig)
 	keeping = 0;
 }
 
-/* Keeps a device attached to each --keep-up address until told to stop
- * (SIGTERM) or @end_ms, and then detaches them.
- */
-static void keep_up(const struct options *o, struct shared_counts *counts, int64_t end_ms)
+/* Makes a device's node usable by the accel group, as the udev rule does. */
+static void node_for_group(const struct options *o, int minor)
 {
-	uint32_t index[MAX_KEEP_UP];
-	bool up[MAX_KEEP_UP] = { false };
+	char path[64];
+	struct stat st;
+	int i;
+
+	if (!o->nuids || minor < 0)
+		return;
+	snprintf(path, sizeof(path), "/dev/accel/accel%d", minor);
+	/* The node may come a moment after the device. */
+	for (i = 0; i < 50 && stat(path, &st); i++)
+		usleep(20000);
+	if (chown(path, 0, o->gid) || chmod(path, 0660))
+		fprintf(stderr, "wse-fuzz: cannot give %s to the accel group: %s\n", path,
+			strerror(errno));
+}
+
+/* When the run began, for the times of link deaths. */
+static int64_t run_start_ms;
+
+/* Counts a death of link @w, with the reason the kernel gives. */
+static void link_died(struct link_watch *w, const struct wse_dev_status *d)
+{
+	__atomic_fetch_add(&w->deaths, 1, __ATOMIC_RELAXED);
+	w->death_ms = wse_link_now_ms() - run_start_ms;
+	snprintf(w->reason, sizeof(w->reason), "%.79s", d && d->reason[0] ? d->reason : "device gone");
+	w->up = false;
+}
+
+/* One look at every watched link; --keep-up ones are attached again. */
+static void watch_links(const struct options *o, struct shared *sh, struct wse_ctl *ctl,
+			bool attach)
+{
 	struct wse_dev_status d;
+	unsigned int i;
+
+	for (i = 0; i < sh->nlinks; i++) {
+		struct link_watch *w = &sh->links[i];
+		char err[256];
+		int fd, ret;
+
+		if (w->up) {
+			ret = wse_ctl_get(ctl, w->index, false, &d);
+			if (!ret && d.link_state == WSE_LINK_STATE_UP)
+				continue;
+			link_died(w, ret ? NULL : &d);
+			if (w->kept)
+				wse_ctl_detach(ctl, w->index);
+		}
+		if (!w->kept || !attach)
+			continue;
+		if (wse_ctl_connect(w->addr, &fd, err, sizeof(err))) {
+			__atomic_fetch_add(&w->attach_failures, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (!wse_ctl_attach_fd(ctl, fd, 0, &d)) {
+			w->index = d.index;
+			w->up = true;
+			node_for_group(o, d.accel_minor);
+			__atomic_fetch_add(&sh->reattached, 1, __ATOMIC_RELAXED);
+		} else {
+			__atomic_fetch_add(&w->attach_failures, 1, __ATOMIC_RELAXED);
+		}
+		close(fd);
+	}
+}
+
+/*
+ * The watcher: every 100 ms until told to stop (SIGTERM) or @end_ms, looks
+ * at each watched link, counts its deaths and attaches --keep-up devices
+ * again; at the end detaches those.
+ */
+static void watcher(const struct options *o, struct shared *sh, int64_t end_ms)
+{
 	struct wse_ctl *ctl;
 	unsigned int i;
 
 	signal(SIGTERM, stop_keeping);
 	if (wse_ctl_open(&ctl))
 		return;
+	watch_links(o, sh, ctl, true);
+	__atomic_store_n(&sh->watcher_ready, 1, __ATOMIC_RELEASE);
 	while (keeping && wse_link_now_ms() < end_ms && getppid() != 1) {
-		for (i = 0; i < o->nkeep_up; i++) {
-			int fd;
-			char err[256];
-
-			if (up[i] && !wse_ctl_get(ctl, index[i], false, &d) &&
-			    d.link_state == WSE_LINK_STATE_UP)
-				continue;
-			if (up[i])
-				wse_ctl_detach(ctl, index[i]);
-			up[i] = false;
-			if (wse_ctl_connect(o->keep_up[i], &fd, err, sizeof(err)))
-				continue;
-			if (!wse_ctl_attach_fd(ctl, fd, 0, &d)) {
-				index[i] = d.index;
-				up[i] = true;
-				__atomic_fetch_add(&counts->reattached, 1, __ATOMIC_RELAXED);
-			}
-			close(fd);
-		}
 		usleep(100000);
+		watch_links(o, sh, ctl, true);
 	}
-	for (i = 0; i < o->nkeep_up; i++)
-		if (up[i])
-			wse_ctl_detach(ctl, index[i]);
+	/* A death in the last moments counts too; then the kept ones go. */
+	watch_links(o, sh, ctl, false);
+	for (i = 0; i < sh->nlinks; i++)
+		if (sh->links[i].kept && sh->links[i].up)
+			wse_ctl_detach(ctl, sh->links[i].index);
 	wse_ctl_close(ctl);
+}
+
+/* The kernel log, from where it was when the run began. */
+struct kmsg {
+	int fd;
+	regex_t re;
+	uint64_t reports;
+	unsigned int context;	/* lines still to print after a report */
+	int64_t first_ms;
+	uint64_t first_calls;
+};
+
+static uint64_t total_calls(const struct shared *sh)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < A_COUNT; i++)
+		n += __atomic_load_n(&sh->calls[i], __ATOMIC_RELAXED);
+	return n;
+}
+
+static void kmsg_open(struct kmsg *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd >= 0 && lseek(k->fd, 0, SEEK_END) < 0) {
+		close(k->fd);
+		k->fd = -1;
+	}
+	if (k->fd >= 0 && regcomp(&k->re, kernel_report_re, REG_EXTENDED | REG_NOSUB)) {
+		close(k->fd);
+		k->fd = -1;
+	}
+}
+
+/* Reads what the kernel logged since the last look; reports are counted,
+ * the first one printed with the lines after it.
+ */
+static void kmsg_poll(struct kmsg *k, struct shared *sh, const struct options *o, int64_t start)
+{
+	char rec[2048];
+	int n;
+
+	for (n = 0; k->fd >= 0 && n < 4096; n++) {
+		ssize_t len = read(k->fd, rec, sizeof(rec) - 1);
+		unsigned long long us = 0;
+		char *msg, *nl;
+
+		if (len < 0 && errno == EPIPE)
+			continue;	/* overwritten before we read it: go on */
+		if (len <= 0)
+			break;
+		rec[len] = 0;
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		*msg++ = 0;
+		nl = strchr(msg, '\n');
+		if (nl)
+			*nl = 0;
+		sscanf(rec, "%*u,%*u,%llu", &us);
+		if (!regexec(&k->re, msg, 0, NULL, 0)) {
+			if (!k->reports++) {
+				k->first_ms = wse_link_now_ms() - start;
+				k->first_calls = total_calls(sh);
+				printf("wse-fuzz: KERNEL REPORT after %llu calls, %.1f s into the run:\n",
+				       (unsigned long long)k->first_calls,
+				       (double)k->first_ms / 1000.0);
+				k->context = 16;
+				if (o->stop_on_report)
+					__atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
+			}
+		}
+		if (k->context) {
+			/* The kernel escapes a newline inside a record as \x0a. */
+			char *esc = strstr(msg, "\\x0a");
+
+			if (esc && !esc[4])
+				*esc = 0;
+			k->context--;
+			printf("  [%5llu.%06llu] %s\n", us / 1000000, us % 1000000, msg);
+		}
+	}
 }
 
 static void usage(FILE *out)
@@ -617,23 +244,74 @@ static void usage(FILE *out)
 	fprintf(out,
 "usage: wse-fuzz [options]\n"
 "\n"
-"Random, seeded calls into the wse driver from several processes at once:\n"
-"ioctls, io_uring commands, mmaps, control-plane queries, closes, ring exits\n"
-"and children that exit mid-call, on every device the control plane lists.\n"
-"Run it in the test guest; the kernel log is the verdict (tools/wsevm fails\n"
-"the run on any WARN, BUG, KFENCE report or hung task).\n"
+"Random, seeded calls into the wse driver: ioctls, io_uring commands, mmaps,\n"
+"control-plane queries, closes, ring exits and children that exit mid-call,\n"
+"on every device the control plane lists, from --procs processes of\n"
+"--threads threads each. The threads of a process share its open files and\n"
+"everything on them, and race each other on the same objects. Run it in the\n"
+"test guest; the kernel log is the verdict (tools/wsevm fails the run on any\n"
+"WARN, BUG, KFENCE or SLUB report or hung task, and wse-fuzz watches it too).\n"
 "\n"
 "  --calls N          calls in all (default 10000)\n"
 "  --procs N          processes making them at once (default 4)\n"
+"  --threads N        threads per process, sharing its files (default 4);\n"
+"                     1 is the process-only fuzzing of before\n"
 "  --seed N           seed (default 1); the same seed draws the same calls\n"
+"                     (the threads' interleaving is the kernel's)\n"
 "  --time-limit SEC   stop drawing after SEC seconds (default 600)\n"
+"  --race-ms MS       a race (threads of a process running two calls against\n"
+"                     each other on one file) lasts up to MS ms (default 1500)\n"
 "  --keep-up ADDR     keep a device attached to the firmware at ADDR,\n"
-"                     attaching it again whenever its link dies (root;\n"
-"                     up to %d times)\n"
+"                     attaching it again whenever its link dies (root)\n"
+"  --hostile ADDR     as --keep-up, for a peer that lies (wse-hostile-peer):\n"
+"                     its link deaths are expected, and another user's data\n"
+"                     read from it is reported but does not fail the run\n"
+"  --require-link-up ADDR\n"
+"                     fail if the link of the device at ADDR (a --keep-up\n"
+"                     address, or the peer of a device attached before the\n"
+"                     run, as wsectl shows it) dies during the run\n"
+"  --uids U1,U2...    run the processes as these users in turn (root; each\n"
+"                     1..65535), in the accel group, whose devices' nodes\n"
+"                     become root:accel 0660; each puts its canary into\n"
+"                     everything it sends and fails the run if it reads\n"
+"                     another's (up to %d)\n"
+"  --program FILE     a .wsep program (e.g. models/fc-mnist compiled for the\n"
+"                     device's wafer) the processes load into slots 1..%d,\n"
+"                     its weights made their canaries; without it, loads are\n"
+"                     only random bytes\n"
+"  --stop-on-report   stop the run at the first kernel report\n"
 "  --help\n"
 "\n"
-"Exit status: 0 done; 1 a process did not finish in time (a call hung),\n"
-"could not start or died of a signal; 2 usage.\n", MAX_KEEP_UP);
+"--keep-up and --hostile take up to %d addresses together.\n"
+"\n"
+"Exit status: 0 done and clean; 1 a process did not finish in time (a call\n"
+"hung), could not start or died of a signal, a canary of another user was\n"
+"read, the kernel log showed a report, or a --require-link-up link died;\n"
+"2 usage.\n", MAX_UIDS, FUZZ_SLOTS, MAX_ADDRS);
+}
+
+static int parse_uids(const char *s, struct options *o)
+{
+	const char *p = s;
+	char one[16];
+	uint64_t v;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (o->nuids == MAX_UIDS || !n || n >= sizeof(one)) {
+			fprintf(stderr, "wse-fuzz: --uids '%s': up to %d uids, comma-separated\n", s,
+				MAX_UIDS);
+			return -1;
+		}
+		memcpy(one, p, n);
+		one[n] = 0;
+		if (wse_opt_u64("wse-fuzz", "--uids", one, 1, 65535, WSE_NUM_PLAIN, &v))
+			return -1;
+		o->uids[o->nuids++] = (uid_t)v;
+		p += n + (p[n] == ',');
+	}
+	return o->nuids ? 0 : -1;
 }
 
 static int parse(int argc, char **argv, struct options *o)
@@ -641,16 +319,24 @@ static int parse(int argc, char **argv, struct options *o)
 	static const struct option opts[] = {
 		{ "calls", required_argument, NULL, 'c' },
 		{ "procs", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "time-limit", required_argument, NULL, 't' },
+		{ "race-ms", required_argument, NULL, 'r' },
 		{ "keep-up", required_argument, NULL, 'k' },
+		{ "hostile", required_argument, NULL, 'H' },
+		{ "require-link-up", required_argument, NULL, 'R' },
+		{ "uids", required_argument, NULL, 'u' },
+		{ "program", required_argument, NULL, 'P' },
+		{ "stop-on-report", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
 	int c;
 
-	*o = (struct options){ .calls = 10000, .seed = 1, .procs = 4, .time_limit_s = 600 };
+	*o = (struct options){ .calls = 10000, .seed = 1, .procs = 4, .threads = 4,
+			       .time_limit_s = 600, .race_ms = 1500 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -659,9 +345,15 @@ static int parse(int argc, char **argv, struct options *o)
 				return -1;
 			break;
 		case 'p':
-			if (wse_opt_u64("wse-fuzz", "--procs", optarg, 1, 64, WSE_NUM_PLAIN, &v))
+			if (wse_opt_u64("wse-fuzz", "--procs", optarg, 1, MAX_PROCS, WSE_NUM_PLAIN, &v))
 				return -1;
 			o->procs = (unsigned int)v;
+			break;
+		case 'T':
+			if (wse_opt_u64("wse-fuzz", "--threads", optarg, 1, MAX_THREADS, WSE_NUM_PLAIN,
+					&v))
+				return -1;
+			o->threads = (unsigned int)v;
 			break;
 		case 's':
 			if (wse_opt_u64("wse-fuzz", "--seed", optarg, 0, UINT64_MAX, WSE_NUM_PLAIN,
@@ -674,13 +366,38 @@ static int parse(int argc, char **argv, struct options *o)
 				return -1;
 			o->time_limit_s = (int)v;
 			break;
+		case 'r':
+			if (wse_opt_u64("wse-fuzz", "--race-ms", optarg, 1, 60000, WSE_NUM_PLAIN, &v))
+				return -1;
+			o->race_ms = (unsigned int)v;
+			break;
 		case 'k':
-			if (o->nkeep_up == MAX_KEEP_UP) {
-				fprintf(stderr, "wse-fuzz: at most %d --keep-up addresses\n",
-					MAX_KEEP_UP);
+		case 'H':
+			if (o->nkeep_up == MAX_ADDRS) {
+				fprintf(stderr, "wse-fuzz: at most %d --keep-up and --hostile addresses\n",
+					MAX_ADDRS);
 				return -1;
 			}
+			o->keep_hostile[o->nkeep_up] = c == 'H';
 			o->keep_up[o->nkeep_up++] = optarg;
+			break;
+		case 'R':
+			if (o->nrequire_up == MAX_ADDRS) {
+				fprintf(stderr, "wse-fuzz: at most %d --require-link-up addresses\n",
+					MAX_ADDRS);
+				return -1;
+			}
+			o->require_up[o->nrequire_up++] = optarg;
+			break;
+		case 'u':
+			if (parse_uids(optarg, o))
+				return -1;
+			break;
+		case 'P':
+			o->program = optarg;
+			break;
+		case 'S':
+			o->stop_on_report = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -697,14 +414,210 @@ static int parse(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The whole of --program, read as root before anyone drops privileges. */
+static uint8_t *read_program(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && n <= MAX_IMAGE &&
+	    !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)n);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The links to watch: the --keep-up ones, and every device up before the
+ * run (not ours to attach again: its deaths are only counted).
+ */
+static int links_setup(const struct options *o, struct shared *sh)
+{
+	struct wse_dev_status *list = NULL;
+	struct wse_ctl *ctl;
+	size_t n = 0, i;
+	unsigned int k, r;
+
+	for (k = 0; k < o->nkeep_up; k++) {
+		struct link_watch *w = &sh->links[sh->nlinks++];
+
+		snprintf(w->addr, sizeof(w->addr), "%s", o->keep_up[k]);
+		w->kept = true;
+		w->hostile = o->keep_hostile[k];
+	}
+	if (!wse_ctl_open(&ctl)) {
+		if (!wse_ctl_list(ctl, &list, &n)) {
+			for (i = 0; i < n && sh->nlinks < MAX_LINKS; i++) {
+				struct link_watch *w = &sh->links[sh->nlinks];
+
+				node_for_group(o, list[i].accel_minor);
+				if (list[i].link_state != WSE_LINK_STATE_UP)
+					continue;
+				snprintf(w->addr, sizeof(w->addr), "%s", list[i].peer);
+				w->index = list[i].index;
+				w->up = true;
+				sh->nlinks++;
+			}
+			free(list);
+		}
+		wse_ctl_close(ctl);
+	}
+	for (r = 0; r < o->nrequire_up; r++) {
+		for (k = 0; k < sh->nlinks && strcmp(sh->links[k].addr, o->require_up[r]); k++)
+			;
+		if (k == sh->nlinks) {
+			fprintf(stderr,
+				"wse-fuzz: --require-link-up %s: neither a --keep-up address nor the peer of an attached device\n",
+				o->require_up[r]);
+			return -1;
+		}
+		sh->links[k].required = true;
+	}
+	return 0;
+}
+
+/* Prints one line of a /proc file, or its whole (bounded) text. */
+static void print_proc_file(const char *path, const char *prefix)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int n;
+
+	for (n = 0; f && n < 40 && fgets(line, sizeof(line), f); n++)
+		fprintf(stderr, "%s%s%s", prefix, line, strchr(line, '\n') ? "" : "\n");
+	if (f)
+		fclose(f);
+}
+
+/* A process's state and number of threads, from its status. */
+static void status_lines(pid_t pid, const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int n;
+
+	for (n = 0; f && n < 100 && fgets(line, sizeof(line), f); n++)
+		if (!strncmp(line, "State:", 6) || !strncmp(line, "Threads:", 8))
+			fprintf(stderr, "wse-fuzz: process %d: %s", (int)pid, line);
+	if (f)
+		fclose(f);
+}
+
+/* A thread's state and CPU ticks in user and kernel mode, from its stat. */
+static void thread_times(const char *dir, char *state, unsigned long long *ut,
+			 unsigned long long *st)
+{
+	char path[192], buf[1024], *p;
+	FILE *f;
+
+	*state = '?';
+	*ut = *st = 0;
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	/* After the name in parentheses: state, then the 11th and 12th fields on. */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state, ut,
+		       st);
+	fclose(f);
+}
+
+/*
+ * Where each thread of a hung worker is (root only): its state, whether
+ * it spends a second in user or kernel mode, its system call, where it
+ * sleeps and its kernel stack.
+ */
+static void where_it_waits(pid_t pid)
+{
+	char path[192], dir[64], tdir[128];
+	unsigned long long ut[2], st[2];
+	struct dirent *e;
+	char state[2];
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	status_lines(pid, path);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		fprintf(stderr, "wse-fuzz: process %d: %s: %s\n", (int)pid, dir, strerror(errno));
+	while (d && n++ < MAX_THREADS + 4 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(tdir, sizeof(tdir), "%s/%.32s", dir, e->d_name);
+		/* Its name: an io_uring worker (iou-wrk-PID) is a thread too. */
+		fprintf(stderr, "wse-fuzz: process %d, thread %s is ", (int)pid, e->d_name);
+		snprintf(path, sizeof(path), "%s/comm", tdir);
+		print_proc_file(path, "");
+		thread_times(tdir, &state[0], &ut[0], &st[0]);
+		sleep(1);
+		thread_times(tdir, &state[1], &ut[1], &st[1]);
+		fprintf(stderr,
+			"wse-fuzz: process %d, thread %s: state %c, in a second %llu ticks in user mode and %llu in the kernel; system call: ",
+			(int)pid, e->d_name, state[1], ut[1] - ut[0], st[1] - st[0]);
+		snprintf(path, sizeof(path), "%s/syscall", tdir);
+		print_proc_file(path, "");
+		fprintf(stderr, "    sleeps in: ");
+		snprintf(path, sizeof(path), "%s/wchan", tdir);
+		print_proc_file(path, "");
+		snprintf(path, sizeof(path), "%s/stack", tdir);
+		print_proc_file(path, "    ");
+	}
+	if (d)
+		closedir(d);
+}
+
+/* The report's lines about the links; the number of required ones that died. */
+static unsigned int report_links(const struct shared *sh)
+{
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < sh->nlinks; i++) {
+		const struct link_watch *w = &sh->links[i];
+
+		char last[128] = "";
+
+		if (w->deaths)
+			snprintf(last, sizeof(last), ", the last %.1f s in: %s",
+				 (double)w->death_ms / 1000.0, w->reason);
+		printf("  link %-28s %-24s %llu deaths%s%s%s\n", w->addr,
+		       w->hostile ? "(hostile, kept up)" : w->kept ? "(real firmware, kept up)" :
+		       "(attached before the run)",
+		       (unsigned long long)w->deaths, last, w->required ? " [required up]" : "",
+		       w->attach_failures ? " (attaches failed)" : "");
+		if (w->required && w->deaths) {
+			fprintf(stderr, "wse-fuzz: the link to %s died %llu times%s\n",
+				w->addr, (unsigned long long)w->deaths, last);
+			bad++;
+		}
+	}
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
-	struct shared_counts *counts;
+	struct shared *sh;
 	struct options o;
-	pid_t pids[64], keeper = 0;
-	int64_t start, end;
-	unsigned int i, done = 0, failed = 0;
-	uint64_t total = 0;
+	struct kmsg km;
+	pid_t pids[MAX_PROCS], keeper = 0;
+	bool finished[MAX_PROCS] = { false };
+	uint8_t *image = NULL;
+	size_t image_len = 0;
+	int64_t start, end, grace;
+	bool stopped = false;
+	unsigned int i, done = 0, failed = 0, dead_links;
+	uint64_t total;
 	int ret, status;
 
 	ret = parse(argc, argv, &o);
@@ -713,30 +626,58 @@ int main(int argc, char **argv)
 	/* Each line as it comes: a long run in the guest shows its progress. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-		      -1, 0);
-	if (counts == MAP_FAILED)
+	if (o.nuids) {
+		const struct group *gr = getgrnam(WSE_ACCESS_GROUP);
+
+		if (geteuid() || !gr) {
+			fprintf(stderr, "wse-fuzz: --uids needs root and a group '%s'\n",
+				WSE_ACCESS_GROUP);
+			return 2;
+		}
+		o.gid = gr->gr_gid;
+	}
+	if (o.program && !(image = read_program(o.program, &image_len))) {
+		fprintf(stderr, "wse-fuzz: cannot read the program %s\n", o.program);
+		return 2;
+	}
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
 		return 1;
-	memset(counts, 0, sizeof(*counts));
+	memset(sh, 0, sizeof(*sh));
+	if (links_setup(&o, sh))
+		return 2;
+	kmsg_open(&km);
 	start = wse_link_now_ms();
+	run_start_ms = start;
 	end = start + (int64_t)o.time_limit_s * 1000;
-	if (o.nkeep_up) {
+	if (sh->nlinks) {
 		keeper = fork();
 		if (keeper == 0) {
-			keep_up(&o, counts, end + 60000);
+			watcher(&o, sh, end + 60000);
 			_exit(0);
 		}
-		sleep(1);	/* the first attach */
+		/* The first attaches, before anyone lists the devices. */
+		for (i = 0; i < 100 && keeper > 0 && !__atomic_load_n(&sh->watcher_ready,
+								       __ATOMIC_ACQUIRE); i++)
+			usleep(50000);
 	}
 	for (i = 0; i < o.procs; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0)
-			_exit(worker(i, &o, counts, end));
+			_exit(worker(i, &o, sh, image, image_len, end));
 	}
 	/* Every process must end soon after the time limit: a call that does not is hung. */
-	while (done < o.procs && wse_link_now_ms() < end + 60000) {
+	grace = end + 60000;
+	while (done < o.procs && wse_link_now_ms() < grace) {
 		pid_t pid = waitpid(-1, &status, WNOHANG);
 
+		kmsg_poll(&km, sh, &o, start);
+		/* Stopped at a report: every call ends within seconds, or hangs. */
+		if (__atomic_load_n(&sh->stop, __ATOMIC_RELAXED) && !stopped) {
+			stopped = true;
+			if (grace > wse_link_now_ms() + 15000)
+				grace = wse_link_now_ms() + 15000;
+		}
 		if (pid <= 0) {
 			usleep(100000);
 			continue;
@@ -744,6 +685,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < o.procs; i++) {
 			if (pids[i] != pid)
 				continue;
+			finished[i] = true;
 			done++;
 			if (WIFSIGNALED(status))
 				fprintf(stderr, "wse-fuzz: process %u died of signal %d (%s)\n", i,
@@ -753,26 +695,67 @@ int main(int argc, char **argv)
 			failed += !WIFEXITED(status) || WEXITSTATUS(status);
 		}
 	}
-	if (keeper) {
+	/* Where a hung process waits, before the detaches below free it. */
+	for (i = 0; i < o.procs && done < o.procs; i++)
+		if (!finished[i])
+			where_it_waits(pids[i]);
+	if (keeper > 0) {
 		kill(keeper, SIGTERM);
 		waitpid(keeper, NULL, 0);
 	}
+	/* What the last calls and the detaches made the kernel say. */
+	usleep(200000);
+	kmsg_poll(&km, sh, &o, start);
+	total = total_calls(sh);
+	printf("wse-fuzz: %llu calls by %u processes x %u threads per file table in %.1f s (seed %llu), %llu with a flipped bit, %llu attaches\n",
+	       (unsigned long long)total, o.procs, o.threads,
+	       (double)(wse_link_now_ms() - start) / 1000.0, (unsigned long long)o.seed,
+	       (unsigned long long)sh->mutated, (unsigned long long)sh->reattached);
 	for (i = 0; i < A_COUNT; i++)
-		total += counts->calls[i];
-	printf("wse-fuzz: %llu calls by %u processes in %.1f s (seed %llu), %llu with a flipped bit, %llu attaches\n",
-	       (unsigned long long)total, o.procs, (double)(wse_link_now_ms() - start) / 1000.0,
-	       (unsigned long long)o.seed, (unsigned long long)counts->mutated,
-	       (unsigned long long)counts->reattached);
-	for (i = 0; i < A_COUNT; i++)
-		printf("  %-14s %llu\n", action_names[i], (unsigned long long)counts->calls[i]);
+		printf("  %-14s %llu\n", action_names[i], (unsigned long long)sh->calls[i]);
+	printf("  threads per fd: %u (at most %llu inside calls on one file at once); %llu races, %llu calls in them\n",
+	       o.threads, (unsigned long long)sh->max_users, (unsigned long long)sh->races,
+	       (unsigned long long)sh->race_calls);
+	printf("  uids:");
+	if (!o.nuids)
+		printf(" %u (all processes)", (unsigned int)getuid());
+	for (i = 0; i < o.nuids; i++)
+		printf(" %u", (unsigned int)o.uids[i]);
+	printf("; program %s: %llu loads (%llu completed, %llu closed early), %llu canary weight writes, %llu slots claimed by probes, %llu blocking requests\n",
+	       o.program ? o.program : "(none)", (unsigned long long)sh->loads,
+	       (unsigned long long)sh->loads_done, (unsigned long long)sh->early_closes,
+	       (unsigned long long)sh->params_canary, (unsigned long long)sh->claims,
+	       (unsigned long long)sh->blocking);
+	printf("  canary checks: %llu (%llu bytes), violations: %llu (and %llu on hostile devices, not counted)\n",
+	       (unsigned long long)sh->canary_checks, (unsigned long long)sh->canary_bytes,
+	       (unsigned long long)sh->violations, (unsigned long long)sh->hostile_violations);
+	dead_links = report_links(sh);
+	if (km.fd >= 0)
+		printf("  kernel log: %llu lines of reports%s\n", (unsigned long long)km.reports,
+		       km.reports ? " (the first printed above)" : "");
+	else
+		printf("  kernel log: not watched (/dev/kmsg cannot be read)\n");
 	if (done < o.procs) {
-		fprintf(stderr, "wse-fuzz: %u of %u processes still running a minute after the time limit: a call hangs\n",
-			o.procs - done, o.procs);
+		fprintf(stderr, "wse-fuzz: %u of %u processes still running %s: a call hangs\n",
+			o.procs - done, o.procs,
+			stopped ? "15 s after the stop at the kernel report" :
+			"a minute after the time limit");
+		for (i = 0; i < o.procs; i++)
+			if (!finished[i] && waitpid(pids[i], &status, WNOHANG) == 0)
+				kill(pids[i], SIGKILL);
+			else if (!finished[i])
+				fprintf(stderr, "wse-fuzz: process %u ended once the devices were detached\n",
+					i);
 		return 1;
 	}
-	if (failed) {
+	if (failed)
 		fprintf(stderr, "wse-fuzz: %u of %u processes failed\n", failed, o.procs);
-		return 1;
-	}
-	return 0;
+	if (sh->violations)
+		fprintf(stderr, "wse-fuzz: %llu reads of another user's canary\n",
+			(unsigned long long)sh->violations);
+	if (km.reports)
+		fprintf(stderr, "wse-fuzz: the kernel log shows %llu lines of reports\n",
+			(unsigned long long)km.reports);
+	free(image);
+	return failed || sh->violations || km.reports || dead_links ? 1 : 0;
 }
