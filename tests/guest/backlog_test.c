@@ -28,9 +28,7 @@
 
 FIXTURE(backlog) {
 	struct guest_fw_device d;
-	struct wsep_program *wsep;
-	void *image;
-	size_t len;
+	struct guest_image im;
 	gid_t gid;
 	uint32_t losses;	/* an output stream's id */
 };
@@ -40,13 +38,11 @@ FIXTURE_SETUP(backlog)
 	struct wsep_train_streams ts;
 	char err[256];
 
-	self->image = NULL;
-	self->wsep = NULL;
 	ASSERT_EQ(0, guest_fw_device_init(&self->d));
-	ASSERT_EQ(0, guest_compile_fc_mnist(IMAGE, "pipelined", &self->image, &self->len,
-					    &self->wsep, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(0, wsep_train_streams(self->wsep, &ts, err, sizeof(err))) TH_LOG("%s", err);
-	self->losses = self->wsep->streams[ts.losses].id;
+	ASSERT_EQ(0, guest_image_init(&self->im, IMAGE, "pipelined", err, sizeof(err)))
+		TH_LOG("%s", err);
+	ASSERT_EQ(0, wsep_train_streams(self->im.wsep, &ts, err, sizeof(err))) TH_LOG("%s", err);
+	self->losses = self->im.wsep->streams[ts.losses].id;
 	ASSERT_EQ(0, guest_peer_start(&self->d.fw, "wsefwd", "--wafer", "64x64", NULL));
 	ASSERT_EQ(0, guest_attach(self->d.ctl, self->d.fw.addr, KEEPALIVE_MS, &self->d.dev));
 	self->d.attached = true;
@@ -56,9 +52,7 @@ FIXTURE_SETUP(backlog)
 FIXTURE_TEARDOWN(backlog)
 {
 	guest_fw_device_fini(&self->d);
-	wsep_program_free(self->wsep);
-	free(self->image);
-	unlink(IMAGE);
+	guest_image_fini(&self->im);
 }
 
 struct user_arg {
@@ -69,26 +63,6 @@ struct user_arg {
 	int ready_fd, go_fd;	/* pipes: "done this far" out, "go on" in; or -1 */
 	int taken;		/* out: jobs the driver took */
 };
-
-/* Loads the image into @slot on queue @q; 0 or -errno. */
-static int load(int fd, uint32_t q, uint64_t slot, const void *image, size_t len)
-{
-	uint64_t args[4] = { slot, 1, len, 0 };
-	uint32_t h;
-	uint64_t job;
-	void *map;
-	int ret, status;
-
-	ret = guest_bo(fd, len, &h, &map);
-	if (ret)
-		return ret;
-	memcpy(map, image, len);
-	ret = guest_submit(fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, len, args, &job);
-	if (!ret)
-		ret = guest_wait_job(fd, q, job, 30000, &status, NULL) ?: status;
-	munmap(map, len);
-	return ret;
-}
 
 static int await(int fd)
 {
@@ -117,7 +91,7 @@ static int hog(void *p)
 	    guest_queue_create(fd, 1, 256, 600000, &q1) ||
 	    guest_queue_create(fd, 2, 256, 600000, &q2) || guest_bo(fd, 4096, &h, NULL))
 		return 11;
-	if (load(fd, q0, HOG_SLOT, a->image, a->len))
+	if (guest_load_program(fd, q0, HOG_SLOT, a->image, a->len))
 		return 12;
 	for (int i = 0; i < 256 + 8; i++) {
 		int ret = guest_submit(fd, i < 256 ? q1 : q2, DRM_WSE_OP_STREAM_READ, h, 0, 4,
@@ -153,7 +127,7 @@ static int other_works(void *p)
 		return 20;
 	if (guest_queue_create(fd, 3, 8, 30000, &q) || guest_bo(fd, 4096, &h, NULL))
 		return 21;
-	if (load(fd, q, OTHER_SLOT, a->image, a->len))
+	if (guest_load_program(fd, q, OTHER_SLOT, a->image, a->len))
 		return 22;
 	if (guest_submit(fd, q, DRM_WSE_OP_PARAMS_READ, h, 0, 4096, args, &job) ||
 	    guest_wait_job(fd, q, job, 10000, &status, NULL) || status)
@@ -185,27 +159,76 @@ static int claim_hog_slot(void *p)
 	return ret ? 32 : 0;
 }
 
-TEST_F_TIMEOUT(backlog, blocked_reads_do_not_kill_the_link, 180)
-{
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, self->losses,
-			      -1, -1, 0 };
-	struct wse_dev_status dev;
-	int ready[2], go[2], taken, status;
+/*
+ * A user process that holds what it made until told to go on: @fn(@a) as
+ * user @uid, which writes how far it got (an int) to @a->ready_fd and then
+ * waits on @a->go_fd. The parent reads that with held_ready() and lets it
+ * end with held_finish().
+ */
+struct held {
 	pid_t pid;
+	int ready, go;		/* the parent's ends */
+};
 
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(go));
-	a.ready_fd = ready[1];
-	a.go_fd = go[0];
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(guest_become(HOG_UID, self->gid, true) ? 9 : hog(&a));
+static int held_start(struct held *h, uid_t uid, gid_t gid, int (*fn)(void *), struct user_arg *a)
+{
+	int ready[2], go[2];
+
+	if (pipe(ready))
+		return -1;
+	if (pipe(go)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -1;
+	}
+	a->ready_fd = ready[1];
+	a->go_fd = go[0];
+	h->pid = fork();
+	if (h->pid == 0)
+		_exit(guest_become(uid, gid, true) ? 9 : fn(a));
 	/* Only the child writes there: its end of the pipe goes with it. */
 	close(ready[1]);
 	close(go[0]);
-	ASSERT_EQ((ssize_t)sizeof(taken), read(ready[0], &taken, sizeof(taken)))
-		TH_LOG("the first user did not get its reads in");
+	h->ready = ready[0];
+	h->go = go[1];
+	return h->pid < 0 ? -1 : 0;
+}
+
+/* How far the child got; -1 if it ended first. */
+static int held_ready(struct held *h)
+{
+	int n;
+
+	return read(h->ready, &n, sizeof(n)) == sizeof(n) ? n : -1;
+}
+
+/* Lets the child end, and reaps it: its exit status, or -1. */
+static int held_finish(struct held *h)
+{
+	int status = -1;
+
+	if (write(h->go, "g", 1) != 1)
+		kill(h->pid, SIGKILL);
+	if (waitpid(h->pid, &status, 0) != h->pid || !WIFEXITED(status))
+		status = -1;
+	else
+		status = WEXITSTATUS(status);
+	close(h->ready);
+	close(h->go);
+	return status;
+}
+
+TEST_F_TIMEOUT(backlog, blocked_reads_do_not_kill_the_link, 180)
+{
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, self->losses,
+			      -1, -1, 0 };
+	struct wse_dev_status dev;
+	struct held hog_user;
+	int taken;
+
+	ASSERT_EQ(0, held_start(&hog_user, HOG_UID, self->gid, hog, &a));
+	taken = held_ready(&hog_user);
+	ASSERT_LE(0, taken) TH_LOG("the first user did not get its reads in");
 	TH_LOG("the driver took %d of 264 waiting reads", taken);
 	/* Five keepalive intervals: the link would be dead after three. */
 	usleep(5 * KEEPALIVE_MS * 1000);
@@ -214,10 +237,7 @@ TEST_F_TIMEOUT(backlog, blocked_reads_do_not_kill_the_link, 180)
 							     wse_link_state_name(dev.link_state),
 							     dev.reason);
 	EXPECT_EQ(0, guest_as_user(OTHER_UID, self->gid, 60000, other_works, &a));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the first user: step %d", WEXITSTATUS(status));
+	EXPECT_EQ(0, held_finish(&hog_user)) TH_LOG("the first user failed (its step)");
 	/* Its reads are cancelled at the firmware, its slot unloaded and freed. */
 	EXPECT_EQ(0, guest_as_user(OTHER_UID, self->gid, 60000, claim_hog_slot, &a));
 	/* Nothing is left at the firmware once the last unload is answered. */
@@ -230,8 +250,6 @@ TEST_F_TIMEOUT(backlog, blocked_reads_do_not_kill_the_link, 180)
 	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state);
 	EXPECT_EQ(0, dev.stats.inflight) TH_LOG("%llu requests still at the firmware",
 						(unsigned long long)dev.stats.inflight);
-	close(ready[0]);
-	close(go[1]);
 }
 
 /*
@@ -252,7 +270,7 @@ static int timeout_holds_its_place(void *p)
 	if (guest_queue_create(fd, 0, 8, 60000, &q0) || guest_queue_create(fd, 1, 1, 300, &q) ||
 	    guest_bo(fd, 4096, &h, NULL))
 		return 41;
-	if (load(fd, q0, HOG_SLOT, a->image, a->len))
+	if (guest_load_program(fd, q0, HOG_SLOT, a->image, a->len))
 		return 42;
 	if (guest_submit(fd, q, DRM_WSE_OP_STREAM_READ, h, 0, 4, args, &job))
 		return 43;
@@ -273,7 +291,7 @@ static int timeout_holds_its_place(void *p)
 
 TEST_F_TIMEOUT(backlog, a_timed_out_job_is_cancelled_at_the_firmware, 60)
 {
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, self->losses,
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, self->losses,
 			      -1, -1, 0 };
 	struct wse_dev_status dev;
 
@@ -307,7 +325,7 @@ static int fill_buffers(void *p)
 		    guest_queue_create(fds[f], 1 + f % 3, 128, 60000, &q) ||
 		    io_uring_queue_init(128, &rings[f], IORING_SETUP_SQE128))
 			return 51;
-		if (load(fds[f], q0, slot, a->image, a->len))
+		if (guest_load_program(fds[f], q0, slot, a->image, a->len))
 			return 52;
 		for (int i = 0; i < 48; i++) {
 			struct drm_wse_uring_job j = {
@@ -363,7 +381,7 @@ static int one_buffer(void *p)
 	    guest_queue_create(fd, 3, 8, 1000, &q) ||
 	    io_uring_queue_init(8, &ring, IORING_SETUP_SQE128))
 		return 60;
-	if (load(fd, q0, OTHER_SLOT, a->image, a->len))
+	if (guest_load_program(fd, q0, OTHER_SLOT, a->image, a->len))
 		return 61;
 	j.queue_id = q;
 	j.addr = (uintptr_t)buf;
@@ -382,30 +400,17 @@ static int one_buffer(void *p)
 
 TEST_F_TIMEOUT(backlog, kernel_buffers_are_shared_out_per_user, 120)
 {
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, self->losses,
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, self->losses,
 			      -1, -1, 0 };
-	int ready[2], go[2], taken, status;
-	pid_t pid;
+	struct held filler;
+	int taken;
 
-	ASSERT_EQ(0, pipe(ready));
-	ASSERT_EQ(0, pipe(go));
-	a.ready_fd = ready[1];
-	a.go_fd = go[0];
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(guest_become(HOG_UID, self->gid, true) ? 9 : fill_buffers(&a));
-	close(ready[1]);
-	close(go[0]);
-	ASSERT_EQ((ssize_t)sizeof(taken), read(ready[0], &taken, sizeof(taken)))
-		TH_LOG("the first user did not get its reads in");
+	ASSERT_EQ(0, held_start(&filler, HOG_UID, self->gid, fill_buffers, &a));
+	taken = held_ready(&filler);
+	ASSERT_LE(0, taken) TH_LOG("the first user did not get its reads in");
 	TH_LOG("4 files of one user: %d of 192 reads of 3 MiB taken", taken);
 	EXPECT_EQ(0, guest_as_user(OTHER_UID, self->gid, 60000, one_buffer, &a));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the first user: step %d", WEXITSTATUS(status));
-	close(ready[0]);
-	close(go[1]);
+	EXPECT_EQ(0, held_finish(&filler)) TH_LOG("the first user failed (its step)");
 }
 
 TEST_HARNESS_MAIN

@@ -25,9 +25,7 @@
 
 FIXTURE(params) {
 	struct guest_fw_device d;
-	struct wsep_program *wsep;
-	void *image;
-	size_t len;
+	struct guest_image im;
 	gid_t gid;
 };
 
@@ -35,19 +33,15 @@ FIXTURE_SETUP(params)
 {
 	char err[256];
 
-	self->image = NULL;
-	self->wsep = NULL;
 	ASSERT_EQ(0, guest_fw_device_init(&self->d));
-	ASSERT_EQ(0, guest_compile_fc_mnist(IMAGE, "pipelined", &self->image, &self->len,
-					    &self->wsep, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, guest_image_init(&self->im, IMAGE, "pipelined", err, sizeof(err)))
+		TH_LOG("%s", err);
 }
 
 FIXTURE_TEARDOWN(params)
 {
 	guest_fw_device_fini(&self->d);
-	wsep_program_free(self->wsep);
-	free(self->image);
-	unlink(IMAGE);
+	guest_image_fini(&self->im);
 }
 
 struct user_arg {
@@ -56,26 +50,6 @@ struct user_arg {
 	size_t len;
 	bool appliance;
 };
-
-/* Loads the image into @slot by one PROGRAM_LOAD on queue @q; 0 or -errno. */
-static int load(int fd, uint32_t q, uint64_t slot, const void *image, size_t len)
-{
-	uint64_t args[4] = { slot, 1, len, 0 };
-	uint32_t h;
-	uint64_t job;
-	void *map;
-	int ret, status;
-
-	ret = guest_bo(fd, len, &h, &map);
-	if (ret)
-		return ret;
-	memcpy(map, image, len);
-	ret = guest_submit(fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, len, args, &job);
-	if (!ret)
-		ret = guest_wait_job(fd, q, job, 30000, &status, NULL) ?: status;
-	munmap(map, len);
-	return ret;
-}
 
 /* A PARAMS job of @which on @slot by SUBMIT; the refusal, or its status. */
 static int params_submit(int fd, uint32_t q, uint32_t h, bool write, uint64_t slot,
@@ -139,7 +113,7 @@ static int on_a_system(void *p)
 	if (fd < 0 || guest_queue_create(fd, 1, 8, 30000, &q) ||
 	    guest_bo(fd, 4096, &h, &map) || io_uring_queue_init(8, &ring, IORING_SETUP_SQE128))
 		return 1;
-	if (load(fd, q, SLOT, a->image, a->len))
+	if (guest_load_program(fd, q, SLOT, a->image, a->len))
 		return 2;
 	/* Its own weights: yes. */
 	if (params_submit(fd, q, h, false, SLOT, WSE_LINK_PARAMS_WEIGHTS, 4096))
@@ -183,7 +157,7 @@ static int on_a_system(void *p)
 
 TEST_F_TIMEOUT(params, which_on_a_system, 120)
 {
-	struct user_arg a = { 0, self->image, self->len, false };
+	struct user_arg a = { 0, self->im.image, self->im.len, false };
 
 	ASSERT_EQ(0, guest_fw_device_up(&self->d, NULL, NULL));
 	ASSERT_EQ(0, guest_share_node(self->d.dev.accel_minor, &self->gid));
@@ -236,7 +210,7 @@ static int on_an_appliance(void *p)
 
 TEST_F_TIMEOUT(params, which_on_an_appliance, 120)
 {
-	struct user_arg a = { 0, self->image, self->len, true };
+	struct user_arg a = { 0, self->im.image, self->im.len, true };
 	struct guest_peer appliance = { 0 };
 	char addr[160];
 	struct io_uring ring;

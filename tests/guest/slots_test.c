@@ -27,9 +27,7 @@
 
 FIXTURE(slots) {
 	struct guest_fw_device d;
-	struct wsep_program *wsep;
-	void *image;
-	size_t len;
+	struct guest_image im;
 	gid_t gid;
 };
 
@@ -37,11 +35,9 @@ FIXTURE_SETUP(slots)
 {
 	char err[256];
 
-	self->image = NULL;
-	self->wsep = NULL;
 	ASSERT_EQ(0, guest_fw_device_init(&self->d));
-	ASSERT_EQ(0, guest_compile_fc_mnist(IMAGE, "pipelined", &self->image, &self->len,
-					    &self->wsep, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, guest_image_init(&self->im, IMAGE, "pipelined", err, sizeof(err)))
+		TH_LOG("%s", err);
 	ASSERT_EQ(0, guest_fw_device_up(&self->d, "--fault-delay-ms=" DELAY_MS, NULL));
 	ASSERT_EQ(0, guest_share_node(self->d.dev.accel_minor, &self->gid));
 }
@@ -49,9 +45,7 @@ FIXTURE_SETUP(slots)
 FIXTURE_TEARDOWN(slots)
 {
 	guest_fw_device_fini(&self->d);
-	wsep_program_free(self->wsep);
-	free(self->image);
-	unlink(IMAGE);
+	guest_image_fini(&self->im);
 }
 
 /* What a user's process is given. */
@@ -147,7 +141,7 @@ static int claim_and_look(void *p)
  */
 TEST_F_TIMEOUT(slots, a_load_still_under_way_is_not_orphaned, 120)
 {
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, -1 };
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, -1 };
 
 	ASSERT_EQ(0, guest_as_user(OWNER_UID, self->gid, 20000, load_and_leave, &a));
 	EXPECT_EQ(0, guest_as_user(OTHER_UID, self->gid, 60000, claim_and_look, &a))
@@ -184,7 +178,7 @@ static int load_whole(void *p)
  */
 TEST_F_TIMEOUT(slots, a_reset_does_not_free_a_slot_before_its_unload_is_answered, 120)
 {
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, -1 };
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, -1 };
 
 	ASSERT_EQ(0, guest_as_user(OWNER_UID, self->gid, 30000, load_whole, &a));
 	/* The unload went out at the close; its answer is 1.5 s away. */
@@ -268,7 +262,7 @@ static int claim_the_rest(void *p)
 
 TEST_F_TIMEOUT(slots, failed_claims_claim_nothing_and_claims_are_bounded, 120)
 {
-	struct user_arg a = { self->d.dev.accel_minor, self->image, self->len, -1 };
+	struct user_arg a = { self->d.dev.accel_minor, self->im.image, self->im.len, -1 };
 	int fds[2], status;
 	pid_t hoarder;
 	char c;

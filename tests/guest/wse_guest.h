@@ -440,6 +440,56 @@ static inline int guest_xfer(int fd, uint32_t handle, uint32_t flags, uint64_t b
 	return guest_ioctl(fd, DRM_IOCTL_WSE_MEM_XFER, &x);
 }
 
+/* fc-mnist compiled for the tests of one file: the image and its program. */
+struct guest_image {
+	const char *path;
+	void *image;
+	size_t len;
+	struct wsep_program *wsep;
+};
+
+/* Compiles fc-mnist to @path in @mode (see guest_compile_fc_mnist()); 0 or -1. */
+static inline int guest_image_init(struct guest_image *im, const char *path, const char *mode,
+				   char *err, size_t errlen)
+{
+	im->path = path;
+	im->image = NULL;
+	im->wsep = NULL;
+	return guest_compile_fc_mnist(path, mode, &im->image, &im->len, &im->wsep, err, errlen);
+}
+
+static inline void guest_image_fini(struct guest_image *im)
+{
+	wsep_program_free(im->wsep);
+	free(im->image);
+	if (im->path)
+		unlink(im->path);
+}
+
+/*
+ * Loads @len bytes of @image into @slot with one PROGRAM_LOAD on queue @q
+ * of @fd, and waits for it (30 s at most); 0 or a negative errno.
+ */
+static inline int guest_load_program(int fd, uint32_t q, uint64_t slot, const void *image,
+				     size_t len)
+{
+	uint64_t args[4] = { slot, 1, len, 0 };
+	uint32_t h;
+	uint64_t job;
+	void *map;
+	int ret, status;
+
+	ret = guest_bo(fd, len, &h, &map);
+	if (ret)
+		return ret;
+	memcpy(map, image, len);
+	ret = guest_submit(fd, q, DRM_WSE_OP_PROGRAM_LOAD, h, 0, len, args, &job);
+	if (!ret)
+		ret = guest_wait_job(fd, q, job, 30000, &status, NULL) ?: status;
+	munmap(map, len);
+	return ret;
+}
+
 /* Becomes user @uid (group @uid too), a member of @gid if @member; 0 or -1. */
 static inline int guest_become(uid_t uid, gid_t gid, bool member)
 {
