@@ -250,6 +250,13 @@ void coord_parts_restart(struct coord *c);
 /* WSE_LINK_PARAMS_APPLIANCE's reply for the user node. */
 size_t coord_parts_state(struct coord *c, void *buf, size_t cap);
 
+/*
+ * coord_exec.c, setup_lock held: is system @i one of the weight-streaming
+ * job's? How many layer-pipelined programs (of slots other than @except)
+ * does it hold? A system runs the job or pipelined programs, never both.
+ */
+bool coord_in_job(struct coord *c, unsigned int i);
+unsigned int coord_programs_on(struct coord *c, unsigned int i, uint32_t except);
 /* coord_exec.c: an image loaded into system @sys's @slot; *@status its answer, @info on OK. */
 int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uint8_t *img,
 		     uint64_t len, struct wse_link_prog_info *info, uint32_t *status, char *text,
@@ -259,7 +266,7 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 /* Maps region @info as @id on the part behind @h: its status, or E_INTERNAL if it went. */
 uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
 		      char *text, size_t len);
-/* The job of @prog in @slot, on @systems of the appliance's (0: all). */
+/* The job of @prog in @slot, on @systems of the appliance's free ones (coord_programs_on()). */
 int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, unsigned int systems,
 		   const void *image, size_t len, struct wse_link_prog_info *info, char *text,
 		   size_t textlen);

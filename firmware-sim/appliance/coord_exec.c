@@ -279,7 +279,64 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
-/* A layer-pipelined program: on the first system that answers. */
+/*
+ * Systems are the job's or the pipelined programs', never both at once
+ * (setup_lock held): a system's queues then carry either the job's
+ * requests or the pipelined programs' (which their users send on the
+ * queues they choose, and which may wait there for ever), so that no user
+ * holds up another's job by a RUN it never feeds.
+ */
+bool coord_in_job(struct coord *c, unsigned int i)
+{
+	for (unsigned int m = 0; c->job.active && m < c->job.n; m++)
+		if (c->job.sys[m] == i)
+			return true;
+	return false;
+}
+
+unsigned int coord_programs_on(struct coord *c, unsigned int i, uint32_t except)
+{
+	unsigned int n = 0;
+
+	for (uint32_t slot = 1; slot < COORD_SLOTS; slot++)
+		n += slot != except && c->slots[slot].kind == SLOT_SYSTEM &&
+		     c->slots[slot].system == i;
+	return n;
+}
+
+/*
+ * The systems that are not free and the slots holding them: "system 0
+ * holds the layer-pipelined programs of slots 7 and 9; ...".
+ */
+static void describe_held(struct coord *c, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; i < c->nsys && at < len; i++) {
+		unsigned int n = coord_programs_on(c, i, 0), k = 0;
+
+		if (!n)
+			continue;
+		at += snprintf(buf + at, len - at, "%ssystem %u holds the layer-pipelined program%s of slot%s",
+			       at ? "; " : "", i, n == 1 ? "" : "s", n == 1 ? "" : "s");
+		for (uint32_t slot = 1; slot < COORD_SLOTS && at < len; slot++) {
+			if (c->slots[slot].kind != SLOT_SYSTEM || c->slots[slot].system != i)
+				continue;
+			k++;
+			at += snprintf(buf + at, len - at, "%s%u", k == 1 ? " " : k == n ? " and " : ", ",
+				       slot);
+		}
+	}
+}
+
+/*
+ * A layer-pipelined program: on a system outside the weight-streaming job,
+ * where it was if it is loaded again, else on the one that holds fewest
+ * programs (the lowest of those). A job in the slot itself goes first (as
+ * a load replaces a slot's program); if every system is the job's, the
+ * load is refused (E_BUSY).
+ */
 static void load_pipelined(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
 			   uint32_t slot, struct coord_slot *s, const struct wsep_program *prog,
 			   unsigned int systems)
@@ -288,7 +345,9 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 	struct wse_link_program_info raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	char text[512] = "", first[512] = "";
+	unsigned int order[COORD_SYSTEMS_MAX], key[COORD_SYSTEMS_MAX], n = 0;
 	uint32_t status = 0;
+	bool running;
 
 	if (systems > 1) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
@@ -296,7 +355,41 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 				 systems);
 		return;
 	}
+	if (s->kind == SLOT_JOB) {
+		pthread_mutex_lock(&c->lock);
+		running = c->job.run != NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (running) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+					 "program %u is running; load it again when its RUN ends", slot);
+			return;
+		}
+		/* Its systems are let go of: the new program may take one. */
+		forget_slot(c, slot);
+	}
+	/* By key: the slot's own system first, then by programs held, then by index. */
 	for (unsigned int i = 0; i < c->nsys; i++) {
+		unsigned int at = n;
+
+		if (coord_in_job(c, i))
+			continue;
+		key[i] = (s->kind == SLOT_SYSTEM && s->system == i ? 0 : COORD_SLOTS) +
+			 coord_programs_on(c, i, slot);
+		while (at > 0 && key[order[at - 1]] > key[i])
+			at--;
+		memmove(order + at + 1, order + at, (n - at) * sizeof(order[0]));
+		order[at] = i;
+		n++;
+	}
+	if (!n) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "every system of the appliance runs the weight-streaming job of slot %u (%u system%s), and a system runs the job or layer-pipelined programs, not both: load the job on fewer systems (WSE_LINK_PARAMS_JOB), or this program once the job is unloaded",
+				 c->job.slot, c->job.n, c->job.n == 1 ? "" : "s");
+		return;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int i = order[k];
+
 		if (!coord_system_ready(c, i, text, sizeof(text))) {
 			if (!first[0])
 				snprintf(first, sizeof(first), "%s", text);
@@ -323,8 +416,46 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
 		return;
 	}
-	coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "no system of the appliance answers: %s",
-			 first);
+	coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
+			 "no system of the appliance outside the weight-streaming job answers: %s", first);
+}
+
+/*
+ * How many systems a weight-streaming program in @slot gets: its slot's
+ * JOB, else slot 0's, else every free one (a system that holds no
+ * layer-pipelined program: all of them when none is loaded). 0 with a
+ * refusal sent when fewer are free than asked for (E_BUSY: the programs
+ * holding them may go). A pipelined program in the slot itself goes
+ * first, as a load replaces a slot's program (E_BUSY while it runs).
+ */
+static unsigned int job_systems(struct coord *c, struct coord_conn *conn,
+				const struct coord_request *r, uint32_t slot, struct coord_slot *s)
+{
+	unsigned int asked = s->job_systems ? s->job_systems : c->job_systems, free_n = 0;
+	char held[400];
+
+	if (s->kind == SLOT_SYSTEM) {
+		if (unload_on_system(c, slot) == WSE_LINK_E_BUSY) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+					 "program %u is running; load it again when its RUN ends", slot);
+			return 0;
+		}
+		forget_slot(c, slot);
+	}
+	for (unsigned int i = 0; i < c->nsys; i++)
+		free_n += !coord_programs_on(c, i, 0);
+	if (free_n && asked <= free_n)
+		return asked ? asked : free_n;
+	describe_held(c, held, sizeof(held));
+	if (!free_n)
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "no system of the appliance is free for the weight-streaming job (a system runs the job or layer-pipelined programs, not both): %s",
+				 held);
+	else
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "the job asks for %u systems; %u of the appliance's %u %s free (a system runs the job or layer-pipelined programs, not both): %s; ask for fewer (WSE_LINK_PARAMS_JOB) or load it once they are unloaded",
+				 asked, free_n, c->nsys, free_n == 1 ? "is" : "are", held);
+	return 0;
 }
 
 static void program_load(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
@@ -411,6 +542,8 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 					 "program %u is running; load it again when its RUN ends",
 					 in.program);
 			wsep_program_free(prog);
+		} else if (!(systems = job_systems(c, conn, r, in.program, s))) {
+			wsep_program_free(prog);
 		} else {
 			/* The job in the slot goes only when the new one is taken. */
 			status = coord_job_open(c, in.program, prog, systems, s->image, s->total, &info,
@@ -420,8 +553,6 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 				if (s->kind == SLOT_JOB && !c->job.active)
 					s->kind = SLOT_EMPTY;
 			} else {
-				if (s->kind == SLOT_SYSTEM)
-					unload_slot(c, in.program);
 				s->kind = SLOT_JOB;
 				wse_link_prog_info_encode(&raw, &info);
 				coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);

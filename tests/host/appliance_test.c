@@ -1656,6 +1656,89 @@ TEST_F_TIMEOUT(appl, params_go_by_slot, 120)
 	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
 }
 
+/* ------------------------------------------- systems of their own: the job, pipelined programs */
+
+/* The steps each system ran, from the appliance's state: 0 with @steps[i] set, or the status. */
+static uint32_t system_steps(FIXTURE_DATA(appl) *self, uint64_t steps[2], uint32_t *job_systems)
+{
+	struct wse_link_appliance_state st;
+	char text[256];
+	uint32_t status = appliance_state(self, &st, text, sizeof(text));
+
+	steps[0] = st.part[0].steps;
+	steps[1] = st.part[1].steps;
+	*job_systems = st.job_systems;
+	return status;
+}
+
+/*
+ * A system runs the weight-streaming job or layer-pipelined programs,
+ * never both: a job of every system leaves none for a pipelined program
+ * (E_BUSY); with a pipelined program loaded, a job of two systems is
+ * refused (E_BUSY, saying which slot holds which system), one of one
+ * system lands on the other system, and the default is every free one; a
+ * second pipelined program goes beside the first, outside the job.
+ */
+TEST_F_TIMEOUT(appl, the_job_and_pipelined_programs_take_systems_of_their_own, 120)
+{
+	static float loss[2 * BATCH];
+	uint64_t steps[2];
+	uint32_t job_systems;
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	/* The job by default on both: no system is left for a pipelined program. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(2U, job_systems);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load_piece(self, 2, self->pipe, self->pipe_len, 0,
+					      self->pipe_len, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "every system")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "slot 1")) TH_LOG("%s", text);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* A pipelined program first: it takes system 0. */
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "1 of the appliance's 2 is free")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "system 0 holds the layer-pipelined program of slot 2"))
+		TH_LOG("%s", text);
+	/* No JOB: every free system, that is one. */
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(1U, job_systems);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* A job of one system: on system 1, where it trains. */
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(1U, job_systems);
+	EXPECT_EQ(0U, steps[0]);
+	EXPECT_EQ(2U, steps[1]);
+	/* A second pipelined program: beside the first, outside the job. */
+	ASSERT_EQ(0, load_piece(self, 3, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	/* With the pipelined programs gone, the job may have both systems again. */
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 3")) TH_LOG("%s", text);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, 3, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(2U, job_systems);
+	/* A pipelined program loaded into the job's own slot replaces the job. */
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(0U, job_systems);
+}
+
 /*
  * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
  * after it continues nothing.
