@@ -5,7 +5,7 @@
  * every system's link and of MemoryX's, SwarmX's and the input workers'.
  *
  *   coord_main.c   options, the parts connected at start, hosts served one after another
- *   coord_conn.c   the user node's link: handshake, receive thread, a worker per queue
+ *   coord_conn.c   the user node's link: handshake, receive thread, a worker per queue and slot
  *   coord_parts.c  systems and services: connecting, reconnecting, their state
  *   coord_exec.c   each request of the user node; pipelined programs handed to a system
  *   coord_job.c    a weight-streaming job: its set up, input and output rings
@@ -169,7 +169,6 @@ struct coord {
 	 * two users loading on two queues must not open two jobs at once.
 	 */
 	pthread_mutex_t setup_lock;
-	uint8_t *proxy_buf[COORD_QUEUES];	/* replies of programs on a system */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	pthread_cond_t input_cond, update_cond, output_cond;
@@ -208,6 +207,12 @@ bool coord_cancelled(struct coord *c);
  * cancels the request it carries out, for the threads it starts to see.
  */
 const bool *coord_cancel_flag(void);
+/*
+ * The calling worker's buffer of WSE_LINK_PAYLOAD_LIMIT bytes for what it
+ * answers (a program's reply from its system, the parts' state), made on
+ * first use; NULL without memory, or on a thread that is no worker.
+ */
+uint8_t *coord_reply_buf(void);
 /* Lock held: the job failed or the link is going; every waiter looks. */
 void coord_wake_all(struct coord *c);
 

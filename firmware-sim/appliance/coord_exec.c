@@ -57,7 +57,7 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 {
 	struct coord_part *s = &c->sys[sys];
 	struct iovec iov = { (void *)r->payload, r->len }, out;
-	uint8_t *buf = c->proxy_buf[r->f.queue];
+	uint8_t *buf = coord_reply_buf();
 	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
 	bool cancel_sent = false;
@@ -589,7 +589,7 @@ static bool appliance_params(struct coord *c, struct coord_conn *conn,
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 					 "the appliance's state is read (PARAMS_READ) on slot 0");
 		} else {
-			uint8_t *buf = c->proxy_buf[r->f.queue];
+			uint8_t *buf = coord_reply_buf();
 			size_t len = coord_parts_state(c, buf, WSE_LINK_PAYLOAD_LIMIT);
 			struct iovec iov = { buf, len };
 
@@ -645,7 +645,7 @@ static void job_params(struct coord *c, struct coord_conn *conn, const struct co
 {
 	bool write = r->f.opcode == WSE_LINK_OP_PARAMS_WRITE;
 	struct iovec iov = { (void *)r->payload, r->len }, out;
-	uint8_t *buf = c->proxy_buf[r->f.queue];
+	uint8_t *buf = coord_reply_buf();
 	char text[512];
 	size_t len = 0;
 	bool busy;
@@ -803,12 +803,9 @@ static void device_stats(struct coord *c, struct coord_conn *conn, const struct 
 
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
 {
-	if (!c->proxy_buf[r->f.queue]) {
-		c->proxy_buf[r->f.queue] = malloc(WSE_LINK_PAYLOAD_LIMIT);
-		if (!c->proxy_buf[r->f.queue]) {
-			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
-			return;
-		}
+	if (!coord_reply_buf()) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
+		return;
 	}
 	switch (r->f.opcode) {
 	case WSE_LINK_OP_PROGRAM_LOAD:
