@@ -53,6 +53,13 @@
 #define Q_IN		1
 #define Q_OUT		2
 #define Q_CTL		3
+/*
+ * The coordinator's own queue on a system that has more than the user
+ * node's COORD_QUEUES (wse-appliance starts its systems with --queues 5):
+ * loads, unloads and counters there wait behind no request a user's
+ * program sent on the queues it chose. Q_CTL on a system of 4 queues.
+ */
+#define Q_OWN		COORD_QUEUES
 
 struct coord_opts {
 	const char *listen;
@@ -81,6 +88,12 @@ struct coord_part {
 	uint64_t steps, samples;	/* from its RUN results */
 	uint64_t base_frames_tx, base_frames_rx, base_bytes_tx, base_bytes_rx;	/* earlier links */
 };
+
+/* System @s's queue for the coordinator's own requests (Q_OWN, or Q_CTL if it has no such queue). */
+static inline uint16_t coord_own_queue(const struct coord_part *s)
+{
+	return s->dev.num_queues > Q_OWN ? Q_OWN : Q_CTL;
+}
 
 /* A byte ring: input rings lie in the coordinator's input region. */
 struct coord_ring {

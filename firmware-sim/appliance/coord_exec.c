@@ -158,7 +158,7 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 		int ret;
 
 		wse_link_prog_load_encode(&raw, &in);
-		ret = hostlink_submit(&s->link, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, iov, 2, reply,
+		ret = hostlink_submit(&s->link, WSE_LINK_OP_PROGRAM_LOAD, coord_own_queue(s), iov, 2, reply,
 				      sizeof(reply), &tag);
 		if (!ret)
 			ret = hostlink_wait(&s->link, tag, COORD_PART_MS, status, &n, text, textlen);
@@ -191,7 +191,8 @@ static uint32_t unload_on_system(struct coord *c, uint32_t slot)
 	if (!p->opened || !hostlink_up(&p->link, NULL, 0))
 		return WSE_LINK_OK;
 	wse_link_prog_ref_encode(&ref, slot);
-	if (hostlink_submit(&p->link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1, NULL, 0, &tag))
+	if (hostlink_submit(&p->link, WSE_LINK_OP_PROGRAM_UNLOAD, coord_own_queue(p), &iov, 1, NULL,
+			    0, &tag))
 		return WSE_LINK_OK;
 	if (hostlink_wait(&p->link, tag, COORD_PART_MS, &status, &n, text, sizeof(text))) {
 		hostlink_forget(&p->link, tag);
@@ -784,8 +785,8 @@ static void device_stats(struct coord *c, struct coord_conn *conn, const struct 
 		size_t n = 0;
 
 		if (!c->sys[i].opened || !hostlink_up(&c->sys[i].link, NULL, 0) ||
-		    hostlink_call(&c->sys[i].link, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, &raw,
-				  sizeof(raw), &n, COORD_PART_MS, text, sizeof(text)) ||
+		    hostlink_call(&c->sys[i].link, WSE_LINK_OP_DEVICE_STATS, coord_own_queue(&c->sys[i]),
+				  NULL, 0, &raw, sizeof(raw), &n, COORD_PART_MS, text, sizeof(text)) ||
 		    wse_link_dev_stats_decode(&raw, n, &one, &err))
 			continue;
 		sum.cycles += one.cycles;

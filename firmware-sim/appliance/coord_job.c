@@ -331,8 +331,8 @@ void coord_job_close(struct coord *c)
 		if (!s->opened || !hostlink_up(&s->link, NULL, 0))
 			continue;
 		wse_link_prog_ref_encode(&ref, j->slot);
-		hostlink_call(&s->link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1, NULL, 0, NULL,
-			      COORD_PART_MS, text, sizeof(text));
+		hostlink_call(&s->link, WSE_LINK_OP_PROGRAM_UNLOAD, coord_own_queue(s), &iov, 1, NULL,
+			      0, NULL, COORD_PART_MS, text, sizeof(text));
 	}
 	wse_link_region_destroy(&j->mx_region);
 	wse_link_region_destroy(&j->sx_region);
