@@ -1739,6 +1739,80 @@ TEST_F_TIMEOUT(appl, the_job_and_pipelined_programs_take_systems_of_their_own, 1
 	EXPECT_EQ(0U, job_systems);
 }
 
+/* A RUN of one step of the program in @slot on queue @q, which waits for its batch: its tag, or 0. */
+static uint32_t run_waiting(FIXTURE_DATA(appl) *self, uint32_t slot, uint16_t q)
+{
+	struct wse_link_run_info in = { .program = slot, .kind = WSE_LINK_RUN_TRAIN, .steps = 1,
+					.batch = BATCH };
+	struct wse_link_run raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	struct wse_link_err err;
+	uint32_t tag, st;
+	size_t rest;
+
+	wse_link_run_encode(&raw, &in);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, q, &iov, 1, &tag, &err))
+		return 0;
+	if (wse_link_client_wait(&self->cl, tag, 300, &st, &rest, &err) != -ETIMEDOUT)
+		return 0;
+	return tag;
+}
+
+/*
+ * Another user's pipelined program, on the system outside the job, starts
+ * a RUN and never feeds it, on queue 0 (where the job's RUNs go) and then
+ * on queue 3 (where the coordinator sends the job's weights, and this
+ * test its params): the job's steps go on meanwhile, with the bits of
+ * steps never disturbed; the appliance's state and counters answer, and
+ * another pipelined program loads beside it and unloads (the coordinator
+ * asks the systems for those on a queue of its own). Cancelled, each RUN
+ * ends there.
+ */
+TEST_F_TIMEOUT(appl, a_pipelined_run_never_fed_does_not_stop_the_job, 120)
+{
+	static float ref[2 * BATCH], loss[2 * BATCH];
+	static struct snapshot ref_sn, sn;
+	static const uint16_t queues[2] = { Q_RUN, Q_CTL };
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 7, 0, 2, true, ref, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ref_sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	/* Loaded again, the job starts afresh: the same two steps beside the unfed RUNs. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	for (int i = 0; i < 2; i++) {
+		struct wse_link_appliance_state st;
+		struct wse_link_dev_stats stats;
+		int64_t t0;
+		uint32_t tag;
+
+		TH_LOG("the pipelined program's RUN on queue %u", queues[i]);
+		tag = run_waiting(self, 2, queues[i]);
+		ASSERT_NE(0U, tag);
+		ASSERT_EQ(0, train(self, 7, (uint32_t)i, 1, true, loss + i * BATCH, text,
+				   sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, memcmp(ref + i * BATCH, loss + i * BATCH, BATCH * 4)) TH_LOG("step %d", i);
+		t0 = wse_link_now_ms();
+		ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_RUN, NULL, 0, NULL, 0, &stats,
+				  NULL, text, sizeof(text))) TH_LOG("%s", text);
+		/* Another program beside it: loaded and unloaded on the coordinator's own queue. */
+		EXPECT_EQ(0, load_piece(self, 4, self->pipe, self->pipe_len, 0, self->pipe_len, true,
+					text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, unload_slot(self, 4, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_GT(5000, wse_link_now_ms() - t0);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "0 of 1 steps")) TH_LOG("not the system's answer: %s",
+								     text);
+	}
+	ASSERT_EQ(0, snap(self, &sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(&ref_sn, &sn, sizeof(sn)));
+}
+
 /*
  * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
  * after it continues nothing.
