@@ -47,6 +47,11 @@
 /* Input and output rings hold this many batches. */
 #define COORD_RING_BATCHES	4
 #define COORD_PART_MS		60000	/* a part's answer to one request */
+/*
+ * Requests of pipelined programs forwarded to one system at once, at
+ * most: the rest of its link's HOSTLINK_PENDING are the coordinator's own.
+ */
+#define COORD_FORWARDS		(HOSTLINK_PENDING - 16)
 
 /* Queues of a system's link, and of the coordinator's to the user node. */
 #define Q_RUN		0
@@ -86,6 +91,7 @@ struct coord_part {
 	struct wse_link_device_info dev;	/* from its last HELLO */
 	bool maps_regions;		/* on this machine: data go through regions */
 	uint64_t steps, samples;	/* from its RUN results */
+	unsigned int forwarding;	/* programs' requests waiting on it (under coord->lock) */
 	uint64_t base_frames_tx, base_frames_rx, base_bytes_tx, base_bytes_rx;	/* earlier links */
 };
 

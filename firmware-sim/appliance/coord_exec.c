@@ -52,8 +52,8 @@ static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
  * on the system's link, and relays the system's answer (E_CANCELED, or
  * the usual one if the system was past its waits).
  */
-static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
-		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
+static void forward_one(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+			unsigned int sys, size_t reply_cap, struct feed_run *fed)
 {
 	struct coord_part *s = &c->sys[sys];
 	struct iovec iov = { (void *)r->payload, r->len }, out;
@@ -135,6 +135,41 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	}
 	out = (struct iovec){ buf, len };
 	coord_reply(conn, &r->f, WSE_LINK_OK, &out, 1);
+}
+
+/*
+ * forward_one(), once fewer than COORD_FORWARDS of the programs' requests
+ * wait on the system: each lane forwards one at a time, but the lanes of
+ * many programs on one system could take every place its link has for
+ * requests in flight (HOSTLINK_PENDING), and the coordinator's own (a
+ * load, an unload, the feed's writes) would wait for one without end.
+ */
+static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
+{
+	struct coord_part *s = &c->sys[sys];
+	char text[HOSTLINK_TEXT + 512];
+	bool cancelled;
+
+	pthread_mutex_lock(&c->lock);
+	while (s->forwarding >= COORD_FORWARDS && coord_wait(c, 500))
+		;
+	if (s->forwarding >= COORD_FORWARDS) {
+		cancelled = coord_cancelled(c);
+		pthread_mutex_unlock(&c->lock);
+		coord_feed_end(fed, text, sizeof(text));
+		if (cancelled)
+			coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+					 "cancelled by the host before it went to %s", s->name);
+		return;
+	}
+	s->forwarding++;
+	pthread_mutex_unlock(&c->lock);
+	forward_one(c, conn, r, sys, reply_cap, fed);
+	pthread_mutex_lock(&c->lock);
+	s->forwarding--;
+	pthread_cond_broadcast(&c->changed);
+	pthread_mutex_unlock(&c->lock);
 }
 
 int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uint8_t *img,
