@@ -1814,6 +1814,79 @@ TEST_F_TIMEOUT(appl, a_pipelined_run_never_fed_does_not_stop_the_job, 120)
 }
 
 /*
+ * Many pipelined programs on one system, each with a read waiting on every
+ * queue (68 requests, more than a link to a system has places for): the
+ * coordinator forwards 48 and holds the rest, so that its own requests
+ * find a place: another program loads, and the counters answer. Each
+ * read, cancelled, is answered once (E_CANCELED, by the system or, for
+ * one still held, by the coordinator), and the programs train.
+ */
+TEST_F_TIMEOUT(appl, waiting_programs_leave_the_coordinator_room_on_their_system, 120)
+{
+	enum { PROGS = 17, N = PROGS * 4, BASE = 20000, LOAD = BASE + 2 * N, STATS = LOAD + 1,
+	       TAGS = 2 * N + 2 };
+	static struct noted seen[TAGS];
+	static float loss[BATCH];
+	char text[512] = "";
+	int64_t t0;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	for (uint32_t slot = 1; slot <= PROGS; slot++) {
+		ASSERT_EQ(0, load_piece(self, slot, self->pipe, self->pipe_len, 0, self->pipe_len,
+					true, text, sizeof(text))) TH_LOG("slot %u: %s", slot, text);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		struct wse_link_stream_info in = { 1 + i / 4, S_LOSSES, BATCH * 4 };
+		struct wse_link_stream raw;
+
+		wse_link_stream_encode(&raw, &in);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_STREAM_READ, (uint16_t)(i % 4), BASE + i,
+				       &raw, sizeof(raw)));
+	}
+	/* Time for every lane to have forwarded its read, or to wait for a place. */
+	usleep(500000);
+	t0 = wse_link_now_ms();
+	{
+		struct wse_link_prog_load_info in = { .program = PROGS + 1, .total = self->pipe_len,
+						      .flags = WSE_LINK_PROG_LAST };
+		struct wse_link_program_load hdr;
+		uint8_t *frame = malloc(sizeof(hdr) + self->pipe_len);
+
+		ASSERT_NE(NULL, frame);
+		wse_link_prog_load_encode(&hdr, &in);
+		memcpy(frame, &hdr, sizeof(hdr));
+		memcpy(frame + sizeof(hdr), self->pipe, self->pipe_len);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, LOAD, frame,
+				       sizeof(hdr) + self->pipe_len));
+		free(frame);
+	}
+	ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_DEVICE_STATS, Q_RUN, STATS, NULL, 0));
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, LOAD, 10000))
+		TH_LOG("the load beside %d waiting reads got no answer", N);
+	EXPECT_EQ(WSE_LINK_OK, seen[LOAD - BASE].status) TH_LOG("%s", seen[LOAD - BASE].text);
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, STATS, 10000));
+	EXPECT_EQ(WSE_LINK_OK, seen[STATS - BASE].status) TH_LOG("%s", seen[STATS - BASE].text);
+	EXPECT_GT(10000, wse_link_now_ms() - t0);
+	for (uint32_t i = 0; i < N; i++) {
+		struct wse_link_cancel c;
+
+		EXPECT_EQ(0U, seen[i].count) TH_LOG("read %u answered before its CANCEL", i);
+		wse_link_cancel_encode(&c, BASE + i);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_CANCEL, 0, BASE + N + i, &c, sizeof(c)));
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + N + i, IO_MS));
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + i, IO_MS)) TH_LOG("read %u", i);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+	}
+	EXPECT_EQ(-1, raw_until(self, seen, BASE, TAGS, 0, 300));
+	for (uint32_t i = 0; i < N; i++) {
+		EXPECT_EQ(1U, seen[i].count) TH_LOG("tag %u", BASE + i);
+	}
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
+/*
  * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
  * after it continues nothing.
  */
