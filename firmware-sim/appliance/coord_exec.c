@@ -485,7 +485,7 @@ static unsigned int job_systems(struct coord *c, struct coord_conn *conn,
 	describe_held(c, held, sizeof(held));
 	if (!free_n)
 		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
-				 "no system of the appliance is free for the weight-streaming job (a system runs the job or layer-pipelined programs, not both): %s",
+				 "no system of the appliance is free for the weight-streaming job (a system runs the job or layer-pipelined programs, not both): %s; load it once they are unloaded",
 				 held);
 	else
 		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
