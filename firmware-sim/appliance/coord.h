@@ -5,7 +5,7 @@
  * every system's link and of MemoryX's, SwarmX's and the input workers'.
  *
  *   coord_main.c   options, the parts connected at start, hosts served one after another
- *   coord_conn.c   the user node's link: handshake, receive thread, a worker per queue
+ *   coord_conn.c   the user node's link: handshake, receive thread, a worker per queue and slot
  *   coord_parts.c  systems and services: connecting, reconnecting, their state
  *   coord_exec.c   each request of the user node; pipelined programs handed to a system
  *   coord_job.c    a weight-streaming job: its set up, input and output rings
@@ -47,12 +47,24 @@
 /* Input and output rings hold this many batches. */
 #define COORD_RING_BATCHES	4
 #define COORD_PART_MS		60000	/* a part's answer to one request */
+/*
+ * Requests of pipelined programs forwarded to one system at once, at
+ * most: the rest of its link's HOSTLINK_PENDING are the coordinator's own.
+ */
+#define COORD_FORWARDS		(HOSTLINK_PENDING - 16)
 
 /* Queues of a system's link, and of the coordinator's to the user node. */
 #define Q_RUN		0
 #define Q_IN		1
 #define Q_OUT		2
 #define Q_CTL		3
+/*
+ * The coordinator's own queue on a system that has more than the user
+ * node's COORD_QUEUES (wse-appliance starts its systems with --queues 5):
+ * loads, unloads and counters there wait behind no request a user's
+ * program sent on the queues it chose. Q_CTL on a system of 4 queues.
+ */
+#define Q_OWN		COORD_QUEUES
 
 struct coord_opts {
 	const char *listen;
@@ -79,8 +91,15 @@ struct coord_part {
 	struct wse_link_device_info dev;	/* from its last HELLO */
 	bool maps_regions;		/* on this machine: data go through regions */
 	uint64_t steps, samples;	/* from its RUN results */
+	unsigned int forwarding;	/* programs' requests waiting on it (under coord->lock) */
 	uint64_t base_frames_tx, base_frames_rx, base_bytes_tx, base_bytes_rx;	/* earlier links */
 };
+
+/* System @s's queue for the coordinator's own requests (Q_OWN, or Q_CTL if it has no such queue). */
+static inline uint16_t coord_own_queue(const struct coord_part *s)
+{
+	return s->dev.num_queues > Q_OWN ? Q_OWN : Q_CTL;
+}
 
 /* A byte ring: input rings lie in the coordinator's input region. */
 struct coord_ring {
@@ -169,7 +188,6 @@ struct coord {
 	 * two users loading on two queues must not open two jobs at once.
 	 */
 	pthread_mutex_t setup_lock;
-	uint8_t *proxy_buf[COORD_QUEUES];	/* replies of programs on a system */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	pthread_cond_t input_cond, update_cond, output_cond;
@@ -208,6 +226,12 @@ bool coord_cancelled(struct coord *c);
  * cancels the request it carries out, for the threads it starts to see.
  */
 const bool *coord_cancel_flag(void);
+/*
+ * The calling worker's buffer of WSE_LINK_PAYLOAD_LIMIT bytes for what it
+ * answers (a program's reply from its system, the parts' state), made on
+ * first use; NULL without memory, or on a thread that is no worker.
+ */
+uint8_t *coord_reply_buf(void);
 /* Lock held: the job failed or the link is going; every waiter looks. */
 void coord_wake_all(struct coord *c);
 
@@ -250,6 +274,13 @@ void coord_parts_restart(struct coord *c);
 /* WSE_LINK_PARAMS_APPLIANCE's reply for the user node. */
 size_t coord_parts_state(struct coord *c, void *buf, size_t cap);
 
+/*
+ * coord_exec.c, setup_lock held: is system @i one of the weight-streaming
+ * job's? How many layer-pipelined programs (of slots other than @except)
+ * does it hold? A system runs the job or pipelined programs, never both.
+ */
+bool coord_in_job(struct coord *c, unsigned int i);
+unsigned int coord_programs_on(struct coord *c, unsigned int i, uint32_t except);
 /* coord_exec.c: an image loaded into system @sys's @slot; *@status its answer, @info on OK. */
 int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uint8_t *img,
 		     uint64_t len, struct wse_link_prog_info *info, uint32_t *status, char *text,
@@ -259,7 +290,7 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 /* Maps region @info as @id on the part behind @h: its status, or E_INTERNAL if it went. */
 uint32_t coord_map_on(struct hostlink *h, const struct wse_link_region_map_info *info, uint32_t id,
 		      char *text, size_t len);
-/* The job of @prog in @slot, on @systems of the appliance's (0: all). */
+/* The job of @prog in @slot, on @systems of the appliance's free ones (coord_programs_on()). */
 int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, unsigned int systems,
 		   const void *image, size_t len, struct wse_link_prog_info *info, char *text,
 		   size_t textlen);

@@ -3,9 +3,13 @@
  * The user node's link to the coordinator: the device side of the link
  * protocol (Documentation/link-protocol.rst). The calling thread receives
  * every frame and checks it (libwselink), answers the link-level ones and
- * hands each execution request, copied, to its queue's worker, which
- * carries the queue's requests out in order and may wait (a RUN, a read
- * of losses not yet there) without holding up the other queues. As
+ * hands each execution request, copied, to a worker of its queue and of
+ * the program (slot) it names, its lane: a lane carries its requests out
+ * in order and may wait (a RUN, a read of losses not yet there) without
+ * holding up the other queues, nor the other programs' requests on its
+ * own queue, which are another user's as often as not (slot 0's and
+ * those naming no slot form lane 0). A lane's worker is started when a
+ * request comes and ends when none came for a while. As
  * wsefwd, it never stops reading for queued work: a request past
  * WSE_LINK_QUEUED_REQS queued or executing, or whose payload takes theirs
  * past WSE_LINK_QUEUED_BYTES, is refused (E_BUSY) as it arrives; CANCEL
@@ -31,6 +35,8 @@
 #define FRAME_MS	10000	/* the rest of a frame once it began */
 #define SEND_MS		30000
 #define POLL_MS		500
+#define LANES		COORD_SLOTS	/* a lane per slot of a queue */
+#define LANE_IDLE_MS	5000	/* a lane's worker ends when no request came for so long */
 
 struct coord_req {
 	struct coord_req *next;
@@ -38,12 +44,16 @@ struct coord_req {
 	uint8_t data[];
 };
 
+/* A lane: the requests of one queue naming one slot, and their worker. */
 struct coord_queue {
 	struct coord_conn *conn;
+	uint16_t queue;
 	struct coord_req *head, *tail;
 	pthread_t thread;
-	bool started;
+	bool started;		/* a thread was started: it is joined */
+	bool serving;		/* and has not ended */
 	pthread_cond_t cond;	/* a request came, or the link is going */
+	uint8_t *reply_buf;	/* the worker's: replies of programs on a system */
 	/* The request the worker carries out, and whether the host cancelled it. */
 	bool executing;
 	bool cancel;
@@ -61,7 +71,7 @@ struct coord_conn {
 	pthread_mutex_t tx_lock;
 	bool send_failed;
 	/* Under c->lock: */
-	struct coord_queue q[COORD_QUEUES];
+	struct coord_queue q[COORD_QUEUES][LANES];
 	uint32_t pending_reqs;
 	uint64_t pending_bytes;
 };
@@ -80,6 +90,13 @@ const bool *coord_cancel_flag(void)
 	return self_queue ? &self_queue->cancel : &never;
 }
 
+uint8_t *coord_reply_buf(void)
+{
+	if (self_queue && !self_queue->reply_buf)
+		self_queue->reply_buf = malloc(WSE_LINK_PAYLOAD_LIMIT);
+	return self_queue ? self_queue->reply_buf : NULL;
+}
+
 bool coord_wait(struct coord *c, int ms)
 {
 	return coord_wait_on(c, &c->changed, ms);
@@ -93,7 +110,9 @@ void coord_wake_all(struct coord *c)
 	pthread_cond_broadcast(&c->output_cond);
 	if (c->conn)
 		for (int i = 0; i < COORD_QUEUES; i++)
-			pthread_cond_broadcast(&c->conn->q[i].cond);
+			for (int l = 0; l < LANES; l++)
+				if (c->conn->q[i][l].serving)
+					pthread_cond_broadcast(&c->conn->q[i][l].cond);
 }
 
 bool coord_wait_on(struct coord *c, pthread_cond_t *cond, int ms)
@@ -133,7 +152,7 @@ static void send_frame(struct coord_conn *conn, const struct wse_link_frame *req
 		iov[n++] = data[i];
 	/* The answer to the calling worker's request: it no longer counts against the read-ahead. */
 	if (self_queue && self_queue->conn == conn && self_queue->counted &&
-	    self_queue->tag == req->tag && self_queue == &conn->q[req->queue % COORD_QUEUES]) {
+	    self_queue->tag == req->tag && self_queue->queue == req->queue) {
 		pthread_mutex_lock(&conn->c->lock);
 		uncount(conn, self_queue);
 		pthread_mutex_unlock(&conn->c->lock);
@@ -190,11 +209,13 @@ static void *worker_main(void *arg)
 	self_queue = q;
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
+		struct timespec until = hostlink_deadline(LANE_IDLE_MS);
 		struct coord_req *r;
 
-		while (!q->head && !c->stopping)
-			pthread_cond_wait(&q->cond, &c->lock);
-		if (c->stopping)
+		while (!q->head && !c->stopping &&
+		       pthread_cond_timedwait(&q->cond, &c->lock, &until) != ETIMEDOUT)
+			;
+		if (c->stopping || !q->head)
 			break;
 		r = q->head;
 		q->head = r->next;
@@ -214,15 +235,42 @@ static void *worker_main(void *arg)
 		uncount(conn, q);	/* unanswered: the link is going */
 		free(r);
 	}
+	/* Idle, or the link is going: the next request starts a worker again. */
+	q->serving = false;
 	pthread_mutex_unlock(&c->lock);
+	free(q->reply_buf);
+	q->reply_buf = NULL;
 	return NULL;
 }
 
-/* Queues a copy of request @f for its queue's worker (started on first use). */
+/* The program (slot) a request names, its lane: 0 for slot 0 and for requests naming none. */
+static unsigned int lane_of(const struct wse_link_frame *f, const uint8_t *payload)
+{
+	uint32_t slot;
+
+	switch (f->opcode) {
+	case WSE_LINK_OP_PROGRAM_LOAD:
+	case WSE_LINK_OP_PROGRAM_UNLOAD:
+	case WSE_LINK_OP_STREAM_WRITE:
+	case WSE_LINK_OP_STREAM_READ:
+	case WSE_LINK_OP_RUN:
+	case WSE_LINK_OP_PARAMS_READ:
+	case WSE_LINK_OP_PARAMS_WRITE:
+		/* Each of their payloads starts with the slot (le32). */
+		if (f->length < 4)
+			return 0;
+		slot = (uint32_t)payload[0] | (uint32_t)payload[1] << 8 |
+		       (uint32_t)payload[2] << 16 | (uint32_t)payload[3] << 24;
+		return slot < LANES ? slot : 0;
+	}
+	return 0;
+}
+
+/* Queues a copy of request @f for its lane's worker (started if it is not serving). */
 static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const uint8_t *payload)
 {
 	struct coord *c = conn->c;
-	struct coord_queue *q = &conn->q[f->queue];
+	struct coord_queue *q = &conn->q[f->queue][lane_of(f, payload)];
 	struct coord_req *r;
 
 	/* Read-ahead bounded: refused, not waited for (the receive thread reads on). */
@@ -242,13 +290,17 @@ static int submit(struct coord_conn *conn, const struct wse_link_frame *f, const
 	r->r.payload = r->data;
 	r->r.len = f->length;
 	pthread_mutex_lock(&c->lock);
-	if (!q->started) {
+	if (!q->serving) {
+		/* One that ended idle takes c->lock no more: joined at once. */
+		if (q->started)
+			pthread_join(q->thread, NULL);
+		q->started = false;
 		if (pthread_create(&q->thread, NULL, worker_main, q)) {
 			pthread_mutex_unlock(&c->lock);
 			free(r);
 			return -EAGAIN;
 		}
-		q->started = true;
+		q->started = q->serving = true;
 	}
 	if (q->tail)
 		q->tail->next = r;
@@ -274,8 +326,8 @@ static void cancel(struct coord_conn *conn, const struct wse_link_frame *f, uint
 	struct coord_req *dropped = NULL, **end = &dropped, *next;
 
 	pthread_mutex_lock(&c->lock);
-	for (int i = 0; i < COORD_QUEUES; i++) {
-		struct coord_queue *q = &conn->q[i];
+	for (int i = 0; i < COORD_QUEUES * LANES; i++) {
+		struct coord_queue *q = &conn->q[i / LANES][i % LANES];
 		struct coord_req *prev = NULL, *r = q->head;
 
 		for (; r; r = next) {
@@ -483,8 +535,11 @@ void coord_conn_serve(struct coord *c, int fd)
 	conn->fd = fd;
 	pthread_mutex_init(&conn->tx_lock, NULL);
 	for (int i = 0; i < COORD_QUEUES; i++) {
-		conn->q[i].conn = conn;
-		pthread_cond_init(&conn->q[i].cond, NULL);
+		for (int l = 0; l < LANES; l++) {
+			conn->q[i][l].conn = conn;
+			conn->q[i][l].queue = (uint16_t)i;
+			pthread_cond_init(&conn->q[i][l].cond, NULL);
+		}
 	}
 	wse_link_tune_socket(fd);
 	wse_link_peer_name(fd, conn->peer, sizeof(conn->peer));
@@ -498,8 +553,8 @@ void coord_conn_serve(struct coord *c, int fd)
 	coord_wake_all(c);
 	pthread_mutex_unlock(&c->lock);
 	shutdown(fd, SHUT_RDWR);
-	for (int i = 0; i < COORD_QUEUES; i++) {
-		struct coord_queue *q = &conn->q[i];
+	for (int i = 0; i < COORD_QUEUES * LANES; i++) {
+		struct coord_queue *q = &conn->q[i / LANES][i % LANES];
 
 		if (q->started)
 			pthread_join(q->thread, NULL);

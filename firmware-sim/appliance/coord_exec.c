@@ -52,12 +52,12 @@ static struct coord_slot *loaded(struct coord *c, struct coord_conn *conn,
  * on the system's link, and relays the system's answer (E_CANCELED, or
  * the usual one if the system was past its waits).
  */
-static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
-		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
+static void forward_one(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+			unsigned int sys, size_t reply_cap, struct feed_run *fed)
 {
 	struct coord_part *s = &c->sys[sys];
 	struct iovec iov = { (void *)r->payload, r->len }, out;
-	uint8_t *buf = c->proxy_buf[r->f.queue];
+	uint8_t *buf = coord_reply_buf();
 	char text[512], fed_text[HOSTLINK_TEXT + 512];
 	uint32_t tag, status;
 	bool cancel_sent = false;
@@ -137,6 +137,41 @@ static void forward(struct coord *c, struct coord_conn *conn, const struct coord
 	coord_reply(conn, &r->f, WSE_LINK_OK, &out, 1);
 }
 
+/*
+ * forward_one(), once fewer than COORD_FORWARDS of the programs' requests
+ * wait on the system: each lane forwards one at a time, but the lanes of
+ * many programs on one system could take every place its link has for
+ * requests in flight (HOSTLINK_PENDING), and the coordinator's own (a
+ * load, an unload, the feed's writes) would wait for one without end.
+ */
+static void forward(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
+		    unsigned int sys, size_t reply_cap, struct feed_run *fed)
+{
+	struct coord_part *s = &c->sys[sys];
+	char text[HOSTLINK_TEXT + 512];
+	bool cancelled;
+
+	pthread_mutex_lock(&c->lock);
+	while (s->forwarding >= COORD_FORWARDS && coord_wait(c, 500))
+		;
+	if (s->forwarding >= COORD_FORWARDS) {
+		cancelled = coord_cancelled(c);
+		pthread_mutex_unlock(&c->lock);
+		coord_feed_end(fed, text, sizeof(text));
+		if (cancelled)
+			coord_reply_text(conn, &r->f, WSE_LINK_E_CANCELED,
+					 "cancelled by the host before it went to %s", s->name);
+		return;
+	}
+	s->forwarding++;
+	pthread_mutex_unlock(&c->lock);
+	forward_one(c, conn, r, sys, reply_cap, fed);
+	pthread_mutex_lock(&c->lock);
+	s->forwarding--;
+	pthread_cond_broadcast(&c->changed);
+	pthread_mutex_unlock(&c->lock);
+}
+
 int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uint8_t *img,
 		     uint64_t len, struct wse_link_prog_info *info, uint32_t *status, char *text,
 		     size_t textlen)
@@ -158,7 +193,7 @@ int coord_load_image(struct coord *c, unsigned int sys, uint32_t slot, const uin
 		int ret;
 
 		wse_link_prog_load_encode(&raw, &in);
-		ret = hostlink_submit(&s->link, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, iov, 2, reply,
+		ret = hostlink_submit(&s->link, WSE_LINK_OP_PROGRAM_LOAD, coord_own_queue(s), iov, 2, reply,
 				      sizeof(reply), &tag);
 		if (!ret)
 			ret = hostlink_wait(&s->link, tag, COORD_PART_MS, status, &n, text, textlen);
@@ -191,7 +226,8 @@ static uint32_t unload_on_system(struct coord *c, uint32_t slot)
 	if (!p->opened || !hostlink_up(&p->link, NULL, 0))
 		return WSE_LINK_OK;
 	wse_link_prog_ref_encode(&ref, slot);
-	if (hostlink_submit(&p->link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1, NULL, 0, &tag))
+	if (hostlink_submit(&p->link, WSE_LINK_OP_PROGRAM_UNLOAD, coord_own_queue(p), &iov, 1, NULL,
+			    0, &tag))
 		return WSE_LINK_OK;
 	if (hostlink_wait(&p->link, tag, COORD_PART_MS, &status, &n, text, sizeof(text))) {
 		hostlink_forget(&p->link, tag);
@@ -279,7 +315,64 @@ static void program_unload(struct coord *c, struct coord_conn *conn, const struc
 	coord_reply(conn, &r->f, WSE_LINK_OK, NULL, 0);
 }
 
-/* A layer-pipelined program: on the first system that answers. */
+/*
+ * Systems are the job's or the pipelined programs', never both at once
+ * (setup_lock held): a system's queues then carry either the job's
+ * requests or the pipelined programs' (which their users send on the
+ * queues they choose, and which may wait there for ever), so that no user
+ * holds up another's job by a RUN it never feeds.
+ */
+bool coord_in_job(struct coord *c, unsigned int i)
+{
+	for (unsigned int m = 0; c->job.active && m < c->job.n; m++)
+		if (c->job.sys[m] == i)
+			return true;
+	return false;
+}
+
+unsigned int coord_programs_on(struct coord *c, unsigned int i, uint32_t except)
+{
+	unsigned int n = 0;
+
+	for (uint32_t slot = 1; slot < COORD_SLOTS; slot++)
+		n += slot != except && c->slots[slot].kind == SLOT_SYSTEM &&
+		     c->slots[slot].system == i;
+	return n;
+}
+
+/*
+ * The systems that are not free and the slots holding them: "system 0
+ * holds the layer-pipelined programs of slots 7 and 9; ...".
+ */
+static void describe_held(struct coord *c, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; i < c->nsys && at < len; i++) {
+		unsigned int n = coord_programs_on(c, i, 0), k = 0;
+
+		if (!n)
+			continue;
+		at += snprintf(buf + at, len - at, "%ssystem %u holds the layer-pipelined program%s of slot%s",
+			       at ? "; " : "", i, n == 1 ? "" : "s", n == 1 ? "" : "s");
+		for (uint32_t slot = 1; slot < COORD_SLOTS && at < len; slot++) {
+			if (c->slots[slot].kind != SLOT_SYSTEM || c->slots[slot].system != i)
+				continue;
+			k++;
+			at += snprintf(buf + at, len - at, "%s%u", k == 1 ? " " : k == n ? " and " : ", ",
+				       slot);
+		}
+	}
+}
+
+/*
+ * A layer-pipelined program: on a system outside the weight-streaming job,
+ * where it was if it is loaded again, else on the one that holds fewest
+ * programs (the lowest of those). A job in the slot itself goes first (as
+ * a load replaces a slot's program); if every system is the job's, the
+ * load is refused (E_BUSY).
+ */
 static void load_pipelined(struct coord *c, struct coord_conn *conn, const struct coord_request *r,
 			   uint32_t slot, struct coord_slot *s, const struct wsep_program *prog,
 			   unsigned int systems)
@@ -288,7 +381,9 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 	struct wse_link_program_info raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	char text[512] = "", first[512] = "";
+	unsigned int order[COORD_SYSTEMS_MAX], key[COORD_SYSTEMS_MAX], n = 0;
 	uint32_t status = 0;
+	bool running;
 
 	if (systems > 1) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
@@ -296,7 +391,41 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 				 systems);
 		return;
 	}
+	if (s->kind == SLOT_JOB) {
+		pthread_mutex_lock(&c->lock);
+		running = c->job.run != NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (running) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+					 "program %u is running; load it again when its RUN ends", slot);
+			return;
+		}
+		/* Its systems are let go of: the new program may take one. */
+		forget_slot(c, slot);
+	}
+	/* By key: the slot's own system first, then by programs held, then by index. */
 	for (unsigned int i = 0; i < c->nsys; i++) {
+		unsigned int at = n;
+
+		if (coord_in_job(c, i))
+			continue;
+		key[i] = (s->kind == SLOT_SYSTEM && s->system == i ? 0 : COORD_SLOTS) +
+			 coord_programs_on(c, i, slot);
+		while (at > 0 && key[order[at - 1]] > key[i])
+			at--;
+		memmove(order + at + 1, order + at, (n - at) * sizeof(order[0]));
+		order[at] = i;
+		n++;
+	}
+	if (!n) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "every system of the appliance runs the weight-streaming job of slot %u (%u system%s), and a system runs the job or layer-pipelined programs, not both: load the job on fewer systems (WSE_LINK_PARAMS_JOB), or this program once the job is unloaded",
+				 c->job.slot, c->job.n, c->job.n == 1 ? "" : "s");
+		return;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int i = order[k];
+
 		if (!coord_system_ready(c, i, text, sizeof(text))) {
 			if (!first[0])
 				snprintf(first, sizeof(first), "%s", text);
@@ -323,8 +452,46 @@ static void load_pipelined(struct coord *c, struct coord_conn *conn, const struc
 		coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
 		return;
 	}
-	coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "no system of the appliance answers: %s",
-			 first);
+	coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL,
+			 "no system of the appliance outside the weight-streaming job answers: %s", first);
+}
+
+/*
+ * How many systems a weight-streaming program in @slot gets: its slot's
+ * JOB, else slot 0's, else every free one (a system that holds no
+ * layer-pipelined program: all of them when none is loaded). 0 with a
+ * refusal sent when fewer are free than asked for (E_BUSY: the programs
+ * holding them may go). A pipelined program in the slot itself goes
+ * first, as a load replaces a slot's program (E_BUSY while it runs).
+ */
+static unsigned int job_systems(struct coord *c, struct coord_conn *conn,
+				const struct coord_request *r, uint32_t slot, struct coord_slot *s)
+{
+	unsigned int asked = s->job_systems ? s->job_systems : c->job_systems, free_n = 0;
+	char held[400];
+
+	if (s->kind == SLOT_SYSTEM) {
+		if (unload_on_system(c, slot) == WSE_LINK_E_BUSY) {
+			coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+					 "program %u is running; load it again when its RUN ends", slot);
+			return 0;
+		}
+		forget_slot(c, slot);
+	}
+	for (unsigned int i = 0; i < c->nsys; i++)
+		free_n += !coord_programs_on(c, i, 0);
+	if (free_n && asked <= free_n)
+		return asked ? asked : free_n;
+	describe_held(c, held, sizeof(held));
+	if (!free_n)
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "no system of the appliance is free for the weight-streaming job (a system runs the job or layer-pipelined programs, not both): %s; load it once they are unloaded",
+				 held);
+	else
+		coord_reply_text(conn, &r->f, WSE_LINK_E_BUSY,
+				 "the job asks for %u systems; %u of the appliance's %u %s free (a system runs the job or layer-pipelined programs, not both): %s; ask for fewer (WSE_LINK_PARAMS_JOB) or load it once they are unloaded",
+				 asked, free_n, c->nsys, free_n == 1 ? "is" : "are", held);
+	return 0;
 }
 
 static void program_load(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
@@ -411,6 +578,8 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 					 "program %u is running; load it again when its RUN ends",
 					 in.program);
 			wsep_program_free(prog);
+		} else if (!(systems = job_systems(c, conn, r, in.program, s))) {
+			wsep_program_free(prog);
 		} else {
 			/* The job in the slot goes only when the new one is taken. */
 			status = coord_job_open(c, in.program, prog, systems, s->image, s->total, &info,
@@ -420,8 +589,6 @@ static void program_load(struct coord *c, struct coord_conn *conn, const struct 
 				if (s->kind == SLOT_JOB && !c->job.active)
 					s->kind = SLOT_EMPTY;
 			} else {
-				if (s->kind == SLOT_SYSTEM)
-					unload_slot(c, in.program);
 				s->kind = SLOT_JOB;
 				wse_link_prog_info_encode(&raw, &info);
 				coord_reply(conn, &r->f, WSE_LINK_OK, &iov, 1);
@@ -458,7 +625,7 @@ static bool appliance_params(struct coord *c, struct coord_conn *conn,
 			coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
 					 "the appliance's state is read (PARAMS_READ) on slot 0");
 		} else {
-			uint8_t *buf = c->proxy_buf[r->f.queue];
+			uint8_t *buf = coord_reply_buf();
 			size_t len = coord_parts_state(c, buf, WSE_LINK_PAYLOAD_LIMIT);
 			struct iovec iov = { buf, len };
 
@@ -514,7 +681,7 @@ static void job_params(struct coord *c, struct coord_conn *conn, const struct co
 {
 	bool write = r->f.opcode == WSE_LINK_OP_PARAMS_WRITE;
 	struct iovec iov = { (void *)r->payload, r->len }, out;
-	uint8_t *buf = c->proxy_buf[r->f.queue];
+	uint8_t *buf = coord_reply_buf();
 	char text[512];
 	size_t len = 0;
 	bool busy;
@@ -653,8 +820,8 @@ static void device_stats(struct coord *c, struct coord_conn *conn, const struct 
 		size_t n = 0;
 
 		if (!c->sys[i].opened || !hostlink_up(&c->sys[i].link, NULL, 0) ||
-		    hostlink_call(&c->sys[i].link, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, &raw,
-				  sizeof(raw), &n, COORD_PART_MS, text, sizeof(text)) ||
+		    hostlink_call(&c->sys[i].link, WSE_LINK_OP_DEVICE_STATS, coord_own_queue(&c->sys[i]),
+				  NULL, 0, &raw, sizeof(raw), &n, COORD_PART_MS, text, sizeof(text)) ||
 		    wse_link_dev_stats_decode(&raw, n, &one, &err))
 			continue;
 		sum.cycles += one.cycles;
@@ -672,12 +839,9 @@ static void device_stats(struct coord *c, struct coord_conn *conn, const struct 
 
 void coord_execute(struct coord *c, struct coord_conn *conn, const struct coord_request *r)
 {
-	if (!c->proxy_buf[r->f.queue]) {
-		c->proxy_buf[r->f.queue] = malloc(WSE_LINK_PAYLOAD_LIMIT);
-		if (!c->proxy_buf[r->f.queue]) {
-			coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
-			return;
-		}
+	if (!coord_reply_buf()) {
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INTERNAL, "the coordinator is out of memory");
+		return;
 	}
 	switch (r->f.opcode) {
 	case WSE_LINK_OP_PROGRAM_LOAD:

@@ -216,20 +216,25 @@ static uint32_t open_systems(struct coord *c, uint32_t slot, const void *image, 
 	return WSE_LINK_OK;
 }
 
-/* Which systems: the job's count (0: all), the first ones that answer. */
-static uint32_t pick_systems(struct coord *c, unsigned int systems, char *text, size_t len)
+/*
+ * Which systems: @want of those that hold no layer-pipelined program (a
+ * system runs the job or pipelined programs, never both), the first ones
+ * that answer.
+ */
+static uint32_t pick_systems(struct coord *c, unsigned int want, char *text, size_t len)
 {
 	struct coord_job *j = &c->job;
-	unsigned int want = systems ? systems : c->nsys;
 	char why[256] = "";
 
 	j->n = 0;
 	for (unsigned int i = 0; i < c->nsys && j->n < want; i++) {
+		if (coord_programs_on(c, i, 0))
+			continue;
 		if (coord_system_ready(c, i, why, sizeof(why)))
 			j->sys[j->n++] = i;
 	}
 	if (j->n < want) {
-		snprintf(text, len, "the job needs %u systems; %u of the appliance's %u answer (%s)",
+		snprintf(text, len, "the job needs %u systems; %u of the appliance's %u that are free answer (%s)",
 			 want, j->n, c->nsys, why);
 		return WSE_LINK_E_INVAL;
 	}
@@ -326,8 +331,8 @@ void coord_job_close(struct coord *c)
 		if (!s->opened || !hostlink_up(&s->link, NULL, 0))
 			continue;
 		wse_link_prog_ref_encode(&ref, j->slot);
-		hostlink_call(&s->link, WSE_LINK_OP_PROGRAM_UNLOAD, Q_CTL, &iov, 1, NULL, 0, NULL,
-			      COORD_PART_MS, text, sizeof(text));
+		hostlink_call(&s->link, WSE_LINK_OP_PROGRAM_UNLOAD, coord_own_queue(s), &iov, 1, NULL,
+			      0, NULL, COORD_PART_MS, text, sizeof(text));
 	}
 	wse_link_region_destroy(&j->mx_region);
 	wse_link_region_destroy(&j->sx_region);

@@ -263,6 +263,8 @@ static void plan(struct launcher *l)
 		add_arg(p, "--listen=unix:%s", p->sock);
 		snprintf(buf, sizeof(buf), "%u", i + 1);
 		add_arg(p, "--device-id=%s", buf);
+		/* The user node's four and the coordinator's own (coord.h, Q_OWN). */
+		add_arg(p, "--queues=%s", "5");
 		if (l->log_level)
 			add_arg(p, "--log-level=%s", l->log_level);
 		for (int a = 0; a < l->nfw_args; a++)

@@ -4,11 +4,13 @@
  * change, feed or stop the other's job through any ioctl or io_uring
  * command.
  *
- * User A (1000) runs the appliance's weight-streaming job, on both of its
- * systems; user B (1001) a layer-pipelined program, which the coordinator
- * puts on one of those systems. B's is not a second weight-streaming job
- * because an appliance runs one at a time (the coordinator refuses a
- * second one: "the appliance runs one weight-streaming job at a time").
+ * User A (1000) runs the appliance's weight-streaming job, on one of its
+ * two systems (its slot's JOB, written before the load); user B (1001) a
+ * layer-pipelined program, which the coordinator puts on the other: a
+ * system runs the job or pipelined programs, never both. B's is not a
+ * second weight-streaming job because an appliance runs one at a time
+ * (the coordinator refuses a second one: "the appliance runs one
+ * weight-streaming job at a time").
  * Each trains three steps of its own synthetic data, keeping the losses
  * and the parameters after steps 1 and 2, and goes back to the
  * parameters of step 1.
@@ -37,11 +39,14 @@
  * file is closed while the other's RUN waits for its samples: the
  * other's step gives the bits it gave before.
  *
- * Two more cases go through what a user may do on its own slots: the
- * input workers, which feed one program at a time, are not taken from
- * the program they feed by another user naming a dataset; and two users
- * loading a weight-streaming job at the same moment on two queues get
- * one job and one refusal, the appliance staying up.
+ * More cases go through what a user may do on its own slots: the input
+ * workers, which feed one program at a time, are not taken from the
+ * program they feed by another user naming a dataset; two users loading
+ * a weight-streaming job at the same moment on two queues get one job
+ * and one refusal, the appliance staying up; and B's RUN of its own
+ * program, never fed, on hardware queue 0 (where the coordinator sends
+ * a job's RUNs to its systems) or 3 (its loads, the job's weights, and
+ * A's own RUNs) stops no step of A's job, which gives the bits it gave.
  *
  * Runs as root in the guest on the appliance of two systems tools/wsevm
  * --appliance 2 starts on the host (or one of its own in the guest).
@@ -151,6 +156,10 @@ struct user {
 	float *loss;
 	float *lref[STEPS + 1];		/* the losses of each step, as first trained */
 	struct wse_params c1, c2, tmp;	/* after step 1, after step 2, read back */
+	/* A RUN of its own program, never fed, on a queue of its own. */
+	uint32_t stall_q;
+	struct wse_bo stall_result;
+	uint64_t stall_job;
 };
 
 static int fail(struct user *u, int code, const char *fmt, ...)
@@ -1200,6 +1209,60 @@ static int user_probe(struct user *u)
 	return ret;
 }
 
+/* ---------------------------------------------- a RUN never fed */
+
+/*
+ * A RUN of one step of the user's own program on hardware queue @hwq, on
+ * a queue of its own, which it never feeds: still waiting a moment later.
+ */
+static int user_run_unfed(struct user *u, uint32_t hwq)
+{
+	struct wse_run run = { u->cfg->slot, WSE_RUN_TRAIN, 1, u->batch };
+	struct wse_run_result res;
+	int ret;
+
+	ret = wse_queue_create(u->dev, hwq, 4, PHASE_MS, &u->stall_q);
+	if (!ret)
+		ret = wse_bo_alloc(u->dev, 4096, &u->stall_result);
+	if (!ret)
+		ret = wse_bo_map(u->dev, &u->stall_result);
+	if (!ret)
+		ret = wse_run_submit(u->dev, u->stall_q, &u->stall_result, &run, &u->stall_job);
+	if (ret)
+		return fail(u, 100, "a RUN on hardware queue %u: %s", hwq, wse_strerror(ret));
+	ret = wse_run_wait(u->dev, u->stall_q, u->stall_job, &u->stall_result,
+			   wse_deadline_ns(500), &res);
+	if (ret != -ETIME)
+		return fail(u, 101, "a RUN never fed, on hardware queue %u, ended: %s", hwq,
+			    wse_strerror(ret));
+	return 0;
+}
+
+/*
+ * The RUN never fed goes with its queue (the driver cancels it on the
+ * link, the appliance on the system); the program is free a moment later.
+ */
+static int user_run_unfed_end(struct user *u)
+{
+	int ret = wse_queue_destroy(u->dev, u->stall_q);
+
+	wse_bo_free(u->dev, &u->stall_result);
+	if (ret)
+		return fail(u, 102, "its queue of the RUN never fed: %s", wse_strerror(ret));
+	usleep(500000);
+	return 0;
+}
+
+/* Back to step 1's parameters, then user_verify(): step 2's bits again. */
+static int user_again(struct user *u)
+{
+	int ret = wse_params_write(u->out, u->cfg->slot, &u->c1);
+
+	if (ret)
+		return fail(u, 103, "going back to step 1: %s", wse_strerror(ret));
+	return user_verify(u);
+}
+
 /* ------------------------------------------------ a user's order loop */
 
 static int user_do(struct user *u, char order)
@@ -1244,6 +1307,14 @@ static int user_do(struct user *u, char order)
 		return ret ? fail(u, 64, "opening the device: %s", wse_strerror(ret)) : 0;
 	case 'J':
 		return user_load_at_once(u);
+	case 'w':
+		return user_run_unfed(u, HWQ_PROBE);
+	case 'W':
+		return user_run_unfed(u, HWQ_RUN);
+	case 'x':
+		return user_run_unfed_end(u);
+	case 'a':
+		return user_again(u);
 	}
 	return fail(u, 63, "no such order '%c'", order);
 }
@@ -1408,14 +1479,15 @@ static int child_do(struct child *ch, char order)
 }
 
 /*
- * A: the weight-streaming job on both systems (and a pipelined program
- * besides, for the input workers' case); B: a pipelined program.
+ * A: the weight-streaming job on one system (and a pipelined program
+ * besides, for the input workers' case); B: a pipelined program, which
+ * goes on the other system.
  */
 static void users(FIXTURE_DATA(isolation) *self, struct user_cfg cfg[2])
 {
 	cfg[0] = (struct user_cfg){
 		.name = 'A', .uid = UID_A, .other_uid = UID_B, .slot = SLOT_A,
-		.other_slot = SLOT_B, .systems = 2, .image = self->ws_image, .len = self->ws_len,
+		.other_slot = SLOT_B, .systems = 1, .image = self->ws_image, .len = self->ws_len,
 		.prog = self->ws, .minor = self->dev.accel_minor, .aux_image = self->pl_image,
 		.aux_len = self->pl_len, .aux_slot = SLOT_A + 1, .hwq_run = HWQ_RUN,
 	};
@@ -1487,11 +1559,11 @@ TEST_F_TIMEOUT(isolation, neither_user_reaches_the_others_job, 600)
 	ASSERT_EQ(0, child_start(a, &cfg[0], &self->rep[0], self->gid));
 	ASSERT_EQ(0, child_start(b, &cfg[1], &self->rep[1], self->gid));
 
-	/* A's job on both systems, then B's program on one of them. */
+	/* A's job on one system, then B's program on the other. */
 	ASSERT_EQ(0, child_do(a, 's')) TH_LOG("%s%s", self->rep[0].why, kernel_log());
 	ASSERT_EQ(0, child_do(b, 's')) TH_LOG("%s%s", self->rep[1].why, kernel_log());
-	EXPECT_EQ(2, self->rep[0].job_systems);
-	EXPECT_EQ(2, self->rep[1].job_systems);
+	EXPECT_EQ(1, self->rep[0].job_systems);
+	EXPECT_EQ(1, self->rep[1].job_systems);
 	TH_LOG("both jobs loaded and trained 3 steps after %lld ms",
 	       (long long)(guest_now_ms() - t0));
 
@@ -1583,6 +1655,39 @@ TEST_F_TIMEOUT(isolation, two_jobs_loaded_at_once_leave_one, 300)
 		EXPECT_TRUE(!self->rep[0].load_ret || !self->rep[1].load_ret)
 			TH_LOG("round %d: neither job was taken", round);
 	}
+	end_users(_metadata, self, cfg);
+}
+
+/*
+ * B starts a RUN of its own program and never feeds it, on hardware
+ * queue 0 and then on 3, the queues the coordinator drove A's job on when
+ * the two shared a system: each time A's next step succeeds with the bits
+ * it gave before, and B's RUN, cancelled with its queue, leaves B's
+ * program training as it did.
+ */
+TEST_F_TIMEOUT(isolation, an_unfed_run_stops_no_other_users_job, 300)
+{
+	static const char hwq[2] = { 'w', 'W' };
+	struct user_cfg cfg[2];
+	struct child *a = &self->child[0], *b = &self->child[1];
+
+	users(self, cfg);
+	ASSERT_EQ(0, child_start(a, &cfg[0], &self->rep[0], self->gid));
+	ASSERT_EQ(0, child_start(b, &cfg[1], &self->rep[1], self->gid));
+	ASSERT_EQ(0, child_do(a, 's')) TH_LOG("%s%s", self->rep[0].why, kernel_log());
+	ASSERT_EQ(0, child_do(b, 's')) TH_LOG("%s%s", self->rep[1].why, kernel_log());
+	EXPECT_EQ(1, self->rep[0].job_systems);
+	for (int i = 0; i < 2; i++) {
+		int64_t t0;
+
+		TH_LOG("B's RUN never fed on hardware queue %d", hwq[i] == 'w' ? HWQ_PROBE : HWQ_RUN);
+		ASSERT_EQ(0, child_do(b, hwq[i])) TH_LOG("%s%s", self->rep[1].why, kernel_log());
+		t0 = guest_now_ms();
+		ASSERT_EQ(0, child_do(a, 'a')) TH_LOG("%s%s", self->rep[0].why, kernel_log());
+		TH_LOG("A's step 2 again beside it: %lld ms", (long long)(guest_now_ms() - t0));
+		ASSERT_EQ(0, child_do(b, 'x')) TH_LOG("%s%s", self->rep[1].why, kernel_log());
+	}
+	ASSERT_EQ(0, child_do(b, 'v')) TH_LOG("%s%s", self->rep[1].why, kernel_log());
 	end_users(_metadata, self, cfg);
 }
 

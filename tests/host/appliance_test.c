@@ -1656,6 +1656,236 @@ TEST_F_TIMEOUT(appl, params_go_by_slot, 120)
 	EXPECT_NE(NULL, strstr(text, "input workers")) TH_LOG("%s", text);
 }
 
+/* ------------------------------------------- systems of their own: the job, pipelined programs */
+
+/* The steps each system ran, from the appliance's state: 0 with @steps[i] set, or the status. */
+static uint32_t system_steps(FIXTURE_DATA(appl) *self, uint64_t steps[2], uint32_t *job_systems)
+{
+	struct wse_link_appliance_state st;
+	char text[256];
+	uint32_t status = appliance_state(self, &st, text, sizeof(text));
+
+	steps[0] = st.part[0].steps;
+	steps[1] = st.part[1].steps;
+	*job_systems = st.job_systems;
+	return status;
+}
+
+/*
+ * A system runs the weight-streaming job or layer-pipelined programs,
+ * never both: a job of every system leaves none for a pipelined program
+ * (E_BUSY); with a pipelined program loaded, a job of two systems is
+ * refused (E_BUSY, saying which slot holds which system), one of one
+ * system lands on the other system, and the default is every free one; a
+ * second pipelined program goes beside the first, outside the job.
+ */
+TEST_F_TIMEOUT(appl, the_job_and_pipelined_programs_take_systems_of_their_own, 120)
+{
+	static float loss[2 * BATCH];
+	uint64_t steps[2];
+	uint32_t job_systems;
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	/* The job by default on both: no system is left for a pipelined program. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(2U, job_systems);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load_piece(self, 2, self->pipe, self->pipe_len, 0,
+					      self->pipe_len, true, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "every system")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "slot 1")) TH_LOG("%s", text);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* A pipelined program first: it takes system 0. */
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "1 of the appliance's 2 is free")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "system 0 holds the layer-pipelined program of slot 2"))
+		TH_LOG("%s", text);
+	/* No JOB: every free system, that is one. */
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(1U, job_systems);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, SLOT, text, sizeof(text))) TH_LOG("%s", text);
+
+	/* A job of one system: on system 1, where it trains. */
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(1U, job_systems);
+	EXPECT_EQ(0U, steps[0]);
+	EXPECT_EQ(2U, steps[1]);
+	/* A second pipelined program: beside the first, outside the job. */
+	ASSERT_EQ(0, load_piece(self, 3, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	/* With the pipelined programs gone, the job may have both systems again. */
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, 2, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 2, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_BUSY, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "slot 3")) TH_LOG("%s", text);
+	ASSERT_EQ(WSE_LINK_OK, unload_slot(self, 3, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(2U, job_systems);
+	/* A pipelined program loaded into the job's own slot replaces the job. */
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->pipe, self->pipe_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, system_steps(self, steps, &job_systems));
+	EXPECT_EQ(0U, job_systems);
+}
+
+/* A RUN of one step of the program in @slot on queue @q, which waits for its batch: its tag, or 0. */
+static uint32_t run_waiting(FIXTURE_DATA(appl) *self, uint32_t slot, uint16_t q)
+{
+	struct wse_link_run_info in = { .program = slot, .kind = WSE_LINK_RUN_TRAIN, .steps = 1,
+					.batch = BATCH };
+	struct wse_link_run raw;
+	struct iovec iov = { &raw, sizeof(raw) };
+	struct wse_link_err err;
+	uint32_t tag, st;
+	size_t rest;
+
+	wse_link_run_encode(&raw, &in);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, q, &iov, 1, &tag, &err))
+		return 0;
+	if (wse_link_client_wait(&self->cl, tag, 300, &st, &rest, &err) != -ETIMEDOUT)
+		return 0;
+	return tag;
+}
+
+/*
+ * Another user's pipelined program, on the system outside the job, starts
+ * a RUN and never feeds it, on queue 0 (where the job's RUNs go) and then
+ * on queue 3 (where the coordinator sends the job's weights, and this
+ * test its params): the job's steps go on meanwhile, with the bits of
+ * steps never disturbed; the appliance's state and counters answer, and
+ * another pipelined program loads beside it and unloads (the coordinator
+ * asks the systems for those on a queue of its own). Cancelled, each RUN
+ * ends there.
+ */
+TEST_F_TIMEOUT(appl, a_pipelined_run_never_fed_does_not_stop_the_job, 120)
+{
+	static float ref[2 * BATCH], loss[2 * BATCH];
+	static struct snapshot ref_sn, sn;
+	static const uint16_t queues[2] = { Q_RUN, Q_CTL };
+	char text[512] = "";
+
+	ASSERT_EQ(0, start(self, 2, "--log-level=info"));
+	ASSERT_EQ(0, load_piece(self, 2, self->pipe, self->pipe_len, 0, self->pipe_len, true, text,
+				sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, job_on(self, SLOT, 1, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 7, 0, 2, true, ref, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ref_sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	/* Loaded again, the job starts afresh: the same two steps beside the unfed RUNs. */
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	for (int i = 0; i < 2; i++) {
+		struct wse_link_appliance_state st;
+		struct wse_link_dev_stats stats;
+		int64_t t0;
+		uint32_t tag;
+
+		TH_LOG("the pipelined program's RUN on queue %u", queues[i]);
+		tag = run_waiting(self, 2, queues[i]);
+		ASSERT_NE(0U, tag);
+		ASSERT_EQ(0, train(self, 7, (uint32_t)i, 1, true, loss + i * BATCH, text,
+				   sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, memcmp(ref + i * BATCH, loss + i * BATCH, BATCH * 4)) TH_LOG("step %d", i);
+		t0 = wse_link_now_ms();
+		ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_RUN, NULL, 0, NULL, 0, &stats,
+				  NULL, text, sizeof(text))) TH_LOG("%s", text);
+		/* Another program beside it: loaded and unloaded on the coordinator's own queue. */
+		EXPECT_EQ(0, load_piece(self, 4, self->pipe, self->pipe_len, 0, self->pipe_len, true,
+					text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_EQ(0, unload_slot(self, 4, text, sizeof(text))) TH_LOG("%s", text);
+		EXPECT_GT(5000, wse_link_now_ms() - t0);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, cancel_and_wait(self, tag, text, sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "0 of 1 steps")) TH_LOG("not the system's answer: %s",
+								     text);
+	}
+	ASSERT_EQ(0, snap(self, &sn, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(&ref_sn, &sn, sizeof(sn)));
+}
+
+/*
+ * Many pipelined programs on one system, each with a read waiting on every
+ * queue (68 requests, more than a link to a system has places for): the
+ * coordinator forwards 48 and holds the rest, so that its own requests
+ * find a place: another program loads, and the counters answer. Each
+ * read, cancelled, is answered once (E_CANCELED, by the system or, for
+ * one still held, by the coordinator), and the programs train.
+ */
+TEST_F_TIMEOUT(appl, waiting_programs_leave_the_coordinator_room_on_their_system, 120)
+{
+	enum { PROGS = 17, N = PROGS * 4, BASE = 20000, LOAD = BASE + 2 * N, STATS = LOAD + 1,
+	       TAGS = 2 * N + 2 };
+	static struct noted seen[TAGS];
+	static float loss[BATCH];
+	char text[512] = "";
+	int64_t t0;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	for (uint32_t slot = 1; slot <= PROGS; slot++) {
+		ASSERT_EQ(0, load_piece(self, slot, self->pipe, self->pipe_len, 0, self->pipe_len,
+					true, text, sizeof(text))) TH_LOG("slot %u: %s", slot, text);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		struct wse_link_stream_info in = { 1 + i / 4, S_LOSSES, BATCH * 4 };
+		struct wse_link_stream raw;
+
+		wse_link_stream_encode(&raw, &in);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_STREAM_READ, (uint16_t)(i % 4), BASE + i,
+				       &raw, sizeof(raw)));
+	}
+	/* Time for every lane to have forwarded its read, or to wait for a place. */
+	usleep(500000);
+	t0 = wse_link_now_ms();
+	{
+		struct wse_link_prog_load_info in = { .program = PROGS + 1, .total = self->pipe_len,
+						      .flags = WSE_LINK_PROG_LAST };
+		struct wse_link_program_load hdr;
+		uint8_t *frame = malloc(sizeof(hdr) + self->pipe_len);
+
+		ASSERT_NE(NULL, frame);
+		wse_link_prog_load_encode(&hdr, &in);
+		memcpy(frame, &hdr, sizeof(hdr));
+		memcpy(frame + sizeof(hdr), self->pipe, self->pipe_len);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_PROGRAM_LOAD, Q_CTL, LOAD, frame,
+				       sizeof(hdr) + self->pipe_len));
+		free(frame);
+	}
+	ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_DEVICE_STATS, Q_RUN, STATS, NULL, 0));
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, LOAD, 10000))
+		TH_LOG("the load beside %d waiting reads got no answer", N);
+	EXPECT_EQ(WSE_LINK_OK, seen[LOAD - BASE].status) TH_LOG("%s", seen[LOAD - BASE].text);
+	ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, STATS, 10000));
+	EXPECT_EQ(WSE_LINK_OK, seen[STATS - BASE].status) TH_LOG("%s", seen[STATS - BASE].text);
+	EXPECT_GT(10000, wse_link_now_ms() - t0);
+	for (uint32_t i = 0; i < N; i++) {
+		struct wse_link_cancel c;
+
+		EXPECT_EQ(0U, seen[i].count) TH_LOG("read %u answered before its CANCEL", i);
+		wse_link_cancel_encode(&c, BASE + i);
+		ASSERT_NE(0U, raw_send(self, WSE_LINK_OP_CANCEL, 0, BASE + N + i, &c, sizeof(c)));
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + N + i, IO_MS));
+		ASSERT_EQ(0, raw_until(self, seen, BASE, TAGS, BASE + i, IO_MS)) TH_LOG("read %u", i);
+		EXPECT_EQ(WSE_LINK_E_CANCELED, seen[i].status) TH_LOG("%u: %s", i, seen[i].text);
+	}
+	EXPECT_EQ(-1, raw_until(self, seen, BASE, TAGS, 0, 300));
+	for (uint32_t i = 0; i < N; i++) {
+		EXPECT_EQ(1U, seen[i].count) TH_LOG("tag %u", BASE + i);
+	}
+	ASSERT_EQ(0, train(self, 1, 0, 1, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+}
+
 /*
  * PROGRAM_UNLOAD drops an image half loaded into its slot: the last piece
  * after it continues nothing.

@@ -117,14 +117,23 @@ void train_system_close(struct train_system *s)
 int train_system_load(struct train_system *s, const void *image, size_t len)
 {
 	struct wse_program_info info;
-	int ret;
+	int ret, unload = 0;
 
 	ret = wse_program_load(s->dev, s->run_queue, TRAIN_SLOT, image, len, &info);
 	if (ret == -EBUSY || ret == -EEXIST || ret == -EINVAL) {
-		/* Perhaps a slot left loaded by a run that died: ours to replace. */
-		if (!wse_program_unload(s->dev, s->run_queue, TRAIN_SLOT))
+		/*
+		 * Perhaps a slot left loaded by a run that died: ours to replace.
+		 * Not an appliance's E_BUSY (too few systems free): the unload
+		 * dropped the slot's JOB, and a load again would take the default.
+		 */
+		unload = wse_program_unload(s->dev, s->run_queue, TRAIN_SLOT);
+		if (!unload && !(ret == -EBUSY && s->appliance))
 			ret = wse_program_load(s->dev, s->run_queue, TRAIN_SLOT, image, len, &info);
 	}
+	/* Not the slot, another file's (EACCES to unload): the appliance's systems. */
+	if (ret == -EBUSY && s->appliance && unload != -EACCES)
+		return train_fail("%s refused the program: too few of its systems are free (a system runs the weight-streaming job or layer-pipelined programs, never both: ask for fewer with --systems, or load once the others are unloaded; the kernel log has the appliance's text)",
+				  s->name);
 	if (ret)
 		return train_fail("%s refused the program: %s", s->name, wse_strerror(ret));
 	return 0;
