@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * wse: calls, requests whose caller waits for the answer (MEM_XFER, the
- * firmware's counters). A call lives on the heap and is counted: the
- * caller, the link until the firmware answers, and the sender until the
- * frame is out each hold it. A caller that gives up - a timeout, a signal, being
- * killed - takes back what has not started and leaves the rest to finish
- * without it, so neither waits for the other and the link goes on.
+ * firmware's counters), or that nobody waits for (the driver's own
+ * unloads). A call lives on the heap and is counted: the caller, the link
+ * until the firmware answers, and the sender until the frame is out each
+ * hold it. A caller that gives up - a timeout, a signal, being killed -
+ * takes back what has not started and leaves the rest to finish without
+ * it, so neither waits for the other and the link goes on.
  */
 
 #include <linux/sched/signal.h>
@@ -36,6 +37,21 @@ static void wse_call_sent(struct wse_link_req *req)
 	wse_call_put(container_of(req, struct wse_call, req));
 }
 
+/* Queues the call's request, held by @users (the link's, the sender's, and
+ * the caller's if it waits); none of them if it could not be queued.
+ */
+static int wse_call_submit(struct wse_link *link, struct wse_call *call, const struct kvec *vec,
+			   unsigned int nvec, unsigned int users)
+{
+	struct wse_link_req *req = &call->req;
+
+	req->done = wse_call_done;
+	req->retire = wse_call_retire;
+	req->tx_done = wse_call_sent;
+	refcount_set(&call->users, users);
+	return wse_link_submit(link, req, vec, nvec);
+}
+
 /**
  * wse_call() - send a request and wait for its answer
  * @link: the link
@@ -61,12 +77,7 @@ int wse_call(struct wse_link *link, struct wse_call *call, const struct kvec *ve
 	long left;
 	int ret;
 
-	req->done = wse_call_done;
-	req->retire = wse_call_retire;
-	req->tx_done = wse_call_sent;
-	/* The caller's, the link's and the sender's. */
-	refcount_set(&call->users, 3);
-	ret = wse_link_submit(link, req, vec, nvec);
+	ret = wse_call_submit(link, call, vec, nvec, 3);
 	if (ret) {
 		refcount_set(&call->users, 1);
 		return ret;
@@ -87,6 +98,30 @@ int wse_call(struct wse_link *link, struct wse_call *call, const struct kvec *ve
 	/* The receiver or a failure has it and finishes it at once. */
 	wait_for_completion(&req->wait);
 	return req->status;
+}
+
+/**
+ * wse_call_post() - send a request nobody waits for
+ * @link: the link
+ * @call: the call: @req.opcode, @req.queue and @release set; @release runs
+ *	once the link and the sender are done with it, @req.status holding
+ *	the firmware's answer, or why none came
+ * @vec: the request payload, which must live until @release
+ * @nvec: entries in @vec (at most 3)
+ *
+ * The transmit work sends it.
+ *
+ * Return: 0, or the error it could not be queued with: then @release does
+ * not run and the call is still the caller's.
+ */
+int wse_call_post(struct wse_link *link, struct wse_call *call, const struct kvec *vec,
+		  unsigned int nvec)
+{
+	int ret = wse_call_submit(link, call, vec, nvec, 2);
+
+	if (!ret)
+		wse_link_push(link, true);
+	return ret;
 }
 
 /**

@@ -52,7 +52,6 @@ static struct wse_device *wse_device_alloc(void)
 	kref_init(&wdev->ref);
 	wdev->accel_minor = -1;
 	wse_link_init(&wdev->link);
-	wse_fw_stats_init(wdev);
 	wse_slots_init(&wdev->slots);
 	xa_init(&wdev->users);
 	return wdev;

@@ -50,17 +50,10 @@ struct wse_device {
 	/** @link: the link to the firmware. */
 	struct wse_link link;
 
-	/** @fw_stats_lock: protects @fw_stats and @fw_stats_valid. */
-	spinlock_t fw_stats_lock;
-	/** @fw_stats: the firmware's counters when last asked, as they came. */
-	struct wse_link_dev_stats fw_stats;
-	/** @fw_stats_valid: @fw_stats holds an answer. */
-	bool fw_stats_valid;
-
 	/** @kbuf_bytes: bytes of kernel buffers its jobs hold (wse_users.c). */
 	atomic64_t kbuf_bytes;
 	/** @fw_reqs: requests the firmware holds, the driver's own too (wse_users.c). */
-	atomic_t fw_reqs;
+	atomic64_t fw_reqs;
 	/** @fw_bytes: their payload bytes, of those a device queues. */
 	atomic64_t fw_bytes;
 	/**

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * wse: the firmware's own counters (DEVICE_STATS), kept in the device
- * record. Only a caller with CAP_NET_ADMIN reads them (WSE_CMD_STATS),
- * asking the firmware each time: they move with every user's jobs.
+ * wse: the firmware's own counters (DEVICE_STATS). Only a caller with
+ * CAP_NET_ADMIN reads them (WSE_CMD_STATS), asking the firmware each
+ * time: they move with every user's jobs.
  */
 
 #include <linux/jiffies.h>
@@ -27,15 +27,16 @@ static void wse_fw_stats_release(struct wse_call *call)
 }
 
 /**
- * wse_fw_stats_fetch() - ask the firmware for its counters, and keep them
+ * wse_fw_stats_fetch() - ask the firmware for its counters
  * @wdev: the device
+ * @st: where they go, as they came
  *
  * Waits up to two seconds (a signal ends the wait sooner).
  *
  * Return: 0, -EOPNOTSUPP if the firmware does not run programs, -EPROTO
  * for an answer of the wrong size, or what wse_call() returns.
  */
-int wse_fw_stats_fetch(struct wse_device *wdev)
+int wse_fw_stats_fetch(struct wse_device *wdev, struct wse_link_dev_stats *st)
 {
 	struct wse_fw_stats_call *c;
 	int ret;
@@ -52,35 +53,8 @@ int wse_fw_stats_fetch(struct wse_device *wdev)
 	ret = wse_call(&wdev->link, &c->call, NULL, 0, WSE_FW_STATS_TIMEOUT);
 	if (!ret && c->call.req.resp_len != sizeof(c->st))
 		ret = -EPROTO;
-	if (!ret) {
-		spin_lock(&wdev->fw_stats_lock);
-		wdev->fw_stats = c->st;
-		wdev->fw_stats_valid = true;
-		spin_unlock(&wdev->fw_stats_lock);
-	}
+	if (!ret)
+		*st = c->st;
 	wse_call_finish(&c->call);
 	return ret;
-}
-
-void wse_fw_stats_init(struct wse_device *wdev)
-{
-	spin_lock_init(&wdev->fw_stats_lock);
-}
-
-/**
- * wse_fw_stats_get() - the last copy of the firmware's counters
- * @wdev: the device
- * @st: where the copy goes
- *
- * Return: true if there is a copy.
- */
-bool wse_fw_stats_get(struct wse_device *wdev, struct wse_link_dev_stats *st)
-{
-	bool valid;
-
-	spin_lock(&wdev->fw_stats_lock);
-	valid = wdev->fw_stats_valid;
-	*st = wdev->fw_stats;
-	spin_unlock(&wdev->fw_stats_lock);
-	return valid;
 }

@@ -110,7 +110,8 @@ cancel:
 
 /*
  * One device, as GET, LIST, STATS and ATTACH answer it; @admin: the caller
- * may see the peer, the reason and the counters (@stats asks for those).
+ * may see the peer and the reason; @stats: the counters go too (to an
+ * administrator only).
  */
 static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u32 portid,
 				u32 seq, int flags, u8 cmd, bool admin, bool stats,
@@ -144,7 +145,7 @@ static int wse_genl_fill_device(struct sk_buff *skb, struct wse_device *wdev, u3
 	    nla_put_u32(skb, WSE_A_PROTO_VERSION, link->version) ||
 	    (link->keepalive_ms && nla_put_u32(skb, WSE_A_KEEPALIVE_MS, link->keepalive_ms)))
 		goto cancel;
-	if (admin && stats && wse_genl_put_stats(skb, link, dev))
+	if (stats && wse_genl_put_stats(skb, link, dev))
 		goto cancel;
 
 	genlmsg_end(skb, hdr);
@@ -155,17 +156,16 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* What STATS asks of the firmware: see wse_fw_stats.c. */
-enum wse_genl_fw_stats {
-	WSE_GENL_FW_NONE,	/* GET, LIST, ATTACH, unprivileged STATS: no counters */
-	WSE_GENL_FW_FETCH,	/* asked now (privileged callers only) */
-};
-
+/*
+ * Answers with one device; with @want_stats (STATS) and to an
+ * administrator, with the link's counters and the firmware's, asked now
+ * (see wse_fw_stats.c).
+ */
 static int wse_genl_reply_device(struct sk_buff *skb, struct genl_info *info,
-				 struct wse_device *wdev, enum wse_genl_fw_stats fw)
+				 struct wse_device *wdev, bool want_stats)
 {
 	bool admin = netlink_capable(skb, CAP_NET_ADMIN);
-	bool stats = admin && fw != WSE_GENL_FW_NONE;
+	bool stats = admin && want_stats;
 	struct wse_link_dev_stats dev;
 	bool have_dev = false;
 	struct sk_buff *msg;
@@ -174,10 +174,8 @@ static int wse_genl_reply_device(struct sk_buff *skb, struct genl_info *info,
 	/* A firmware that cannot answer leaves its counters out rather than
 	 * failing the command.
 	 */
-	if (fw == WSE_GENL_FW_FETCH && wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
-		wse_fw_stats_fetch(wdev);
-	if (stats)
-		have_dev = wse_fw_stats_get(wdev, &dev);
+	if (stats && wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
+		have_dev = !wse_fw_stats_fetch(wdev, &dev);
 
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
@@ -206,7 +204,7 @@ static int wse_genl_attach(struct sk_buff *skb, struct genl_info *info)
 				 info->extack, &wdev);
 	if (ret)
 		return ret;
-	ret = wse_genl_reply_device(skb, info, wdev, WSE_GENL_FW_NONE);
+	ret = wse_genl_reply_device(skb, info, wdev, false);
 	wse_device_put(wdev);
 	return ret;
 }
@@ -237,8 +235,7 @@ static int wse_genl_reset(struct sk_buff *skb, struct genl_info *info)
 	return ret ?: wse_devices_reset(index, info->extack);
 }
 
-static int wse_genl_get_common(struct sk_buff *skb, struct genl_info *info,
-			       enum wse_genl_fw_stats fw)
+static int wse_genl_get_common(struct sk_buff *skb, struct genl_info *info, bool stats)
 {
 	struct wse_device *wdev;
 	u32 index;
@@ -252,14 +249,14 @@ static int wse_genl_get_common(struct sk_buff *skb, struct genl_info *info,
 		NL_SET_ERR_MSG_FMT(info->extack, "no device %u", index);
 		return -ENODEV;
 	}
-	ret = wse_genl_reply_device(skb, info, wdev, fw);
+	ret = wse_genl_reply_device(skb, info, wdev, stats);
 	wse_device_put(wdev);
 	return ret;
 }
 
 static int wse_genl_get(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(skb, info, WSE_GENL_FW_NONE);
+	return wse_genl_get_common(skb, info, false);
 }
 
 /* Counters go only to a caller that may administer devices, who waits for
@@ -267,8 +264,7 @@ static int wse_genl_get(struct sk_buff *skb, struct genl_info *info)
  */
 static int wse_genl_stats(struct sk_buff *skb, struct genl_info *info)
 {
-	return wse_genl_get_common(skb, info, netlink_capable(skb, CAP_NET_ADMIN) ?
-				   WSE_GENL_FW_FETCH : WSE_GENL_FW_NONE);
+	return wse_genl_get_common(skb, info, true);
 }
 
 /* LIST: cb->args[0] is the next index to look at. */

@@ -628,12 +628,11 @@ int wse_job_start(struct wse_job *job, u32 timeout_ms, const struct kvec *vec,
 		mutex_unlock(&queue->submit_lock);
 		job->on_finish = NULL;
 		wse_job_finish(job, ret, 0);
-		/* Neither in the table nor sent: nothing is held for the firmware. */
-		wse_fw_uncharge(queue->wdev, queue->wfile, job->fw_bytes);
-		if (job->slot)
-			wse_slots_end(&queue->wdev->slots, job->slot, false);
-		wse_job_put_slot(job);
-		wse_job_put(job);
+		/* Neither in the table nor sent: the count, the slot's hold, the
+		 * place and the reference taken for the table go as the link's
+		 * would.
+		 */
+		wse_job_let_go(job, ret);
 		return ret;
 	}
 	*job_id = job->id;

@@ -35,7 +35,6 @@ struct wse_device;
  *	QUEUE_CREATE under way holds its id reserved (a zero entry, which
  *	lookups and QUEUE_DESTROY pass over) until its queue is whole
  * @kbuf_bytes: bytes of kernel buffers its jobs hold
- * @fw_reqs: requests of its jobs the firmware holds
  * @slots: program slots it holds; &struct wse_slots.lock
  * @admin: its opener had CAP_SYS_ADMIN, so it may do what reaches past
  *	its own programs: read and write device memory directly (MEM_WRITE,
@@ -50,7 +49,6 @@ struct wse_file {
 	struct wse_user *user;
 	struct xarray queues;
 	atomic64_t kbuf_bytes;
-	atomic_t fw_reqs;
 	u32 slots;
 	bool admin;
 	struct wse_usage usage;

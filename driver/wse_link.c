@@ -59,6 +59,16 @@ MODULE_PARM_DESC(tag_max, "highest request tag of new links, 2 or more (tests of
 /* The entry of &wse_link.pending for a request its owner gave up on. */
 #define WSE_LINK_ABANDONED	1
 
+/* Tells the request's owner it is finished, with @status. */
+static void wse_link_req_hand_back(struct wse_link_req *req, int status)
+{
+	req->status = status;
+	if (req->done)
+		req->done(req);
+	else
+		complete(&req->wait);
+}
+
 /*
  * The firmware answered the request, or never will: hand it back to its
  * owner (unless the owner gave up on it) and let it go. Called once, by
@@ -66,14 +76,19 @@ MODULE_PARM_DESC(tag_max, "highest request tag of new links, 2 or more (tests of
  */
 static void wse_link_req_end(struct wse_link_req *req, int status, bool abandoned)
 {
-	req->status = status;
-	if (!abandoned) {
-		if (req->done)
-			req->done(req);
-		else
-			complete(&req->wait);
-	}
+	if (abandoned)
+		req->status = status;
+	else
+		wse_link_req_hand_back(req, status);
 	req->retire(req);
+}
+
+/* Marks a request still waiting as given up on, in the table; whether it was. */
+static bool wse_link_mark_abandoned(struct wse_link *link, struct wse_link_req *req)
+{
+	return req->tag &&
+	       xa_cmpxchg(&link->pending, req->tag, req, xa_tag_pointer(req, WSE_LINK_ABANDONED),
+			  0) == req;
 }
 
 /* A request of @link's pending table and whether its owner gave up on it. */
@@ -928,17 +943,13 @@ struct wse_link_cancel_req {
 	refcount_t users;
 };
 
+/* Answered at once whether or not it found the request: nothing waits for it. */
 static void wse_link_cancel_put(struct wse_link_req *req)
 {
 	struct wse_link_cancel_req *c = container_of(req, struct wse_link_cancel_req, req);
 
 	if (refcount_dec_and_test(&c->users))
 		kfree(c);
-}
-
-static void wse_link_cancel_done(struct wse_link_req *req)
-{
-	/* Answered at once whether or not it found the request: nothing to do. */
 }
 
 /*
@@ -959,7 +970,6 @@ static void wse_link_send_cancel(struct wse_link *link, u32 tag)
 		return;
 	c->body.tag = cpu_to_le32(tag);
 	c->req.opcode = WSE_LINK_OP_CANCEL;
-	c->req.done = wse_link_cancel_done;
 	c->req.retire = wse_link_cancel_put;
 	c->req.tx_done = wse_link_cancel_put;
 	refcount_set(&c->users, 2);
@@ -1017,14 +1027,9 @@ void wse_link_reset(struct wse_link *link)
 		req = wse_link_entry_req(entry, &abandoned);
 		/* A CANCEL is answered at once, and cancels nothing of its own. */
 		if (abandoned || req->opcode == WSE_LINK_OP_CANCEL ||
-		    xa_cmpxchg(&link->pending, tag, req, xa_tag_pointer(req, WSE_LINK_ABANDONED),
-			       0) != req)
+		    !wse_link_mark_abandoned(link, req))
 			continue;
-		req->status = -ECANCELED;
-		if (req->done)
-			req->done(req);
-		else
-			complete(&req->wait);
+		wse_link_req_hand_back(req, -ECANCELED);
 		wse_link_let_go(link, req);
 	}
 	atomic64_set(&s->frames_tx, 0);
@@ -1136,9 +1141,7 @@ int wse_link_submit(struct wse_link *link, struct wse_link_req *req,
 bool wse_link_abandon(struct wse_link *link, struct wse_link_req *req)
 {
 	/* Only if it is this request, still waiting. */
-	if (!req->tag ||
-	    xa_cmpxchg(&link->pending, req->tag, req, xa_tag_pointer(req, WSE_LINK_ABANDONED),
-		       0) != req)
+	if (!wse_link_mark_abandoned(link, req))
 		return false;
 	wse_link_let_go(link, req);
 	return true;

@@ -13,9 +13,9 @@
  * the slot, and it is free once the firmware says it is empty.
  */
 
-#include <linux/refcount.h>
 #include <linux/slab.h>
 
+#include "wse_call.h"
 #include "wse_devices.h"
 #include "wse_drv.h"
 #include "wse_job.h"
@@ -25,12 +25,10 @@
 /* How soon to ask again to unload a program the firmware could not unload yet. */
 #define WSE_SLOT_RETRY		HZ
 
-/* An unload the driver sends for a file that closed. */
+/* An unload the driver sends for a file that closed; nobody waits for it. */
 struct wse_slot_unload {
-	struct wse_link_req req;
+	struct wse_call call;
 	struct wse_link_program_ref ref;
-	/* The link until it retires the request, the sender until the frame is done. */
-	refcount_t users;
 	struct wse_device *wdev;
 	u32 slot;
 };
@@ -97,8 +95,13 @@ int wse_slots_begin(struct wse_slots *slots, struct wse_file *wfile, u64 slot,
 /* A job wse_slots_begin() let through reached the link. */
 void wse_slots_sent(struct wse_slots *slots, u32 slot)
 {
+	struct wse_slot *s = &slots->slot[slot];
+
+	/* Once set it stays so until the slot is free: each job need not lock. */
+	if (READ_ONCE(s->sent))
+		return;
 	spin_lock(&slots->lock);
-	slots->slot[slot].sent = true;
+	WRITE_ONCE(s->sent, true);
 	spin_unlock(&slots->lock);
 }
 
@@ -127,7 +130,7 @@ static struct wse_file *wse_slots_clear(struct wse_slots *slots, u32 slot)
 	}
 	s->owner = NULL;
 	s->state = WSE_SLOT_FREE;
-	s->sent = false;
+	WRITE_ONCE(s->sent, false);
 	return owner;
 }
 
@@ -179,24 +182,6 @@ void wse_slots_end(struct wse_slots *slots, u32 slot, bool loaded)
 		wse_slots_unload(wdev, slot);
 }
 
-static void wse_slot_unload_put(struct wse_slot_unload *u)
-{
-	if (refcount_dec_and_test(&u->users)) {
-		wse_device_put(u->wdev);
-		kfree(u);
-	}
-}
-
-static void wse_slot_unload_sent(struct wse_link_req *req)
-{
-	wse_slot_unload_put(container_of(req, struct wse_slot_unload, req));
-}
-
-static void wse_slot_unload_done(struct wse_link_req *req)
-{
-	/* Only the firmware's own answer counts: see wse_slot_unload_retired(). */
-}
-
 /* The retry work holds a reference to the device while it is queued. */
 static void wse_slots_ask_again(struct wse_slots *slots, u32 slot)
 {
@@ -209,23 +194,25 @@ static void wse_slots_ask_again(struct wse_slots *slots, u32 slot)
 }
 
 /*
- * The firmware answered the unload, or never will. A program still
- * running (EBUSY), or an unload that was cancelled or never sent, is asked
- * again a second later. Anything else - unloaded, nothing there, the link
- * gone - frees the slot.
+ * The firmware answered the unload, or never will, and the frame is done
+ * with. A program still running (EBUSY), or an unload that was cancelled
+ * or never sent, is asked again a second later. Anything else - unloaded,
+ * nothing there, the link gone - frees the slot.
  */
-static void wse_slot_unload_retired(struct wse_link_req *req)
+static void wse_slot_unload_release(struct wse_call *call)
 {
-	struct wse_slot_unload *u = container_of(req, struct wse_slot_unload, req);
+	struct wse_slot_unload *u = container_of(call, struct wse_slot_unload, call);
 	struct wse_device *wdev = u->wdev;
+	int status = call->req.status;
 
 	wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
-	if ((req->status == -EBUSY || req->status == -ECANCELED) &&
+	if ((status == -EBUSY || status == -ECANCELED) &&
 	    wse_link_state(&wdev->link, NULL) == WSE_LINK_STATE_UP)
 		wse_slots_ask_again(&wdev->slots, u->slot);
 	else
 		wse_slots_free(&wdev->slots, u->slot);
-	wse_slot_unload_put(u);
+	wse_device_put(wdev);
+	kfree(u);
 }
 
 /* Sends PROGRAM_UNLOAD for @slot; 0, or the error it could not be sent with. */
@@ -243,26 +230,21 @@ static int wse_slot_unload_send(struct wse_device *wdev, u32 slot)
 		wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
 		return -ENOMEM;
 	}
-	wse_device_get(wdev);
 	u->wdev = wdev;
 	u->slot = slot;
 	u->ref.program = cpu_to_le32(slot);
-	u->req.opcode = WSE_LINK_OP_PROGRAM_UNLOAD;
-	u->req.done = wse_slot_unload_done;
-	u->req.retire = wse_slot_unload_retired;
-	u->req.tx_done = wse_slot_unload_sent;
-	refcount_set(&u->users, 2);
+	u->call.req.opcode = WSE_LINK_OP_PROGRAM_UNLOAD;
+	u->call.release = wse_slot_unload_release;
 	vec.iov_base = &u->ref;
 	vec.iov_len = sizeof(u->ref);
-	ret = wse_link_submit(&wdev->link, &u->req, &vec, 1);
+	wse_device_get(wdev);
+	ret = wse_call_post(&wdev->link, &u->call, &vec, 1);
 	if (ret) {
-		wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
 		wse_device_put(wdev);
+		wse_fw_uncharge(wdev, NULL, sizeof(u->ref));
 		kfree(u);
-		return ret;
 	}
-	wse_link_push(&wdev->link, true);
-	return 0;
+	return ret;
 }
 
 /*

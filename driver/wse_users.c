@@ -3,10 +3,10 @@
  * wse: the users of a device, and the caps on what they share. Every
  * opener of a device shares its firmware's read-ahead (the requests it
  * holds, and their bytes) and the kernel memory of io_uring jobs. Each is
- * counted three ways - per file, per user, per device - and a user may take
- * at most half of what the device's users may hold together, so one user,
- * however many files it opens, always leaves the others room. Root is held
- * only to the device's caps.
+ * counted per user and per device (kernel memory per file too), and a
+ * user may take at most half of what the device's users may hold
+ * together, so one user, however many files it opens, always leaves the
+ * others room. Root is held only to the device's caps.
  */
 
 #include <linux/cred.h>
@@ -99,18 +99,7 @@ void wse_user_put(struct wse_user *user)
  * Adds @n to @count unless that takes it past @max; whether it did. Only
  * an add that stays within @max is kept, so a refused one never shows.
  */
-static bool wse_add_within(atomic_t *count, int n, int max)
-{
-	int old = atomic_read(count);
-
-	do {
-		if (old + n > max)
-			return false;
-	} while (!atomic_try_cmpxchg(count, &old, old + n));
-	return true;
-}
-
-static bool wse_add64_within(atomic64_t *count, s64 n, s64 max)
+static bool wse_add_within(atomic64_t *count, s64 n, s64 max)
 {
 	s64 old = atomic64_read(count);
 
@@ -135,7 +124,7 @@ static bool wse_add64_within(atomic64_t *count, s64 n, s64 max)
  */
 int wse_fw_charge(struct wse_device *wdev, struct wse_file *wfile, u32 bytes)
 {
-	int reqs_max = WSE_LINK_QUEUED_REQS;
+	s64 reqs_max = WSE_LINK_QUEUED_REQS;
 	s64 bytes_max = WSE_LINK_QUEUED_BYTES;
 	struct wse_user *user = wfile ? wfile->user : NULL;
 
@@ -145,23 +134,22 @@ int wse_fw_charge(struct wse_device *wdev, struct wse_file *wfile, u32 bytes)
 	}
 	if (!wse_add_within(&wdev->fw_reqs, 1, reqs_max))
 		return -EBUSY;
-	if (!wse_add64_within(&wdev->fw_bytes, bytes, bytes_max))
+	if (!wse_add_within(&wdev->fw_bytes, bytes, bytes_max))
 		goto undo_dev_reqs;
 	if (!user)
 		return 0;
-	if (!wse_add_within(&user->fw_reqs, 1, user->unlimited ? INT_MAX : reqs_max / 2))
+	if (!wse_add_within(&user->fw_reqs, 1, user->unlimited ? S64_MAX : reqs_max / 2))
 		goto undo_dev_bytes;
-	if (!wse_add64_within(&user->fw_bytes, bytes, user->unlimited ? S64_MAX : bytes_max / 2))
+	if (!wse_add_within(&user->fw_bytes, bytes, user->unlimited ? S64_MAX : bytes_max / 2))
 		goto undo_user_reqs;
-	atomic_inc(&wfile->fw_reqs);
 	return 0;
 
 undo_user_reqs:
-	atomic_dec(&user->fw_reqs);
+	atomic64_dec(&user->fw_reqs);
 undo_dev_bytes:
 	atomic64_sub(bytes, &wdev->fw_bytes);
 undo_dev_reqs:
-	atomic_dec(&wdev->fw_reqs);
+	atomic64_dec(&wdev->fw_reqs);
 	return -EBUSY;
 }
 
@@ -174,12 +162,11 @@ undo_dev_reqs:
 void wse_fw_uncharge(struct wse_device *wdev, struct wse_file *wfile, u32 bytes)
 {
 	if (wfile) {
-		atomic_dec(&wfile->fw_reqs);
-		atomic_dec(&wfile->user->fw_reqs);
+		atomic64_dec(&wfile->user->fw_reqs);
 		atomic64_sub(bytes, &wfile->user->fw_bytes);
 	}
 	atomic64_sub(bytes, &wdev->fw_bytes);
-	atomic_dec(&wdev->fw_reqs);
+	atomic64_dec(&wdev->fw_reqs);
 }
 
 /**
@@ -201,11 +188,11 @@ int wse_kbuf_charge(struct wse_file *wfile, u32 len)
 	s64 file_max = min_t(u64, WSE_FILE_KBUF_MAX, ram / 4);
 	s64 dev_max = min_t(u64, WSE_DEVICE_KBUF_MAX, ram / 2);
 
-	if (!wse_add64_within(&wfile->kbuf_bytes, len, file_max))
+	if (!wse_add_within(&wfile->kbuf_bytes, len, file_max))
 		return -ENOBUFS;
-	if (!wse_add64_within(&user->kbuf_bytes, len, user->unlimited ? S64_MAX : dev_max / 2))
+	if (!wse_add_within(&user->kbuf_bytes, len, user->unlimited ? S64_MAX : dev_max / 2))
 		goto undo_file;
-	if (!wse_add64_within(&wdev->kbuf_bytes, len, dev_max))
+	if (!wse_add_within(&wdev->kbuf_bytes, len, dev_max))
 		goto undo_user;
 	return 0;
 

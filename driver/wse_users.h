@@ -53,7 +53,7 @@ struct wse_user {
 	struct wse_device *wdev;
 	u32 uid;
 	bool unlimited;
-	atomic_t fw_reqs;
+	atomic64_t fw_reqs;
 	atomic64_t fw_bytes;
 	atomic64_t kbuf_bytes;
 	u32 slots;
