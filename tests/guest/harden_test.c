@@ -868,6 +868,8 @@ struct wrap_peer {
 	int late_after;		/* the first request is answered after this one */
 	uint32_t tags[8];
 	int n;
+	int sv[2];		/* the host's end, the device's end */
+	pthread_t thread;
 };
 
 /*
@@ -934,9 +936,49 @@ static int set_param(const char *name, uint32_t value)
 	return fclose(f) || ret ? -1 : 0;
 }
 
-static int set_first_tag(uint32_t tag)
+/*
+ * Attaches @peer (answer_late_after_wrap() on a socket pair) as a link made
+ * with wse.ko's @param at @value, then set back to @restore; opens it with
+ * queue *@qa on hardware queue 0 (jobs time out after 100 ms), *@q on 1,
+ * and a buffer object *@h.
+ */
+static void wrap_up(struct __test_metadata *_metadata, FIXTURE_DATA(harden) *self,
+		    struct wrap_peer *peer, const char *param, uint32_t value, uint32_t restore,
+		    uint32_t *qa, uint32_t *q, uint32_t *h)
 {
-	return set_param("first_tag", tag);
+	int ret;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, peer->sv));
+	peer->fd = peer->sv[1];
+	ASSERT_EQ(0, pthread_create(&peer->thread, NULL, answer_late_after_wrap, peer));
+	ASSERT_EQ(0, set_param(param, value));
+	ret = wse_ctl_attach_fd(self->d.ctl, peer->sv[0], 0, &self->d.dev);
+	EXPECT_EQ(0, set_param(param, restore));
+	ASSERT_EQ(0, ret) TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
+	self->d.attached = true;
+	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
+	ASSERT_LE(0, self->d.fd);
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 100, qa));
+	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, q));
+	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, h, NULL));
+}
+
+/* The link is up and took one late answer as stale; detaches, and the peer ends. */
+static void wrap_down(struct __test_metadata *_metadata, FIXTURE_DATA(harden) *self,
+		      struct wrap_peer *peer)
+{
+	struct wse_dev_status dev;
+
+	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
+	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
+	EXPECT_EQ(1, dev.stats.stale_responses);
+	close(self->d.fd);
+	self->d.fd = -1;
+	wse_ctl_detach(self->d.ctl, self->d.dev.index);
+	self->d.attached = false;
+	pthread_join(peer->thread, NULL);
+	close(peer->sv[0]);
+	close(peer->sv[1]);
 }
 
 /*
@@ -948,25 +990,11 @@ static int set_first_tag(uint32_t tag)
 TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
 {
 	struct wrap_peer peer = { .late_after = 3 };
-	struct wse_dev_status dev;
 	uint64_t a, b, c, e;
 	uint32_t qa, q, h;
-	pthread_t t;
-	int sv[2], status;
+	int status;
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	peer.fd = sv[1];
-	ASSERT_EQ(0, pthread_create(&t, NULL, answer_late_after_wrap, &peer));
-	ASSERT_EQ(0, set_first_tag(0xfffffffe));
-	status = wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev);
-	EXPECT_EQ(0, set_first_tag(1));
-	ASSERT_EQ(0, status) TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
-	self->d.attached = true;
-	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
-	ASSERT_LE(0, self->d.fd);
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 100, &qa));
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	wrap_up(_metadata, self, &peer, "first_tag", 0xfffffffe, 1, &qa, &q, &h);
 
 	/* The first is never answered in time. */
 	ASSERT_EQ(0, guest_submit(self->d.fd, qa, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &a));
@@ -984,21 +1012,12 @@ TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
 	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, e, 5000, &status, NULL));
 	EXPECT_EQ(0, status);
 
-	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
-	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
-	EXPECT_EQ(1, dev.stats.stale_responses);
-	close(self->d.fd);
-	self->d.fd = -1;
-	wse_ctl_detach(self->d.ctl, self->d.dev.index);
-	self->d.attached = false;
-	pthread_join(t, NULL);
+	wrap_down(_metadata, self, &peer);
 	ASSERT_EQ(4, peer.n);
 	EXPECT_EQ(0xfffffffeU, peer.tags[0]);
 	EXPECT_EQ(0xffffffffU, peer.tags[1]);
 	EXPECT_EQ(1U, peer.tags[2]);
 	EXPECT_EQ(2U, peer.tags[3]);
-	close(sv[0]);
-	close(sv[1]);
 }
 
 /*
@@ -1011,25 +1030,11 @@ TEST_F(harden, tags_wrap_and_a_late_answer_from_before_is_stale)
 TEST_F(harden, a_tag_the_firmware_still_holds_is_skipped)
 {
 	struct wrap_peer peer = { .late_after = 6 };
-	struct wse_dev_status dev;
 	uint32_t qa, q, h;
 	uint64_t job;
-	pthread_t t;
-	int sv[2], status, i;
+	int status, i;
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	peer.fd = sv[1];
-	ASSERT_EQ(0, pthread_create(&t, NULL, answer_late_after_wrap, &peer));
-	ASSERT_EQ(0, set_param("tag_max", 4));
-	status = wse_ctl_attach_fd(self->d.ctl, sv[0], 0, &self->d.dev);
-	EXPECT_EQ(0, set_param("tag_max", UINT32_MAX));
-	ASSERT_EQ(0, status) TH_LOG("%s", wse_ctl_error(self->d.ctl) ?: "");
-	self->d.attached = true;
-	self->d.fd = guest_open_accel(self->d.dev.accel_minor);
-	ASSERT_LE(0, self->d.fd);
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 0, 4, 100, &qa));
-	ASSERT_EQ(0, guest_queue_create(self->d.fd, 1, 4, 0, &q));
-	ASSERT_EQ(0, guest_bo(self->d.fd, 4096, &h, NULL));
+	wrap_up(_metadata, self, &peer, "tag_max", 4, UINT32_MAX, &qa, &q, &h);
 
 	ASSERT_EQ(0, guest_submit(self->d.fd, qa, DRM_WSE_OP_MEM_WRITE, h, 0, 64, NULL, &job));
 	ASSERT_EQ(0, guest_wait_job(self->d.fd, qa, job, 5000, &status, NULL));
@@ -1046,20 +1051,11 @@ TEST_F(harden, a_tag_the_firmware_still_holds_is_skipped)
 	ASSERT_EQ(0, guest_wait_job(self->d.fd, q, job, 5000, &status, NULL));
 	EXPECT_EQ(0, status);
 
-	ASSERT_EQ(0, wse_ctl_get(self->d.ctl, self->d.dev.index, true, &dev));
-	EXPECT_EQ(WSE_LINK_STATE_UP, dev.link_state) TH_LOG("link down: %s", dev.reason);
-	EXPECT_EQ(1, dev.stats.stale_responses);
-	close(self->d.fd);
-	self->d.fd = -1;
-	wse_ctl_detach(self->d.ctl, self->d.dev.index);
-	self->d.attached = false;
-	pthread_join(t, NULL);
+	wrap_down(_metadata, self, &peer);
 	ASSERT_EQ(7, peer.n);
 	EXPECT_EQ(1U, peer.tags[0]);
 	for (i = 1; i < 6; i++)
 		EXPECT_NE(1U, peer.tags[i]) TH_LOG("request %d got the held tag", i + 1);
-	close(sv[0]);
-	close(sv[1]);
 }
 
 TEST_HARNESS_MAIN

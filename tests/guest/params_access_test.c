@@ -129,6 +129,16 @@ static int on_a_system(void *p)
 	/* A snapshot is stored, never read through this kind. */
 	if (params_submit(fd, q, h, false, SLOT, WSE_LINK_PARAMS_SNAPSHOT_STORE, 4096) != -EINVAL)
 		return 30;
+	/* A store request of the wrong size, or whose name never ends, is malformed. */
+	store_request(map, "u1000/checkpoint");
+	if (params_submit(fd, q, h, true, SLOT, WSE_LINK_PARAMS_SNAPSHOT_STORE,
+			  sizeof(struct wse_link_snapshot_store) - 8) != -EINVAL)
+		return 35;
+	memset(((struct wse_link_snapshot_store *)map)->name, 'u',
+	       sizeof(((struct wse_link_snapshot_store *)map)->name));
+	if (params_uring(&ring, fd, q, map, true, SLOT, WSE_LINK_PARAMS_SNAPSHOT_STORE,
+			 sizeof(struct wse_link_snapshot_store)) != -EINVAL)
+		return 36;
 	/* Only into the user's own area of the shared storage, by either path. */
 	store_request(map, "u1001/checkpoint");
 	if (params_submit(fd, q, h, true, SLOT, WSE_LINK_PARAMS_SNAPSHOT_STORE,

@@ -27,7 +27,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
+#include "test_model.h"
 #include "wse/compiler.h"
 #include "wse/dataset.h"
 #include "wse/engine.h"
@@ -64,26 +66,11 @@ static const char small_model[] =
 
 static const char *self_path;
 
-static const char *appliance_binary(void)
-{
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wse-appliance";
-	return "build/bin/wse-appliance";
-}
 
+/* @text compiled for the appliance's 64x64 systems. */
 static int compile(const char *text, enum wsecc_mode mode, void **buf, size_t *len)
 {
-	static struct wsecc_model m;
-	static struct wsecc_plan plan;
-	struct wsecc_error err;
-	struct wse_wafer w;
-	char msg[256];
-
-	if (wsecc_parse_string(text, "test.model", &m, &err) ||
-	    wse_wafer_parse("64x64", &w, msg, sizeof(msg)) ||
-	    wsecc_compile(&m, &w, mode, &plan, &err))
-		return -1;
-	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
+	return test_compile_model(text, "64x64", mode, buf, len);
 }
 
 FIXTURE(appl) {
@@ -191,7 +178,7 @@ static int start_argv(FIXTURE_DATA(appl) *self, unsigned int systems, const char
 	snprintf(listen, sizeof(listen), "unix:%s", self->sock);
 	snprintf(run, sizeof(run), "%s/run", self->dir);
 	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
-	argv[argc++] = appliance_binary();
+	argv[argc++] = appliance_binary(self_path);
 	argv[argc++] = "--systems";
 	argv[argc++] = n;
 	argv[argc++] = "--listen";
@@ -602,7 +589,7 @@ TEST_F_TIMEOUT(appl, fewer_leaves_agree_on_1_and_2_systems, 120)
 
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "%s --listen unix:%s --leaves 3 2>/dev/null", appliance_binary(),
+	snprintf(cmd, sizeof(cmd), "%s --listen unix:%s --leaves 3 2>/dev/null", appliance_binary(self_path),
 		 self->sock);
 	EXPECT_NE(0, system(cmd));
 	ASSERT_EQ(0, start(self, 2, "--leaves=2"));

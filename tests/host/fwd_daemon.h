@@ -8,13 +8,21 @@
 #define FWD_DAEMON_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "run_cmd.h"
 
-/* The daemon for the test at @self (argv[0]): the sanitizer build for a -san test. */
+/*
+ * The daemon for the test at @self (argv[0]): $WSE_FWD if set (another
+ * build, to compare), else the sanitizer build for a -san test.
+ */
 static inline const char *fwd_binary(const char *self)
 {
+	const char *env = getenv("WSE_FWD");
+
+	if (env && *env)
+		return env;
 	if (self && strstr(self, "host-tests-san"))
 		return "build/san-bin/wsefwd";
 	return "build/bin/wsefwd";

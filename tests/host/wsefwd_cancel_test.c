@@ -22,7 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
+#include "test_model.h"
 #include "wse/compiler.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
@@ -49,17 +51,6 @@
 
 static const char *self_path;
 
-static const char *fwd_binary(void)
-{
-	const char *env = getenv("WSE_FWD");
-
-	if (env && *env)
-		return env;
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wsefwd";
-	return "build/bin/wsefwd";
-}
-
 /* 16 u8 inputs, 4 classes, batch 8: a sample is 16 bytes, a batch 128. */
 static const char tiny_model[] =
 	"model tiny\n"
@@ -75,19 +66,10 @@ static const char tiny_model[] =
 #define TINY_W0		(16 * 12 + 12)	/* layer 0's floats */
 #define TINY_W1		(12 * 4 + 4)
 
+/* @text compiled for this file's 16x16 wsefwd. */
 static int compile(const char *text, enum wsecc_mode mode, void **buf, size_t *len)
 {
-	static struct wsecc_model m;
-	static struct wsecc_plan plan;
-	struct wsecc_error err;
-	struct wse_wafer w;
-	char msg[256];
-
-	if (wsecc_parse_string(text, "test.model", &m, &err) ||
-	    wse_wafer_parse("16x16", &w, msg, sizeof(msg)) ||
-	    wsecc_compile(&m, &w, mode, &plan, &err))
-		return -1;
-	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
+	return test_compile_model(text, "16x16", mode, buf, len);
 }
 
 /* What came back for one tag: how many answers (must be one), the last's status and data. */
@@ -159,7 +141,7 @@ static int start(FIXTURE_DATA(cancel) *self, uint32_t max_payload)
 		.version_min = 1, .version_max = 1, .caps = WSE_LINK_CAP_EXEC,
 		.max_payload = max_payload,
 	};
-	const char *argv[] = { fwd_binary(), "--listen", self->spec, "--wafer", "16x16", NULL };
+	const char *argv[] = { fwd_binary(self_path), "--listen", self->spec, "--wafer", "16x16", NULL };
 	struct wse_link_addr addr;
 	struct wse_link_err err;
 	char text[256];

@@ -24,7 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
+#include "test_model.h"
 #include "wse/compiler.h"
 #include "wse/crc32c.h"
 #include "wse/link_io.h"
@@ -54,17 +56,6 @@
 
 static const char *self_path;
 
-static const char *fwd_binary(void)
-{
-	const char *env = getenv("WSE_FWD");
-
-	if (env && *env)
-		return env;
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wsefwd";
-	return "build/bin/wsefwd";
-}
-
 /* A small MLP the tests train: 16 u8 inputs, 4 classes, batch 8. */
 static const char tiny_model[] =
 	"model tiny\n"
@@ -78,23 +69,6 @@ static const char tiny_model[] =
 #define TINY_IN		16
 #define TINY_CLASSES	4
 #define TINY_BATCH	8
-
-/* Compiles @text for @wafer in @mode into a .wsep image (free()). */
-static int compile(const char *text, const char *wafer, enum wsecc_mode mode, void **buf,
-		   size_t *len)
-{
-	static struct wsecc_model m;
-	static struct wsecc_plan plan;
-	struct wsecc_error err;
-	struct wse_wafer w;
-	char msg[256];
-
-	if (wsecc_parse_string(text, "test.model", &m, &err) ||
-	    wse_wafer_parse(wafer, &w, msg, sizeof(msg)) ||
-	    wsecc_compile(&m, &w, mode, &plan, &err))
-		return -1;
-	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
-}
 
 FIXTURE(exec) {
 	char dir[64];
@@ -154,7 +128,7 @@ static int start_argv(FIXTURE_DATA(exec) *self, const char *const *extra)
 	uint32_t status;
 	int n = 0, fd = -1;
 
-	argv[n++] = fwd_binary();
+	argv[n++] = fwd_binary(self_path);
 	argv[n++] = "--listen";
 	argv[n++] = self->spec;
 	while (*extra && n < 38)
@@ -418,7 +392,7 @@ TEST_F(exec, hello_offers_exec_and_load_unload)
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
 	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_EXEC);
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	/* In small pieces: the device assembles them in order. */
 	ASSERT_EQ(0, load(self, PROG, img, len, 100, &info, text, sizeof(text))) TH_LOG("%s", text);
 	EXPECT_EQ(PROG, info.program);
@@ -448,7 +422,7 @@ TEST_F(exec, malformed_programs_refused_daemon_still_serving)
 	void *img, *img64;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--max-program", "64K"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	bad = malloc(len);
 	ASSERT_NE(NULL, bad);
 
@@ -466,7 +440,7 @@ TEST_F(exec, malformed_programs_refused_daemon_still_serving)
 	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, bad, len, 4096, NULL, text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "magic")) TH_LOG("%s", text);
 	/* Compiled for a larger wafer whose regions lie outside this one. */
-	ASSERT_EQ(0, compile(tiny_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img64, &len64));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img64, &len64));
 	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, img64, len64, 4096, NULL, text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "compiled for wafer 64x64")) TH_LOG("%s", text);
 	/* Larger than --max-program. */
@@ -506,9 +480,9 @@ TEST_F(exec, sram_capacity_enforced_with_numbers)
 	void *img;
 
 	/* The program's regions fit a 16x8 mesh of 1 KiB PEs; a few copies do not. */
-	ASSERT_EQ(0, compile("model m\ninput 64 u8\ndense 64 64 relu\ndense 64 4 none\n"
-			     "loss softmax_xent\noptimizer sgd lr=0.1\nbatch 4\nseed 1\n",
-			     "16x8:1K", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model("model m\ninput 64 u8\ndense 64 64 relu\ndense 64 4 none\n"
+					"loss softmax_xent\noptimizer sgd lr=0.1\nbatch 4\nseed 1\n",
+					"16x8:1K", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, start(self, "--wafer", "16x8", "--sram-per-pe", "1K"));
 	for (slot = 1; slot < 64; slot++) {
 		st = load(self, slot, img, len, len, &info, text, sizeof(text));
@@ -541,11 +515,11 @@ TEST_F(exec, deepest_program_the_format_allows_runs)
 		 "dense %d %d none\nloss softmax_xent\noptimizer adam lr=1e-2\nbatch %d\nseed 3\n",
 		 TINY_IN, TINY_CLASSES, TINY_BATCH);
 	ASSERT_EQ(0, start(self, "--wafer", "64x64"));
-	ASSERT_EQ(0, compile(model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, test_compile_model(model, "64x64", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	EXPECT_EQ((uint32_t)WSE_MAX_LAYERS, info.num_layers);
 	free(img);
-	ASSERT_EQ(0, compile(model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(model, "64x64", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	EXPECT_EQ(WSEP_MODE_PIPELINED, info.mode);
 	EXPECT_EQ((uint32_t)WSE_MAX_LAYERS, info.num_layers);
@@ -571,7 +545,7 @@ TEST_F(exec, pipelined_training_loss_falls)
 	void *img;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 5);
 	for (int step = 0; step < 300; step++) {
@@ -632,8 +606,8 @@ static void modes_agree(struct __test_metadata *_metadata, FIXTURE_DATA(exec) *s
 	void *img, *wimg;
 	uint64_t off[2] = { 0, 0 };
 
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &wimg, &wlen));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &wimg, &wlen));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, wsep_read(wimg, wlen, &prog, msg, sizeof(msg))) TH_LOG("%s", msg);
 	ASSERT_EQ(0, engine_shape_mlp(&shape, widths, 2));
 	ASSERT_EQ(0, engine_params_create(&shape, ENGINE_ADAM, &mx));
@@ -793,7 +767,7 @@ TEST_F(exec, results_do_not_depend_on_the_worker_count)
 	size_t len;
 	void *img;
 
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	for (int r = 0; r < 2; r++) {
 		struct engine_rng rng;
 
@@ -920,7 +894,7 @@ TEST_F(exec, aligned_shards_sum_to_the_whole_batch_bit_for_bit)
 	size_t len;
 	void *img;
 
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 5);
@@ -1000,7 +974,7 @@ TEST_F(exec, regions_carry_stream_data)
 	size_t len;
 	void *img;
 
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
 	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_REGION);
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
@@ -1084,7 +1058,7 @@ TEST_F(exec, eval_and_predict)
 	int correct = 0;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 7);
 	for (int s = 0; s < 150; s++)
@@ -1127,7 +1101,7 @@ TEST_F(exec, malformed_stream_data_refused)
 	float loss;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	/* Not a whole record. */
 	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_SAMPLES, px, TINY_IN + 3, text,
@@ -1202,7 +1176,7 @@ TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
 	void *img;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	/* The samples buffer holds four batches. */
 	for (int i = 0; i < 4; i++)
@@ -1239,7 +1213,7 @@ TEST_F(exec, read_waits_on_one_queue_while_another_writes)
 	void *img;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	/* Asking for more than the buffer holds is allowed: a read gets what is there. */
 	in.length = 64 * TINY_BATCH * 4;
@@ -1283,7 +1257,7 @@ TEST_F(exec, checkpoint_restore_continues_identically_and_runs_are_deterministic
 	state = malloc(sbytes);
 	ASSERT_TRUE(wts && w2 && state);
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 21);
 	for (int s = 0; s < 3; s++)
@@ -1387,7 +1361,7 @@ TEST_F(exec, snapshot_at_a_step_read_while_training_goes_on)
 	live = malloc(size);
 	ASSERT_TRUE(snap && live);
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 5);
 	for (int s = 0; s < 3; s++)
@@ -1457,7 +1431,7 @@ TEST_F(exec, snapshot_at_a_step_read_while_training_goes_on)
 	free(img);
 
 	/* Weight streaming keeps no weights to snapshot. */
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	step = 1;
 	EXPECT_EQ(WSE_LINK_E_INVAL, params_write(self, WSE_LINK_PARAMS_SNAPSHOT, 0, &step, 8, text,
@@ -1536,7 +1510,7 @@ TEST_F(exec, snapshot_saved_into_shared_storage_and_nowhere_else)
 	ASSERT_EQ(0, symlink("../other", path));
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--store", store));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	engine_rng_seed(&rng, 8);
 	for (int s = 0; s < 2; s++)
@@ -1626,7 +1600,7 @@ TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
 	void *img;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	wse_link_stream_encode(&raw, &in);
 	memcpy(frame, &raw, sizeof(raw));
@@ -1727,7 +1701,7 @@ TEST_F(exec, link_stop_ends_busy_stages_promptly)
 		labels[i] = i % 10;
 	ASSERT_EQ(0, start(self, "--wafer", "128x128", "--micro-batches", "4", "--log-level",
 			   "debug"));
-	ASSERT_EQ(0, compile(big_model, "128x128", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(big_model, "128x128", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, 512 << 10, &info, text, sizeof(text)))
 		TH_LOG("%s", text);
 	/* Two whole steps, to know how long a warm one takes here (the first
@@ -1812,7 +1786,7 @@ TEST_F(exec, a_failing_stage_fails_the_run_and_nothing_hangs)
 	void *img;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--fault-stage-error", "1"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	for (uint32_t kind = WSE_LINK_RUN_TRAIN; kind <= WSE_LINK_RUN_PREDICT; kind++) {
 		ASSERT_EQ(0, submit_run(self, kind, 3, TINY_BATCH, &tag));
@@ -1875,7 +1849,7 @@ TEST_F(exec, fuzzed_exec_requests_do_not_hurt_the_daemon)
 	int links = 1;
 
 	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--max-program", "1M"));
-	ASSERT_EQ(0, compile(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_PIPELINED, &img, &len));
 	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
 	for (int i = 0; i < 400; i++) {
 		uint8_t payload[96];

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fwd_daemon.h"
 #include "kselftest_harness.h"
 #include "wse/link_io.h"
 #include "wse/link_addr.h"
@@ -30,17 +31,6 @@
 #define START_MS	5000
 
 static const char *self_path;
-
-static const char *fwd_binary(void)
-{
-	const char *env = getenv("WSE_FWD");
-
-	if (env && *env)
-		return env;
-	if (self_path && strstr(self_path, "host-tests-san"))
-		return "build/san-bin/wsefwd";
-	return "build/bin/wsefwd";
-}
 
 FIXTURE(fwd) {
 	char dir[64];
@@ -131,7 +121,7 @@ static pid_t start_fwd_argv(FIXTURE_DATA(fwd) *self, const char *const *extra)
 	int n = 0;
 	pid_t pid;
 
-	argv[n++] = fwd_binary();
+	argv[n++] = fwd_binary(self_path);
 	argv[n++] = "--listen";
 	argv[n++] = self->spec;
 	argv[n++] = "--log-level";
