@@ -12,8 +12,8 @@ outfile_test_libs := wseout
 outfile_test_ldlibs := -lpthread
 
 # The tools' outputs through it: wsecc -o to /dev/null (in a scratch user and
-# mount namespace), a FIFO, a directory, standard output.
+# mount namespace), a FIFO, a directory, standard output; wsereport's page.
 host_tests += outfile_cli_test
 outfile_cli_test_srcs := tests/host/outfile_cli_test.c
 outfile_cli_test_ldlibs := -lpthread
-$(B)/host-tests/outfile_cli_test $(B)/host-tests-san/outfile_cli_test: | $(B)/bin/wsecc $(B)/bin/wsetrain
+$(B)/host-tests/outfile_cli_test $(B)/host-tests-san/outfile_cli_test: | $(B)/bin/wsecc $(B)/bin/wsetrain $(B)/bin/wsereport

@@ -3,7 +3,8 @@
  * The tools' outputs as a user names them (wse/outfile.h behind them):
  * `wsecc -o /dev/null` leaves the device a device, a FIFO gets the program
  * through, a directory is refused by name, `-o -` is standard output, and
- * `wsetrain --compile-only -o` does the same. /dev/null itself is never
+ * `wsetrain --compile-only -o` does the same, and wsereport's page and
+ * plots go through links and FIFOs. /dev/null itself is never
  * written to: the real one is bind-mounted onto a file of the test's own
  * directory inside a scratch user and mount namespace, where nothing the
  * test does is seen outside. Runs build/bin/ from the repository root.
@@ -27,6 +28,7 @@
 
 #define WSECC "build/bin/wsecc"
 #define WSETRAIN "build/bin/wsetrain"
+#define WSEREPORT "build/bin/wsereport"
 #define MODEL "models/fc-mnist"
 /* fc-mnist's program is about 1 MB: room for it and more. */
 #define CAP (8 << 20)
@@ -378,6 +380,59 @@ TEST_F(cli, wsetrain_compile_only_o_dash_is_stdout)
 {
 	ASSERT_EQ(0, access(WSETRAIN, X_OK));
 	stdout_case(_metadata, self, WSETRAIN, "--compile-only");
+}
+
+/*
+ * wsereport's page and plots: index.html a link to a page kept elsewhere,
+ * loss.svg a FIFO with a reader; the link kept, the FIFO fed, and no
+ * temporary file left in the directory or listed on the page.
+ */
+TEST_F(cli, wsereport_page_through_links_and_fifos)
+{
+	static const char csv[] = "kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n"
+				  "train,10,1,2.0,0.2,1000,1\ntrain,20,1,1.5,0.5,1000,2\n"
+				  "test,20,1,1.6,0.45,,2\n";
+	struct fifo_reader r = { 0 };
+	char run[PATH_MAX], page[PATH_MAX], *html;
+	size_t len = 0;
+	struct stat st;
+	pthread_t t;
+	int hold, fd;
+
+	snprintf(run, sizeof(run), "%s/run", self->dir);
+	ASSERT_EQ(0, mkdir(run, 0755));
+	fd = open(at(self, "run/metrics.csv"), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ASSERT_EQ((ssize_t)strlen(csv), write(fd, csv, strlen(csv)));
+	close(fd);
+	snprintf(page, sizeof(page), "%s/page.html", self->dir);
+	ASSERT_EQ(0, symlink("../page.html", at(self, "run/index.html")));
+	ASSERT_EQ(0, mkfifo(at(self, "run/loss.svg"), 0600));
+	hold = open(self->path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, hold);
+	r.fd = open(self->path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, r.fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, read_fifo, &r));
+	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -q %s", run);
+	EXPECT_EQ(0, run_cmd_all(self->cmd, self->msg, sizeof(self->msg))) TH_LOG("%s", self->msg);
+	close(hold);
+	pthread_join(t, NULL);
+	close(r.fd);
+	EXPECT_TRUE(r.buf && memmem(r.buf, r.len, "<svg", 4)) TH_LOG("the FIFO's reader got no plot");
+	ASSERT_EQ(0, lstat(at(self, "run/loss.svg"), &st));
+	EXPECT_TRUE(S_ISFIFO(st.st_mode)) TH_LOG("loss.svg, a FIFO, was replaced");
+	ASSERT_EQ(0, lstat(at(self, "run/index.html"), &st));
+	EXPECT_TRUE(S_ISLNK(st.st_mode)) TH_LOG("index.html, a link, was replaced");
+	/* metrics.csv, index.html, loss.svg, accuracy.svg: nothing else. */
+	EXPECT_EQ(4, entries(run));
+	free(r.buf);
+	html = slurp(page, &len);
+	EXPECT_NE(NULL, html) TH_LOG("no page written through the link");
+	if (!html || len == CAP)
+		return;
+	html[len] = '\0';
+	EXPECT_NE(NULL, strstr(html, "accuracy.svg"));
+	EXPECT_EQ(NULL, strstr(html, ".tmp")) TH_LOG("the page links a temporary file");
+	free(html);
 }
 
 TEST_HARNESS_MAIN
