@@ -21,7 +21,7 @@ $(B)/host-tests/outfile_cli_test $(B)/host-tests-san/outfile_cli_test: | $(B)/bi
 # wsetrain's outputs in the guest: a checkpoint into a FIFO, a device node
 # and through a link, the CSV into a FIFO, a directory, --predict -o -.
 guest_tests += wsetrain_outputs_test
-# '=': WSE_LDLIBS comes from lib/wse/module.mk, read after this one.
 wsetrain_outputs_test_srcs := tests/guest/wsetrain_outputs_test.c
 wsetrain_outputs_test_libs := wse wselink
+# '=': WSE_LDLIBS comes from lib/wse/module.mk, read after this one.
 wsetrain_outputs_test_ldlibs = $(WSE_LDLIBS) -lpthread
