@@ -80,6 +80,8 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 	struct train_tally t = { 0 };
 	uint32_t n = j->test.count;
 	FILE *f = stdout;
+	struct wse_out out = { .fd = -1 };
+	char err[512];
 	int64_t done;
 	int ret = 0;
 
@@ -91,8 +93,12 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 		free(t.predictions);
 		return -1;
 	}
-	if (o->output && !(f = fopen(o->output, "w"))) {
-		ret = train_fail("-o %s: %s", o->output, strerror(errno));
+	/* A file replaced whole, a FIFO or device written through, - standard output. */
+	if (o->output && (wse_out_open(&out, o->output, WSE_OUT_STDOUT, err, sizeof(err)) ||
+			  !(f = wse_out_stream(&out, err, sizeof(err))))) {
+		if (out.fd >= 0)
+			wse_out_abandon(&out);
+		ret = train_fail("-o %s", err);
 		free(t.predictions);
 		return ret;
 	}
@@ -100,12 +106,17 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 		ret = -EIO;
 	for (uint32_t i = 0; i < done && !ret; i++)
 		ret = w->sample(f, i, t.predictions[i]);
-	if (f != stdout ? fclose(f) : fflush(f))
-		ret = -EIO;
 	free(t.predictions);
-	if (ret)
-		return train_fail("writing the predictions to %s failed",
-				  o->output ? o->output : "stdout");
+	if (o->output) {
+		if (ret) {
+			wse_out_abandon(&out);
+			return train_fail("writing the predictions to %s failed", o->output);
+		}
+		if (wse_out_commit(&out, err, sizeof(err)))
+			return train_fail("writing the predictions failed: %s", err);
+	} else if (ret || fflush(f)) {
+		return train_fail("writing the predictions to stdout failed");
+	}
 	if (done < n)
 		fprintf(stderr, "wsetrain: note: the last %u samples were left out: fewer than the %u systems\n",
 			(uint32_t)(n - done), j->n);

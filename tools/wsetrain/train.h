@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "wse/dataset.h"
+#include "wse/outfile.h"
 #include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse/wsep.h"
@@ -279,8 +280,7 @@ int train_checkpoint_save(const char *path, const struct train_checkpoint *c);
  * @c->crc_known), syncs and renames; abandon_out() drops it all.
  */
 struct train_ckpt_out {
-	char path[4096], tmp[4096 + 32];
-	int fd;
+	struct wse_out file;		/* the path as given, and the temporary file or device */
 	void *map;			/* the whole file, or NULL: weights is a buffer */
 	size_t len;
 	float *weights, *state;		/* where the payload goes; NULL: the device puts it */
