@@ -233,11 +233,6 @@ static int eval_only(struct schedule *s)
 
 static int predict(struct schedule *s)
 {
-	if (s->j->tokens) {
-		train_fail("%s is a program over characters: it predicts with --sample N",
-			   s->j->p->model_name);
-		return EXIT_TRAIN_FAILED;
-	}
 	if (train_state_init_from(s->j, "--predict", s->o->init_from) ||
 	    train_predict(s->j, s->steps))
 		return EXIT_TRAIN_FAILED;
@@ -293,6 +288,12 @@ int train_run(struct train_opts *o)
 
 	if (train_interrupt_start())
 		return EXIT_TRAIN_FAILED;
+	/* Evaluating or predicting, a signal ends the process at once: nothing to save. */
+	if (o->task == TRAIN_TASK_EVAL)
+		train_interrupt_exit_saying(TRAIN_EVAL_STOPPED);
+	if (o->task == TRAIN_TASK_PREDICT)
+		train_interrupt_exit_saying(TRAIN_PREDICT_STOPPED);
+	train_interrupt_checkpoints(has_destination(o));
 	ret = from_model_dir(o, ckpt, sizeof(ckpt));
 	if (ret)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
