@@ -14,7 +14,9 @@
  *    share that match the corpus is --eval's accuracy;
  *  - SIGTERM while --predict or --eval runs ends it within 2 s, exit 143,
  *    saying what stopped and no checkpoint, no -o file left behind; the
- *    device serves the next run.
+ *    device serves the next run;
+ *  - a firmware that falls silent mid-predict (a wsefwd in the guest,
+ *    stopped) fails it within a minute, naming the PREDICT RUN.
  *
  * A graph program's PREDICT puts its logits on a stream of their own;
  * wsetrain once left them there and the prediction stalled after four
@@ -275,14 +277,16 @@ static double now_s(void)
 
 /*
  * Starts @cmd (exec'd by sh, so the pid is wsetrain's) with its output in
- * @log, sends SIGTERM once it says @when, and returns its exit status,
- * *@secs the time from the signal to its end.
+ * @log and, once it says @when, sends @sig to @target (0: wsetrain
+ * itself). Returns its exit status, *@secs the time from the signal to its
+ * end, its output in @out.
  */
-static int terminated(struct __test_metadata *_metadata, const char *cmd, const char *log,
-		      const char *when, double *secs, char *out, size_t outlen)
+static int signalled(struct __test_metadata *_metadata, const char *cmd, const char *log,
+		     const char *when, pid_t target, int sig, double *secs, char *out,
+		     size_t outlen)
 {
 	char line[2048];
-	double t0, sent = 0;
+	double t0, sent;
 	pid_t pid;
 	int st = -1;
 	FILE *f;
@@ -312,7 +316,7 @@ static int terminated(struct __test_metadata *_metadata, const char *cmd, const 
 	}
 	EXPECT_NE(NULL, strstr(out, when)) TH_LOG("%s", out);
 	sent = now_s();
-	kill(pid, SIGTERM);
+	kill(target ? target : pid, sig);
 	waitpid(pid, &st, 0);
 	*secs = now_s() - sent;
 	f = fopen(log, "r");
@@ -343,8 +347,8 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 		 "wsetrain /tmp/cnns.wsep %s --predict /tmp/cnns.ckpt --data " FMNIST
 		 "/train-images-idx3-ubyte.gz -o /tmp/cnns.csv",
 		 self->devices);
-	st = terminated(_metadata, cmd, "/tmp/predict.log", "weights from", &secs, self->out,
-			OUT_MAX);
+	st = signalled(_metadata, cmd, "/tmp/predict.log", "weights from", 0, SIGTERM, &secs,
+		       self->out, OUT_MAX);
 	TH_LOG("predict: exit %d %.2f s after SIGTERM: %s", st, secs, self->out);
 	EXPECT_EQ(143, st);
 	EXPECT_LT(secs, 2.0);
@@ -358,7 +362,8 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
 	snprintf(cmd, sizeof(cmd), "wsetrain /tmp/cnns.wsep %s --eval /tmp/cnns.ckpt --data /tmp/big",
 		 self->devices);
-	st = terminated(_metadata, cmd, "/tmp/eval.log", "weights from", &secs, self->out, OUT_MAX);
+	st = signalled(_metadata, cmd, "/tmp/eval.log", "weights from", 0, SIGTERM, &secs,
+		       self->out, OUT_MAX);
 	TH_LOG("eval: exit %d %.2f s after SIGTERM: %s", st, secs, self->out);
 	EXPECT_EQ(143, st);
 	EXPECT_LT(secs, 2.0);
@@ -371,6 +376,46 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 		       self->devices);
 	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "on 640 test samples"));
+}
+
+/*
+ * A firmware that stops answering mid-predict (a wsefwd in the guest,
+ * SIGSTOPped): wsetrain fails in bounded time saying which RUN and what
+ * went, instead of hanging.
+ */
+TEST_F_TIMEOUT(predict, a_firmware_gone_silent_fails_predict_in_bounded_time, 600)
+{
+	struct wse_dev_status d;
+	struct guest_peer fw;
+	char cmd[1024];
+	double secs;
+	int st;
+
+	if (access(FMNIST "/train-images-idx3-ubyte.gz", R_OK))
+		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+	compile_cnn(_metadata, self, "pipelined", "/tmp/cnnq.wsep");
+	unlink("/tmp/cnnq.ckpt");
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain /tmp/cnnq.wsep %s --steps 10 --no-eval -q --checkpoint /tmp/cnnq.ckpt",
+		       self->devices);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	/* The wafer wsecc compiled for by default, the appliance's systems'. */
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
+	snprintf(cmd, sizeof(cmd),
+		 "wsetrain /tmp/cnnq.wsep --devices %u --predict /tmp/cnnq.ckpt --data " FMNIST
+		 "/train-images-idx3-ubyte.gz -o /tmp/cnnq.csv",
+		 d.index);
+	st = signalled(_metadata, cmd, "/tmp/silent.log", "weights from", fw.pid, SIGSTOP, &secs,
+		       self->out, OUT_MAX);
+	TH_LOG("exit %d %.1f s after the firmware stopped: %s", st, secs, self->out);
+	kill(fw.pid, SIGCONT);
+	wse_ctl_detach(self->ctl, d.index);
+	guest_peer_stop(&fw, SIGKILL);
+	EXPECT_EQ(1, st);
+	EXPECT_LT(secs, 60.0);
+	EXPECT_NE(NULL, strstr(self->out, "a PREDICT step's samples or results: "));
+	EXPECT_NE(0, access("/tmp/cnnq.csv", F_OK));
 }
 
 TEST_HARNESS_MAIN

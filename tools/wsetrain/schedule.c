@@ -293,7 +293,6 @@ int train_run(struct train_opts *o)
 		train_interrupt_exit_saying(TRAIN_EVAL_STOPPED);
 	if (o->task == TRAIN_TASK_PREDICT)
 		train_interrupt_exit_saying(TRAIN_PREDICT_STOPPED);
-	train_interrupt_checkpoints(has_destination(o));
 	ret = from_model_dir(o, ckpt, sizeof(ckpt));
 	if (ret)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
@@ -337,6 +336,8 @@ int train_run(struct train_opts *o)
 	if (train_report_open(j, &s.report) ||
 	    (has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;
+	/* The run directory is known by now: does a signal's stop write a checkpoint? */
+	train_interrupt_checkpoints(has_destination(o));
 	ret = train(&s);
 out:
 	if (s.saver && !s.final.checkpoint[0]) {

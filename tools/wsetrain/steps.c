@@ -152,7 +152,8 @@ static int step_io(struct train_steps *s, uint32_t kind, int send, uint32_t send
 			   sys->name, train_run_kind_name(kind), wse_strerror(ret),
 			   TRAIN_XFER_TIMEOUT_MS / 1000);
 	else if (ret)
-		train_fail("%s: %s", sys->name, wse_strerror(ret));
+		train_fail("%s: a %s step's samples or results: %s", sys->name,
+			   train_run_kind_name(kind), wse_strerror(ret));
 	if (ret)
 		train_system_why(sys);
 	return ret;
