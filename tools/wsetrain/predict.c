@@ -178,8 +178,8 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 	size_t zrow = (size_t)j->rows * wsep_classes(j->p);
 	struct train_tally t = { 0 };
 	uint32_t n = j->test.count;
-	/* Static: the signal watcher may read it after this returns. */
-	static char note[PATH_MAX + 96];
+	/* Static, each written once before it is shown: the signal watcher may read them later. */
+	static char incomplete[PATH_MAX + 64], written[PATH_MAX + 64];
 	FILE *f = stdout;
 	int64_t done;
 	int ret = 0;
@@ -200,8 +200,8 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 		free(t.logits);
 		return -1;
 	}
-	snprintf(note, sizeof(note), "the predictions written to %s are incomplete", out);
-	train_interrupt_exit_saying(note);
+	snprintf(incomplete, sizeof(incomplete), "the predictions written to %s are incomplete", out);
+	train_interrupt_exit_saying(incomplete);
 	ret = w->header(f, j);
 	for (uint32_t i = 0; i < done && !ret; i++)
 		ret = w->sample(f, j, i, t.predictions + (size_t)i * j->rows,
@@ -209,8 +209,8 @@ int train_predict(struct train_job *j, struct train_steps *steps)
 	if (f != stdout ? fclose(f) : fflush(f))
 		ret = -EIO;
 	if (!ret) {
-		snprintf(note, sizeof(note), "after the predictions were written to %s", out);
-		train_interrupt_exit_saying(note);
+		snprintf(written, sizeof(written), "after the predictions were written to %s", out);
+		train_interrupt_exit_saying(written);
 	}
 	free(t.predictions);
 	free(t.logits);
