@@ -16,7 +16,10 @@
  *    saying what stopped and no checkpoint, no -o file left behind; the
  *    device serves the next run;
  *  - a firmware that falls silent mid-predict (a wsefwd in the guest,
- *    stopped) fails it within a minute, naming the PREDICT RUN.
+ *    stopped) fails it within a minute, naming the PREDICT RUN;
+ *  - Ctrl-C during a training run's evaluation of its epoch stops it
+ *    between chunks: a checkpoint and exit 130 within 2 s, and the
+ *    resumed run evaluates that epoch again.
  *
  * A graph program's PREDICT puts its logits on a stream of their own;
  * wsetrain once left them there and the prediction stalled after four
@@ -327,6 +330,19 @@ static int signalled(struct __test_metadata *_metadata, const char *cmd, const c
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* /tmp/big: Fashion-MNIST with the 60,000 training images as the test set too, for a long evaluation. */
+static int big_test_set(char *out)
+{
+	static const char *const split[] = { "train", "t10k" };
+	int st = 0;
+
+	for (int i = 0; i < 2 && !st; i++)
+		st = guest_run(out, OUT_MAX,
+			       "mkdir -p /tmp/big && ln -sf " FMNIST "/train-images-idx3-ubyte.gz /tmp/big/%s-images-idx3-ubyte.gz && ln -sf " FMNIST "/train-labels-idx1-ubyte.gz /tmp/big/%s-labels-idx1-ubyte.gz",
+			       split[i], split[i]);
+	return st;
+}
+
 TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 {
 	char cmd[1024];
@@ -356,10 +372,7 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 			       "interrupted (Terminated): the prediction stopped; no predictions were written"));
 	EXPECT_EQ(NULL, strstr(self->out, "checkpoint"));
 	EXPECT_NE(0, access("/tmp/cnns.csv", F_OK));
-	/* The test set as the training set, for an evaluation as long. */
-	st = guest_run(self->out, OUT_MAX,
-		       "mkdir -p /tmp/big && ln -sf " FMNIST "/train-images-idx3-ubyte.gz /tmp/big/t10k-images-idx3-ubyte.gz && ln -sf " FMNIST "/train-labels-idx1-ubyte.gz /tmp/big/t10k-labels-idx1-ubyte.gz");
-	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, big_test_set(self->out));
 	snprintf(cmd, sizeof(cmd), "wsetrain /tmp/cnns.wsep %s --eval /tmp/cnns.ckpt --data /tmp/big",
 		 self->devices);
 	st = signalled(_metadata, cmd, "/tmp/eval.log", "weights from", 0, SIGTERM, &secs,
@@ -416,6 +429,41 @@ TEST_F_TIMEOUT(predict, a_firmware_gone_silent_fails_predict_in_bounded_time, 60
 	EXPECT_LT(secs, 60.0);
 	EXPECT_NE(NULL, strstr(self->out, "a PREDICT step's samples or results: "));
 	EXPECT_NE(0, access("/tmp/cnnq.csv", F_OK));
+}
+
+/*
+ * Ctrl-C while a training run evaluates its epoch: the evaluation stops
+ * between chunks, the checkpoint is of the epoch's end, and the resumed
+ * run evaluates that epoch again.
+ */
+TEST_F_TIMEOUT(predict, sigint_cuts_a_training_runs_evaluation_short, 600)
+{
+	char cmd[1024];
+	double secs;
+	int st;
+
+	if (access(FMNIST "/train-images-idx3-ubyte.gz", R_OK))
+		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+	compile_cnn(_metadata, self, "pipelined", "/tmp/cnni.wsep");
+	ASSERT_EQ(0, big_test_set(self->out)) TH_LOG("%s", self->out);
+	unlink("/tmp/cnni.ckpt");
+	snprintf(cmd, sizeof(cmd),
+		 "wsetrain /tmp/cnni.wsep %s --data /tmp/big --train-limit 640 --epochs 2 --progress lines --report 5 --checkpoint /tmp/cnni.ckpt",
+		 self->devices);
+	/* The report at the epoch's last step; its evaluation of 60,000 images follows. */
+	st = signalled(_metadata, cmd, "/tmp/train.log", "Train Epoch=1/2, Step=10/", 0, SIGINT,
+		       &secs, self->out, OUT_MAX);
+	TH_LOG("exit %d %.2f s after SIGINT: %s", st, secs, self->out);
+	EXPECT_EQ(130, st);
+	EXPECT_LT(secs, 2.0);
+	EXPECT_NE(NULL, strstr(self->out, "interrupted at step 10; continue with --resume /tmp/cnni.ckpt"));
+	EXPECT_EQ(NULL, strstr(self->out, "| Eval "));
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain /tmp/cnni.wsep %s --data /tmp/big --train-limit 640 --epochs 2 --progress lines --test-limit 640 --resume /tmp/cnni.ckpt",
+		       self->devices);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "| Eval Epoch=1/2, Step=10,")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "| Eval Epoch=2/2, Step=20,")) TH_LOG("%s", self->out);
 }
 
 TEST_HARNESS_MAIN

@@ -28,7 +28,7 @@
  * of --chunk steps (a last short batch as a step of its own, if it can be
  * split between the systems), run as @kind; tallied into @t, whose
  * predictions and logits (if set) are the whole run's, filled in order.
- * Returns the samples run, or -1.
+ * Returns the samples run (0 for an evaluation a signal cut short), or -1.
  */
 static int64_t run_all(struct train_job *j, struct train_steps *steps, uint32_t kind,
 		       const struct wse_dataset *ds, uint32_t count, struct train_tally *t)
@@ -41,6 +41,10 @@ static int64_t run_all(struct train_job *j, struct train_steps *steps, uint32_t 
 
 	for (uint32_t at = 0; at < full && !ret;) {
 		uint32_t n = full - at < j->o->chunk ? full - at : j->o->chunk;
+
+		/* A training run's evaluation stops between chunks on a signal. */
+		if (kind == WSE_RUN_EVAL && train_interrupted())
+			return 0;
 
 		t->predictions = pred ? pred + (size_t)at * b * j->rows : NULL;
 		t->logits = logits ? logits + (size_t)at * b * zrow : NULL;
@@ -71,7 +75,7 @@ int train_evaluate(struct train_job *j, struct train_steps *steps, uint32_t limi
 	if (done < 0)
 		return -1;
 	*samples = (uint32_t)done;
-	return 0;
+	return train_interrupted() ? 1 : 0;
 }
 
 /*

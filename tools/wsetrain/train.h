@@ -465,7 +465,10 @@ int train_metrics_close(struct train_metrics *m);
 /* schedule.c: the whole run; returns the exit status. */
 int train_run(struct train_opts *o);
 
-/* predict.c: inference with the weights @j was given: the test set's loss and accuracy. */
+/*
+ * predict.c: inference with the weights @j was given: the test set's loss
+ * and accuracy; 1 (no figures) when a signal stopped it between chunks.
+ */
 int train_evaluate(struct train_job *j, struct train_steps *steps, uint32_t limit,
 		   struct train_tally *t, uint32_t *samples);
 /*
