@@ -427,7 +427,8 @@ TEST_F_TIMEOUT(predict, a_firmware_gone_silent_fails_predict_in_bounded_time, 60
 	guest_peer_stop(&fw, SIGKILL);
 	EXPECT_EQ(1, st);
 	EXPECT_LT(secs, 60.0);
-	EXPECT_NE(NULL, strstr(self->out, "a PREDICT step's samples or results: "));
+	snprintf(cmd, sizeof(cmd), "device %u: RUN PREDICT: a step's samples or results: ", d.index);
+	EXPECT_NE(NULL, strstr(self->out, cmd));
 	EXPECT_NE(0, access("/tmp/cnnq.csv", F_OK));
 }
 

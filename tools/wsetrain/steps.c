@@ -148,11 +148,11 @@ static int step_io(struct train_steps *s, uint32_t kind, int send, uint32_t send
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
 	if (ret == -ETIMEDOUT)
-		train_fail("%s: a %s step's samples or results: %s (%u s): the RUN is stuck or the firmware is gone; 'wsectl status' shows the link, the firmware's log says why",
+		train_fail("%s: RUN %s: a step's samples or results: %s (%u s): the RUN is stuck or the firmware is gone; 'wsectl status' shows the link, the firmware's log says why",
 			   sys->name, train_run_kind_name(kind), wse_strerror(ret),
 			   TRAIN_XFER_TIMEOUT_MS / 1000);
 	else if (ret)
-		train_fail("%s: a %s step's samples or results: %s", sys->name,
+		train_fail("%s: RUN %s: a step's samples or results: %s", sys->name,
 			   train_run_kind_name(kind), wse_strerror(ret));
 	if (ret)
 		train_system_why(sys);
