@@ -27,3 +27,5 @@ onnx_export_test_libs := wsecompiler wsep wafer wseengine wsenum
 onnx_export_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
 $(B)/host-tests/onnx_export_test: | $(B)/bin/wsetrain
 $(B)/host-tests-san/onnx_export_test: | $(B)/bin/wsetrain
+# models/wse_checkpoint.py against PyTorch; skipped where python3-torch is not.
+host_scripts += wse_checkpoint_test
