@@ -108,7 +108,7 @@ def main():
     torch.set_num_threads(1)
     loaded, loss, acc, n = (eval_cnn if args.model == "cnn" else eval_gpt)(args)
     print(f"{args.weights}: {len(loaded)} tensors loaded by name; PyTorch eval over {n} samples: "
-          f"loss {loss:.6f} accuracy {acc:.6f}")
+          f"loss {loss:.9f} accuracy {acc:.9f}")
 
 
 if __name__ == "__main__":
