@@ -6,7 +6,8 @@
  * and the copy is a parameter of its own), and by its PyTorch state_dict
  * name when the project's export helper (models/wse_export.py) recorded it
  * in the model's metadata_props "wse.parameters", one line per parameter:
- * "ONNX_NAME<TAB>STATE_DICT_NAME[<TAB>transposed]".
+ * "ONNX_NAME<TAB>STATE_DICT_NAME[<TAB>transposed]". The same list says
+ * which initializers the importer may train (onnx_trainable()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,59 @@
 #include "compiler_param_names.h"
 
 #define TORCH_NAMES_KEY "wse.parameters"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int onnx_trainable_read(struct octx *c, const Onnx__ModelProto *m)
+{
+	const char *meta = NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < m->n_metadata_props && !meta; k++)
+		if (m->metadata_props[k]->key && m->metadata_props[k]->value &&
+		    !strcmp(m->metadata_props[k]->key, TORCH_NAMES_KEY))
+			meta = m->metadata_props[k]->value;
+	if (!meta)
+		return 0;
+	for (const char *p = meta; *p; p++)
+		n += *p == '\n';
+	c->trainable = calloc(n + 1, sizeof(*c->trainable));
+	if (!c->trainable)
+		return -1;
+	for (const char *line = meta; *line;) {
+		size_t len = strcspn(line, "\t\n");
+
+		if (len && !(c->trainable[c->n_trainable++] = strndup(line, len)))
+			return -1;
+		line += strcspn(line, "\n");
+		line += *line == '\n';
+	}
+	qsort(c->trainable, c->n_trainable, sizeof(*c->trainable), cmp_str);
+	return 0;
+}
+
+bool onnx_trainable_listed(const struct octx *c)
+{
+	return c->trainable != NULL;
+}
+
+bool onnx_trainable(const struct octx *c, const char *name)
+{
+	return !c->trainable ||
+	       bsearch(&name, c->trainable, c->n_trainable, sizeof(*c->trainable), cmp_str);
+}
+
+void onnx_trainable_free(struct octx *c)
+{
+	for (size_t k = 0; k < c->n_trainable; k++)
+		free(c->trainable[k]);
+	free(c->trainable);
+	c->trainable = NULL;
+	c->n_trainable = 0;
+}
 
 /* The metadata's line for @name: its state_dict name and whether it is transposed. */
 static void torch_name_of(const char *meta, const char *name, char *torch, size_t len,

@@ -264,4 +264,67 @@ TEST(checkpoint_carries_names)
 	wsecc_graph_program_free(gp);
 }
 
+/* Appends a protobuf length-delimited field @num holding @len bytes of @data at @p. */
+static uint8_t *put_field(uint8_t *p, unsigned int num, const void *data, size_t len)
+{
+	*p++ = (uint8_t)(num << 3 | 2);
+	for (size_t v = len; ; v >>= 7) {
+		*p++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+		if (v < 0x80)
+			break;
+	}
+	memcpy(p, data, len);
+	return p + len;
+}
+
+/*
+ * The export helper's metadata (models/wse_export.py): the listed
+ * initializers are trained, with their state_dict names; one left out (a
+ * buffer, as the helper would leave it) stays a constant.
+ */
+TEST(metadata_lists_the_parameters)
+{
+	static const char meta[] =
+		"features.0.weight\tfeatures.0.weight\nfeatures.0.bias\tfeatures.0.bias\n"
+		"features.3.weight\tfeatures.3.weight\nfeatures.3.bias\tfeatures.3.bias\n"
+		"classifier.1.weight\tclassifier.1.weight\nclassifier.1.bias\tclassifier.1.bias\n"
+		"classifier.3.weight\tmodel.head.weight\ttransposed";
+	struct wsecc_graph_options o = {
+		.batch = BATCH, .mode = WSECC_MODE_PIPELINED, .seed = 1,
+		.opt = { .kind = WSEP_OPT_SGD, .lr = 0.1 },
+	};
+	struct wsecc_graph_program *gp = NULL, *plain = compile(CORPUS "cnn-tiny.onnx");
+	uint8_t entry[512], *e = entry, *buf, *p;
+	const struct wsep_param_name *n;
+	struct wsecc_error err;
+	struct wse_wafer w;
+	size_t len = 0;
+	char msg[256];
+
+	ASSERT_NE(NULL, plain);
+	e = put_field(e, 1, "wse.parameters", strlen("wse.parameters"));
+	e = put_field(e, 2, meta, strlen(meta));
+	buf = slurp(CORPUS "cnn-tiny.onnx", &len);
+	ASSERT_NE(NULL, buf);
+	buf = realloc(buf, len + sizeof(entry) + 8);
+	p = put_field(buf + len, 14, entry, (size_t)(e - entry));	/* ModelProto.metadata_props */
+	ASSERT_EQ(0, wse_wafer_parse("64x64", &w, msg, sizeof(msg)));
+	ASSERT_EQ(0, wsecc_graph_compile_buffer(buf, (size_t)(p - buf), "meta.onnx", &o, &w, &gp, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(7, gp->prog->num_param_names);
+	EXPECT_EQ(plain->prog->num_weights - 10, gp->prog->num_weights);
+	EXPECT_EQ(NULL, wsep_param_name_find(gp->prog, "classifier.3.bias"));
+	n = wsep_param_name_find(gp->prog, "model.head.weight");
+	ASSERT_NE(NULL, n);
+	EXPECT_STREQ("classifier.3.weight", n->name);
+	EXPECT_EQ(WSEP_PARAM_TORCH_TRANSPOSED, n->flags);
+	n = wsep_param_name_find(gp->prog, "features.0.bias");
+	ASSERT_NE(NULL, n);
+	EXPECT_STREQ("features.0.bias", n->torch_name);
+	EXPECT_EQ(0, n->flags);
+	wsecc_graph_program_free(gp);
+	wsecc_graph_program_free(plain);
+	free(buf);
+}
+
 TEST_HARNESS_MAIN
