@@ -19,6 +19,7 @@
 #include "run_cmd.h"
 #include "wse/compiler_graph.h"
 #include "wse/engine_wsep.h"
+#include "wse/onnx_write.h"
 #include "wse/wafer.h"
 #include "../../tools/wsetrain/train.h"
 
@@ -155,6 +156,49 @@ static void expect_reimport(struct __test_metadata *_metadata, const char *path,
 	wsecc_graph_program_free(again);
 }
 
+/*
+ * The writer in this process (under the sanitizers in the -san build):
+ * what wsetrain wrote, and for every truncation of the model a refusal
+ * with a message rather than a crash.
+ */
+static void in_process(struct __test_metadata *_metadata, const uint8_t *orig, size_t olen,
+		       const uint8_t *exp, size_t elen, const struct wsep_program *p,
+		       const float *trained)
+{
+	struct wsecc_onnx_weight *w = calloc(p->num_param_names, sizeof(*w));
+	struct wsecc_onnx_write_summary sum;
+	struct wsecc_error err;
+	void *o = NULL;
+	size_t olen2 = 0, refused = 0;
+
+	ASSERT_NE(NULL, w);
+	for (uint32_t i = 0; i < p->num_param_names; i++) {
+		const struct wsep_param_name *e = &p->param_names[i];
+
+		w[i] = (struct wsecc_onnx_weight){ .name = e->name, .data = trained + e->offset,
+						   .elems = e->elems, .rank = e->rank };
+		memcpy(w[i].dims, e->dims, sizeof(w[i].dims));
+	}
+	ASSERT_EQ(0, wsecc_onnx_write_weights(orig, olen, "m.onnx", w, p->num_param_names, &o,
+					      &olen2, &sum, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(elen, olen2);
+	EXPECT_EQ(0, memcmp(exp, o, elen));
+	EXPECT_EQ(p->num_param_names, sum.in_place + sum.copies);
+	free(o);
+	for (size_t cut = 1; cut < olen; cut += 1 + cut / 4) {
+		err.msg[0] = '\0';
+		if (!wsecc_onnx_write_weights(orig, cut, "m.onnx", w, p->num_param_names, &o, &olen2,
+					      &sum, &err)) {
+			free(o);
+			continue;
+		}
+		refused++;
+		EXPECT_NE('\0', err.msg[0]) TH_LOG("a refusal without a message at %zu bytes", cut);
+	}
+	EXPECT_LT(0, refused);
+	free(w);
+}
+
 static void round_trip(struct __test_metadata *_metadata, const char *name, bool copies)
 {
 	char dir[] = "/tmp/onnx-export-XXXXXX", src[256], ckpt[300], dst[300], cmd[1024];
@@ -191,6 +235,7 @@ static void round_trip(struct __test_metadata *_metadata, const char *name, bool
 	exp = slurp(dst, &elen);
 	ASSERT_NE(NULL, orig);
 	ASSERT_NE(NULL, exp);
+	in_process(_metadata, orig, olen, exp, elen, p, trained);
 	if (!copies)
 		expect_only_weights_changed(_metadata, orig, olen, exp, elen, p, trained);
 	free(orig);
