@@ -79,12 +79,11 @@ static void torch_name_of(const char *meta, const char *name, char *torch, size_
 
 	torch[0] = '\0';
 	*flags = 0;
-	for (const char *line = meta; line && *line; line = strchr(line, '\n'), line += !!line) {
-		const char *end = strchr(line, '\n'), *tn, *tab;
+	for (const char *line = meta, *end; *line; line = *end ? end + 1 : end) {
+		const char *tn, *tab;
 		size_t tl;
 
-		if (!end)
-			end = line + strlen(line);
+		end = line + strcspn(line, "\n");
 		if ((size_t)(end - line) <= n || strncmp(line, name, n) || line[n] != '\t')
 			continue;
 		tn = line + n + 1;

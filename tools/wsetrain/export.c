@@ -42,10 +42,12 @@ static int export_write_file(const char *path, const void *buf, size_t len)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
 			ret = n < 0 ? -errno : -EIO;
-		else
-			p += n, len -= (size_t)n;
+		} else {
+			p += n;
+			len -= (size_t)n;
+		}
 	}
 	if (!ret && fsync(fd))
 		ret = -errno;
