@@ -8,66 +8,15 @@
  * same model is checked by name, type and shape of every parameter.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "train.h"
 #include "wse/compiler_graph.h"
 #include "wse/onnx_write.h"
-
-/*
- * MERGE(safe-output): the exported file is written here alone, atomically
- * (a temporary file beside it, fsync, rename, fsync of the directory); to
- * be switched to the shared safe-output helper when it lands.
- */
-static int export_write_file(const char *path, const void *buf, size_t len)
-{
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	const uint8_t *p = buf;
-	int fd, dfd, ret = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (len && !ret) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EIO;
-		} else {
-			p += n;
-			len -= (size_t)n;
-		}
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
-		return ret;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		if (fsync(dfd))
-			ret = -errno;
-		close(dfd);
-	}
-	return ret;
-}
+#include "wse/outfile.h"
 
 static void *read_model(const char *path, size_t *len)
 {
@@ -132,10 +81,9 @@ int train_export(const struct train_opts *o)
 		train_fail("--export: %s", msg);
 		goto done;
 	}
-	ret = export_write_file(o->output, out, out_len);
-	if (ret) {
-		train_fail("--export: cannot write %s: %s", o->output, strerror(-ret));
-		ret = -1;
+	/* Replaced whole if a regular file, written through if a device or FIFO. */
+	if (wse_out_write_file(o->output, 0, out, out_len, msg, sizeof(msg))) {
+		train_fail("--export: %s", msg);
 		goto done;
 	}
 	printf("wrote %s: the %u parameters (%llu floats) of %s at step %llu into %s; %zu initializers rewritten in place%s",
