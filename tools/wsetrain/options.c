@@ -24,6 +24,7 @@ void train_usage(FILE *f)
 "       wsetrain PROGRAM.wsep --predict CHECKPOINT --text FILE [-o OUT]\n"
 "       wsetrain [MODEL] --predict CHECKPOINT --text FILE --sample N [--prompt TEXT]\n"
 "       wsetrain --inspect CHECKPOINT\n"
+"       wsetrain MODEL.onnx --export CHECKPOINT -o TRAINED.onnx\n"
 "\n"
 "Train a model on an IDX dataset (Fashion-MNIST by default) on an attached\n"
 "wse device, evaluate a checkpoint, or predict with one. The model is compiled\n"
@@ -87,6 +88,8 @@ void train_usage(FILE *f)
 "  --init-from FILE      start from a checkpoint's weights only: a fresh optimizer\n"
 "                        at step 0 (fine-tuning; the batch and --lr may differ)\n"
 "  --inspect FILE        print what a checkpoint holds and exit\n"
+"  --export CKPT         write MODEL.onnx (the model the program was compiled\n"
+"                        from) with CKPT's trained weights, by name, to -o FILE\n"
 "  --csv FILE            metrics as CSV\n"
 "  --tensorboard DIR     metrics as a TensorBoard event file in DIR\n"
 "  --report N            a progress line every N steps (default 50)\n"
@@ -158,7 +161,7 @@ enum {
 	OPT_SEED, OPT_CHUNK, OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
 	OPT_INIT_FROM, OPT_EVAL, OPT_PREDICT, OPT_MODEL_DIR, OPT_RUNS, OPT_KEEP, OPT_LR,
 	OPT_INSPECT, OPT_CSV, OPT_TENSORBOARD, OPT_REPORT, OPT_PROGRESS, OPT_EXPECT,
-	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
+	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE, OPT_EXPORT,
 };
 
 /* Checks what the options mean together; fills in what one implies. */
@@ -214,6 +217,24 @@ static int check_combination(struct train_opts *o)
 	return 0;
 }
 
+/* --export takes the ONNX model, the checkpoint and -o, and nothing of a run. */
+static int check_export(const struct train_opts *o)
+{
+	size_t n = o->model ? strlen(o->model) : 0;
+
+	if (!o->model)
+		return train_fail("--export needs the ONNX model the program was compiled from: wsetrain MODEL.onnx --export CHECKPOINT -o TRAINED.onnx");
+	if (n >= 5 && !strcmp(o->model + n - 5, ".wsep"))
+		return train_fail("--export writes an ONNX model: give the .onnx that %s was compiled from, not the program",
+				  o->model);
+	if (!o->output)
+		return train_fail("--export needs -o FILE, where the trained model goes");
+	if (o->task != TRAIN_TASK_TRAIN_AND_EVAL || o->resume || o->init_from || o->pass_through ||
+	    o->sample || o->n_text)
+		return train_fail("--export only writes a model: it goes with MODEL.onnx and -o alone");
+	return 0;
+}
+
 int train_parse(int argc, char **argv, struct train_opts *o)
 {
 	static const struct option lo[] = {
@@ -250,6 +271,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "inspect", required_argument, NULL, OPT_INSPECT },
+		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "csv", required_argument, NULL, OPT_CSV },
 		{ "tensorboard", required_argument, NULL, OPT_TENSORBOARD },
 		{ "report", required_argument, NULL, OPT_REPORT },
@@ -358,6 +380,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		case OPT_INSPECT:
 			o->inspect = optarg;
 			break;
+		case OPT_EXPORT:
+			o->export_ckpt = optarg;
+			break;
 		case OPT_CSV:
 			o->csv = optarg;
 			break;
@@ -454,6 +479,8 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		return train_fail("one model only; '%s' is extra (see --help)", argv[optind + 1]);
 	if (optind < argc)
 		o->model = argv[optind];
+	if (o->export_ckpt)
+		return check_export(o);
 	/* Evaluating or predicting, the checkpoint's run directory can name the model. */
 	if (!o->model && !o->init_from && !o->resume &&
 	    !(o->task == TRAIN_TASK_EVAL && o->model_dir))

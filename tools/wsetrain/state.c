@@ -46,6 +46,8 @@ void train_state_describe(const struct train_job *j, const struct train_progress
 	c->lr = p->opt.lr;
 	c->batch = p->batch;
 	c->crc_known = false;
+	c->num_names = p->num_param_names;
+	c->names = p->param_names;
 	snprintf(c->model, sizeof(c->model), "%s", p->model_name);
 }
 

@@ -9,6 +9,7 @@
  *   batches.c    the order samples are taken in
  *   text.c       a text corpus as the data (--text)
  *   sample.c     characters sampled from a checkpoint (--sample)
+ *   export.c     a checkpoint's weights into the ONNX model (--export)
  *   steps.c      chunks of steps: RUNs, streams, tallies
  *   mode.h       where the weights live: mode_pipelined.c (the system),
  *                mode_streaming.c (the appliance's MemoryX)
@@ -77,6 +78,7 @@ struct train_opts {
 	const char *tensorboard;
 	const char *wsecc;		/* the compiler to run */
 	const char *inspect;		/* print a checkpoint and exit */
+	const char *export_ckpt;	/* --export: this checkpoint into the model, to -o */
 	const char *pass_through;	/* --compile-only / --validate-only */
 	const char *output;		/* -o for --compile-only and --predict */
 	unsigned int systems;
@@ -207,6 +209,9 @@ int train_text_open(struct train_job *j);
 void train_text_gather(const struct train_job *j, bool validation, const uint32_t *perm,
 		       uint32_t first, uint32_t count, uint8_t *x, int32_t *y);
 
+/* export.c: --export: a checkpoint's weights into the ONNX model, by name, to -o. */
+int train_export(const struct train_opts *o);
+
 /* sample.c: --sample: characters from a checkpoint's weights. */
 int train_sample(struct train_opts *o);
 
@@ -269,6 +274,10 @@ struct train_checkpoint {
 	float *state;			/* state_arrays * floats */
 	bool crc_known;			/* payload_crc is the payload's (the device computed it) */
 	uint32_t payload_crc;
+	/* The parameters' names (version 2): the program's, or names_owned when loaded. */
+	uint32_t num_names;
+	const struct wsep_param_name *names;
+	struct wsep_param_name *names_owned;
 };
 
 uint64_t train_fingerprint(const struct wsep_program *p);
