@@ -7,7 +7,8 @@
  * missing side file or a range outside it is refused naming the
  * initializer; --no-weights compiles a shapes-only export and reads no
  * weight from a side file; a graph whose inputs and activations exceed 2^32
- * elements compiles and validates.
+ * elements compiles and validates; a graph of more units than a program
+ * holds (64) has runs of them merged.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,21 @@ TEST(counts_beyond_2_to_the_32_compile)
 	EXPECT_EQ(131072U, p->input_dim);
 	EXPECT_EQ(131072ULL * 16 + 16, gp->params);
 	EXPECT_EQ(0, wsep_check(p, false, msg, sizeof(msg))) TH_LOG("%s", msg);
+	wsecc_graph_program_free(gp);
+}
+
+TEST(more_units_than_a_program_holds_are_merged)
+{
+	struct wsecc_graph_program *gp;
+	struct wsecc_error err;
+
+	/* 70 layers, each a unit of its own: two to a unit fit in 64. */
+	ASSERT_EQ(0, compile(CORPUS "deep-shapes.onnx", 4, true, "64x64", &gp, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(35U, gp->prog->num_layers);
+	EXPECT_EQ(70ULL * 20, gp->params);
+	EXPECT_NE(NULL, strstr(gp->plan.label[0], "l0 +1")) TH_LOG("%s", gp->plan.label[0]);
+	EXPECT_NE(NULL, strstr(gp->plan.label[34], "l68 +1")) TH_LOG("%s", gp->plan.label[34]);
 	wsecc_graph_program_free(gp);
 }
 
