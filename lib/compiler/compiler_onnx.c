@@ -709,6 +709,7 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 		return -1;
 	wsecc_fuse(g);
 	mark_params(g);
+	onnx_free_unread(c);
 	return 0;
 }
 

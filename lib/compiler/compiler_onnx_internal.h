@@ -20,6 +20,8 @@ int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp);
 /* Node @i is imported: frees the folded constants it was the last to read. */
 void onnx_uses_done(struct octx *c, size_t i);
 void onnx_uses_free(struct octx *c);
+/* After fusion: frees the constants only folded or fused nodes read (a GPT's masks). */
+void onnx_free_unread(struct octx *c);
 
 /* Attribute @name of node @i, or NULL. */
 const Onnx__AttributeProto *onnx_attr(const struct octx *c, size_t i, const char *name);

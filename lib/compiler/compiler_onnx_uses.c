@@ -8,6 +8,8 @@
  * model's nodes up front (names sorted, so each count is a binary search);
  * when the last reader has been imported and all of them folded, the
  * tensor's values go. What a kernel reads, and the graph's outputs, stay.
+ * After fusion, the constants only fused nodes read (the masks, whose
+ * meaning is now the attention's causal flag) go too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +133,34 @@ void onnx_uses_done(struct octx *c, size_t i)
 			x->data = NULL;
 		}
 	}
+}
+
+void onnx_free_unread(struct octx *c)
+{
+	struct wsecc_graph *g = c->g;
+	bool *read = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(*read));
+
+	if (!read)
+		return;
+	/* Read by what runs or is listed as refused; fused nodes' constants are in attributes. */
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct wsecc_node *n = &g->nodes[i];
+
+		if (n->state == WSECC_NODE_FOLDED || n->state == WSECC_NODE_FUSED)
+			continue;
+		for (size_t k = 0; k < n->n_in; k++)
+			if (n->in[k] >= 0)
+				read[n->in[k]] = true;
+	}
+	for (size_t i = 0; i < g->n_outputs; i++)
+		read[g->outputs[i]] = true;
+	for (size_t t = 0; t < g->n_tensors; t++) {
+		struct wsecc_tensor *x = &g->tensors[t];
+
+		if (!read[t] && x->kind == WSECC_T_CONST && x->data && !x->data_mapped) {
+			free(x->data);
+			x->data = NULL;
+		}
+	}
+	free(read);
 }
