@@ -203,7 +203,10 @@ struct wsecc_onnx_options {
  */
 int wsecc_onnx_import(const char *path, const struct wsecc_onnx_options *opt,
 		      struct wsecc_graph **out, struct wsecc_error *err);
-/* The same from bytes in memory; @name is used in messages. */
+/*
+ * The same from bytes in memory; @name is used in messages, and external
+ * data locations are relative to its directory.
+ */
 int wsecc_onnx_import_buffer(const void *buf, size_t len, const char *name,
 			     const struct wsecc_onnx_options *opt, struct wsecc_graph **out,
 			     struct wsecc_error *err);
@@ -303,7 +306,7 @@ struct wsecc_graph_program {
 int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
 			const struct wse_wafer *w, struct wsecc_graph_program **out,
 			struct wsecc_error *err);
-/* The same from the file's bytes in memory; @name is used in messages. */
+/* The same from the file's bytes in memory; @name as for wsecc_onnx_import_buffer(). */
 int wsecc_graph_compile_buffer(const void *buf, size_t len, const char *name,
 			       const struct wsecc_graph_options *o, const struct wse_wafer *w,
 			       struct wsecc_graph_program **out, struct wsecc_error *err);
