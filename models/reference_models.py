@@ -29,7 +29,8 @@ beside the model (ONNX external data), for every size: wsecc reads them
 from there when it needs them. Models too large to hold here (GPT-J 6B,
 LLaMA-7B, GPT-3 175B: 24 to 700 GB of fp32) are exported with
 --shapes-only: the same module, at the same depth, is exported with
-stand-in sizes (9 heads 7 wide, sequence 13, vocabulary 11, MLP 17), then
+stand-in sizes (9 heads 7 wide, 10 for LLaMA's rotary halves, sequence 13,
+vocabulary 11, MLP 17), then
 each stand-in is rewritten to the real size in the initializers' dims and
 in the graph's shape constants, the scale 1/sqrt(head width) and the causal
 mask likewise. The weights carry no values: `wsecc --no-weights` compiles
@@ -310,13 +311,17 @@ def shapes_only(cfg, path):
     from onnx import numpy_helper
 
     head = cfg["width"] // cfg["heads"]
-    small = dict(cfg, heads=SMALL["heads"], width=SMALL["heads"] * SMALL["head"],
+    # Rotary embeddings rotate half a head: the stand-in head is even there.
+    small_head = SMALL["head"] + 3 if cfg["arch"] == "llama" else SMALL["head"]
+    small = dict(cfg, heads=SMALL["heads"], width=SMALL["heads"] * small_head,
                  seq=SMALL["seq"], vocab=SMALL["vocab"], ffn=SMALL["ffn"])
     w = small["width"]
-    big = {SMALL["heads"]: cfg["heads"], SMALL["head"]: head, SMALL["seq"]: cfg["seq"],
+    big = {SMALL["heads"]: cfg["heads"], small_head: head, SMALL["seq"]: cfg["seq"],
            SMALL["vocab"]: cfg["vocab"], SMALL["ffn"]: cfg["ffn"], w: cfg["width"],
            3 * w: 3 * cfg["width"]}
-    if len(big) != 7:
+    if cfg["arch"] == "llama":
+        big[small_head // 2] = head // 2
+    if len(big) != 7 + (cfg["arch"] == "llama"):
         sys.exit("reference_models: the stand-in sizes collide")
     torch.manual_seed(1)
     model = build(small)
@@ -330,7 +335,7 @@ def shapes_only(cfg, path):
     m = onnx.load(tmp)
     os.unlink(tmp)
     g = m.graph
-    scale_small = 1.0 / math.sqrt(SMALL["head"])
+    scale_small = 1.0 / math.sqrt(small_head)
 
     def rewrite(t):
         """An initializer or Constant value at the real sizes."""
