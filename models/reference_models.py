@@ -40,7 +40,7 @@ rewrite can be checked against a real export (BERT-large's estimates are
 the same from both).
 
 GPT-J's parallel blocks and rotary embeddings are not modelled: its preset
-is the GPT decoder at GPT-J's shapes (6.1 B parameters against GPT-J's
+is the GPT decoder at GPT-J's shapes (6.06 B parameters against GPT-J's
 6.05 B).
 """
 import argparse
