@@ -15,7 +15,16 @@ struct octx {
 	/* The model's "wse.parameters" names, sorted (compiler_onnx_param_names.c). */
 	char **trainable;
 	size_t n_trainable;
+	struct onnx_uses *uses;		/* compiler_onnx_uses.c */
 };
+
+/* Counts every tensor's readers in @gp (compiler_onnx_uses.c); -1 out of memory. */
+int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp);
+/* Node @i is imported: frees the folded constants it was the last to read. */
+void onnx_uses_done(struct octx *c, size_t i);
+void onnx_uses_free(struct octx *c);
+/* After fusion: frees the constants only folded or fused nodes read (a GPT's masks). */
+void onnx_free_unread(struct octx *c);
 
 /* Attribute @name of node @i, or NULL. */
 const Onnx__AttributeProto *onnx_attr(const struct octx *c, size_t i, const char *name);
@@ -32,6 +41,12 @@ int onnx_attr_string(struct octx *c, size_t i, const char *name, char *buf, size
 /* A TensorProto into tensor @t (dtype, shape, data); -1 with @c->err. */
 int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
 		     struct wsecc_tensor *t, const char *what);
+
+/* Values of initializer @t (shape set) from @tp's external data; -1 with @c->err. */
+int onnx_external_values(struct octx *c, const Onnx__TensorProto *tp, struct wsecc_tensor *t,
+			 const char *what);
+/* Reads the values of tensor @t if they are not read yet (@t->source); -1 with @c->err. */
+int onnx_tensor_load(struct octx *c, int t, const char *why);
 
 /*
  * ONNX Reshape's target: @shape (n values; 0 copies the input's dimension

@@ -234,7 +234,8 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		return wsep_fail(err, errlen, "program has no layers, regions, estimates or streams");
 	if ((p->weights && p->num_weights > UINT32_MAX) ||
 	    (g && g->const_bytes > UINT32_MAX))
-		return wsep_fail(err, errlen, "%llu weights exceed one section's limit",
+		return wsep_fail(err, errlen,
+				 "%llu weights (or constant bytes) exceed what one section holds (2^32 - 1 records)",
 				 (unsigned long long)p->num_weights);
 	if (wsep_check_program(p, err, errlen))
 		return -EINVAL;

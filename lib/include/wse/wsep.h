@@ -16,6 +16,7 @@
 #ifndef WSE_WSEP_H
 #define WSE_WSEP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,8 @@
 #define WSEP_MAX_LAYERS		((uint32_t)WSE_MAX_LAYERS)
 #define WSEP_MAX_STREAMS	(4U + 2U * WSEP_MAX_LAYERS + 8U)
 #define WSEP_MAX_DIM		(1U << 24)	/* largest layer or input dimension */
+/* Elements per sample entering or leaving a graph unit: the layer record's u32 fields. */
+#define WSEP_MAX_UNIT_ELEMS	UINT32_MAX
 #define WSEP_MAX_BATCH		65536U
 #define WSEP_NAME_MAX		32U		/* model name, NUL included */
 #define WSEP_WAFER_NAME_MAX	16U
@@ -269,8 +272,13 @@ struct wsep_summary {
 #define WSEP_GRAPH_MAX_IO	8
 #define WSEP_GRAPH_MAX_VALUES	65536U
 #define WSEP_GRAPH_MAX_NODES	65536U
-/* Elements of every input and activation together, at the program's batch. */
-#define WSEP_GRAPH_MAX_ELEMS	(1ULL << 30)
+/*
+ * Elements of one value, and of every input and activation together at the
+ * program's batch: a bound that keeps every byte count and offset in 64
+ * bits, far above any wafer (whether the activations fit is the compiler's
+ * and the firmware's SRAM check).
+ */
+#define WSEP_GRAPH_MAX_ELEMS	(1ULL << 48)
 
 enum wsep_value_kind {
 	WSEP_VAL_INPUT = 1,	/* the samples, or the labels */
@@ -445,6 +453,15 @@ struct wsep_program {
  * "section 2 (layers): length 120 exceeds file size 100".
  */
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
+
+/**
+ * wsep_check() - check a program in memory as wsep_write() does before it
+ * writes, without encoding it
+ * @need_weights: false for a program compiled from shapes alone (wsecc
+ *	--no-weights), which has no weights and cannot be written
+ * Return: 0, or -EINVAL with a message in @err.
+ */
+int wsep_check(const struct wsep_program *p, bool need_weights, char *err, size_t errlen);
 
 /**
  * wsep_read() - validate and parse a file into a new program
