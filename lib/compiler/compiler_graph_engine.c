@@ -45,6 +45,9 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 	case WSECC_T_CONST:
 		kind = ENGINE_VAL_CONST;
 		break;
+	case WSECC_T_STATE:
+		kind = ENGINE_VAL_STATE;
+		break;
 	default:
 		kind = ENGINE_VAL_ACT;
 		break;
@@ -52,7 +55,8 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 	if (kind == ENGINE_VAL_CONST && x->dtype == WSECC_DT_U8)
 		return wsecc_fail(err, g->file, 0, 0, "constant '%s' of uint8", x->name);
 	id = engine_graph_add_value(eg, dt, kind, x->rank, dims,
-				    kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST ? x->data : NULL);
+				    kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST ||
+				    kind == ENGINE_VAL_STATE ? x->data : NULL);
 	if (id < 0)
 		return wsecc_fail(err, g->file, 0, 0, "tensor '%s': %s", x->name,
 				  engine_graph_error(eg));

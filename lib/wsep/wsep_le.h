@@ -219,6 +219,7 @@ static inline void put_f32(uint8_t *p, float f)
 #define NOD_SCALE		152
 #define NOD_RATIO		156
 #define NOD_PERM		160	/* 6 x u8 */
-#define NOD_END			166
+#define NOD_MOMENTUM		168
+#define NOD_END			172
 
 #endif /* WSEP_LE_H */

@@ -133,6 +133,28 @@ TEST(cnn_forward_and_sgd_steps_match_pytorch)
 	matches_pytorch(_metadata, "cnn-tiny");
 }
 
+/*
+ * BatchNorm2d exported in training mode: the logits in eval mode (running
+ * statistics), three SGD steps with batch statistics, then the eval loss
+ * again, which sees the running statistics the steps moved (PyTorch's
+ * momentum, unbiased variance). They are state: not trained.
+ */
+TEST(batchnorm_cnn_trains_and_keeps_running_statistics_like_pytorch)
+{
+	struct run r;
+	size_t state = 0, params = 0;
+
+	matches_pytorch(_metadata, "bn-tiny");
+	ASSERT_EQ(0, open_run("bn-tiny", 4, ENGINE_SGD, &r));
+	for (size_t v = 0; v < engine_graph_values(r.eg); v++) {
+		state += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_STATE;
+		params += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_PARAM;
+	}
+	EXPECT_EQ(4, state);	/* two BatchNorm2d's running mean and variance */
+	EXPECT_EQ(10, params);	/* weights and biases: 2 convolutions, 2 BatchNorm2d, the Linear */
+	close_run(&r);
+}
+
 TEST(gpt_forward_and_sgd_steps_match_pytorch)
 {
 	matches_pytorch(_metadata, "gpt-tiny");

@@ -152,6 +152,30 @@ int engine_layernorm_backward(const float *x, const float *scale, const float *m
 			      const float *rstd, const float *dy, size_t rows, size_t cols,
 			      float *dx, float *dscale, float *dbias);
 
+/* --- batch normalization (batchnorm.c) ----------------------------------------
+ * x, y: [batch][channels][spatial] (NCHW with H*W folded); scale, bias,
+ * running mean and variance: [channels]. With @batch_stats (training) y is
+ * normalized by the batch's mean and biased variance, and the running
+ * statistics become momentum * running + (1 - momentum) * batch's (ONNX's
+ * momentum: PyTorch's 0.1 is 0.9 here), the variance unbiased (n / (n - 1))
+ * when @unbiased, as PyTorch keeps it; without, by the running ones, which
+ * stay. mean and rstd ([channels]) keep what normalized y for the backward
+ * pass, whose dx treats the statistics as functions of x exactly when they
+ * were the batch's.
+ */
+struct engine_batchnorm {
+	size_t batch, channels, spatial;
+	float eps, momentum;
+	bool unbiased;
+};
+
+int engine_batchnorm_forward(const struct engine_batchnorm *p, bool batch_stats, const float *x,
+			     const float *scale, const float *bias, float *run_mean, float *run_var,
+			     float *y, float *mean, float *rstd);
+int engine_batchnorm_backward(const struct engine_batchnorm *p, bool batch_stats, const float *x,
+			      const float *scale, const float *mean, const float *rstd,
+			      const float *dy, float *dx, float *dscale, float *dbias);
+
 /* --- softmax along one axis (softmax.c): x viewed as [outer][len][inner] -- */
 int engine_softmax_forward(const float *x, size_t outer, size_t len, size_t inner, float *y);
 int engine_softmax_backward(const float *y, const float *dy, size_t outer, size_t len,
