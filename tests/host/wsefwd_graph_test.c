@@ -49,15 +49,17 @@ FIXTURE(graph)
 	char out[16384];
 };
 
-/* An appliance of @systems systems on a 64x64 wafer, 8 micro-batches a pipelined batch. */
-static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
+/* An appliance of @systems systems on a 64x64 wafer, @micro micro-batches a pipelined batch. */
+static void start_micro(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems,
+			int micro)
 {
-	char spec[128], log[128], run_dir[128], n[16];
+	char spec[128], log[128], run_dir[128], n[16], mb[48];
 
 	snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", self->dir);
 	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
 	snprintf(run_dir, sizeof(run_dir), "%s/run", self->dir);
 	snprintf(n, sizeof(n), "%d", systems);
+	snprintf(mb, sizeof(mb), "--fw-arg=--micro-batches=%d", micro);
 	self->fwd = fork();
 	ASSERT_LE(0, self->fwd);
 	if (self->fwd == 0) {
@@ -65,9 +67,14 @@ static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, 
 			_exit(127);
 		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
 		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
-		      "--fw-arg=--micro-batches=8", NULL);
+		      mb, NULL);
 		_exit(127);
 	}
+}
+
+static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
+{
+	start_micro(_metadata, self, systems, 8);
 }
 
 static void stop(FIXTURE_DATA(graph) *self)
@@ -272,6 +279,39 @@ TEST_F(graph, batchnorm_cnn_trains_pipelined_and_is_refused_streamed)
 	lines(self->out, "step ", "  cycles", loss, sizeof(loss));
 	/* Far above chance (0.1) after 150 steps (0.55 measured). */
 	EXPECT_GT(after(strstr(loss, "step   150"), "accuracy "), 0.4) TH_LOG("%s", loss);
+}
+
+/*
+ * bn-tiny's batch as IDX files, the whole batch one micro-batch: the
+ * device's first three SGD steps give PyTorch's losses (to the 4 decimals
+ * wse-trainhost prints), batch statistics and all.
+ */
+TEST_F(graph, batchnorm_cnn_first_steps_match_pytorch_on_the_device)
+{
+	char prog[128], cmd[1024], want[4][32], *at;
+	double steps[4];
+	FILE *f = fopen("tests/corpus/onnx/bn-tiny.steps", "r");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(4, fscanf(f, "%lf %lf %lf %lf", &steps[0], &steps[1], &steps[2], &steps[3]));
+	fclose(f);
+	start_micro(_metadata, self, 1, 1);
+	snprintf(prog, sizeof(prog), "%s/bn4.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 4 --wafer 64x64 --mode pipelined --optimizer sgd --lr 0.1 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, trainhost(self, prog,
+			       "--steps 3 --report 1 --images tests/corpus/onnx/bn-tiny.images.idx"
+			       " --labels tests/corpus/onnx/bn-tiny.labels.idx"))
+		TH_LOG("%s", self->out);
+	for (int t = 0; t < 3; t++) {
+		snprintf(want[t], sizeof(want[t]), "step %5d  loss ", t + 1);
+		at = strstr(self->out, want[t]);
+		ASSERT_NE(NULL, at) TH_LOG("%s", self->out);
+		EXPECT_LT(fabs(strtod(at + strlen(want[t]), NULL) - steps[t]), 1.01e-4)
+			TH_LOG("step %d: PyTorch %.7f; %s", t + 1, steps[t], self->out);
+	}
 }
 
 TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
