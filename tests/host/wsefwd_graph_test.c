@@ -284,11 +284,14 @@ TEST_F(graph, batchnorm_cnn_trains_pipelined_and_is_refused_streamed)
 /*
  * bn-tiny's batch as IDX files, the whole batch one micro-batch: the
  * device's first three SGD steps give PyTorch's losses (to the 4 decimals
- * wse-trainhost prints), batch statistics and all.
+ * wse-trainhost prints), batch statistics and all, and the evaluation
+ * after them PyTorch's eval-mode loss: the running statistics the device
+ * kept in its resident weights are PyTorch's.
  */
 TEST_F(graph, batchnorm_cnn_first_steps_match_pytorch_on_the_device)
 {
 	char prog[128], cmd[1024], want[4][32], *at;
+	static const char eval[] = "evaluation loss ";
 	double steps[4];
 	FILE *f = fopen("tests/corpus/onnx/bn-tiny.steps", "r");
 
@@ -302,7 +305,7 @@ TEST_F(graph, batchnorm_cnn_first_steps_match_pytorch_on_the_device)
 		 prog);
 	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, trainhost(self, prog,
-			       "--steps 3 --report 1 --images tests/corpus/onnx/bn-tiny.images.idx"
+			       "--steps 3 --report 1 --evaluate --images tests/corpus/onnx/bn-tiny.images.idx"
 			       " --labels tests/corpus/onnx/bn-tiny.labels.idx"))
 		TH_LOG("%s", self->out);
 	for (int t = 0; t < 3; t++) {
@@ -312,6 +315,10 @@ TEST_F(graph, batchnorm_cnn_first_steps_match_pytorch_on_the_device)
 		EXPECT_LT(fabs(strtod(at + strlen(want[t]), NULL) - steps[t]), 1.01e-4)
 			TH_LOG("step %d: PyTorch %.7f; %s", t + 1, steps[t], self->out);
 	}
+	at = strstr(self->out, eval);
+	ASSERT_NE(NULL, at) TH_LOG("%s", self->out);
+	EXPECT_LT(fabs(strtod(at + strlen(eval), NULL) - steps[3]), 1.01e-4)
+		TH_LOG("eval: PyTorch %.7f; %s", steps[3], self->out);
 }
 
 TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
