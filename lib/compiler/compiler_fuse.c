@@ -393,11 +393,27 @@ static void prune_outputs(struct wsecc_graph *g, int i)
 			n->out[k] = -1;
 }
 
+/* A Pad by nothing (a copy) feeding one kernel: that kernel reads the Pad's input. */
+static void drop_empty_pad(struct wsecc_graph *g, int pad)
+{
+	struct wsecc_node *p = &g->nodes[pad];
+	int k = sole_consumer(g, p->out[0]);
+
+	if (k < 0 || g->nodes[k].state != WSECC_NODE_KERNEL)
+		return;
+	for (size_t j = 0; j < g->nodes[k].n_in; j++)
+		if (g->nodes[k].in[j] == p->out[0])
+			g->nodes[k].in[j] = p->in[0];
+	fuse_into(g, pad, k);
+}
+
 void wsecc_fuse(struct wsecc_graph *g)
 {
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Pad"))
 			fuse_pad(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL && !strcmp(g->nodes[i].op_type, "Pad"))
+			drop_empty_pad(g, (int)i);
 		else if (g->nodes[i].state == WSECC_NODE_KERNEL)
 			prune_outputs(g, (int)i);
 	}

@@ -151,6 +151,16 @@ TEST(batchnorm_cnn_trains_and_keeps_running_statistics_like_pytorch)
 		params += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_PARAM;
 	}
 	EXPECT_EQ(4, state);	/* two BatchNorm2d's running mean and variance */
+	/* Both Pads run inside their AveragePool, the second's 1 pixel counted. */
+	for (size_t i = 0; i < r.g->n_nodes; i++) {
+		const struct wsecc_node *n = &r.g->nodes[i];
+
+		if (!strcmp(n->op_type, "Pad"))
+			EXPECT_EQ(WSECC_NODE_FUSED, n->state) TH_LOG("%s", n->name);
+		if (!strcmp(n->op_type, "AveragePool") && n->attrs.kernel[0] == 3)
+			EXPECT_TRUE(n->attrs.pads[0] == 1 && n->attrs.pads[3] == 1 &&
+				    n->attrs.count_include_pad);
+	}
 	EXPECT_EQ(10, params);	/* weights and biases: 2 convolutions, 2 BatchNorm2d, the Linear */
 	close_run(&r);
 }
