@@ -217,6 +217,7 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	size_t nn = 0;
 	bool causal = false;
 	double scale = 1.0, c;
+	float ratio = 0.0f;
 	const struct wsecc_tensor *so = &g->tensors[g->nodes[sm].out[0]];
 	int64_t t;
 
@@ -289,7 +290,11 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	}
 	/* Forwards from the softmax: P V, back to [B, T, C]. */
 	pv = sole_consumer(g, g->nodes[sm].out[0]);
-	if (is_op(g, pv, "Dropout") && g->nodes[pv].attrs.ratio == 0.0f) {
+	/* Attention dropout (nn.Dropout on the probabilities), its mask unread. */
+	if (is_op(g, pv, "Dropout") &&
+	    (g->nodes[pv].n_out < 2 || g->nodes[pv].out[1] < 0 ||
+	     !wsecc_tensor_uses(g, g->nodes[pv].out[1]))) {
+		ratio = g->nodes[pv].attrs.ratio;
 		nodes[nn++] = pv;
 		pv = sole_consumer(g, g->nodes[pv].out[0]);
 	}
@@ -320,6 +325,7 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	g->nodes[rs].attrs.heads = (size_t)hq;
 	g->nodes[rs].attrs.scale = (float)scale;
 	g->nodes[rs].attrs.causal = causal;
+	g->nodes[rs].attrs.ratio = ratio;
 	for (size_t i = 0; i < nn; i++)
 		fuse_into(g, nodes[i], rs);
 }

@@ -475,7 +475,12 @@ static int prep_attention(struct engine_graph *g, size_t idx)
 	*p = (struct engine_attention){
 		.batch = q->dims[0], .seq = q->dims[1], .heads = nd->a.heads,
 		.head_dim = q->dims[2] / nd->a.heads, .scale = nd->a.scale, .causal = nd->a.causal,
+		.ratio = nd->a.ratio,
 	};
+	if (!(p->ratio >= 0.0f && p->ratio < 1.0f))
+		return bad(g, idx, "the dropout ratio must be in [0, 1)");
+	if (p->ratio > 0.0f)
+		nd->keep_n = p->batch * p->heads * p->seq * p->seq;
 	if (prep_same_shape(g, idx))
 		return -EINVAL;
 	return want_aux(g, idx, p->batch * p->heads * p->seq * p->seq);

@@ -103,6 +103,11 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	case ENGINE_OP_GATHER:
 		return engine_gather_forward(F(x), nd->outer, nd->len, nd->inner, i1->data, i1->n, y);
 	case ENGINE_OP_ATTENTION:
+		nd->dropped = training && nd->a.ratio > 0.0f;
+		if (nd->dropped)
+			return engine_attention_forward_dropout(&nd->k.att, F(x), F(i1), F(i2),
+								node_seed(seed, idx), y, nd->aux,
+								nd->keep, g->scratch);
 		return engine_attention_forward(&nd->k.att, F(x), F(i1), F(i2), y, nd->aux);
 	case ENGINE_OP_DROPOUT: {
 		int err = 0;
@@ -295,8 +300,13 @@ static int backward_node(struct engine_graph *g, size_t idx)
 		err = engine_gather_backward(dy, nd->outer, nd->len, nd->inner, i1->data, i1->n, t[0]);
 		break;
 	case ENGINE_OP_ATTENTION:
-		err = engine_attention_backward(&nd->k.att, F(x), F(i1), F(i2), nd->aux, dy, t[0], t[1],
-						t[2], g->scratch);
+		if (nd->dropped)
+			err = engine_attention_backward_dropout(&nd->k.att, F(x), F(i1), F(i2), nd->aux,
+								nd->keep, dy, t[0], t[1], t[2],
+								g->scratch);
+		else
+			err = engine_attention_backward(&nd->k.att, F(x), F(i1), F(i2), nd->aux, dy,
+							t[0], t[1], t[2], g->scratch);
 		break;
 	case ENGINE_OP_DROPOUT:
 		if (nd->dropped)

@@ -611,13 +611,21 @@ TEST(gather_rows_and_scatter_add)
 
 /* --- attention ----------------------------------------------------------------------- */
 
+/* The attention's dropout mask of the last att_fwd(): seed 7 each time. */
+static uint8_t att_keep[2 * 2 * 5 * 5];
+
 static int att_fwd(struct fd *f, float *y)
 {
 	const struct engine_attention *p = f->p;
 	float *probs = floats(p->batch * p->heads * p->seq * p->seq);
-	int err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
+	float *s = floats(engine_attention_scratch(p));
+	int err = p->ratio > 0.0f ?
+		  engine_attention_forward_dropout(p, f->in[0], f->in[1], f->in[2], 7, y, probs,
+						   att_keep, s) :
+		  engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
 
 	free(probs);
+	free(s);
 	return err;
 }
 
@@ -626,10 +634,16 @@ static int att_bwd(struct fd *f, const float *dy, float **d)
 	const struct engine_attention *p = f->p;
 	float *probs = floats(p->batch * p->heads * p->seq * p->seq);
 	float *y = floats(f->y_n), *s = floats(engine_attention_scratch(p));
-	int err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs) ?:
-		  engine_attention_backward(p, f->in[0], f->in[1], f->in[2], probs, dy, d[0], d[1],
-					    d[2], s);
+	int err = att_fwd(f, y);
 
+	if (!err)
+		err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
+	if (!err && p->ratio > 0.0f)
+		err = engine_attention_backward_dropout(p, f->in[0], f->in[1], f->in[2], probs,
+							att_keep, dy, d[0], d[1], d[2], s);
+	else if (!err)
+		err = engine_attention_backward(p, f->in[0], f->in[1], f->in[2], probs, dy, d[0],
+						d[1], d[2], s);
 	free(probs);
 	free(y);
 	free(s);
@@ -695,6 +709,41 @@ TEST(attention_matches_unfused_and_finite_differences)
 				EXPECT_EQ(f.in[2][e], y[e]);
 		fd_free(&f);
 	}
+}
+
+/*
+ * Attention dropout: a fixed seed makes the mask a constant, so the
+ * gradients are checked against finite differences of the dropped-out
+ * function; the same seed gives the same mask, about 1 - ratio of it kept.
+ */
+TEST(attention_dropout_is_seeded_and_differentiable)
+{
+	struct engine_rng rng;
+	struct engine_attention p = { 2, 5, 2, 3, 0.57735f, true, 0.3f };
+	struct fd f = { .n_in = 3, .p = &p, .fwd = att_fwd, .bwd = att_bwd };
+	uint8_t first[sizeof(att_keep)];
+	float y[60], y2[60];
+	size_t kept = 0;
+
+	engine_rng_seed(&rng, 21);
+	f.y_n = 60;
+	for (int i = 0; i < 3; i++) {
+		f.in_n[i] = 60;
+		f.in[i] = randoms(&rng, 60, -1.5f, 1.5f);
+	}
+	ASSERT_EQ(0, att_fwd(&f, y));
+	memcpy(first, att_keep, sizeof(first));
+	ASSERT_EQ(0, att_fwd(&f, y2));
+	EXPECT_EQ(0, memcmp(first, att_keep, sizeof(first)));
+	EXPECT_EQ(0, memcmp(y, y2, sizeof(y)));
+	for (size_t i = 0; i < sizeof(att_keep); i++)
+		kept += att_keep[i];
+	/* 100 draws at 0.7: within 5 standard deviations (4.6 each) */
+	EXPECT_LT(fabs((double)kept - 70.0), 23.0);
+	fd_check(_metadata, &f, 1200);
+	fd_free(&f);
+	p.ratio = 1.0f;
+	EXPECT_EQ(-EINVAL, engine_attention_forward(&p, y, y, y, y2, y2));
 }
 
 /* Batch normalization: N 3, C 4, 2x3 planes; batch statistics or running ones. */

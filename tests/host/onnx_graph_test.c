@@ -212,6 +212,58 @@ TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)
 }
 
 /* Loss of the current batch, in double through the fp32 executor. */
+/*
+ * gpt-tiny exported in training mode with dropout 0.1: every Dropout
+ * imports (attention's inside the fused kernel), eval mode is gpt-tiny's
+ * PyTorch logits (dropout is the identity), training draws masks from the
+ * seed: the same seed the same loss, another seed another.
+ */
+TEST(dropout_gpt_export_imports_whole_and_draws_seeded_masks)
+{
+	struct wsecc_tensor in, want, labels;
+	struct wsecc_error err;
+	struct engine_loss_result a, b, c;
+	struct run r;
+	size_t dropouts = 0;
+
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.logits.pb", &want, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.labels.pb", &labels, &err));
+	ASSERT_EQ(0, open_run("gpt-drop-tiny", in.dims[0], ENGINE_SGD, &r));
+	ASSERT_EQ(1, count_kernel(r.g, "attention_f32"));
+	for (size_t i = 0; i < r.g->n_nodes; i++) {
+		const struct wsecc_node *n = &r.g->nodes[i];
+
+		if (n->state == WSECC_NODE_KERNEL && n->op == ENGINE_OP_ATTENTION)
+			EXPECT_EQ(0.1f, n->attrs.ratio);
+		dropouts += n->state == WSECC_NODE_KERNEL && n->op == ENGINE_OP_DROPOUT;
+	}
+	EXPECT_EQ(3, dropouts);	/* embeddings, attention's projection, the MLP */
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, false, 5));
+	const float *got = engine_graph_data(r.eg, r.logits);
+
+	for (uint64_t i = 0; i < wsecc_tensor_numel(&want); i++) {
+		float w = ((float *)want.data)[i];
+
+		ASSERT_LT(fabsf(got[i] - w), 1e-5f + 1e-4f * fabsf(w));
+	}
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 5));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, true, &a));
+	ASSERT_EQ(0, engine_graph_backward(r.eg));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 5));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, false, &b));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 6));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, false, &c));
+	EXPECT_EQ(a.loss, b.loss);
+	EXPECT_NE(a.loss, c.loss);
+	close_run(&r);
+	wsecc_tensor_release(&in);
+	wsecc_tensor_release(&want);
+	wsecc_tensor_release(&labels);
+}
+
 static double loss_now(struct run *r)
 {
 	struct engine_loss_result res;

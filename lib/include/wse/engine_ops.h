@@ -196,12 +196,16 @@ int engine_gather_backward(const float *dy, size_t outer, size_t len, size_t inn
  * h * head_dim .. (h + 1) * head_dim - 1 (PyTorch's view + transpose(1, 2)).
  * For each batch and head: P = softmax(scale * Q K^T, masked where the key
  * comes after the query when causal), Y = P V. probs ([batch][heads][seq]
- * [seq]) keeps P for the backward pass.
+ * [seq]) keeps P for the backward pass. With a dropout @ratio (nn.Dropout
+ * on the probabilities, in training) Y = (P * keep / (1 - ratio)) V, the
+ * mask keep ([batch][heads][seq][seq]) drawn from @seed as dropout_f32
+ * draws it and kept for the backward pass.
  */
 struct engine_attention {
 	size_t batch, seq, heads, head_dim;
 	float scale;
 	bool causal;
+	float ratio;		/* attention dropout, [0, 1); only the _dropout functions apply it */
 };
 
 int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
@@ -211,6 +215,14 @@ size_t engine_attention_scratch(const struct engine_attention *p);
 int engine_attention_backward(const struct engine_attention *p, const float *q, const float *k,
 			      const float *v, const float *probs, const float *dy, float *dq,
 			      float *dk, float *dv, float *scratch);
+/* The same with dropout of p->ratio on the probabilities (training). */
+int engine_attention_forward_dropout(const struct engine_attention *p, const float *q,
+				     const float *k, const float *v, uint64_t seed, float *y,
+				     float *probs, uint8_t *keep, float *scratch);
+int engine_attention_backward_dropout(const struct engine_attention *p, const float *q,
+				      const float *k, const float *v, const float *probs,
+				      const uint8_t *keep, const float *dy, float *dq, float *dk,
+				      float *dv, float *scratch);
 
 /* --- dropout (dropout.c) -------------------------------------------------------
  * y = x * keep / (1 - ratio), keep[i] = 1 with probability 1 - ratio, drawn
