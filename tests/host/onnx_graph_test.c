@@ -544,11 +544,65 @@ TEST(graph_programs_are_cut_into_units)
  * for bit, at the batch and at a smaller one (its batch dimensions
  * scaled), and a program refuses a larger one.
  */
+/*
+ * bn-tiny's program: the running statistics are state values in the
+ * weights layout, in their BatchNorm's unit, and survive the file.
+ */
+TEST(graph_program_keeps_running_statistics_as_state)
+{
+	struct wsecc_graph_program *gp = compile(_metadata, "bn-tiny", 4, WSECC_MODE_PIPELINED);
+	struct wsep_program *back = NULL;
+	size_t len, state = 0, bn = 0, n_ir = 0;
+	struct run r;
+	char msg[256];
+	void *buf;
+
+	ASSERT_NE(NULL, gp);
+	ASSERT_EQ(0, open_run("bn-tiny", 4, ENGINE_SGD, &r));
+	ASSERT_EQ(0, wsep_write(gp->prog, &buf, &len, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, wsep_read(buf, len, &back, msg, sizeof(msg))) TH_LOG("%s", msg);
+	for (uint32_t v = 0; v < back->graph->num_values; v++) {
+		const struct wsep_graph_value *x = &back->graph->values[v];
+
+		if (x->kind != WSEP_VAL_STATE)
+			continue;
+		state++;
+		ASSERT_LE(0, x->unit);
+		EXPECT_LE(x->offset + x->dims[0], back->num_weights);
+		/* The export's statistics, in the order the model has them. */
+		while (n_ir < r.g->n_tensors && r.g->tensors[n_ir].kind != WSECC_T_STATE)
+			n_ir++;
+		ASSERT_LT(n_ir, r.g->n_tensors);
+		EXPECT_EQ(0, memcmp(back->weights + x->offset, r.g->tensors[n_ir].data,
+				    x->dims[0] * sizeof(float)))
+			TH_LOG("%s", r.g->tensors[n_ir].name);
+		n_ir++;
+	}
+	close_run(&r);
+	for (uint32_t i = 0; i < back->graph->num_nodes; i++) {
+		const struct wsep_graph_node *nd = &back->graph->nodes[i];
+
+		if (nd->op != WSEP_OP_BATCHNORM)
+			continue;
+		bn++;
+		EXPECT_EQ(WSEP_ATTR_TRAINING_MODE | WSEP_ATTR_UNBIASED, nd->a.flags);
+		EXPECT_EQ(0.9f, nd->a.momentum);
+		EXPECT_EQ(WSEP_VAL_STATE, back->graph->values[nd->in[3]].kind);
+		EXPECT_EQ(WSEP_VAL_STATE, back->graph->values[nd->in[4]].kind);
+	}
+	EXPECT_EQ(4, state);
+	EXPECT_EQ(2, bn);
+	free(buf);
+	wsep_program_free(back);
+	wsecc_graph_program_free(gp);
+	EXPECT_EQ(NULL, compile(_metadata, "bn-tiny", 4, WSECC_MODE_WEIGHT_STREAMING));
+}
+
 TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 {
-	static const char *const names[] = { "cnn-tiny", "gpt-tiny" };
+	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny" };
 
-	for (int n = 0; n < 2; n++) {
+	for (int n = 0; n < 3; n++) {
 		struct wsecc_graph_program *gp = compile(_metadata, names[n], 6, WSECC_MODE_AUTO);
 		uint32_t batches[] = { 6, 3 };
 		char msg[256];
@@ -578,6 +632,9 @@ TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 			}
 			ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, x));
 			ASSERT_EQ(0, engine_graph_set_input(pg, wg->input, x));
+			/* A training pass first: bn-tiny's running statistics move alike. */
+			ASSERT_EQ(0, engine_graph_forward(r.eg, true, 0));
+			ASSERT_EQ(0, engine_graph_forward(pg, true, 0));
 			ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
 			ASSERT_EQ(0, engine_graph_forward(pg, false, 0));
 			engine_graph_shape(pg, wg->logits, &rank, dims);
