@@ -110,6 +110,10 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 		return wsep_fail(err, errlen, "value %u: a parameter, state or constant has no batch dimension", i);
 	if (v->kind != WSEP_VAL_PARAM && v->kind != WSEP_VAL_STATE && v->unit != -1)
 		return wsep_fail(err, errlen, "value %u: only a parameter or state belongs to a unit", i);
+	/* MemoryX takes back gradients only: state would never leave the device. */
+	if (v->kind == WSEP_VAL_STATE && p->mode == WSEP_MODE_WEIGHT_STREAMING)
+		return wsep_fail(err, errlen,
+				 "value %u: state (running statistics) in a weight-streaming program", i);
 	switch (v->kind) {
 	case WSEP_VAL_STATE:
 	case WSEP_VAL_PARAM: {
