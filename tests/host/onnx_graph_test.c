@@ -165,6 +165,46 @@ TEST(batchnorm_cnn_trains_and_keeps_running_statistics_like_pytorch)
 	close_run(&r);
 }
 
+/* GlobalAveragePool and GlobalMaxPool at opset 17 against numpy's mean and max. */
+TEST(global_pools_match_numpy)
+{
+	static const char *const outs[] = { "avg", "max" };
+	struct wsecc_onnx_options opt = { 0 };
+	struct wsecc_tensor in, want;
+	struct wsecc_graph *g = NULL;
+	struct engine_graph *eg = NULL;
+	struct wsecc_error err;
+	char path[256];
+	int *ids, labels;
+
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "global-pools.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "global-pools.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	ids = malloc(g->n_tensors * sizeof(int));
+	ASSERT_NE(NULL, ids);
+	ASSERT_EQ(0, engine_graph_create(&eg));
+	ASSERT_EQ(0, wsecc_graph_to_engine(g, eg, ids, false, &labels, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, engine_graph_prepare(eg, ENGINE_SGD));
+	ASSERT_EQ(0, engine_graph_set_input(eg, ids[g->inputs[0]], in.data));
+	ASSERT_EQ(0, engine_graph_forward(eg, false, 0));
+	for (int k = 0; k < 2; k++) {
+		const float *got = engine_graph_data(eg, ids[g->outputs[k]]);
+
+		snprintf(path, sizeof(path), CORPUS "global-pools.%s.pb", outs[k]);
+		ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &want, &err));
+		ASSERT_EQ(6, wsecc_tensor_numel(&want));
+		for (int i = 0; i < 6; i++) {
+			float w = ((float *)want.data)[i];
+
+			EXPECT_LT(fabsf(got[i] - w), 1e-6f) TH_LOG("%s[%d]: %g, numpy %g", outs[k], i, got[i], w);
+		}
+		wsecc_tensor_release(&want);
+	}
+	engine_graph_destroy(eg);
+	free(ids);
+	wsecc_graph_free(g);
+	wsecc_tensor_release(&in);
+}
+
 TEST(gpt_forward_and_sgd_steps_match_pytorch)
 {
 	matches_pytorch(_metadata, "gpt-tiny");
