@@ -610,6 +610,11 @@ static int op_batchnorm(struct octx *c, size_t i)
 			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
 					    "the running statistic '%s' is also a trained parameter of another node",
 					    t->name);
+		/* Each BatchNorm moves its own statistics. */
+		if (t->kind == WSECC_T_STATE)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+					    "the running statistic '%s' is another BatchNormalization's too",
+					    t->name);
 		if (t->kind == WSECC_T_CONST && t->from_initializer && t->data)
 			t->kind = WSECC_T_STATE;
 	}
