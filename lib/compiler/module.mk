@@ -66,7 +66,7 @@ onnx_default_goal := $(.DEFAULT_GOAL)
 onnx-fuzz: $(B)/fuzz/onnx_libfuzzer
 $(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h \
 		$(filter-out $(B)/%,$(wsecompiler_srcs)) $(B)/gen/onnx.pb-c.c \
-		$(wildcard lib/wsep/*.c lib/wafer/*.c lib/engine/*.c lib/crc32c/*.c)
+		$(wildcard lib/wsep/*.c lib/wafer/*.c lib/engine/*.c lib/crc32c/*.c lib/outfile/*.c)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Wno-missing-field-initializers \
 		-Iuapi -Ilib/include -I$(B)/gen -Itests/host \

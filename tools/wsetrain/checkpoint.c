@@ -25,7 +25,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -104,38 +103,6 @@ uint64_t train_shape_fingerprint(const struct wsep_program *p)
 	return (uint64_t)hi << 32 | lo;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *path)
-{
-	char copy[PATH_MAX];
-	int fd, ret = 0;
-
-	snprintf(copy, sizeof(copy), "%s", path);
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /*
  * The file is made at its full size and, where the filesystem can, mapped:
  * the payload is then put straight into its pages (a snapshot read from the
@@ -151,22 +118,17 @@ int train_checkpoint_open_out(const char *path, uint64_t floats, uint32_t state_
 			      bool by_device, struct train_ckpt_out *out)
 {
 	size_t wbytes = floats * sizeof(float), sbytes = (size_t)state_arrays * wbytes;
+	char err[512];
 
 	memset(out, 0, sizeof(*out));
-	out->fd = -1;
 	out->len = CKPT_HEADER + wbytes + sbytes;
-	if (snprintf(out->path, sizeof(out->path), "%s", path) >= (int)sizeof(out->path) ||
-	    snprintf(out->tmp, sizeof(out->tmp), "%s.tmp.%d", path, (int)getpid()) >=
-	    (int)sizeof(out->tmp))
-		return train_fail("checkpoint path too long: %s", path);
-	out->fd = open(out->tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out->fd < 0)
-		return train_fail("checkpoint %s: cannot create %s: %s", path, out->tmp,
-				  strerror(errno));
+	/* A regular file is replaced whole; a FIFO or device is written through. */
+	if (wse_out_open(&out->file, path, 0, err, sizeof(err)))
+		return train_fail("checkpoint %s", err);
 	if (by_device)
 		return 0;	/* the device writes the payload into it */
-	if (!ftruncate(out->fd, (off_t)out->len)) {
-		out->map = mmap(NULL, out->len, PROT_READ | PROT_WRITE, MAP_SHARED, out->fd, 0);
+	if (out->file.replace && !ftruncate(out->file.fd, (off_t)out->len)) {
+		out->map = mmap(NULL, out->len, PROT_READ | PROT_WRITE, MAP_SHARED, out->file.fd, 0);
 		if (out->map == MAP_FAILED)
 			out->map = NULL;
 	}
@@ -189,13 +151,9 @@ void train_checkpoint_abandon_out(struct train_ckpt_out *out)
 		munmap(out->map, out->len);
 	else
 		free(out->weights);
-	if (out->fd >= 0) {
-		close(out->fd);
-		unlink(out->tmp);
-	}
+	wse_out_abandon(&out->file);
 	out->map = NULL;
 	out->weights = NULL;
-	out->fd = -1;
 }
 
 int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_checkpoint *c)
@@ -203,6 +161,7 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 	size_t wbytes = c->floats * sizeof(float);
 	size_t sbytes = (size_t)c->state_arrays * wbytes;
 	struct ckpt_header h = { 0 };
+	char err[512];
 	int ret;
 
 	memcpy(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC));
@@ -222,42 +181,41 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 	h.lr = c->lr;
 	h.batch = c->batch;
 	/* The device's CRC, when it computed one: the link checked every byte since. */
-	if (!c->crc_known && !out->weights)
-		return train_fail("checkpoint %s: the device wrote it but gave no CRC", out->path);
+	if (!c->crc_known && !out->weights) {
+		train_checkpoint_abandon_out(out);
+		return train_fail("checkpoint %s: the device wrote it but gave no CRC",
+				  out->file.path);
+	}
 	h.payload_crc = c->crc_known ? c->payload_crc :
 		wse_crc32c(0, out->weights, wbytes + sbytes);
 	h.header_crc = wse_crc32c(0, &h, offsetof(struct ckpt_header, header_crc));
 
+	err[0] = '\0';
 	if (out->map) {
 		memcpy(out->map, &h, sizeof(h));
 		ret = msync(out->map, out->len, MS_SYNC) ? -errno : 0;
+		if (ret)
+			snprintf(err, sizeof(err), "%.400s: %s", out->file.path, strerror(-ret));
 	} else {
-		ret = write_all(out->fd, &h, sizeof(h));
+		ret = wse_out_write(&out->file, &h, sizeof(h), err, sizeof(err));
 		if (!ret && out->weights)
-			ret = write_all(out->fd, out->weights, wbytes + sbytes);
+			ret = wse_out_write(&out->file, out->weights, wbytes + sbytes, err,
+					    sizeof(err));
 	}
-	if (!ret && fsync(out->fd))
-		ret = -errno;
 	if (out->map)
 		munmap(out->map, out->len);
 	else
 		free(out->weights);
 	out->map = NULL;
 	out->weights = NULL;
-	if (close(out->fd) && !ret)
-		ret = -errno;
-	out->fd = -1;
-	if (!ret && rename(out->tmp, out->path))
-		ret = -errno;
 	if (ret) {
-		unlink(out->tmp);
-		return train_fail("checkpoint %s not written: %s (the previous one, if any, is intact)",
-				  out->path, strerror(-ret));
+		wse_out_abandon(&out->file);
+		return train_fail("checkpoint not written: %s (the previous one, if any, is intact)",
+				  err);
 	}
-	ret = fsync_dir(out->path);
-	if (ret)
-		return train_fail("checkpoint %s: syncing its directory: %s", out->path,
-				  strerror(-ret));
+	/* fsync, rename over the old one and sync the directory; or write through. */
+	if (wse_out_commit(&out->file, err, sizeof(err)))
+		return train_fail("checkpoint not written: %s", err);
 	return 0;
 }
 

@@ -21,6 +21,7 @@ void train_usage(FILE *f)
 	fprintf(f,
 "usage: wsetrain MODEL|PROGRAM.wsep [options]\n"
 "       wsetrain [MODEL] --eval CHECKPOINT | --predict CHECKPOINT --data FILE [-o OUT]\n"
+"       wsetrain PROGRAM.wsep --predict CHECKPOINT --text FILE [-o OUT]\n"
 "       wsetrain [MODEL] --predict CHECKPOINT --text FILE --sample N [--prompt TEXT]\n"
 "       wsetrain --inspect CHECKPOINT\n"
 "\n"
@@ -38,7 +39,9 @@ void train_usage(FILE *f)
 "  --eval CKPT           evaluate checkpoint CKPT on the test set (--mode eval)\n"
 "  --predict CKPT        write CKPT's class prediction for every image of\n"
 "                        --data FILE (an IDX images file), as CSV to -o OUT or\n"
-"                        stdout\n"
+"                        stdout, with the logits of a graph program; with\n"
+"                        --text, the likeliest next token at every position\n"
+"                        of each validation window\n"
 "  --compile-only, --validate-only (or --compile_only, --validate_only)\n"
 "                        only run the compiler (-o FILE for the program)\n"
 "Data and model:\n"
@@ -174,8 +177,9 @@ static int check_combination(struct train_opts *o)
 		return train_fail("--prompt goes with --sample");
 	if (o->task == TRAIN_TASK_PREDICT && !o->init_from)
 		return train_fail("--predict needs the checkpoint to predict with");
-	if (o->task == TRAIN_TASK_PREDICT && !o->sample && !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
-		return train_fail("--predict needs --data FILE, the IDX images file to predict for (or, for a program over characters, --text FILE --sample N)");
+	if (o->task == TRAIN_TASK_PREDICT && !o->sample && !o->n_text &&
+	    !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
+		return train_fail("--predict needs --data FILE, the IDX images file to predict for (or, for a program over characters, --text FILE: its validation windows, or --sample N characters)");
 	if (o->task == TRAIN_TASK_EVAL && o->resume)
 		return train_fail("--mode eval evaluates a checkpoint's weights: give it with --init-from (or --eval)");
 	if (o->task == TRAIN_TASK_EVAL && !o->init_from && !o->model_dir)

@@ -453,7 +453,12 @@ void wsep_program_free(struct wsep_program *p);
  */
 int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err, size_t errlen);
 
-/* wsep_write_file() - wsep_write() to @path (replaced atomically); or the I/O errno. */
+/*
+ * wsep_write_file() - wsep_write() to @path, as wse/outfile.h writes an
+ * output: a regular file (or none) replaced atomically, a device, FIFO or
+ * socket written through and never replaced, a directory refused, "-"
+ * standard output. Return: 0, or -EINVAL or the I/O errno with a message.
+ */
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
 
 /* Parameters of one layer (dense: W and b; a unit: @params) and of all layers. */
