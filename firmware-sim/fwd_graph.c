@@ -54,7 +54,10 @@ static void bind_unit(struct fwd_graph *g, struct engine_graph *eg, uint32_t k, 
 	for (uint32_t i = g->unit_param[k]; i < g->unit_param[k + 1]; i++) {
 		const struct wsep_graph_value *v = &g->prog->graph->values[g->param[i]];
 
-		/* The engine reads them; only the update (not here) writes weights. */
+		/* The engine reads them; only the update (not here) writes
+		 * parameters, and the training forward pass state (running
+		 * statistics, which stay in the resident weights).
+		 */
 		engine_graph_bind(eg, (int)g->param[i], (float *)(w + (v->offset - base)));
 	}
 }
@@ -150,7 +153,8 @@ uint32_t fwd_graph_create(struct fwd_program *p, uint64_t sram, struct fwd_graph
 		wsep_graph_unit_nodes(wg, k, &g->first[k], &g->end[k]);
 		g->unit_param[k] = np;
 		for (uint32_t v = 0; v < wg->num_values; v++)
-			if (wg->values[v].kind == WSEP_VAL_PARAM && wg->values[v].unit == (int32_t)k)
+			if ((wg->values[v].kind == WSEP_VAL_PARAM || wg->values[v].kind == WSEP_VAL_STATE) &&
+			    wg->values[v].unit == (int32_t)k)
 				g->param[np++] = v;
 	}
 	g->unit_param[g->L] = np;
@@ -332,14 +336,36 @@ int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, bool firs
 	return 0;
 }
 
+/* The optimizer over floats [@at, @at + @n) of the weights layout. */
+static int update_range(struct fwd_graph *g, const struct engine_optim *o, uint64_t t,
+			uint64_t at, uint64_t n)
+{
+	return n ? engine_optim_step(o, t, g->w + at, g->g + at,
+				     g->state[0] ? g->state[0] + at : NULL,
+				     g->state[1] ? g->state[1] + at : NULL, n) : 0;
+}
+
+/*
+ * The unit's range element by element, except its state values (running
+ * statistics), which the optimizer must not touch (weight decay would).
+ */
 int fwd_graph_update(struct fwd_program *p, uint32_t k, uint64_t t)
 {
 	struct fwd_graph *g = p->graph;
-	uint64_t at = p->prog->layers[k].weight_offset, n = wsep_layer_params(&p->prog->layers[k]);
+	uint64_t at = p->prog->layers[k].weight_offset;
+	uint64_t end = at + wsep_layer_params(&p->prog->layers[k]);
 	struct engine_optim o = engine_optim_at(&g->opt, &g->sched, t);
+	int err = 0;
 
-	return engine_optim_step(&o, t, g->w + at, g->g + at, g->state[0] ? g->state[0] + at : NULL,
-				 g->state[1] ? g->state[1] + at : NULL, n);
+	for (uint32_t i = g->unit_param[k]; !err && i < g->unit_param[k + 1]; i++) {
+		const struct wsep_graph_value *v = &p->prog->graph->values[g->param[i]];
+
+		if (v->kind != WSEP_VAL_STATE)
+			continue;
+		err = update_range(g, &o, t, at, v->offset - at);
+		at = v->offset + floats(v);
+	}
+	return err ?: update_range(g, &o, t, at, end - at);
 }
 
 float *fwd_graph_weights(struct fwd_graph *g, uint32_t k)

@@ -5,7 +5,7 @@ the same character data, batches, seed, optimizer and schedule, and print
 both training-loss curves and the final validation losses side by side.
 
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
-                        [--optimizer adam|adamw] [--text FILE ...]
+                        [--optimizer adam|adamw] [--dropout P] [--text FILE ...]
                         [--via device|guest|host]
 
 The wse side:
@@ -58,6 +58,7 @@ def torch_run(args, model, ids, split):
         opt, lambda k: gpt_data.lr_at(args.lr, k + 1, args.warmup, args.steps, 0.0) / args.lr)
     rng = gpt_data.SplitMix64(args.seed)
     val = gpt_data.val_offsets(split, len(ids), args.context)
+    model.train()  # dropout, if any, while training
     curve, window = {}, []
     t0 = time.time()
     for t in range(1, args.steps + 1):
@@ -171,6 +172,8 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--context", type=int, default=128)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="nn.Dropout's p, exported in training mode; each side draws its own masks")
     ap.add_argument("--report", type=int, default=50, help="training loss every N steps")
     ap.add_argument("--text", action="append")
     ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
@@ -179,17 +182,18 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     ids, split = gpt_data.read_corpus(args.text)
-    model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context, 0.0)
+    model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context,
+                          args.dropout)
     run = {"device": device_run, "guest": guest_run, "host": host_run}[args.via]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt.onnx")
-        gpt_chars.export(model, path, args.context, 0.0)  # the initial weights
+        gpt_chars.export(model, path, args.context, args.dropout)  # the initial weights
         wse_curve, wse_val, wse_s = run(args, path, tmp)
     torch_curve, torch_val, torch_s = torch_run(args, model, ids, split)
     print(f"gpt-chars: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
-          f"cosine, seed {args.seed}; wse: {args.via}")
+          f"cosine, seed {args.seed}, dropout {args.dropout}; wse: {args.via}")
     print(f"{'step':>6} {'pytorch train':>14} {'wse train':>10}   (mean of the steps since the last line)")
     for t in sorted(torch_curve):
         print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")

@@ -217,6 +217,7 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	size_t nn = 0;
 	bool causal = false;
 	double scale = 1.0, c;
+	float ratio = 0.0f;
 	const struct wsecc_tensor *so = &g->tensors[g->nodes[sm].out[0]];
 	int64_t t;
 
@@ -289,7 +290,11 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	}
 	/* Forwards from the softmax: P V, back to [B, T, C]. */
 	pv = sole_consumer(g, g->nodes[sm].out[0]);
-	if (is_op(g, pv, "Dropout") && g->nodes[pv].attrs.ratio == 0.0f) {
+	/* Attention dropout (nn.Dropout on the probabilities), its mask unread. */
+	if (is_op(g, pv, "Dropout") &&
+	    (g->nodes[pv].n_out < 2 || g->nodes[pv].out[1] < 0 ||
+	     !wsecc_tensor_uses(g, g->nodes[pv].out[1]))) {
+		ratio = g->nodes[pv].attrs.ratio;
 		nodes[nn++] = pv;
 		pv = sole_consumer(g, g->nodes[pv].out[0]);
 	}
@@ -320,12 +325,104 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	g->nodes[rs].attrs.heads = (size_t)hq;
 	g->nodes[rs].attrs.scale = (float)scale;
 	g->nodes[rs].attrs.causal = causal;
+	g->nodes[rs].attrs.ratio = ratio;
 	for (size_t i = 0; i < nn; i++)
 		fuse_into(g, nodes[i], rs);
 }
 
+/*
+ * A zero Pad of an image's height and width before an AveragePool that
+ * counts padding (PyTorch's nn.AvgPool2d with padding, count_include_pad)
+ * or before a Conv: the same as the kernel's own zero padding, so the pads
+ * are added to the kernel's. Not before MaxPool, whose padding never wins.
+ */
+static void fuse_pad(struct wsecc_graph *g, int pad)
+{
+	struct wsecc_node *p = &g->nodes[pad];
+	int k = sole_consumer(g, p->out[0]);
+	struct wsecc_node *n;
+
+	if (k < 0 || g->nodes[k].state != WSECC_NODE_KERNEL || g->nodes[k].in[0] != p->out[0])
+		return;
+	n = &g->nodes[k];
+	if (n->op == ENGINE_OP_AVGPOOL2D) {
+		bool own_pads = n->attrs.pads[0] || n->attrs.pads[1] || n->attrs.pads[2] ||
+				n->attrs.pads[3];
+
+		/* ceil_mode's last window is judged against the unpadded input. */
+		if (n->attrs.ceil_mode || (own_pads && !n->attrs.count_include_pad))
+			return;
+	} else if (n->op != ENGINE_OP_CONV2D) {
+		return;
+	}
+	for (int a = 0; a < 4; a++) {
+		size_t span = (n->attrs.kernel[a % 2] - 1) * n->attrs.dilation[a % 2] + 1;
+
+		/* The engine's limit: no window that sees only padding. */
+		if (n->attrs.pads[a] + p->attrs.pads[a] >= span)
+			return;
+	}
+	for (int a = 0; a < 4; a++)
+		n->attrs.pads[a] += p->attrs.pads[a];
+	n->attrs.count_include_pad = true;
+	n->in[0] = p->in[0];
+	fuse_into(g, pad, k);
+}
+
+/*
+ * Outputs nothing reads are not computed: Dropout's mask, the running
+ * statistics BatchNormalization returns. BatchNormalization's saved mean
+ * and variance (opset 13's training outputs 3 and 4) have no kernel: read,
+ * they refuse the node.
+ */
+static void prune_outputs(struct wsecc_graph *g, int i)
+{
+	struct wsecc_node *n = &g->nodes[i];
+	bool bn = n->op == ENGINE_OP_BATCHNORM;
+
+	if (n->op != ENGINE_OP_DROPOUT && !bn)
+		return;
+	for (size_t k = 3; bn && k < n->n_out; k++) {
+		if (n->out[k] >= 0 && wsecc_tensor_uses(g, n->out[k])) {
+			wsecc_refuse(g, (size_t)i, WSECC_WHY_ATTR,
+				     "output %zu ('%s', the saved statistics) is not supported", k,
+				     g->tensors[n->out[k]].name);
+			return;
+		}
+		n->out[k] = -1;
+	}
+	if (bn && n->n_out >= 3 && n->out[1] >= 0 && n->out[2] >= 0 &&
+	    (wsecc_tensor_uses(g, n->out[1]) || wsecc_tensor_uses(g, n->out[2])))
+		return;	/* both running statistics, as the kernel computes them */
+	for (size_t k = 1; k < n->n_out; k++)
+		if (n->out[k] >= 0 && !wsecc_tensor_uses(g, n->out[k]))
+			n->out[k] = -1;
+}
+
+/* A Pad by nothing (a copy) feeding one kernel: that kernel reads the Pad's input. */
+static void drop_empty_pad(struct wsecc_graph *g, int pad)
+{
+	struct wsecc_node *p = &g->nodes[pad];
+	int k = sole_consumer(g, p->out[0]);
+
+	if (k < 0 || g->nodes[k].state != WSECC_NODE_KERNEL)
+		return;
+	for (size_t j = 0; j < g->nodes[k].n_in; j++)
+		if (g->nodes[k].in[j] == p->out[0])
+			g->nodes[k].in[j] = p->in[0];
+	fuse_into(g, pad, k);
+}
+
 void wsecc_fuse(struct wsecc_graph *g)
 {
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Pad"))
+			fuse_pad(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL && !strcmp(g->nodes[i].op_type, "Pad"))
+			drop_empty_pad(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL)
+			prune_outputs(g, (int)i);
+	}
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Erf"))
 			fuse_gelu_erf(g, (int)i);

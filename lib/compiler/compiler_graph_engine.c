@@ -47,13 +47,17 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 	case WSECC_T_CONST:
 		kind = ENGINE_VAL_CONST;
 		break;
+	case WSECC_T_STATE:
+		kind = ENGINE_VAL_STATE;
+		break;
 	default:
 		kind = ENGINE_VAL_ACT;
 		break;
 	}
 	if (kind == ENGINE_VAL_CONST && x->dtype == WSECC_DT_U8)
 		return wsecc_fail(err, g->file, 0, 0, "constant '%s' of uint8", x->name);
-	if (kind == ENGINE_VAL_CONST || (kind == ENGINE_VAL_PARAM && param_data))
+	if (kind == ENGINE_VAL_CONST ||
+	    ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_STATE) && param_data))
 		data = x->data;
 	id = engine_graph_add_value(eg, dt, kind, x->rank, dims, data);
 	if (id < 0)

@@ -131,8 +131,8 @@ static int batch_dims(struct build *b, uint32_t batch2)
 				goto differs;
 			b->batch_dim[v] = (int32_t)d;
 		}
-		/* Parameters come from the same initializers: their shapes say enough. */
-		if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST) &&
+		/* Parameters and state come from the same initializers: their shapes say enough. */
+		if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST || kind == ENGINE_VAL_STATE) &&
 		    (b->batch_dim[v] >= 0 ||
 		     (kind == ENGINE_VAL_CONST &&
 		      memcmp(engine_graph_data(g1, (int)v), engine_graph_data(g2, (int)v),
@@ -213,8 +213,9 @@ static uint32_t order_values(struct build *b)
 
 		engine_graph_node(g, i, &op, &a, &ni, in, &no, out);
 		for (size_t k = 0; k < ni; k++)
-			if (in[k] >= 0 && engine_graph_kind(g, in[k]) == ENGINE_VAL_PARAM &&
-			    b->live[in[k]])
+			if (in[k] >= 0 && b->live[in[k]] &&
+			    (engine_graph_kind(g, in[k]) == ENGINE_VAL_PARAM ||
+			     engine_graph_kind(g, in[k]) == ENGINE_VAL_STATE))
 				b->unit_of[in[k]] = (int32_t)b->u.unit[i];
 	}
 	for (uint32_t k = 0; k < b->u.n; k++)
@@ -229,14 +230,16 @@ static uint32_t order_values(struct build *b)
 
 /*
  * Engine value @v's values: a constant's from the engine graph, a
- * parameter's from its imported tensor (NULL when compiled from shapes).
+ * parameter's or state's from its imported tensor (NULL when compiled
+ * from shapes).
  */
 static const void *values_of(const struct build *b, int32_t v, const struct wsecc_tensor **t)
 {
 	const struct side *s = &b->s[0];
 
 	*t = NULL;
-	if (engine_graph_kind(s->eg, v) != ENGINE_VAL_PARAM)
+	if (engine_graph_kind(s->eg, v) != ENGINE_VAL_PARAM &&
+	    engine_graph_kind(s->eg, v) != ENGINE_VAL_STATE)
 		return engine_graph_data(s->eg, v);
 	*t = &s->ir->tensors[s->ir_of[v]];
 	return (*t)->data;
@@ -265,9 +268,9 @@ static int build_graph(struct build *b)
 		size_t rank, dims[ENGINE_MAX_RANK];
 
 		engine_graph_shape(g, (int)v, &rank, dims);
-		if (kind == ENGINE_VAL_PARAM && b->unit_of[v] >= 0)
+		if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_STATE) && b->unit_of[v] >= 0)
 			params += numel(rank, dims);
-		else if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST)
+		else if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST || kind == ENGINE_VAL_STATE)
 			consts = ((consts + 7) & ~7ULL) +
 				 numel(rank, dims) * dtype_bytes(engine_graph_dtype(g, (int)v));
 	}
@@ -303,14 +306,17 @@ static int build_graph(struct build *b)
 		x->batch_dim = b->batch_dim[v];
 		x->unit = b->unit_of[v];
 		if (b->unit_of[v] >= 0) {
-			x->kind = WSEP_VAL_PARAM;
+			/* State (running statistics) lives beside the parameters:
+			 * checkpoints keep it, the device's forward pass updates it.
+			 */
+			x->kind = kind == ENGINE_VAL_STATE ? WSEP_VAL_STATE : WSEP_VAL_PARAM;
 			x->offset = params;
 			if (p->weights && data)
 				memcpy(p->weights + params, data, n * sizeof(float));
 			if (src)
 				wsecc_tensor_evict(src);
 			params += n;
-		} else if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST) {
+		} else if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST || kind == ENGINE_VAL_STATE) {
 			size_t bytes = n * dtype_bytes(engine_graph_dtype(g, v));
 
 			x->kind = WSEP_VAL_CONST;	/* so is a parameter the loss does not need */
@@ -536,6 +542,15 @@ static void unit_ops(const struct build *b, struct wsecc_graph_program *gp)
 	}
 }
 
+/* Running statistics: values the device's forward pass writes. */
+static bool has_state(const struct wsep_program *p)
+{
+	for (uint32_t v = 0; v < p->graph->num_values; v++)
+		if (p->graph->values[v].kind == WSEP_VAL_STATE)
+			return true;
+	return false;
+}
+
 static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_program *gp)
 {
 	struct wsep_program *p = b->p;
@@ -581,6 +596,9 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	if (wsecc_choose_mode(&st, b->o->mode, pl, b->err))
 		return -EINVAL;
 	p->mode = pl->mode;
+	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && has_state(p))
+		return wsecc_fail(b->err, b->path, 0, 0,
+				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --mode pipelined (or export the model in eval mode)");
 	p->summary = pl->summary;
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		p->layers[k].sram_bytes = pl->layers[k].sram_bytes;

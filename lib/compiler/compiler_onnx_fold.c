@@ -750,7 +750,8 @@ int onnx_fold(struct octx *c, size_t i)
 		return fold_constant(c, i);
 	if (!strcmp(op, "Shape")) {
 		r = n->n_in == 1 && IN(c, i, 0) ? fold_shape(c, i) : 0;
-	} else if (!n->n_in || !all_const(c, i) || n->n_out != 1) {
+	} else if (!n->n_in || !IN(c, i, 0) || !all_const(c, i) || n->n_out != 1) {
+		/* An absent first input is the op handler's to refuse. */
 		return 0;
 	} else if (!strcmp(op, "Identity")) {
 		r = fold_copy(c, i, IN(c, i, 0)->rank, IN(c, i, 0)->dims);

@@ -532,7 +532,7 @@ static int op_dropout(struct octx *c, size_t i)
 	struct wsecc_tensor *x, *r = IN(c, i, 1), *t = IN(c, i, 2);
 	float ratio = 0.5f;
 
-	if (arity(c, i, 1, 3, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0))
+	if (arity(c, i, 1, 3, 2) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0))
 		return 0;
 	x = IN(c, i, 0);
 	if (r) {
@@ -545,8 +545,13 @@ static int op_dropout(struct octx *c, size_t i)
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "training_mode must be a constant bool");
 	if (!(ratio >= 0.0f && ratio < 1.0f))
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "ratio %g is outside [0, 1)", ratio);
+	/* training_mode false: the identity even while the model trains. */
+	if (t && !*(const uint8_t *)t->data)
+		ratio = 0.0f;
 	c->g->nodes[i].attrs.ratio = ratio;
 	set_out(c, i, 0, WSECC_DT_F32, x->rank, x->dims);
+	/* The mask (ONNX: bool) as fp32 1 and 0: the kernels' one element type. */
+	set_out(c, i, 1, WSECC_DT_F32, x->rank, x->dims);
 	wsecc_map(c->g, i, ENGINE_OP_DROPOUT, "dropout_f32");
 	return 0;
 }
@@ -558,6 +563,146 @@ static int map_copy(struct octx *c, size_t i, unsigned rank, const int64_t *dims
 	set_out(c, i, 0, WSECC_DT_F32, rank, dims);
 	wsecc_map(c->g, i, ENGINE_OP_RESHAPE, "copy_f32");
 	return 0;
+}
+
+/*
+ * BatchNormalization. Training is training_mode 1 (opset 14 and later) or,
+ * before, the running statistics' outputs being there (PyTorch's opset 13
+ * training export writes all five outputs). The running mean and variance
+ * from the initializers become state: updated by each training forward
+ * pass, kept in checkpoints, never trained. ONNX's running variance is the
+ * biased one, PyTorch's the unbiased: a model PyTorch exported gets
+ * PyTorch's.
+ */
+static int op_batchnorm(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "epsilon", "momentum", "training_mode", NULL };
+	struct wsecc_node *n = &c->g->nodes[i];
+	struct engine_node_attrs *a = &n->attrs;
+	struct wsecc_tensor *x;
+	int64_t training, ch;
+
+	if (arity(c, i, 5, 5, c->g->opset >= 14 ? 3 : 5) || onnx_attrs_known(c, i, known) ||
+	    need_all_f32(c, i) || onnx_attr_float(c, i, "epsilon", 1e-5f, &a->epsilon) ||
+	    onnx_attr_float(c, i, "momentum", 0.9f, &a->momentum) ||
+	    onnx_attr_int(c, i, "training_mode", 0, &training))
+		return 0;
+	x = IN(c, i, 0);
+	if (x->rank < 2 || x->rank > 5)
+		return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE, "X has rank %u; 2 to 5 ([N, C, ...]) are supported",
+				    x->rank);
+	ch = x->dims[1];
+	for (size_t k = 1; k < 5; k++)
+		if (IN(c, i, k)->rank != 1 || IN(c, i, k)->dims[0] != ch)
+			return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE,
+					    "input %zu ('%s') must be [C] = [%lld]", k, IN(c, i, k)->name,
+					    (long long)ch);
+	if (!(a->epsilon > 0.0f) || !(a->momentum >= 0.0f && a->momentum <= 1.0f))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "epsilon must be > 0 and momentum in [0, 1]");
+	if (c->g->opset < 14)
+		training = n->n_out > 1;
+	if (!training && n->n_out > 1)
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "the running statistics' outputs need training_mode 1");
+	for (size_t k = 3; k < 5; k++) {
+		struct wsecc_tensor *t = IN(c, i, k);
+
+		if (t->kind == WSECC_T_PARAM)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+					    "the running statistic '%s' is also a trained parameter of another node",
+					    t->name);
+		/* Each BatchNorm moves its own statistics. */
+		if (t->kind == WSECC_T_STATE)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+					    "the running statistic '%s' is another BatchNormalization's too",
+					    t->name);
+		if (t->kind == WSECC_T_CONST && t->from_initializer && t->data)
+			t->kind = WSECC_T_STATE;
+	}
+	a->training_mode = training != 0;
+	a->unbiased = a->training_mode && !strncmp(c->g->producer, "pytorch", 7);
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, x->dims);
+	for (size_t k = 1; k < n->n_out; k++)
+		set_out(c, i, k, WSECC_DT_F32, 1, &ch);
+	wsecc_map(c->g, i, ENGINE_OP_BATCHNORM, "batchnorm_f32");
+	return 0;
+}
+
+/* GlobalAveragePool, GlobalMaxPool: a 2-D pooling over the whole plane. */
+static int op_global_pool(struct octx *c, size_t i, bool max)
+{
+	struct engine_node_attrs *a = &c->g->nodes[i].attrs;
+	struct wsecc_tensor *x;
+	int64_t dims[4];
+
+	if (arity(c, i, 1, 1, 1) || onnx_attrs_known(c, i, NULL) || need_all_f32(c, i) ||
+	    need_rank(c, i, 0, 4, "only 2-D pooling (NCHW) is supported"))
+		return 0;
+	x = IN(c, i, 0);
+	memset(a->pads, 0, sizeof(a->pads));
+	for (int k = 0; k < 2; k++) {
+		a->kernel[k] = (size_t)x->dims[2 + k];
+		a->stride[k] = 1;
+		a->dilation[k] = 1;
+	}
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	dims[2] = dims[3] = 1;
+	set_out(c, i, 0, WSECC_DT_F32, 4, dims);
+	wsecc_map(c->g, i, max ? ENGINE_OP_MAXPOOL2D : ENGINE_OP_AVGPOOL2D,
+		  max ? "maxpool2d_f32" : "avgpool2d_f32");
+	return 0;
+}
+
+/*
+ * Pad, constant mode, by zeros: nothing to do when every pad is 0 (PyTorch
+ * 1.13 writes such a Pad before nn.AvgPool2d's AveragePool); padding of
+ * the height and width of an image runs inside the next AveragePool or
+ * Conv (compiler_fuse.c), where it is the kernel's own zero padding. Left
+ * pending otherwise, and refused by the check if nothing takes it.
+ */
+static int op_pad(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "mode", NULL };
+	struct engine_node_attrs *a = &c->g->nodes[i].attrs;
+	struct wsecc_tensor *x, *cv = IN(c, i, 2);
+	int64_t pads[2 * WSECC_MAX_RANK], dims[WSECC_MAX_RANK];
+	char mode[32];
+	size_t n;
+	bool any = false;
+
+	if (arity(c, i, 2, 3, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0) ||
+	    onnx_attr_string(c, i, "mode", mode, sizeof(mode)))
+		return 0;
+	x = IN(c, i, 0);
+	if (mode[0] && strcmp(mode, "constant"))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "mode '%s': only constant padding is supported",
+				    mode);
+	if (cv && (cv->kind != WSECC_T_CONST || !cv->data || cv->dtype != WSECC_DT_F32 ||
+		   wsecc_tensor_numel(cv) != 1 || *(const float *)cv->data != 0.0f))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "constant_value must be a constant 0");
+	if (const_ints(c, i, 1, pads, 2 * WSECC_MAX_RANK, &n, "pads"))
+		return 0;
+	if (n != 2 * x->rank)
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "pads has %zu values for rank %u", n, x->rank);
+	for (unsigned d = 0; d < x->rank; d++) {
+		if (pads[d] < 0 || pads[d + x->rank] < 0)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "negative pads (cropping) are not supported");
+		if (pads[d] > (1 << 20) || pads[d + x->rank] > (1 << 20))
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "pads out of range");
+		dims[d] = x->dims[d] + pads[d] + pads[d + x->rank];
+		any |= pads[d] || pads[d + x->rank];
+	}
+	if (!any)
+		return map_copy(c, i, x->rank, x->dims);
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
+	if (x->rank != 4 || pads[0] || pads[1] || pads[4] || pads[5])
+		return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE,
+				    "padding other than the height and width of an NCHW image");
+	a->pads[0] = (size_t)pads[2];
+	a->pads[1] = (size_t)pads[3];
+	a->pads[2] = (size_t)pads[6];
+	a->pads[3] = (size_t)pads[7];
+	return 0;	/* pending: fused into the pooling or convolution that reads it */
 }
 
 static int op_reshape(struct octx *c, size_t i)
@@ -819,6 +964,14 @@ int onnx_infer(struct octx *c, size_t i)
 		return op_gather(c, i);
 	if (!strcmp(op, "Dropout"))
 		return op_dropout(c, i);
+	if (!strcmp(op, "BatchNormalization"))
+		return op_batchnorm(c, i);
+	if (!strcmp(op, "GlobalAveragePool"))
+		return op_global_pool(c, i, false);
+	if (!strcmp(op, "GlobalMaxPool"))
+		return op_global_pool(c, i, true);
+	if (!strcmp(op, "Pad"))
+		return op_pad(c, i);
 	if (!strcmp(op, "Reshape"))
 		return op_reshape(c, i);
 	if (!strcmp(op, "Flatten"))

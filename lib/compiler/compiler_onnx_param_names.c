@@ -150,7 +150,7 @@ int wsecc_graph_param_names(struct wsep_program *p, const struct wsecc_graph *ir
 	char *meta, msg[256];
 
 	for (uint32_t i = 0; i < g->num_values; i++)
-		n += g->values[i].kind == WSEP_VAL_PARAM;
+		n += g->values[i].kind == WSEP_VAL_PARAM || g->values[i].kind == WSEP_VAL_STATE;
 	if (!n)
 		return 0;
 	p->param_names = calloc(n, sizeof(*p->param_names));
@@ -163,7 +163,7 @@ int wsecc_graph_param_names(struct wsep_program *p, const struct wsecc_graph *ir
 		struct wsep_param_name *e;
 		const char *name = NULL;
 
-		if (v->kind != WSEP_VAL_PARAM)
+		if (v->kind != WSEP_VAL_PARAM && v->kind != WSEP_VAL_STATE)
 			continue;
 		for (size_t t = 0; t < ir->n_tensors && !name; t++)
 			if (ids[t] == order[i])
@@ -180,6 +180,13 @@ int wsecc_graph_param_names(struct wsep_program *p, const struct wsecc_graph *ir
 		memcpy(e->name, name, strlen(name) + 1);
 		if (meta)
 			torch_name_of(meta, name, e->torch_name, sizeof(e->torch_name), &e->flags);
+		/*
+		 * State (BatchNorm's running statistics) is a buffer, which the
+		 * metadata does not list; the exporter keeps a buffer's
+		 * state_dict name as its initializer's.
+		 */
+		if (meta && v->kind == WSEP_VAL_STATE && !e->torch_name[0])
+			memcpy(e->torch_name, name, strlen(name) + 1);
 	}
 	free(meta);
 	if (wsep_param_names_check(p, p->param_names, p->num_param_names, msg, sizeof(msg)))

@@ -5,7 +5,8 @@
  * reshapes and transposes of the unfused graph: a head is a column slice
  * of q, k, v ([batch][seq][heads * head_dim]), which sgemm reads with a
  * leading dimension of heads * head_dim. The probabilities are kept for
- * the backward pass.
+ * the backward pass, and with attention dropout the mask, which the
+ * backward pass applies again to the probabilities and their gradient.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,11 +14,13 @@
 
 #include <cblas.h>
 
+#include "wse/engine.h"
 #include "wse/engine_ops.h"
 
 static int check(const struct engine_attention *p)
 {
-	if (!p || !p->batch || !p->seq || !p->heads || !p->head_dim || !isfinite(p->scale))
+	if (!p || !p->batch || !p->seq || !p->heads || !p->head_dim || !isfinite(p->scale) ||
+	    !(p->ratio >= 0.0f && p->ratio < 1.0f))
 		return -EINVAL;
 	if (p->seq > INT_MAX || p->heads * p->head_dim > INT_MAX)
 		return -EOVERFLOW;
@@ -26,7 +29,16 @@ static int check(const struct engine_attention *p)
 
 size_t engine_attention_scratch(const struct engine_attention *p)
 {
-	return p->seq * p->seq;
+	return (p->ratio > 0.0f ? 2 : 1) * p->seq * p->seq;
+}
+
+/* P * keep / (1 - ratio): the probabilities that multiply V. */
+static void dropped(const float *pr, const uint8_t *keep, size_t n, float ratio, float *out)
+{
+	const float scale = 1.0f / (1.0f - ratio);
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = keep[i] ? pr[i] * scale : 0.0f;
 }
 
 /* Row-wise softmax of the T x T scores in place; masked entries become 0. */
@@ -53,34 +65,64 @@ static void masked_softmax(float *s, size_t t, bool causal)
 	}
 }
 
-int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
-			     const float *v, float *y, float *probs)
+/* Forward; with @keep (and @scratch) the probabilities are dropped out. */
+static int forward(const struct engine_attention *p, const float *q, const float *k,
+		   const float *v, uint64_t seed, float *y, float *probs, uint8_t *keep,
+		   float *scratch)
 {
 	int err = check(p);
+	struct engine_rng rng;
 
 	if (err)
 		return err;
-	if (!q || !k || !v || !y || !probs)
+	if (!q || !k || !v || !y || !probs || (keep && !scratch))
 		return -EINVAL;
 	const int t = (int)p->seq, d = (int)p->head_dim, c = (int)(p->heads * p->head_dim);
+	const size_t tt = p->seq * p->seq;
 
+	engine_rng_seed(&rng, seed);
 	for (size_t b = 0; b < p->batch; b++)
 		for (size_t h = 0; h < p->heads; h++) {
 			size_t off = b * p->seq * (size_t)c + h * p->head_dim;
-			float *pr = probs + (b * p->heads + h) * p->seq * p->seq;
+			float *pr = probs + (b * p->heads + h) * tt;
+			const float *pv = pr;
 
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, p->scale, q + off,
 				    c, k + off, c, 0.0f, pr, t);
 			masked_softmax(pr, p->seq, p->causal);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, pr, t,
+			if (keep) {
+				uint8_t *kp = keep + (b * p->heads + h) * tt;
+
+				for (size_t i = 0; i < tt; i++)
+					kp[i] = engine_rng_uniform(&rng) >= p->ratio;
+				dropped(pr, kp, tt, p->ratio, scratch);
+				pv = scratch;
+			}
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, pv, t,
 				    v + off, c, 0.0f, y + off, c);
 		}
 	return 0;
 }
 
-int engine_attention_backward(const struct engine_attention *p, const float *q, const float *k,
-			      const float *v, const float *probs, const float *dy, float *dq,
-			      float *dk, float *dv, float *scratch)
+int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
+			     const float *v, float *y, float *probs)
+{
+	return forward(p, q, k, v, 0, y, probs, NULL, NULL);
+}
+
+int engine_attention_forward_dropout(const struct engine_attention *p, const float *q,
+				     const float *k, const float *v, uint64_t seed, float *y,
+				     float *probs, uint8_t *keep, float *scratch)
+{
+	if (!keep)
+		return -EINVAL;
+	return forward(p, q, k, v, seed, y, probs, keep, scratch);
+}
+
+/* Backward; with @keep the probabilities were dropped out by it. */
+static int backward(const struct engine_attention *p, const float *q, const float *k,
+		    const float *v, const float *probs, const uint8_t *keep, const float *dy,
+		    float *dq, float *dk, float *dv, float *scratch)
 {
 	int err = check(p);
 
@@ -89,21 +131,31 @@ int engine_attention_backward(const struct engine_attention *p, const float *q, 
 	if (!q || !k || !v || !probs || !dy || !scratch)
 		return -EINVAL;
 	const int t = (int)p->seq, d = (int)p->head_dim, c = (int)(p->heads * p->head_dim);
+	const size_t tt = p->seq * p->seq;
 
 	for (size_t b = 0; b < p->batch; b++)
 		for (size_t h = 0; h < p->heads; h++) {
 			size_t off = b * p->seq * (size_t)c + h * p->head_dim;
-			const float *pr = probs + (b * p->heads + h) * p->seq * p->seq;
+			const float *pr = probs + (b * p->heads + h) * tt, *pv = pr;
+			const uint8_t *kp = keep ? keep + (b * p->heads + h) * tt : NULL;
 			float *ds = scratch;
 
+			if (kp) {	/* the probabilities that multiplied V */
+				dropped(pr, kp, tt, p->ratio, scratch + tt);
+				pv = scratch + tt;
+			}
 			if (dv)		/* dV = P^T dY */
-				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, pr, t,
+				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, pv, t,
 					    dy + off, c, 0.0f, dv + off, c);
 			if (!dq && !dk)
 				continue;
-			/* dP = dY V^T, then dS = P * (dP - rowsum(dP * P)). */
+			/* dP = dY V^T (through the dropout's mask and scale), then
+			 * dS = P * (dP - rowsum(dP * P)).
+			 */
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dy + off, c,
 				    v + off, c, 0.0f, ds, t);
+			if (kp)
+				dropped(ds, kp, tt, p->ratio, ds);
 			for (size_t i = 0; i < p->seq; i++) {
 				float *row = ds + i * p->seq;
 				const float *pi = pr + i * p->seq;
@@ -122,4 +174,21 @@ int engine_attention_backward(const struct engine_attention *p, const float *q, 
 					    q + off, c, 0.0f, dk + off, c);
 		}
 	return 0;
+}
+
+int engine_attention_backward(const struct engine_attention *p, const float *q, const float *k,
+			      const float *v, const float *probs, const float *dy, float *dq,
+			      float *dk, float *dv, float *scratch)
+{
+	return backward(p, q, k, v, probs, NULL, dy, dq, dk, dv, scratch);
+}
+
+int engine_attention_backward_dropout(const struct engine_attention *p, const float *q,
+				      const float *k, const float *v, const float *probs,
+				      const uint8_t *keep, const float *dy, float *dq, float *dk,
+				      float *dv, float *scratch)
+{
+	if (!keep)
+		return -EINVAL;
+	return backward(p, q, k, v, probs, keep, dy, dq, dk, dv, scratch);
 }

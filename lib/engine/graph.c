@@ -24,7 +24,7 @@ static const char *const op_names[ENGINE_OP_COUNT] = {
 	[ENGINE_OP_SOFTMAX] = "softmax",     [ENGINE_OP_GATHER] = "gather",
 	[ENGINE_OP_ATTENTION] = "attention", [ENGINE_OP_DROPOUT] = "dropout",
 	[ENGINE_OP_TRANSPOSE] = "transpose", [ENGINE_OP_SPLIT] = "split",
-	[ENGINE_OP_RESHAPE] = "reshape",
+	[ENGINE_OP_RESHAPE] = "reshape",     [ENGINE_OP_BATCHNORM] = "batchnorm",
 };
 
 int engine_graph_create(struct engine_graph **g)
@@ -96,13 +96,13 @@ int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
 	size_t n;
 
 	if (!g || g->prepared || rank > ENGINE_MAX_RANK || (rank && !dims) ||
-	    dtype > ENGINE_DT_I64 || kind > ENGINE_VAL_ACT)
+	    dtype > ENGINE_DT_I64 || kind > ENGINE_VAL_STATE)
 		return -EINVAL;
-	if ((kind == ENGINE_VAL_PARAM) != (kind == ENGINE_VAL_PARAM && dtype == ENGINE_DT_F32))
-		return fail(g, -EINVAL, "a parameter must be fp32");
-	/* A parameter without data is a graph built for its shapes (zero until bound). */
+	if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_STATE) && dtype != ENGINE_DT_F32)
+		return fail(g, -EINVAL, "a parameter or state must be fp32");
+	/* A parameter or state without data is a graph built for its shapes (zero until bound). */
 	if ((kind == ENGINE_VAL_CONST && !data) ||
-	    (kind != ENGINE_VAL_PARAM && kind != ENGINE_VAL_CONST && data))
+	    ((kind == ENGINE_VAL_INPUT || kind == ENGINE_VAL_ACT) && data))
 		return fail(g, -EINVAL, "constants need data, inputs and activations none");
 	n = engine_numel(dims, rank);
 	if (!n)
@@ -477,7 +477,12 @@ static int prep_attention(struct engine_graph *g, size_t idx)
 	*p = (struct engine_attention){
 		.batch = q->dims[0], .seq = q->dims[1], .heads = nd->a.heads,
 		.head_dim = q->dims[2] / nd->a.heads, .scale = nd->a.scale, .causal = nd->a.causal,
+		.ratio = nd->a.ratio,
 	};
+	if (!(p->ratio >= 0.0f && p->ratio < 1.0f))
+		return bad(g, idx, "the dropout ratio must be in [0, 1)");
+	if (p->ratio > 0.0f)
+		nd->keep_n = p->batch * p->heads * p->seq * p->seq;
 	if (prep_same_shape(g, idx))
 		return -EINVAL;
 	return want_aux(g, idx, p->batch * p->heads * p->seq * p->seq);
@@ -523,6 +528,40 @@ static int prep_split(struct engine_graph *g, size_t idx)
 	return total == nd->len ? 0 : bad(g, idx, "the outputs do not add up to the input");
 }
 
+static int prep_batchnorm(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *x = in_v(g, nd, 0);
+	size_t c = x->rank >= 2 ? x->dims[1] : 0;
+
+	if (x->rank < 2 || x->rank > 5)
+		return bad(g, idx, "x must be [N, C, ...] of rank 2 to 5");
+	for (size_t k = 1; k < 5; k++) {
+		const struct gvalue *v = in_v(g, nd, k);
+
+		if (v->rank != 1 || v->dims[0] != c)
+			return bad(g, idx, "scale, bias, mean and var must be [C]");
+		/* Only the running statistics are written by the forward pass. */
+		if (k >= 3 && v->kind == ENGINE_VAL_PARAM)
+			return bad(g, idx, "the running statistics must be state, not trained");
+	}
+	if (!(nd->a.epsilon > 0.0f) || !(nd->a.momentum >= 0.0f && nd->a.momentum <= 1.0f))
+		return bad(g, idx, "epsilon must be > 0 and momentum in [0, 1]");
+	nd->k.bn = (struct engine_batchnorm){
+		.batch = x->dims[0], .channels = c, .spatial = engine_numel(x->dims + 2, x->rank - 2),
+		.eps = nd->a.epsilon, .momentum = nd->a.momentum, .unbiased = nd->a.unbiased,
+	};
+	if (x->rank == 2)
+		nd->k.bn.spatial = 1;
+	if (prep_same_shape(g, idx))
+		return -EINVAL;
+	for (size_t k = 1; k < nd->n_out; k++)
+		if (want_out(g, idx, k, 1, &c))
+			return -EINVAL;
+	/* mean and rstd; room for running statistics that are not state */
+	return want_aux(g, idx, 4 * c);
+}
+
 static int prep_node(struct engine_graph *g, size_t idx)
 {
 	struct gnode *nd = &g->n[idx];
@@ -556,7 +595,11 @@ static int prep_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_ATTENTION:
 		return want_io(g, idx, 3, 3, 1) ?: prep_attention(g, idx);
 	case ENGINE_OP_DROPOUT:
-		err = want_io(g, idx, 1, 1, 1) ?: prep_same_shape(g, idx);
+		if (nd->n_out > 2)
+			return bad(g, idx, "at most 2 outputs (y, mask)");
+		err = want_io(g, idx, 1, 1, nd->n_out) ?: prep_same_shape(g, idx);
+		if (!err && nd->n_out == 2)
+			err = want_out(g, idx, 1, in_v(g, nd, 0)->rank, in_v(g, nd, 0)->dims);
 		if (err)
 			return err;
 		if (!(nd->a.ratio >= 0.0f && nd->a.ratio < 1.0f))
@@ -567,6 +610,10 @@ static int prep_node(struct engine_graph *g, size_t idx)
 		return want_io(g, idx, 1, 1, 1) ?: prep_transpose(g, idx);
 	case ENGINE_OP_SPLIT:
 		return want_io(g, idx, 1, 1, nd->n_out) ?: prep_split(g, idx);
+	case ENGINE_OP_BATCHNORM:
+		if (nd->n_out != 1 && nd->n_out != 3)
+			return bad(g, idx, "1 or 3 outputs (y[, running mean, running var])");
+		return want_io(g, idx, 5, 5, nd->n_out) ?: prep_batchnorm(g, idx);
 	case ENGINE_OP_RESHAPE:
 		err = want_io(g, idx, 1, 1, 1);
 		if (err)
@@ -793,7 +840,8 @@ const float *engine_graph_grad(const struct engine_graph *g, int id)
 
 int engine_graph_bind(struct engine_graph *g, int id, float *data)
 {
-	if (!g || !valid_id(g, id) || g->v[id].kind != ENGINE_VAL_PARAM)
+	if (!g || !valid_id(g, id) ||
+	    (g->v[id].kind != ENGINE_VAL_PARAM && g->v[id].kind != ENGINE_VAL_STATE))
 		return -EINVAL;
 	g->v[id].data = data ? data : g->v[id].own;
 	return 0;

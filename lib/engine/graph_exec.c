@@ -36,6 +36,38 @@ static uint64_t node_seed(uint64_t seed, size_t idx)
 	return engine_rng_next(&rng);
 }
 
+/*
+ * Batch statistics only in training, and only for a node exported in
+ * training mode. The running statistics are updated in place when they are
+ * state (so checkpoints and later evaluation see them), into outputs 1 and
+ * 2 when the node has them.
+ */
+static int forward_batchnorm(struct engine_graph *g, struct gnode *nd, bool training)
+{
+	struct gvalue *rm = IN(g, nd, 3), *rv = IN(g, nd, 4);
+	size_t c = nd->k.bn.channels;
+	float *m = F(rm), *v = F(rv);
+	int err;
+
+	nd->dropped = training && nd->a.training_mode;
+	if (nd->dropped && (rm->kind != ENGINE_VAL_STATE || rv->kind != ENGINE_VAL_STATE)) {
+		/* Fixed statistics (a node test's inputs): update copies. */
+		m = nd->n_out == 3 ? F(OUT(g, nd, 1)) : nd->aux + 2 * c;
+		v = nd->n_out == 3 ? F(OUT(g, nd, 2)) : nd->aux + 3 * c;
+		memcpy(m, F(rm), c * sizeof(float));
+		memcpy(v, F(rv), c * sizeof(float));
+	}
+	err = engine_batchnorm_forward(&nd->k.bn, nd->dropped, F(IN(g, nd, 0)), F(IN(g, nd, 1)),
+				       F(IN(g, nd, 2)), m, v, F(OUT(g, nd, 0)), nd->aux, nd->aux + c);
+	if (err || nd->n_out < 3)
+		return err;
+	if (m == F(rm)) {
+		memcpy(F(OUT(g, nd, 1)), m, c * sizeof(float));
+		memcpy(F(OUT(g, nd, 2)), v, c * sizeof(float));
+	}
+	return 0;
+}
+
 static int forward_node(struct engine_graph *g, size_t idx, bool training, uint64_t seed)
 {
 	struct gnode *nd = &g->n[idx];
@@ -71,14 +103,28 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	case ENGINE_OP_GATHER:
 		return engine_gather_forward(F(x), nd->outer, nd->len, nd->inner, i1->data, i1->n, y);
 	case ENGINE_OP_ATTENTION:
-		return engine_attention_forward(&nd->k.att, F(x), F(i1), F(i2), y, nd->aux);
-	case ENGINE_OP_DROPOUT:
 		nd->dropped = training && nd->a.ratio > 0.0f;
 		if (nd->dropped)
-			return engine_dropout_forward(F(x), x->n, nd->a.ratio, node_seed(seed, idx), y,
-						      nd->keep);
-		memcpy(y, F(x), x->n * sizeof(float));
-		return 0;
+			return engine_attention_forward_dropout(&nd->k.att, F(x), F(i1), F(i2),
+								node_seed(seed, idx), y, nd->aux,
+								nd->keep, g->scratch);
+		return engine_attention_forward(&nd->k.att, F(x), F(i1), F(i2), y, nd->aux);
+	case ENGINE_OP_DROPOUT: {
+		int err = 0;
+
+		nd->dropped = training && nd->a.ratio > 0.0f;
+		if (nd->dropped)
+			err = engine_dropout_forward(F(x), x->n, nd->a.ratio, node_seed(seed, idx), y,
+						     nd->keep);
+		else
+			memcpy(y, F(x), x->n * sizeof(float));
+		/* The mask output: what the backward pass will use. */
+		for (size_t i = 0; !err && nd->n_out > 1 && i < x->n; i++)
+			F(OUT(g, nd, 1))[i] = nd->dropped ? (float)nd->keep[i] : 1.0f;
+		return err;
+	}
+	case ENGINE_OP_BATCHNORM:
+		return forward_batchnorm(g, nd, training);
 	case ENGINE_OP_TRANSPOSE:
 		return engine_transpose(F(x), x->dims, x->rank, nd->a.perm, y);
 	case ENGINE_OP_SPLIT: {
@@ -254,8 +300,13 @@ static int backward_node(struct engine_graph *g, size_t idx)
 		err = engine_gather_backward(dy, nd->outer, nd->len, nd->inner, i1->data, i1->n, t[0]);
 		break;
 	case ENGINE_OP_ATTENTION:
-		err = engine_attention_backward(&nd->k.att, F(x), F(i1), F(i2), nd->aux, dy, t[0], t[1],
-						t[2], g->scratch);
+		if (nd->dropped)
+			err = engine_attention_backward_dropout(&nd->k.att, F(x), F(i1), F(i2), nd->aux,
+								nd->keep, dy, t[0], t[1], t[2],
+								g->scratch);
+		else
+			err = engine_attention_backward(&nd->k.att, F(x), F(i1), F(i2), nd->aux, dy,
+							t[0], t[1], t[2], g->scratch);
 		break;
 	case ENGINE_OP_DROPOUT:
 		if (nd->dropped)
@@ -282,6 +333,10 @@ static int backward_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_RESHAPE:
 		memcpy(t[0], dy, x->n * sizeof(float));
 		err = 0;
+		break;
+	case ENGINE_OP_BATCHNORM:
+		err = engine_batchnorm_backward(&nd->k.bn, nd->dropped, F(x), F(i1), nd->aux,
+						nd->aux + nd->k.bn.channels, dy, t[0], t[1], t[2]);
 		break;
 	default:
 		err = -EINVAL;

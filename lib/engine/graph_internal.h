@@ -31,13 +31,14 @@ struct gnode {
 		struct engine_matmul mm;
 		struct engine_binary bin;
 		struct engine_attention att;
+		struct engine_batchnorm bn;
 	} k;
 	size_t outer, len, inner;	/* layernorm (outer rows x inner cols), softmax, gather, split */
 	size_t sizes[ENGINE_GRAPH_MAX_IO];	/* split */
-	float *aux;		/* layernorm mean and rstd, attention probabilities */
+	float *aux;		/* layernorm and batchnorm mean and rstd, attention probabilities */
 	uint8_t *keep;		/* dropout mask */
 	size_t aux_n, keep_n;	/* their sizes, set by the check */
-	bool dropped;		/* dropout applied in the last forward pass */
+	bool dropped;		/* dropout applied, batch statistics used, in the last forward pass */
 };
 
 struct engine_graph {

@@ -23,7 +23,7 @@ static const enum engine_op ops[] = {
 	[WSEP_OP_SOFTMAX] = ENGINE_OP_SOFTMAX,	   [WSEP_OP_GATHER] = ENGINE_OP_GATHER,
 	[WSEP_OP_ATTENTION] = ENGINE_OP_ATTENTION, [WSEP_OP_DROPOUT] = ENGINE_OP_DROPOUT,
 	[WSEP_OP_TRANSPOSE] = ENGINE_OP_TRANSPOSE, [WSEP_OP_SPLIT] = ENGINE_OP_SPLIT,
-	[WSEP_OP_RESHAPE] = ENGINE_OP_RESHAPE,
+	[WSEP_OP_RESHAPE] = ENGINE_OP_RESHAPE,	   [WSEP_OP_BATCHNORM] = ENGINE_OP_BATCHNORM,
 };
 
 static const enum engine_binary_kind binaries[] = {
@@ -76,7 +76,10 @@ void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_a
 	w->flags = (a->ceil_mode ? WSEP_ATTR_CEIL_MODE : 0) |
 		   (a->count_include_pad ? WSEP_ATTR_COUNT_INCLUDE_PAD : 0) |
 		   (a->trans_a ? WSEP_ATTR_TRANS_A : 0) | (a->trans_b ? WSEP_ATTR_TRANS_B : 0) |
-		   (a->causal ? WSEP_ATTR_CAUSAL : 0);
+		   (a->causal ? WSEP_ATTR_CAUSAL : 0) |
+		   (a->training_mode ? WSEP_ATTR_TRAINING_MODE : 0) |
+		   (a->unbiased ? WSEP_ATTR_UNBIASED : 0);
+	w->momentum = a->momentum;
 	w->alpha = a->alpha;
 	w->beta = a->beta;
 	for (uint32_t b = WSEP_BIN_ADD; b <= WSEP_BIN_DIV; b++)
@@ -102,6 +105,9 @@ void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node
 		.trans_a = w->flags & WSEP_ATTR_TRANS_A,
 		.trans_b = w->flags & WSEP_ATTR_TRANS_B,
 		.causal = w->flags & WSEP_ATTR_CAUSAL,
+		.training_mode = w->flags & WSEP_ATTR_TRAINING_MODE,
+		.unbiased = w->flags & WSEP_ATTR_UNBIASED,
+		.momentum = w->momentum,
 		.alpha = w->alpha, .beta = w->beta,
 		.binary = binaries[w->binary <= WSEP_BIN_DIV ? w->binary : 0],
 		.act = acts[w->act <= WSEP_FN_GELU_TANH ? w->act : 0],
@@ -140,13 +146,14 @@ int engine_graph_from_wsep(const struct wsep_program *p, uint32_t batch,
 		enum engine_value_kind kind = v->kind == WSEP_VAL_INPUT ? ENGINE_VAL_INPUT :
 					      v->kind == WSEP_VAL_PARAM ? ENGINE_VAL_PARAM :
 					      v->kind == WSEP_VAL_CONST ? ENGINE_VAL_CONST :
+					      v->kind == WSEP_VAL_STATE ? ENGINE_VAL_STATE :
 									  ENGINE_VAL_ACT;
 
 		for (uint32_t d = 0; d < v->rank; d++)
 			dims[d] = (size_t)v->dims[d];
 		if (v->batch_dim >= 0)
 			dims[v->batch_dim] = (size_t)(v->dims[v->batch_dim] / p->batch * batch);
-		if (kind == ENGINE_VAL_PARAM)
+		if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_STATE)
 			data = p->weights + v->offset;
 		else if (kind == ENGINE_VAL_CONST)
 			data = wg->consts + v->offset;

@@ -6,7 +6,7 @@ wseengine_srcs := $(addprefix lib/engine/, \
 	shape.c softmax_xent.c sum_tree.c threads.c train.c workspace.c)
 # The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
 wseengine_srcs += $(addprefix lib/engine/, \
-	activation.c attention.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c graph_wsep.c \
+	activation.c attention.c batchnorm.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c graph_wsep.c \
 	layernorm.c layout.c matmul.c pool.c softmax.c xent_tokens.c)
 
 # Element-wise loops left to GCC's vectorizer (vec.h, ENGINE_VECTOR_CLONES).

@@ -92,7 +92,7 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 	if (v->dtype != WSEP_ELEM_F32 && v->dtype != WSEP_ELEM_I64)
 		return wsep_fail(err, errlen, "value %u: element type %u is not f32 or i64", i,
 				 v->dtype);
-	if (v->kind < WSEP_VAL_INPUT || v->kind > WSEP_VAL_ACT)
+	if (v->kind < WSEP_VAL_INPUT || v->kind > WSEP_VAL_STATE)
 		return wsep_fail(err, errlen, "value %u: unknown kind %u", i, (unsigned)v->kind);
 	if (v->rank > WSEP_GRAPH_MAX_RANK || !n)
 		return wsep_fail(err, errlen,
@@ -107,11 +107,17 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 		return wsep_fail(err, errlen,
 				 "value %u: batch dimension %d is not one of its %u dimensions, a multiple of the batch %u",
 				 i, v->batch_dim, v->rank, p->batch);
-	if ((v->kind == WSEP_VAL_PARAM || v->kind == WSEP_VAL_CONST) && v->batch_dim >= 0)
-		return wsep_fail(err, errlen, "value %u: a parameter or constant has no batch dimension", i);
-	if (v->kind != WSEP_VAL_PARAM && v->unit != -1)
-		return wsep_fail(err, errlen, "value %u: only a parameter belongs to a unit", i);
+	if ((v->kind == WSEP_VAL_PARAM || v->kind == WSEP_VAL_CONST || v->kind == WSEP_VAL_STATE) &&
+	    v->batch_dim >= 0)
+		return wsep_fail(err, errlen, "value %u: a parameter, state or constant has no batch dimension", i);
+	if (v->kind != WSEP_VAL_PARAM && v->kind != WSEP_VAL_STATE && v->unit != -1)
+		return wsep_fail(err, errlen, "value %u: only a parameter or state belongs to a unit", i);
+	/* MemoryX takes back gradients only: state would never leave the device. */
+	if (v->kind == WSEP_VAL_STATE && p->mode == WSEP_MODE_WEIGHT_STREAMING)
+		return wsep_fail(err, errlen,
+				 "value %u: state (running statistics) in a weight-streaming program", i);
 	switch (v->kind) {
+	case WSEP_VAL_STATE:
 	case WSEP_VAL_PARAM: {
 		const struct wsep_layer *l;
 
@@ -223,7 +229,8 @@ static int check_node(const struct wsep_program *p, uint32_t i, int32_t *produce
 					 "node %u (%s): input %u (value %d) is not computed by an earlier node",
 					 i, wsep_op_name(nd->op), k, v);
 		/* A unit's parameters travel with it: no other unit reads them. */
-		if (g->values[v].kind == WSEP_VAL_PARAM && (uint32_t)g->values[v].unit != nd->unit)
+		if ((g->values[v].kind == WSEP_VAL_PARAM || g->values[v].kind == WSEP_VAL_STATE) &&
+		    (uint32_t)g->values[v].unit != nd->unit)
 			return wsep_fail(err, errlen,
 					 "node %u (%s) of unit %u reads parameter value %d of unit %d",
 					 i, wsep_op_name(nd->op), nd->unit, v, g->values[v].unit);
@@ -245,7 +252,7 @@ static int check_node(const struct wsep_program *p, uint32_t i, int32_t *produce
 		producer[v] = (int32_t)i;
 	}
 	if ((a->flags & ~WSEP_ATTR_FLAGS) || a->binary > WSEP_BIN_DIV || a->act > WSEP_FN_GELU_TANH ||
-	    a->axis >= WSEP_GRAPH_MAX_RANK)
+	    a->axis >= WSEP_GRAPH_MAX_RANK || !(a->momentum >= 0.0f && a->momentum <= 1.0f))
 		return wsep_fail(err, errlen, "node %u (%s): an attribute is out of range", i,
 				 wsep_op_name(nd->op));
 	for (int d = 0; d < WSEP_GRAPH_MAX_RANK; d++)

@@ -45,7 +45,11 @@ static const char *duplicate(const char **names, uint32_t n)
 	return NULL;
 }
 
-/* The shape entry @i must have: the i-th PARAM value's, or layer i/2's W or b. */
+/*
+ * The shape entry @i must have: the i-th value of the weights layout (a
+ * parameter or state, which lies beside its unit's parameters), or layer
+ * i/2's W or b.
+ */
 static int expected_shape(const struct wsep_program *p, uint32_t i, uint32_t *param_value,
 			  uint64_t *offset, uint32_t *rank, uint64_t *dims)
 {
@@ -53,7 +57,8 @@ static int expected_shape(const struct wsep_program *p, uint32_t i, uint32_t *pa
 	if (p->graph) {
 		const struct wsep_graph *g = p->graph;
 
-		while (*param_value < g->num_values && g->values[*param_value].kind != WSEP_VAL_PARAM)
+		while (*param_value < g->num_values && g->values[*param_value].kind != WSEP_VAL_PARAM &&
+		       g->values[*param_value].kind != WSEP_VAL_STATE)
 			(*param_value)++;
 		if (*param_value == g->num_values)
 			return -1;

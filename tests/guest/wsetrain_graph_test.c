@@ -12,6 +12,8 @@
  * whose MemoryX holds a weight-streaming program's weights; a pipelined
  * program runs on one of its systems.
  */
+#include <math.h>
+
 #include "kselftest_harness.h"
 #include "wse/wse.h"
 #include "wse_guest.h"
@@ -98,6 +100,37 @@ TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 	EXPECT_EQ(0, st);
 	EXPECT_NE(NULL, strstr(self->out, "cnn-tiny, pipelined on 1 system"));
 	EXPECT_GT(eval_loss(self->out), 0);
+}
+
+/*
+ * BatchNorm2d, layer-pipelined: the running statistics the training moved
+ * are in the checkpoint, so evaluating it on a freshly loaded program
+ * gives the training's own last evaluation (fresh statistics would not).
+ */
+TEST_F_TIMEOUT(graph, batchnorm_checkpoint_keeps_running_statistics, 600)
+{
+	double trained, loaded;
+	int st;
+
+	if (access(FMNIST "/train-images-idx3-ubyte.gz", R_OK))
+		SKIP(return, "Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/bn-tiny.onnx --batch 64 --lr 0.05 --mode pipelined -q -o /tmp/bn.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX,
+		 "wsetrain /tmp/bn.wsep %s --steps 150 --test-limit 1000 --report 50 --checkpoint /tmp/bn.ckpt",
+		 self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	trained = eval_loss(self->out);
+	ASSERT_GT(trained, 0);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/bn.wsep %s --eval /tmp/bn.ckpt --test-limit 1000",
+		       self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	loaded = last_after(self->out, "test samples: loss ");
+	EXPECT_LT(fabs(loaded - trained), 1e-4) TH_LOG("trained %.5f, from the checkpoint %.5f",
+						     trained, loaded);
 }
 
 TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)

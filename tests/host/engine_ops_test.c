@@ -611,13 +611,21 @@ TEST(gather_rows_and_scatter_add)
 
 /* --- attention ----------------------------------------------------------------------- */
 
+/* The attention's dropout mask of the last att_fwd(): seed 7 each time. */
+static uint8_t att_keep[2 * 2 * 5 * 5];
+
 static int att_fwd(struct fd *f, float *y)
 {
 	const struct engine_attention *p = f->p;
 	float *probs = floats(p->batch * p->heads * p->seq * p->seq);
-	int err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
+	float *s = floats(engine_attention_scratch(p));
+	int err = p->ratio > 0.0f ?
+		  engine_attention_forward_dropout(p, f->in[0], f->in[1], f->in[2], 7, y, probs,
+						   att_keep, s) :
+		  engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
 
 	free(probs);
+	free(s);
 	return err;
 }
 
@@ -626,10 +634,16 @@ static int att_bwd(struct fd *f, const float *dy, float **d)
 	const struct engine_attention *p = f->p;
 	float *probs = floats(p->batch * p->heads * p->seq * p->seq);
 	float *y = floats(f->y_n), *s = floats(engine_attention_scratch(p));
-	int err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs) ?:
-		  engine_attention_backward(p, f->in[0], f->in[1], f->in[2], probs, dy, d[0], d[1],
-					    d[2], s);
+	int err = att_fwd(f, y);
 
+	if (!err)
+		err = engine_attention_forward(p, f->in[0], f->in[1], f->in[2], y, probs);
+	if (!err && p->ratio > 0.0f)
+		err = engine_attention_backward_dropout(p, f->in[0], f->in[1], f->in[2], probs,
+							att_keep, dy, d[0], d[1], d[2], s);
+	else if (!err)
+		err = engine_attention_backward(p, f->in[0], f->in[1], f->in[2], probs, dy, d[0],
+						d[1], d[2], s);
 	free(probs);
 	free(y);
 	free(s);
@@ -695,6 +709,117 @@ TEST(attention_matches_unfused_and_finite_differences)
 				EXPECT_EQ(f.in[2][e], y[e]);
 		fd_free(&f);
 	}
+}
+
+/*
+ * Attention dropout: a fixed seed makes the mask a constant, so the
+ * gradients are checked against finite differences of the dropped-out
+ * function; the same seed gives the same mask, about 1 - ratio of it kept.
+ */
+TEST(attention_dropout_is_seeded_and_differentiable)
+{
+	struct engine_rng rng;
+	struct engine_attention p = { 2, 5, 2, 3, 0.57735f, true, 0.3f };
+	struct fd f = { .n_in = 3, .p = &p, .fwd = att_fwd, .bwd = att_bwd };
+	uint8_t first[sizeof(att_keep)];
+	float y[60], y2[60];
+	size_t kept = 0;
+
+	engine_rng_seed(&rng, 21);
+	f.y_n = 60;
+	for (int i = 0; i < 3; i++) {
+		f.in_n[i] = 60;
+		f.in[i] = randoms(&rng, 60, -1.5f, 1.5f);
+	}
+	ASSERT_EQ(0, att_fwd(&f, y));
+	memcpy(first, att_keep, sizeof(first));
+	ASSERT_EQ(0, att_fwd(&f, y2));
+	EXPECT_EQ(0, memcmp(first, att_keep, sizeof(first)));
+	EXPECT_EQ(0, memcmp(y, y2, sizeof(y)));
+	for (size_t i = 0; i < sizeof(att_keep); i++)
+		kept += att_keep[i];
+	/* 100 draws at 0.7: within 5 standard deviations (4.6 each) */
+	EXPECT_LT(fabs((double)kept - 70.0), 23.0);
+	fd_check(_metadata, &f, 1200);
+	fd_free(&f);
+	p.ratio = 1.0f;
+	EXPECT_EQ(-EINVAL, engine_attention_forward(&p, y, y, y, y2, y2));
+}
+
+/* Batch normalization: N 3, C 4, 2x3 planes; batch statistics or running ones. */
+static bool bn_batch;
+static const struct engine_batchnorm bn_p = { 3, 4, 6, 1e-5f, 0.9f, true };
+static const float bn_rm0[4] = { 0.1f, -0.2f, 0.3f, 0.0f }, bn_rv0[4] = { 1.0f, 0.5f, 2.0f, 1.5f };
+
+static int bn_fwd(struct fd *f, float *y)
+{
+	float rm[4], rv[4], mean[4], rstd[4];
+
+	memcpy(rm, bn_rm0, sizeof(rm));
+	memcpy(rv, bn_rv0, sizeof(rv));
+	return engine_batchnorm_forward(&bn_p, bn_batch, f->in[0], f->in[1], f->in[2], rm, rv, y,
+					mean, rstd);
+}
+
+static int bn_bwd(struct fd *f, const float *dy, float **d)
+{
+	float rm[4], rv[4], mean[4], rstd[4], y[72];
+
+	memcpy(rm, bn_rm0, sizeof(rm));
+	memcpy(rv, bn_rv0, sizeof(rv));
+	return engine_batchnorm_forward(&bn_p, bn_batch, f->in[0], f->in[1], f->in[2], rm, rv, y,
+					mean, rstd) ?:
+	       engine_batchnorm_backward(&bn_p, bn_batch, f->in[0], f->in[1], mean, rstd, dy, d[0],
+					 d[1], d[2]);
+}
+
+TEST(batchnorm_statistics_running_update_and_finite_differences)
+{
+	struct engine_rng rng;
+	struct fd f = { .n_in = 3, .fwd = bn_fwd, .bwd = bn_bwd };
+	float y[72], rm[4], rv[4], mean[4], rstd[4], ones[4] = { 1, 1, 1, 1 }, zeros[4] = { 0 };
+
+	engine_rng_seed(&rng, 29);
+	f.in_n[0] = f.y_n = 72;
+	f.in_n[1] = f.in_n[2] = 4;
+	f.in[0] = randoms(&rng, 72, -2.0f, 3.0f);
+	f.in[1] = randoms(&rng, 4, 0.5f, 1.5f);
+	f.in[2] = randoms(&rng, 4, -0.5f, 0.5f);
+	for (int batch = 0; batch < 2; batch++) {
+		bn_batch = batch;
+		fd_check(_metadata, &f, 900 + batch);
+	}
+	/* Batch statistics: each channel of y has mean 0 and variance ~1; the
+	 * running ones move by 1 - momentum towards the batch's, the variance
+	 * unbiased (PyTorch's), written out in double here.
+	 */
+	memcpy(rm, bn_rm0, sizeof(rm));
+	memcpy(rv, bn_rv0, sizeof(rv));
+	ASSERT_EQ(0, engine_batchnorm_forward(&bn_p, true, f.in[0], ones, zeros, rm, rv, y, mean, rstd));
+	for (size_t c = 0; c < 4; c++) {
+		double s = 0.0, q = 0.0, xs = 0.0, xq = 0.0;
+
+		for (size_t n = 0; n < 3; n++)
+			for (size_t k = 0; k < 6; k++) {
+				double v = y[(n * 4 + c) * 6 + k], x = f.in[0][(n * 4 + c) * 6 + k];
+
+				s += v;
+				q += v * v;
+				xs += x;
+				xq += x * x;
+			}
+		double mu = xs / 18, var = xq / 18 - mu * mu;
+
+		EXPECT_LT(fabs(s / 18), 1e-6);
+		EXPECT_LT(fabs(q / 18 - 1.0), 1e-3);
+		EXPECT_LT(fabs(rm[c] - (0.9 * bn_rm0[c] + 0.1 * mu)), 1e-5);
+		EXPECT_LT(fabs(rv[c] - (0.9 * bn_rv0[c] + 0.1 * var * 18 / 17)), 1e-5);
+	}
+	/* Running statistics: y = (x - rm) / sqrt(rv + eps), and they stay. */
+	ASSERT_EQ(0, engine_batchnorm_forward(&bn_p, false, f.in[0], ones, zeros, rm, rv, y, mean, rstd));
+	EXPECT_LT(fabs(y[6] - (f.in[0][6] - rm[1]) / sqrt(rv[1] + 1e-5)), 1e-5);
+	EXPECT_EQ(mean[1], rm[1]);
+	fd_free(&f);
 }
 
 /* --- dropout, layout, loss ------------------------------------------------------------- */

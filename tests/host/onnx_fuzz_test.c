@@ -95,13 +95,15 @@ static uint8_t *mutate(const uint8_t *src, size_t srclen, size_t *len)
 TEST(seeded_mutations_of_pytorch_exports)
 {
 	static const char *const files[] = { "tests/corpus/onnx/cnn-tiny.onnx",
-					     "tests/corpus/onnx/gpt-tiny.onnx" };
+					     "tests/corpus/onnx/gpt-tiny.onnx",
+					     "tests/corpus/onnx/bn-tiny.onnx",
+					     "tests/corpus/onnx/gpt-drop-tiny.onnx" };
 	size_t counts[FUZZ_BAD + 1] = { 0 }, runs = 0;
 	struct timespec t0, t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rng_state = 20261124;
-	for (size_t f = 0; f < 2; f++) {
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t srclen;
 		uint8_t *src = read_file(files[f], &srclen);
 

@@ -133,6 +133,78 @@ TEST(cnn_forward_and_sgd_steps_match_pytorch)
 	matches_pytorch(_metadata, "cnn-tiny");
 }
 
+/*
+ * BatchNorm2d exported in training mode: the logits in eval mode (running
+ * statistics), three SGD steps with batch statistics, then the eval loss
+ * again, which sees the running statistics the steps moved (PyTorch's
+ * momentum, unbiased variance). They are state: not trained.
+ */
+TEST(batchnorm_cnn_trains_and_keeps_running_statistics_like_pytorch)
+{
+	struct run r;
+	size_t state = 0, params = 0;
+
+	matches_pytorch(_metadata, "bn-tiny");
+	ASSERT_EQ(0, open_run("bn-tiny", 4, ENGINE_SGD, &r));
+	for (size_t v = 0; v < engine_graph_values(r.eg); v++) {
+		state += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_STATE;
+		params += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_PARAM;
+	}
+	EXPECT_EQ(4, state);	/* two BatchNorm2d's running mean and variance */
+	/* Both Pads run inside their AveragePool, the second's 1 pixel counted. */
+	for (size_t i = 0; i < r.g->n_nodes; i++) {
+		const struct wsecc_node *n = &r.g->nodes[i];
+
+		if (!strcmp(n->op_type, "Pad"))
+			EXPECT_EQ(WSECC_NODE_FUSED, n->state) TH_LOG("%s", n->name);
+		if (!strcmp(n->op_type, "AveragePool") && n->attrs.kernel[0] == 3)
+			EXPECT_TRUE(n->attrs.pads[0] == 1 && n->attrs.pads[3] == 1 &&
+				    n->attrs.count_include_pad);
+	}
+	EXPECT_EQ(10, params);	/* weights and biases: 2 convolutions, 2 BatchNorm2d, the Linear */
+	close_run(&r);
+}
+
+/* GlobalAveragePool and GlobalMaxPool at opset 17 against numpy's mean and max. */
+TEST(global_pools_match_numpy)
+{
+	static const char *const outs[] = { "avg", "max" };
+	struct wsecc_onnx_options opt = { 0 };
+	struct wsecc_tensor in, want;
+	struct wsecc_graph *g = NULL;
+	struct engine_graph *eg = NULL;
+	struct wsecc_error err;
+	char path[256];
+	int *ids, labels;
+
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "global-pools.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "global-pools.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	ids = malloc(g->n_tensors * sizeof(int));
+	ASSERT_NE(NULL, ids);
+	ASSERT_EQ(0, engine_graph_create(&eg));
+	ASSERT_EQ(0, wsecc_graph_to_engine(g, eg, ids, false, &labels, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, engine_graph_prepare(eg, ENGINE_SGD));
+	ASSERT_EQ(0, engine_graph_set_input(eg, ids[g->inputs[0]], in.data));
+	ASSERT_EQ(0, engine_graph_forward(eg, false, 0));
+	for (int k = 0; k < 2; k++) {
+		const float *got = engine_graph_data(eg, ids[g->outputs[k]]);
+
+		snprintf(path, sizeof(path), CORPUS "global-pools.%s.pb", outs[k]);
+		ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &want, &err));
+		ASSERT_EQ(6, wsecc_tensor_numel(&want));
+		for (int i = 0; i < 6; i++) {
+			float w = ((float *)want.data)[i];
+
+			EXPECT_LT(fabsf(got[i] - w), 1e-6f) TH_LOG("%s[%d]: %g, numpy %g", outs[k], i, got[i], w);
+		}
+		wsecc_tensor_release(&want);
+	}
+	engine_graph_destroy(eg);
+	free(ids);
+	wsecc_graph_free(g);
+	wsecc_tensor_release(&in);
+}
+
 TEST(gpt_forward_and_sgd_steps_match_pytorch)
 {
 	matches_pytorch(_metadata, "gpt-tiny");
@@ -180,6 +252,58 @@ TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)
 }
 
 /* Loss of the current batch, in double through the fp32 executor. */
+/*
+ * gpt-tiny exported in training mode with dropout 0.1: every Dropout
+ * imports (attention's inside the fused kernel), eval mode is gpt-tiny's
+ * PyTorch logits (dropout is the identity), training draws masks from the
+ * seed: the same seed the same loss, another seed another.
+ */
+TEST(dropout_gpt_export_imports_whole_and_draws_seeded_masks)
+{
+	struct wsecc_tensor in, want, labels;
+	struct wsecc_error err;
+	struct engine_loss_result a, b, c;
+	struct run r;
+	size_t dropouts = 0;
+
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.logits.pb", &want, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "gpt-tiny.labels.pb", &labels, &err));
+	ASSERT_EQ(0, open_run("gpt-drop-tiny", in.dims[0], ENGINE_SGD, &r));
+	ASSERT_EQ(1, count_kernel(r.g, "attention_f32"));
+	for (size_t i = 0; i < r.g->n_nodes; i++) {
+		const struct wsecc_node *n = &r.g->nodes[i];
+
+		if (n->state == WSECC_NODE_KERNEL && n->op == ENGINE_OP_ATTENTION)
+			EXPECT_EQ(0.1f, n->attrs.ratio);
+		dropouts += n->state == WSECC_NODE_KERNEL && n->op == ENGINE_OP_DROPOUT;
+	}
+	EXPECT_EQ(3, dropouts);	/* embeddings, attention's projection, the MLP */
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, false, 5));
+	const float *got = engine_graph_data(r.eg, r.logits);
+
+	for (uint64_t i = 0; i < wsecc_tensor_numel(&want); i++) {
+		float w = ((float *)want.data)[i];
+
+		ASSERT_LT(fabsf(got[i] - w), 1e-5f + 1e-4f * fabsf(w));
+	}
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 5));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, true, &a));
+	ASSERT_EQ(0, engine_graph_backward(r.eg));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 5));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, false, &b));
+	ASSERT_EQ(0, engine_graph_forward(r.eg, true, 6));
+	ASSERT_EQ(0, engine_graph_loss(r.eg, false, &c));
+	EXPECT_EQ(a.loss, b.loss);
+	EXPECT_NE(a.loss, c.loss);
+	close_run(&r);
+	wsecc_tensor_release(&in);
+	wsecc_tensor_release(&want);
+	wsecc_tensor_release(&labels);
+}
+
 static double loss_now(struct run *r)
 {
 	struct engine_loss_result res;
@@ -460,11 +584,65 @@ TEST(graph_programs_are_cut_into_units)
  * for bit, at the batch and at a smaller one (its batch dimensions
  * scaled), and a program refuses a larger one.
  */
+/*
+ * bn-tiny's program: the running statistics are state values in the
+ * weights layout, in their BatchNorm's unit, and survive the file.
+ */
+TEST(graph_program_keeps_running_statistics_as_state)
+{
+	struct wsecc_graph_program *gp = compile(_metadata, "bn-tiny", 4, WSECC_MODE_PIPELINED);
+	struct wsep_program *back = NULL;
+	size_t len, state = 0, bn = 0, n_ir = 0;
+	struct run r;
+	char msg[256];
+	void *buf;
+
+	ASSERT_NE(NULL, gp);
+	ASSERT_EQ(0, open_run("bn-tiny", 4, ENGINE_SGD, &r));
+	ASSERT_EQ(0, wsep_write(gp->prog, &buf, &len, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, wsep_read(buf, len, &back, msg, sizeof(msg))) TH_LOG("%s", msg);
+	for (uint32_t v = 0; v < back->graph->num_values; v++) {
+		const struct wsep_graph_value *x = &back->graph->values[v];
+
+		if (x->kind != WSEP_VAL_STATE)
+			continue;
+		state++;
+		ASSERT_LE(0, x->unit);
+		EXPECT_LE(x->offset + x->dims[0], back->num_weights);
+		/* The export's statistics, in the order the model has them. */
+		while (n_ir < r.g->n_tensors && r.g->tensors[n_ir].kind != WSECC_T_STATE)
+			n_ir++;
+		ASSERT_LT(n_ir, r.g->n_tensors);
+		EXPECT_EQ(0, memcmp(back->weights + x->offset, r.g->tensors[n_ir].data,
+				    x->dims[0] * sizeof(float)))
+			TH_LOG("%s", r.g->tensors[n_ir].name);
+		n_ir++;
+	}
+	close_run(&r);
+	for (uint32_t i = 0; i < back->graph->num_nodes; i++) {
+		const struct wsep_graph_node *nd = &back->graph->nodes[i];
+
+		if (nd->op != WSEP_OP_BATCHNORM)
+			continue;
+		bn++;
+		EXPECT_EQ(WSEP_ATTR_TRAINING_MODE | WSEP_ATTR_UNBIASED, nd->a.flags);
+		EXPECT_EQ(0.9f, nd->a.momentum);
+		EXPECT_EQ(WSEP_VAL_STATE, back->graph->values[nd->in[3]].kind);
+		EXPECT_EQ(WSEP_VAL_STATE, back->graph->values[nd->in[4]].kind);
+	}
+	EXPECT_EQ(4, state);
+	EXPECT_EQ(2, bn);
+	free(buf);
+	wsep_program_free(back);
+	wsecc_graph_program_free(gp);
+	EXPECT_EQ(NULL, compile(_metadata, "bn-tiny", 4, WSECC_MODE_WEIGHT_STREAMING));
+}
+
 TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 {
-	static const char *const names[] = { "cnn-tiny", "gpt-tiny" };
+	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny" };
 
-	for (int n = 0; n < 2; n++) {
+	for (int n = 0; n < 3; n++) {
 		struct wsecc_graph_program *gp = compile(_metadata, names[n], 6, WSECC_MODE_AUTO);
 		uint32_t batches[] = { 6, 3 };
 		char msg[256];
@@ -494,6 +672,9 @@ TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 			}
 			ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, x));
 			ASSERT_EQ(0, engine_graph_set_input(pg, wg->input, x));
+			/* A training pass first: bn-tiny's running statistics move alike. */
+			ASSERT_EQ(0, engine_graph_forward(r.eg, true, 0));
+			ASSERT_EQ(0, engine_graph_forward(pg, true, 0));
 			ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
 			ASSERT_EQ(0, engine_graph_forward(pg, false, 0));
 			engine_graph_shape(pg, wg->logits, &rank, dims);

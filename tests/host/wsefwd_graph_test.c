@@ -54,15 +54,17 @@ FIXTURE(graph)
 	char out[16384];
 };
 
-/* An appliance of @systems systems on a 64x64 wafer, 8 micro-batches a pipelined batch. */
-static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
+/* An appliance of @systems systems on a 64x64 wafer, @micro micro-batches a pipelined batch. */
+static void start_micro(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems,
+			int micro)
 {
-	char spec[128], log[128], run_dir[128], n[16];
+	char spec[128], log[128], run_dir[128], n[16], mb[48];
 
 	snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", self->dir);
 	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
 	snprintf(run_dir, sizeof(run_dir), "%s/run", self->dir);
 	snprintf(n, sizeof(n), "%d", systems);
+	snprintf(mb, sizeof(mb), "--fw-arg=--micro-batches=%d", micro);
 	self->fwd = fork();
 	ASSERT_LE(0, self->fwd);
 	if (self->fwd == 0) {
@@ -70,9 +72,14 @@ static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, 
 			_exit(127);
 		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
 		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
-		      "--fw-arg=--micro-batches=8", NULL);
+		      mb, NULL);
 		_exit(127);
 	}
+}
+
+static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
+{
+	start_micro(_metadata, self, systems, 8);
 }
 
 /* A system alone: wsefwd on a 64x64 wafer, 8 micro-batches a batch like the appliance's. */
@@ -263,6 +270,78 @@ TEST_F(graph, cnn_trains_in_both_modes)
 	EXPECT_STREQ(loss[0], loss[1]);
 	/* Far above chance (0.1) after 150 steps. */
 	EXPECT_GT(after(strstr(loss[0], "step   150"), "accuracy "), 0.45) TH_LOG("%s", loss[0]);
+}
+
+/*
+ * BatchNorm2d in training mode: layer-pipelined, its running statistics
+ * updated in the device's resident weights; weight streaming is refused at
+ * compile time (MemoryX would never see them).
+ */
+TEST_F(graph, batchnorm_cnn_trains_pipelined_and_is_refused_streamed)
+{
+	char prog[128], cmd[1024], loss[2048];
+
+	if (access(FASHION, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs dataset-fashion-mnist)", FASHION);
+	snprintf(prog, sizeof(prog), "%s/bn.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 64 --wafer 64x64 --mode weight_streaming -q -o %s 2>&1",
+		 prog);
+	EXPECT_EQ(1, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "--mode pipelined")) TH_LOG("%s", self->out);
+	start(_metadata, self, 1);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 64 --wafer 64x64 --mode pipelined --lr 0.05 -q -o %s 2>&1",
+		 prog);
+	EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, trainhost(self, prog,
+			       "--steps 150 --report 50 --expect-falling --images " FASHION
+			       "/train-images-idx3-ubyte.gz --labels " FASHION
+			       "/train-labels-idx1-ubyte.gz"))
+		TH_LOG("%s", self->out);
+	lines(self->out, "step ", "  cycles", loss, sizeof(loss));
+	/* Far above chance (0.1) after 150 steps (0.55 measured). */
+	EXPECT_GT(after(strstr(loss, "step   150"), "accuracy "), 0.4) TH_LOG("%s", loss);
+}
+
+/*
+ * bn-tiny's batch as IDX files, the whole batch one micro-batch: the
+ * device's first three SGD steps give PyTorch's losses (to the 4 decimals
+ * wse-trainhost prints), batch statistics and all, and the evaluation
+ * after them PyTorch's eval-mode loss: the running statistics the device
+ * kept in its resident weights are PyTorch's.
+ */
+TEST_F(graph, batchnorm_cnn_first_steps_match_pytorch_on_the_device)
+{
+	char prog[128], cmd[1024], want[4][32], *at;
+	static const char eval[] = "evaluation loss ";
+	double steps[4];
+	FILE *f = fopen("tests/corpus/onnx/bn-tiny.steps", "r");
+
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(4, fscanf(f, "%lf %lf %lf %lf", &steps[0], &steps[1], &steps[2], &steps[3]));
+	fclose(f);
+	start_micro(_metadata, self, 1, 1);
+	snprintf(prog, sizeof(prog), "%s/bn4.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 4 --wafer 64x64 --mode pipelined --optimizer sgd --lr 0.1 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, trainhost(self, prog,
+			       "--steps 3 --report 1 --evaluate --images tests/corpus/onnx/bn-tiny.images.idx"
+			       " --labels tests/corpus/onnx/bn-tiny.labels.idx"))
+		TH_LOG("%s", self->out);
+	for (int t = 0; t < 3; t++) {
+		snprintf(want[t], sizeof(want[t]), "step %5d  loss ", t + 1);
+		at = strstr(self->out, want[t]);
+		ASSERT_NE(NULL, at) TH_LOG("%s", self->out);
+		EXPECT_LT(fabs(strtod(at + strlen(want[t]), NULL) - steps[t]), 1.01e-4)
+			TH_LOG("step %d: PyTorch %.7f; %s", t + 1, steps[t], self->out);
+	}
+	at = strstr(self->out, eval);
+	ASSERT_NE(NULL, at) TH_LOG("%s", self->out);
+	EXPECT_LT(fabs(strtod(at + strlen(eval), NULL) - steps[3]), 1.01e-4)
+		TH_LOG("eval: PyTorch %.7f; %s", steps[3], self->out);
 }
 
 TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)

@@ -465,6 +465,34 @@ TEST(graph_checks)
 		refused(_metadata, &p, "a graph program carries its initial weights");
 		p.weights = w;
 	}
+	/* State (running statistics) is laid out as a parameter is, only pipelined. */
+	{
+		struct wsep_program *q = NULL;
+		char err[256];
+		void *b;
+		size_t len;
+
+		p.graph->values[1].kind = WSEP_VAL_STATE;
+		ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+		ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+		EXPECT_EQ(WSEP_VAL_STATE, q->graph->values[1].kind);
+		wsep_program_free(q);
+		free(b);
+		p.graph->values[1].unit = 1;
+		refused(_metadata, &p, "value 1: floats 12..14 lie outside unit 1's parameters");
+		p.graph->values[1].unit = 0;
+		struct wsep_region r0 = p.regions[0], r1 = p.regions[1];
+
+		p.mode = WSEP_MODE_WEIGHT_STREAMING;
+		p.regions[0] = p.regions[1] = (struct wsep_region){ 0, 0, p.wafer.width, p.wafer.height };
+		refused(_metadata, &p, "value 1: state (running statistics) in a weight-streaming program");
+		p.mode = WSEP_MODE_PIPELINED;
+		p.regions[0] = r0;
+		p.regions[1] = r1;
+		p.graph->nodes[0].a.momentum = 2.0f;
+		refused(_metadata, &p, "node 0 (gemm): an attribute is out of range");
+		p.graph->nodes[0].a.momentum = 0.0f;
+	}
 	wsep_sample_release(&p);
 }
 

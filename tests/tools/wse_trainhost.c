@@ -46,7 +46,7 @@ struct opts {
 	uint32_t steps, report, run_steps, systems, predict;
 	uint64_t seed;
 	int timeout_ms;
-	bool expect_falling;
+	bool expect_falling, evaluate;
 };
 
 struct data {
@@ -86,6 +86,9 @@ static void usage(FILE *f)
 "  --seed N            seed of the synthetic data (default 1)\n"
 "  --timeout-ms MS     per request (default 60000)\n"
 "  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
+"  --evaluate          after training, one pass in eval mode (no dropout,\n"
+"                      BatchNorm's running statistics) over the --images:\n"
+"                      their mean loss and accuracy\n"
 "  --predict N         then N samples (the validation windows, for --text) as\n"
 "                      EVAL and as PREDICT: the right answers of each, and\n"
 "                      whether every class is the argmax of its logits\n"
@@ -511,6 +514,62 @@ static int train_steps(struct trainer *t)
 	return reap_writes(t, 0);
 }
 
+/* One EVAL RUN of the samples in t->x and labels in @y: losses and predictions. */
+static int eval_run(struct trainer *t, uint32_t cnt, const int32_t *y)
+{
+	struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt, 0, 0 };
+	struct wse_link_run raw;
+	uint32_t tag, tl, tp;
+	size_t rest;
+
+	wse_link_run_encode(&raw, &in);
+	return submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0, &tag) ||
+	       write_async(t, t->samples, t->x, (size_t)cnt * t->p->input_dim * t->elem) ||
+	       write_async(t, t->labels, y, (size_t)cnt * t->rows * 4) ||
+	       submit_read(t, t->losses, cnt * 4, &tl) ||
+	       submit_read(t, t->preds, cnt * t->rows * 4, &tp) ||
+	       finish_read(t, tl, t->losses, t->loss, cnt * 4) ||
+	       finish_read(t, tp, t->preds, t->pred, cnt * t->rows * 4) ||
+	       finish(t->cl, tag, WSE_LINK_OP_RUN, &rest) || reap_writes(t, 0) ? -1 : 0;
+}
+
+/*
+ * --evaluate: every image once in eval mode, a batch per EVAL RUN (the
+ * last one shorter), in order.
+ */
+static int evaluate_images(struct trainer *t)
+{
+	const struct data *d = t->d;
+	uint32_t dim = t->p->input_dim;
+	uint64_t correct = 0;
+	double total = 0;
+	int32_t *y = t->y[0];
+
+	for (uint32_t at = 0; at < d->n; at += t->b) {
+		uint32_t cnt = d->n - at < t->b ? d->n - at : t->b;
+
+		for (uint32_t i = 0; i < cnt; i++) {
+			const uint8_t *src = d->x + (size_t)(at + i) * dim;
+
+			if (t->elem == 1)
+				memcpy((uint8_t *)t->x + (size_t)i * dim, src, dim);
+			else
+				for (uint32_t k = 0; k < dim; k++)
+					((float *)t->x)[(size_t)i * dim + k] = src[k];
+			y[i] = d->y[at + i];
+		}
+		if (eval_run(t, cnt, y))
+			return -1;
+		for (uint32_t i = 0; i < cnt; i++) {
+			total += t->loss[i];
+			correct += t->pred[i] == y[i];
+		}
+	}
+	printf("evaluation loss %.4f accuracy %.4f over %u images\n", total / d->n,
+	       (double)correct / d->n, d->n);
+	return 0;
+}
+
 /*
  * The validation loss of a text program: every validation window once,
  * a batch per EVAL RUN (the last one shorter); weight streaming, the
@@ -525,24 +584,12 @@ static int evaluate_text(struct trainer *t)
 	int32_t *y = t->y[0];
 
 	for (uint64_t at = 0; at < n; at += t->b) {
-		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b, tag, tl, tp;
-		struct wse_link_run_info in = { SLOT, WSE_LINK_RUN_EVAL, 1, cnt, 0, 0 };
-		struct wse_link_run raw;
-		size_t rest;
+		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b;
 
 		for (uint32_t i = 0; i < cnt; i++)
 			wse_text_window(tx, wse_text_val_offset(tx, at + i, ctx), ctx,
 					(int32_t *)t->x + (size_t)i * ctx, y + (size_t)i * ctx);
-		wse_link_run_encode(&raw, &in);
-		if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0, &tag) ||
-		    write_async(t, t->samples, t->x, cnt * ctx * 4) ||
-		    write_async(t, t->labels, y, cnt * t->rows * 4))
-			return -1;
-		if (submit_read(t, t->losses, cnt * 4, &tl) ||
-		    submit_read(t, t->preds, cnt * t->rows * 4, &tp) ||
-		    finish_read(t, tl, t->losses, t->loss, cnt * 4) ||
-		    finish_read(t, tp, t->preds, t->pred, cnt * t->rows * 4) ||
-		    finish(t->cl, tag, WSE_LINK_OP_RUN, &rest) || reap_writes(t, 0))
+		if (eval_run(t, cnt, y))
 			return -1;
 		for (uint32_t i = 0; i < cnt; i++)
 			total += t->loss[i];
@@ -674,6 +721,8 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			       (unsigned long long)t.cycles, cl->dev.clock_khz);
 		if (!ret && d->text.ids)
 			ret = evaluate_text(&t);
+		else if (!ret && o->evaluate)
+			ret = evaluate_images(&t);
 		if (!ret && o->predict)
 			ret = predict_check(&t);
 	}
@@ -732,6 +781,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "run-steps", required_argument, NULL, 'R' },
 		{ "systems", required_argument, NULL, 'N' },
 		{ "text", required_argument, NULL, 'T' },
+		{ "evaluate", no_argument, NULL, 'E' },
 		{ "predict", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -755,6 +805,10 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			o->text[o->n_text++] = optarg;
+			continue;
+		}
+		if (c == 'E') {
+			o->evaluate = true;
 			continue;
 		}
 		if (c == 'c' || c == 'p' || c == 'i' || c == 'l' || c == 'e') {
@@ -794,6 +848,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (!o->images != !o->labels) {
 		fail("--images and --labels go together");
+		return -1;
+	}
+	if (o->evaluate && !o->images) {
+		fail("--evaluate evaluates the --images: give them, with their --labels");
 		return -1;
 	}
 	return 0;

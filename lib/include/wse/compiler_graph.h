@@ -55,6 +55,8 @@ enum wsecc_tensor_kind {
 	WSECC_T_PARAM,		/* trainable fp32, with initial data */
 	WSECC_T_CONST,		/* fixed data: folded shapes, masks, node-test bindings */
 	WSECC_T_VALUE,		/* computed by a node */
+	WSECC_T_STATE,		/* fp32 data the forward pass updates, never trained
+				 * (BatchNormalization's running statistics) */
 };
 
 /**

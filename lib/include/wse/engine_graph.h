@@ -37,6 +37,10 @@ enum engine_value_kind {
 	ENGINE_VAL_PARAM,	/* trained: gradient and optimizer state */
 	ENGINE_VAL_CONST,	/* fixed data */
 	ENGINE_VAL_ACT,		/* computed by a node */
+	/* fp32 data that the forward pass updates and nothing trains: the
+	 * running statistics of batch normalization (inputs 3 and 4).
+	 */
+	ENGINE_VAL_STATE,
 };
 
 enum engine_op {
@@ -51,10 +55,12 @@ enum engine_op {
 	ENGINE_OP_SOFTMAX,	/* x -> y */
 	ENGINE_OP_GATHER,	/* data, indices (i64) -> y */
 	ENGINE_OP_ATTENTION,	/* q, k, v -> y */
-	ENGINE_OP_DROPOUT,	/* x -> y */
+	ENGINE_OP_DROPOUT,	/* x -> y[, mask (1 kept, 0 dropped)] */
 	ENGINE_OP_TRANSPOSE,	/* x -> y */
 	ENGINE_OP_SPLIT,	/* x -> y0, y1, ... */
 	ENGINE_OP_RESHAPE,	/* x -> y, same elements (Reshape, Flatten, Identity, ...) */
+	/* x, scale, bias, running mean, running var -> y[, running mean, running var] */
+	ENGINE_OP_BATCHNORM,
 	ENGINE_OP_COUNT,
 };
 
@@ -71,7 +77,13 @@ struct engine_node_attrs {
 	enum engine_act_kind act;
 	/* LAYERNORM, SOFTMAX, GATHER, SPLIT: the axis, >= 0 */
 	size_t axis;
-	float epsilon;
+	float epsilon;		/* LAYERNORM, BATCHNORM */
+	/* BATCHNORM: ONNX's momentum (the running statistics' weight); batch
+	 * statistics when training (else the running ones always); the
+	 * running variance unbiased (PyTorch's) rather than biased (ONNX's)
+	 */
+	float momentum;
+	bool training_mode, unbiased;
 	/* ATTENTION */
 	size_t heads;
 	float scale;
@@ -144,7 +156,7 @@ int engine_graph_set_input(struct engine_graph *g, int id, const void *data);
 /* The buffer of value @id (after prepare); parameters may be written. */
 void *engine_graph_data(struct engine_graph *g, int id);
 /*
- * Parameter @id reads and updates @data (its floats) from now on instead of
+ * Parameter (or state) @id reads and updates @data (its floats) from now on instead of
  * its own copy; NULL goes back to the own copy. Several graphs of the same
  * model at different batches can share one set of weights this way, and
  * weights that arrive in a buffer are used where they are.
@@ -155,7 +167,9 @@ const float *engine_graph_grad(const struct engine_graph *g, int id);
 
 /*
  * Forward pass. Dropout applies only when @training, with masks drawn from
- * @seed (mixed with each node's index, so nodes differ).
+ * @seed (mixed with each node's index, so nodes differ); batch
+ * normalization of training_mode uses the batch's statistics and updates
+ * its running ones (STATE values) only when @training.
  */
 int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed);
 /*

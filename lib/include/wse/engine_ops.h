@@ -152,6 +152,30 @@ int engine_layernorm_backward(const float *x, const float *scale, const float *m
 			      const float *rstd, const float *dy, size_t rows, size_t cols,
 			      float *dx, float *dscale, float *dbias);
 
+/* --- batch normalization (batchnorm.c) ----------------------------------------
+ * x, y: [batch][channels][spatial] (NCHW with H*W folded); scale, bias,
+ * running mean and variance: [channels]. With @batch_stats (training) y is
+ * normalized by the batch's mean and biased variance, and the running
+ * statistics become momentum * running + (1 - momentum) * batch's (ONNX's
+ * momentum: PyTorch's 0.1 is 0.9 here), the variance unbiased (n / (n - 1))
+ * when @unbiased, as PyTorch keeps it; without, by the running ones, which
+ * stay. mean and rstd ([channels]) keep what normalized y for the backward
+ * pass, whose dx treats the statistics as functions of x exactly when they
+ * were the batch's.
+ */
+struct engine_batchnorm {
+	size_t batch, channels, spatial;
+	float eps, momentum;
+	bool unbiased;
+};
+
+int engine_batchnorm_forward(const struct engine_batchnorm *p, bool batch_stats, const float *x,
+			     const float *scale, const float *bias, float *run_mean, float *run_var,
+			     float *y, float *mean, float *rstd);
+int engine_batchnorm_backward(const struct engine_batchnorm *p, bool batch_stats, const float *x,
+			      const float *scale, const float *mean, const float *rstd,
+			      const float *dy, float *dx, float *dscale, float *dbias);
+
 /* --- softmax along one axis (softmax.c): x viewed as [outer][len][inner] -- */
 int engine_softmax_forward(const float *x, size_t outer, size_t len, size_t inner, float *y);
 int engine_softmax_backward(const float *y, const float *dy, size_t outer, size_t len,
@@ -172,12 +196,16 @@ int engine_gather_backward(const float *dy, size_t outer, size_t len, size_t inn
  * h * head_dim .. (h + 1) * head_dim - 1 (PyTorch's view + transpose(1, 2)).
  * For each batch and head: P = softmax(scale * Q K^T, masked where the key
  * comes after the query when causal), Y = P V. probs ([batch][heads][seq]
- * [seq]) keeps P for the backward pass.
+ * [seq]) keeps P for the backward pass. With a dropout @ratio (nn.Dropout
+ * on the probabilities, in training) Y = (P * keep / (1 - ratio)) V, the
+ * mask keep ([batch][heads][seq][seq]) drawn from @seed as dropout_f32
+ * draws it and kept for the backward pass.
  */
 struct engine_attention {
 	size_t batch, seq, heads, head_dim;
 	float scale;
 	bool causal;
+	float ratio;		/* attention dropout, [0, 1); only the _dropout functions apply it */
 };
 
 int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
@@ -187,6 +215,14 @@ size_t engine_attention_scratch(const struct engine_attention *p);
 int engine_attention_backward(const struct engine_attention *p, const float *q, const float *k,
 			      const float *v, const float *probs, const float *dy, float *dq,
 			      float *dk, float *dv, float *scratch);
+/* The same with dropout of p->ratio on the probabilities (training). */
+int engine_attention_forward_dropout(const struct engine_attention *p, const float *q,
+				     const float *k, const float *v, uint64_t seed, float *y,
+				     float *probs, uint8_t *keep, float *scratch);
+int engine_attention_backward_dropout(const struct engine_attention *p, const float *q,
+				      const float *k, const float *v, const float *probs,
+				      const uint8_t *keep, const float *dy, float *dq, float *dk,
+				      float *dv, float *scratch);
 
 /* --- dropout (dropout.c) -------------------------------------------------------
  * y = x * keep / (1 - ratio), keep[i] = 1 with probability 1 - ratio, drawn

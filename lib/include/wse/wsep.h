@@ -285,6 +285,10 @@ enum wsep_value_kind {
 	WSEP_VAL_PARAM = 2,	/* trained: floats of the weights layout */
 	WSEP_VAL_CONST = 3,	/* bytes of the constants section */
 	WSEP_VAL_ACT = 4,	/* computed by a node */
+	/* floats of the weights layout that the forward pass updates and no
+	 * optimizer touches: BatchNormalization's running statistics
+	 */
+	WSEP_VAL_STATE = 5,
 };
 
 /* The engine ops (wse/engine_graph.h), numbered for the file. */
@@ -304,8 +308,9 @@ enum wsep_op {
 	WSEP_OP_TRANSPOSE,	/* x -> y */
 	WSEP_OP_SPLIT,		/* x -> y0, y1, ... */
 	WSEP_OP_RESHAPE,	/* x -> y */
+	WSEP_OP_BATCHNORM,	/* x, scale, bias, mean, var -> y[, mean, var] */
 };
-#define WSEP_OP_COUNT	WSEP_OP_RESHAPE
+#define WSEP_OP_COUNT	WSEP_OP_BATCHNORM
 
 enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
 enum wsep_act_fn { WSEP_FN_RELU, WSEP_FN_TANH, WSEP_FN_SIGMOID, WSEP_FN_GELU, WSEP_FN_GELU_TANH };
@@ -316,7 +321,9 @@ enum wsep_act_fn { WSEP_FN_RELU, WSEP_FN_TANH, WSEP_FN_SIGMOID, WSEP_FN_GELU, WS
 #define WSEP_ATTR_TRANS_A		0x04U
 #define WSEP_ATTR_TRANS_B		0x08U
 #define WSEP_ATTR_CAUSAL		0x10U
-#define WSEP_ATTR_FLAGS			0x1fU
+#define WSEP_ATTR_TRAINING_MODE		0x20U	/* batchnorm: batch statistics in training */
+#define WSEP_ATTR_UNBIASED		0x40U	/* batchnorm: PyTorch's running variance */
+#define WSEP_ATTR_FLAGS			0x7fU
 
 /* A node's attributes: those of its op apply, the others are 0. */
 struct wsep_graph_attrs {
@@ -326,11 +333,12 @@ struct wsep_graph_attrs {
 	uint32_t binary;	/* enum wsep_binary */
 	uint32_t act;		/* enum wsep_act_fn */
 	uint32_t axis;		/* layernorm, softmax, gather, split */
-	float epsilon;		/* layernorm */
+	float epsilon;		/* layernorm, batchnorm */
 	uint32_t heads;		/* attention */
 	float scale;		/* attention */
 	float ratio;		/* dropout */
 	uint8_t perm[WSEP_GRAPH_MAX_RANK];	/* transpose */
+	float momentum;		/* batchnorm: ONNX's (the running statistics' weight) */
 };
 
 /**
@@ -338,9 +346,9 @@ struct wsep_graph_attrs {
  * @dtype: WSEP_ELEM_F32 or WSEP_ELEM_I64
  * @batch_dim: the dimension that is the batch times a constant, -1 if none
  * @dims: at the program's batch
- * @offset: PARAM: its first float in the weights layout; CONST: its first
- *	byte in the constants section
- * @unit: PARAM: the unit (layer) whose parameters hold it; else -1
+ * @offset: PARAM, STATE: its first float in the weights layout; CONST: its
+ *	first byte in the constants section
+ * @unit: PARAM, STATE: the unit (layer) whose parameters hold it; else -1
  */
 struct wsep_graph_value {
 	uint32_t dtype;
