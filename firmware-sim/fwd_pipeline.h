@@ -27,8 +27,13 @@ struct fwd_micro {
 	uint32_t first, count;	/* samples first .. first + count - 1 of the batch */
 };
 
-/* Sizes a program's micro-batches for @wanted per full batch (0: the default rule). */
-void fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
+/*
+ * Sizes a program's micro-batches for @wanted per full batch (0: the
+ * default rule), more if the program's micro-batch (the most samples its
+ * activations were sized for) needs more: 0, or -E2BIG past
+ * FWD_MICRO_BATCHES_MAX.
+ */
+int fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
 /*
  * The micro-batches of steps of @batch for a RUN whose gradient sums go
  * over leaves of @leaf samples, which are then its micro-batches (0: the

@@ -459,6 +459,11 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
 			 in.leaf, in.batch, FWD_MICRO_BATCHES_MAX);
 		p = NULL;
+	} else if (p && in.leaf && p->prog->micro_batch && in.leaf > p->prog->micro_batch) {
+		snprintf(text, sizeof(text),
+			 "RUN leaf of %u samples is larger than the program's micro-batch of %u (what its activations were sized for)",
+			 in.leaf, p->prog->micro_batch);
+		p = NULL;
 	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
 		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",
 			 in.norm, in.batch, FWD_RUN_NORM_MAX);

@@ -371,7 +371,7 @@ TEST(graph_program_round_trip)
 	wsep_sample_graph_program(&p);
 	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
-	EXPECT_EQ(1, q->version_minor);
+	EXPECT_EQ(2, q->version_minor);
 	EXPECT_EQ(WSEP_FEATURE_GRAPH, q->features);
 	ASSERT_NE(NULL, q->graph);
 	EXPECT_EQ(p.graph->num_values, q->graph->num_values);
