@@ -92,9 +92,10 @@ static void wsecc_report_micro_batch(FILE *f, const struct wsecc_plan *plan)
 	uint32_t n = plan->num_layers, count = (plan->batch + plan->micro_batch - 1) / plan->micro_batch;
 
 	if (plan->mode != WSEP_MODE_PIPELINED) {
-		fprintf(f, "micro-batch: %u samples, %u per batch of %u; weights stream in for each,\n"
-			   "             gradients are summed over them, MemoryX updates once per batch\n",
-			plan->micro_batch, count, plan->batch);
+		fprintf(f, "micro-batch: %u samples, %u per batch of %u (the wafer fits %u); weights\n"
+			   "             stream in for each, gradients are summed over them, MemoryX\n"
+			   "             updates once per batch\n",
+			plan->micro_batch, count, plan->batch, plan->micro_batch_fit);
 		return;
 	}
 	fprintf(f, "pipeline:    depth %u micro-batches of %u at stage 0 (2 x %u stages - 1), 1 at\n"

@@ -32,13 +32,14 @@ static void micro_cycles(const struct wsecc_layer_plan *lp, double fwd_sample, d
  */
 static uint32_t choose_micro_batch(const struct wsecc_stages *st, const struct wse_wafer *w,
 				   uint64_t per_sample, uint64_t pes, uint64_t usable,
-				   struct wsecc_error *err)
+				   uint32_t *fit, struct wsecc_error *err)
 {
 	uint64_t room = usable > STREAM_BUFFER_BYTES ? (usable - STREAM_BUFFER_BYTES) * pes : 0;
-	uint64_t largest = per_sample ? room / per_sample : st->batch;
+	uint64_t largest = per_sample ? room / per_sample : WSEP_MAX_BATCH;
 	uint32_t mb = st->micro_batch;
 	char need[32], have[32];
 
+	*fit = largest < WSEP_MAX_BATCH ? (uint32_t)largest : WSEP_MAX_BATCH;
 	if (largest > st->batch)
 		largest = st->batch;
 	wsecc_bytes(have, sizeof(have), (double)usable);
@@ -82,7 +83,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 		st->cost(st->ctx, i, w, w->height, w->width, 1, &plan->layers[i]);
 		per_sample += plan->layers[i].act_bytes;
 	}
-	mb = choose_micro_batch(st, w, per_sample, pes, usable, err);
+	mb = choose_micro_batch(st, w, per_sample, pes, usable, &plan->micro_batch_fit, err);
 	if (!mb)
 		return -1;
 	full = st->batch / mb;

@@ -89,7 +89,7 @@ TEST_F(cli, micro_batches_chosen_shown_and_refused_too_large)
 	snprintf(self->cmd, sizeof(self->cmd),
 		 WSECC " models/fc-large --batch 65536 --report --svg %s/l.svg", self->dir);
 	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "micro-batch: 1113 samples, 59 per batch of 65536"))
+	EXPECT_NE(NULL, strstr(self->out, "micro-batch: 1113 samples, 59 per batch of 65536 (the wafer fits 1113)"))
 		TH_LOG("%s", self->out);
 	snprintf(self->cmd, sizeof(self->cmd),
 		 WSECC " models/fc-mnist --wafer wse2 --report --svg %s/m.svg", self->dir);

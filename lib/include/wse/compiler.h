@@ -195,6 +195,8 @@ struct wsecc_layer_plan {
  *	micro-batch's activations fit (the batch runs in ceil(batch /
  *	micro_batch) of them); pipelined, the granule samples enter the
  *	pipeline in (1: sample by sample)
+ * @micro_batch_fit: weight streaming, the most samples whose activations
+ *	fit (not capped by the batch; at most WSEP_MAX_BATCH)
  * @in_flight: pipelined, per stage, the samples whose activations it holds
  *	between their forward and backward passes (the pipeline depth times
  *	@micro_batch, at most the batch); weight streaming, @micro_batch
@@ -207,7 +209,7 @@ struct wsecc_plan {
 	enum wsep_mode mode;
 	char mode_note[512];
 	uint32_t batch;
-	uint32_t micro_batch;
+	uint32_t micro_batch, micro_batch_fit;
 	uint32_t in_flight[WSECC_MAX_LAYERS];
 	uint32_t num_layers;
 	struct wsecc_layer_plan layers[WSECC_MAX_LAYERS];
