@@ -114,6 +114,11 @@ struct fwd_pipeline_state {
 	bool failed, done;
 	uint32_t micro, through;	/* micro-batches, and those all the way through */
 	uint64_t backward;	/* bit k: layer k's backward pass is complete */
+	/*
+	 * Pipelined training: the layer that held the most micro-batches'
+	 * activations for its pipeline depth, how many, and its depth.
+	 */
+	uint32_t held_layer, held_most, held_depth;
 };
 void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st);
 

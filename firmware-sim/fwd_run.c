@@ -375,6 +375,13 @@ static uint32_t run_graph(struct step_ctx *c)
 		fwd_dbg("step %u stopped with %u of %u micro-batches through: %s", c->step,
 			ps.through, ps.micro, stopped ? "the link is going" : "the host cancelled the RUN");
 	}
+	if (p->resident && c->kind == WSE_LINK_RUN_TRAIN && !stopped && !cancelled && !st) {
+		struct fwd_pipeline_state ps;
+
+		fwd_pipeline_state(p->pipeline, &ps);
+		fwd_dbg("step %u: %u micro-batches; layer %u held at most %u at once, its pipeline depth %u",
+			c->step, ps.micro, ps.held_layer, ps.held_most, ps.held_depth);
+	}
 	end = fwd_pipeline_end(p->pipeline, stopped || cancelled || st, c->text, c->len, &updated);
 	if (st)
 		return st;

@@ -794,6 +794,57 @@ TEST_F(exec, one_micro_batch_and_eight_give_the_same_loss_curve)
 }
 
 /*
+ * Pipelined, the daemon holds the activations the compiler sized: a layer
+ * of 4 holds at most its pipeline depth, 2 (4 - k) - 1 micro-batches, at
+ * once. 8 micro-batches of 1 sample, 3 workers, 6 steps; the daemon logs
+ * (debug) each step's layer that held the most for its depth. Every step
+ * holds no more than the depth, and some layer fills it.
+ */
+TEST_F(exec, pipelined_layers_hold_no_more_than_their_depth)
+{
+	static const char deep[] = "model deep\ninput 16 u8\ndense 16 12 relu\ndense 12 12 relu\n"
+				   "dense 12 12 relu\ndense 12 4 none\nloss softmax_xent\n"
+				   "optimizer sgd lr=0.1\nbatch 8\nseed 2\n";
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	char text[256] = "", line[512];
+	int steps = 0, full = 0;
+	size_t len;
+	void *img;
+	FILE *f;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--workers", "3", "--log-level", "debug"));
+	ASSERT_EQ(0, test_compile_model_micro(deep, "16x16", WSECC_MODE_PIPELINED, 1, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 8);
+	for (int s = 0; s < 6; s++) {
+		float loss;
+
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	f = fopen(self->log, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, "micro-batches; layer");
+		unsigned int micro, layer, most, depth;
+
+		if (!at || sscanf(at - 3, "%u micro-batches; layer %u held at most %u at once, its pipeline depth %u",
+				  &micro, &layer, &most, &depth) != 4)
+			continue;
+		steps++;
+		EXPECT_EQ(8U, micro);
+		EXPECT_EQ(2 * (4 - layer) - 1, depth);
+		EXPECT_LE(most, depth) TH_LOG("%s", line);
+		full += most == depth;
+	}
+	fclose(f);
+	EXPECT_EQ(6, steps);
+	EXPECT_LT(0, full);
+	free(img);
+}
+
+/*
  * A program whose micro-batches cut its batch into more than the daemon
  * runs in a step is refused at load, saying what to do.
  */
