@@ -178,8 +178,9 @@ struct wsecc_layer_plan {
 	uint64_t sram_bytes;
 	struct wsep_estimate est;
 	/* What weight streaming combines: per sample, the backward compute
-	 * without the update and the update's share; the batch's activations;
-	 * the parameters that stream.
+	 * without the update and the update's share; the activations of the
+	 * samples the stage holds (struct wsecc_stages' cost()); the
+	 * parameters that stream.
 	 */
 	double bwd_compute, opt_cycles;
 	uint64_t act_bytes, params;
