@@ -329,18 +329,21 @@ static int unit_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, ui
 		     uint32_t w, uint32_t held, struct wsecc_layer_plan *lp)
 {
 	const struct unit_stages *us = ctx;
-	struct wsep_unit_cost uc, one;
+	struct wsep_unit_cost uc;
 	struct wsep_wafer ww;
 	struct wsep_estimate *e = &lp->est;
 	double compute, pes;
 
 	wafer_to_wsep(wf, &ww);
 	wsep_unit_cost(us->p, i, &ww, h, w, us->p->batch, us->state, &us->c, &uc);
-	/* Activations of @held samples in place of the batch's (the update stays amortised over it). */
-	wsep_unit_cost(us->p, i, &ww, h, w, 1, us->state, &us->c, &one);
+	/*
+	 * Activations of @held samples in place of the batch's (they are
+	 * linear in the samples; the update stays amortised over the batch).
+	 */
 	pes = (double)uc.rows * uc.cols;
 	uc.sram_per_pe -= (uint64_t)ceil((double)uc.act_bytes / pes);
-	uc.act_bytes = one.act_bytes * held;
+	uc.act_bytes = uc.act_bytes / us->p->batch * held +
+		       uc.act_bytes % us->p->batch * held / us->p->batch;
 	uc.sram_per_pe += (uint64_t)ceil((double)uc.act_bytes / pes);
 	*lp = (struct wsecc_layer_plan){
 		.region = { 0, 0, w, h }, .pes = (uint64_t)w * h, .tile_in = uc.tile_in,
