@@ -370,6 +370,49 @@ TEST(streaming_estimate_counts_weights_per_micro_batch)
 	EXPECT_LT(eight.summary.samples_per_s, one.summary.samples_per_s);
 }
 
+/*
+ * Pipelined memory by samples in flight: fc-mnist at batch 65536 on
+ * 64x64:48K, whose batch's activations (613 MB) were refused, holds 5, 3
+ * and 1 samples at its layers and runs pipelined; in micro-batches of 4,
+ * 20, 12 and 4, each region's SRAM holding its share; a micro-batch larger
+ * than the batch is refused.
+ */
+TEST(pipelined_holds_the_samples_in_flight_not_the_batch)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan p;
+	const uint64_t per_sample[3] = { 4ULL * (784 + 2 * 256), 4ULL * (256 + 2 * 256),
+					 4ULL * (256 + 2 * 10) };
+	struct wsecc_memory whole;
+	struct wse_wafer w;
+	struct wsecc_error e;
+
+	load(_metadata, "models/fc-mnist", &m);
+	wafer(_metadata, "64x64:48K", &w);
+	m.batch = 65536;
+	wsecc_memory_needed(&m, &w, &whole);
+	ASSERT_GT(whole.total, whole.usable);
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, p.mode);
+	EXPECT_EQ(1U, p.micro_batch);
+	EXPECT_EQ(5 * per_sample[0] + 3 * per_sample[1] + per_sample[2], p.mem.activations);
+
+	m.micro_batch = 4;
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(20U, p.in_flight[0]);
+	EXPECT_EQ(12U, p.in_flight[1]);
+	EXPECT_EQ(4U, p.in_flight[2]);
+	for (uint32_t i = 0; i < 3; i++) {
+		const struct wsecc_layer_plan *lp = &p.layers[i];
+
+		EXPECT_EQ(per_sample[i] * p.in_flight[i], lp->act_bytes);
+		EXPECT_LE(lp->sram_per_pe, 43008U);
+	}
+	m.micro_batch = 65537;
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "larger than the batch of 65536")) TH_LOG("%s", e.msg);
+}
+
 TEST(too_many_layers_for_the_columns)
 {
 	static const char text[] = "input 8 f32\ndense 8 8 relu\ndense 8 8 relu\ndense 8 4 none\n"
