@@ -87,6 +87,11 @@ static void write_parts(struct launcher *l)
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
 	FILE *f;
 
+	/*
+	 * Not wse/outfile.h: RUN_DIR/parts is the launcher's own state file
+	 * beside its sockets in the run directory it made or was given, not
+	 * an output the user names a path for.
+	 */
 	snprintf(path, sizeof(path), "%s/parts", l->dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "w");

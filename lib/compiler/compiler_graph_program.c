@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "compiler_graph_internal.h"
+#include "compiler_param_names.h"
 #include "wse/engine_wsep.h"
 #include "wse/wsep_cost.h"
 
@@ -447,6 +448,9 @@ static int build_program(struct build *b, const struct wse_wafer *w)
 	}
 	if (wsep_graph_boundaries(p, cross, msg, sizeof(msg)))
 		return wsecc_fail(b->err, b->path, 0, 0, "internal error: %s", msg);
+	if (wsecc_graph_param_names(p, b->s[0].ir, b->s[0].ids, b->order, b->buf, b->len, b->path,
+				    b->err))
+		return -EINVAL;
 	for (uint32_t k = 0; k < b->u.n; k++) {
 		if (cross[k] > WSEP_MAX_DIM)
 			return wsecc_fail(b->err, b->path, 0, 0,

@@ -277,7 +277,8 @@ static int add_initializers(struct octx *c, const Onnx__GraphProto *gp)
 		snprintf(what, sizeof(what), "initializer '%.200s'", name);
 		if (onnx_tensor_into(c->err, g->file, tp, &g->tensors[t], what))
 			return -1;
-		g->tensors[t].from_initializer = true;
+		/* A buffer the export helper did not list as a parameter stays constant. */
+		g->tensors[t].from_initializer = onnx_trainable(c, name);
 	}
 	return 0;
 }
@@ -487,6 +488,8 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	/* torch.onnx.export names every graph "torch_jit": the file's name says more. */
 	if (gp->name && gp->name[0] && printable(gp->name) && strcmp(gp->name, "torch_jit"))
 		snprintf(g->name, sizeof(g->name), "%s", gp->name);
+	if (onnx_trainable_read(c, m))
+		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 	if (add_initializers(c, gp))
 		return -1;
 	for (size_t k = 0; k < gp->n_input; k++)
@@ -561,6 +564,7 @@ int wsecc_onnx_import_buffer(const void *buf, size_t len, const char *name,
 	c.g->seed = 1;
 	rc = import_model(&c, m);
 	free(c.proto);
+	onnx_trainable_free(&c);
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc) {
 		wsecc_graph_free(c.g);

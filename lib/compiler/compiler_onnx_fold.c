@@ -154,7 +154,9 @@ static struct wsecc_tensor *make_out(struct octx *c, size_t i, size_t k, enum ws
 	t = &c->g->tensors[n->out[k]];
 	t->dtype = dt;
 	t->kind = WSECC_T_CONST;
-	t->from_initializer = init && dt == WSECC_DT_F32;
+	/* A listed parameter may be a copy of an initializer that is not (a merged buffer). */
+	t->from_initializer = (init || (onnx_trainable_listed(c) && onnx_trainable(c, t->name))) &&
+			      dt == WSECC_DT_F32;
 	wsecc_tensor_set_shape(t, rank, dims);
 	free(t->data);
 	t->data = calloc(numel, wsecc_dtype_size(dt));

@@ -12,6 +12,9 @@ struct octx {
 	struct wsecc_error *err;
 	const Onnx__NodeProto **proto;	/* per graph node */
 	size_t n_proto;
+	/* The model's "wse.parameters" names, sorted (compiler_onnx_param_names.c). */
+	char **trainable;
+	size_t n_trainable;
 };
 
 /* Attribute @name of node @i, or NULL. */
@@ -49,5 +52,17 @@ int onnx_axis(int64_t axis, unsigned rank, unsigned *out);
 int onnx_fold(struct octx *c, size_t i);
 /* Maps node @i to a kernel, or marks it pending or refused; -1 on error. */
 int onnx_infer(struct octx *c, size_t i);
+
+/*
+ * Which initializers are trainable (compiler_onnx_param_names.c): the
+ * names the model's "wse.parameters" metadata lists, read into @c by
+ * onnx_trainable_read() (0, or -1 out of memory). onnx_trainable() says
+ * whether data named @name may be trained: listed, or any name when the
+ * model lists none (every initializer read by a kernel is trained then).
+ */
+int onnx_trainable_read(struct octx *c, const Onnx__ModelProto *m);
+bool onnx_trainable(const struct octx *c, const char *name);
+bool onnx_trainable_listed(const struct octx *c);
+void onnx_trainable_free(struct octx *c);
 
 #endif

@@ -9,7 +9,7 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 	lib/compiler/compiler_ops.c lib/compiler/compiler_cost.c \
 	lib/compiler/compiler_place.c lib/compiler/compiler_stream.c \
 	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
-	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c
+	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c lib/compiler/compiler_param_names.c
 
 # The graph IR, the ONNX importer and the bridge to the engine's graph
 # executor (Documentation/onnx-import.rst). The importer parses with
@@ -22,7 +22,9 @@ $(eval $(call protobuf_c,$(ONNX_PROTO)))
 wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
 	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c lib/compiler/compiler_units.c \
-	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c $(B)/gen/onnx.pb-c.c
+	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c \
+	lib/compiler/compiler_onnx_param_names.c lib/compiler/compiler_onnx_write.c \
+	$(B)/gen/onnx.pb-c.c
 
 host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c
@@ -66,7 +68,7 @@ onnx_default_goal := $(.DEFAULT_GOAL)
 onnx-fuzz: $(B)/fuzz/onnx_libfuzzer
 $(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h \
 		$(filter-out $(B)/%,$(wsecompiler_srcs)) $(B)/gen/onnx.pb-c.c \
-		$(wildcard lib/wsep/*.c lib/wafer/*.c lib/engine/*.c lib/crc32c/*.c)
+		$(wildcard lib/wsep/*.c lib/wafer/*.c lib/engine/*.c lib/crc32c/*.c lib/outfile/*.c)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Wno-unused-command-line-argument -Wno-missing-field-initializers \
 		-Iuapi -Ilib/include -I$(B)/gen -Itests/host \

@@ -20,6 +20,7 @@
 
 #include "wse/link_addr.h"
 #include "wse/numparse.h"
+#include "wse/outfile.h"
 
 /* 4 MiB: a few maximum-size frames in flight each way. */
 #define LINK_SOCKET_BUFFER	(4 << 20)
@@ -311,20 +312,9 @@ void wse_link_peer_name(int fd, char *buf, size_t len)
 
 int wse_link_write_port_file(const char *path, int port)
 {
-	char tmp[4096];
-	FILE *f;
+	char line[16];
+	int n = snprintf(line, sizeof(line), "%d\n", port);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", port);
-	if (fclose(f) || rename(tmp, path)) {
-		int err = -errno;
-
-		unlink(tmp);
-		return err;
-	}
-	return 0;
+	/* A FIFO a script reads the port from is written through, never replaced. */
+	return wse_out_write_file(path, 0, line, (size_t)n, NULL, 0);
 }

@@ -138,6 +138,11 @@ static int create_file(const char *dir, char **path, int *fd, char *err, size_t 
 			set_err(err, errlen, "%s: out of memory", dir);
 			return -ENOMEM;
 		}
+		/*
+		 * Not wse/outfile.h: a new name of the writer's own in the
+		 * directory, made with O_EXCL, never replaces or opens
+		 * anything that is there, and is written as the run goes.
+		 */
 		*fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (*fd >= 0) {
 			*path = p;

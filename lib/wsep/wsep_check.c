@@ -314,5 +314,7 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 				return wsep_fail(err, errlen, "weights: float %llu is not finite",
 						 (unsigned long long)i);
 	}
-	return p->graph ? wsep_check_graph(p, err, errlen) : 0;
+	if (p->graph && wsep_check_graph(p, err, errlen))
+		return -EINVAL;
+	return wsep_param_names_check(p, p->param_names, p->num_param_names, err, errlen);
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/outfile.h"
 #include "wsep_internal.h"
 
 /* Larger than any program we produce (fc-large's weights are ~150 MB). */
@@ -65,42 +66,15 @@ int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_
 
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen)
 {
-	char tmp[4096];
 	void *buf;
-	size_t len, done = 0;
-	int fd, ret, e = 0;
+	size_t len;
+	int ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return fail_errno(err, errlen, ENAMETOOLONG, path);
 	ret = wsep_write(p, &buf, &len, err, errlen);
 	if (ret)
 		return ret;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		free(buf);
-		return fail_errno(err, errlen, errno, tmp);
-	}
-	while (done < len) {
-		ssize_t n = write(fd, (uint8_t *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			e = n < 0 ? errno : EIO;
-			break;
-		}
-		done += (size_t)n;
-	}
+	/* Never a rename over a device or FIFO: wsecc -o /dev/null once replaced it. */
+	ret = wse_out_write_file(path, WSE_OUT_STDOUT, buf, len, err, errlen);
 	free(buf);
-	if (!e && fsync(fd))
-		e = errno;
-	if (close(fd) && !e)
-		e = errno;
-	if (!e && rename(tmp, path))
-		e = errno;
-	if (e) {
-		unlink(tmp);
-		return fail_errno(err, errlen, e, path);
-	}
-	return 0;
+	return ret;
 }

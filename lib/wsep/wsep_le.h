@@ -134,7 +134,7 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_WARMUP		144
 #define PRG_TOTAL_STEPS		152
 #define PRG_MIN_LR		160
-/* Format 1.2 (feature MICRO_BATCH when it cuts the batch). */
+/* Format 1.3 (feature MICRO_BATCH when it cuts the batch). */
 #define PRG_MICRO_BATCH		168
 #define PRG_RESERVED_1_2	172
 
@@ -223,5 +223,14 @@ static inline void put_f32(uint8_t *p, float f)
 #define NOD_RATIO		156
 #define NOD_PERM		160	/* 6 x u8 */
 #define NOD_END			166
+
+/* PARAM_NAMES record (format 1.2, optional section). */
+#define PNM_OFFSET		0
+#define PNM_ELEMS		8
+#define PNM_RANK		16
+#define PNM_FLAGS		20
+#define PNM_DIMS		24	/* 6 x u64 */
+#define PNM_NAME		72	/* 128 bytes */
+#define PNM_TORCH_NAME		200	/* 128 bytes */
 
 #endif /* WSEP_LE_H */

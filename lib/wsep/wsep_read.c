@@ -42,6 +42,8 @@ static const struct known_section known[] = {
 	{ WSEP_SEC_VALUES, WSEP_VALUE_RECORD, 0, 0 },
 	{ WSEP_SEC_NODES, WSEP_NODE_RECORD, 0, 0 },
 	{ WSEP_SEC_CONSTANTS, 1, 0, 0 },
+	/* Optional (format 1.2): older readers skip it. */
+	{ WSEP_SEC_PARAM_NAMES, WSEP_PARAM_NAME_RECORD, 0, 0 },
 };
 #define NUM_KNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -512,6 +514,21 @@ static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
 	return 0;
 }
 
+static int decode_names(const uint8_t *b, const struct section *s, uint32_t n,
+			struct wsep_program *p, char *err, size_t errlen)
+{
+	const struct section *sec = find(s, n, WSEP_SEC_PARAM_NAMES);
+	char why[256];
+
+	if (!sec)
+		return 0;
+	if (wsep_param_names_decode(b + sec->offset, sec->record_size, sec->count,
+				    &p->param_names, why, sizeof(why)))
+		return SECFAIL(sec, "%s", why);
+	p->num_param_names = sec->count;
+	return 0;
+}
+
 int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
 		char *err, size_t errlen)
 {
@@ -529,7 +546,8 @@ int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_pro
 	p->version_minor = get_le16(b + HDR_VERSION_MINOR);
 	p->features = get_le32(b + HDR_FEATURES);
 	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, err, errlen) ||
-	    decode_graph(b, s, n, p, err, errlen) || wsep_check_program(p, err, errlen))
+	    decode_graph(b, s, n, p, err, errlen) || decode_names(b, s, n, p, err, errlen) ||
+	    wsep_check_program(p, err, errlen))
 		return -EINVAL;
 	/* What the header announces is what the program uses. */
 	uses = wsep_features(p);
@@ -554,6 +572,7 @@ void wsep_program_release(struct wsep_program *p)
 	free(p->estimates);
 	free(p->streams);
 	free(p->weights);
+	free(p->param_names);
 	memset(p, 0, sizeof(*p));
 }
 

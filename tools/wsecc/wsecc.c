@@ -15,6 +15,7 @@
 #include "wse/compiler.h"
 #include "wse/compiler_graph.h"
 #include "wse/numparse.h"
+#include "wse/outfile.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -37,7 +38,8 @@ static const char usage_text[] =
 	"                      enter the pipeline N at a time (default 1)\n"
 	"  --validate-only     only check that every op maps to a kernel (no placement)\n"
 	"  --compile-only      compile and write the program (-o, default MODEL_NAME.wsep)\n"
-	"  -o, --output FILE   write the .wsep program to FILE\n"
+	"  -o, --output FILE   write the .wsep program to FILE (- for standard output;\n"
+	"                      a device or FIFO is written to, never replaced)\n"
 	"  --report            print the placement and estimate report and write an SVG\n"
 	"  --svg FILE          where --report writes the SVG (default MODEL_NAME.svg)\n"
 	"  --weights           include initial weights (default for pipelined)\n"
@@ -204,21 +206,40 @@ static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_op
 
 static int write_svg(const struct wsecc_plan *plan, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	struct wse_out out;
+	char msg[512];
+	FILE *f;
 	int ret;
 
+	/* Not "-": the report is on standard output already. */
+	ret = wse_out_open(&out, path, 0, msg, sizeof(msg));
+	if (ret) {
+		fprintf(stderr, "wsecc: cannot write the SVG: %s\n", msg);
+		return EXIT_OUTPUT;
+	}
+	f = wse_out_stream(&out, msg, sizeof(msg));
 	if (!f) {
-		fprintf(stderr, "wsecc: cannot write the SVG to %s: %s\n", path, strerror(errno));
+		wse_out_abandon(&out);
+		fprintf(stderr, "wsecc: cannot write the SVG: %s\n", msg);
 		return EXIT_OUTPUT;
 	}
 	ret = wsecc_write_svg(f, plan);
-	if (fclose(f) && !ret)
-		ret = -errno;
 	if (ret) {
+		wse_out_abandon(&out);
 		fprintf(stderr, "wsecc: writing the SVG to %s failed: %s\n", path, strerror(-ret));
 		return EXIT_OUTPUT;
 	}
+	if (wse_out_commit(&out, msg, sizeof(msg))) {
+		fprintf(stderr, "wsecc: writing the SVG failed: %s\n", msg);
+		return EXIT_OUTPUT;
+	}
 	return 0;
+}
+
+/* With -o -, the program is standard output: what wsecc says goes to stderr. */
+static FILE *chatter(const char *output)
+{
+	return output && !strcmp(output, "-") ? stderr : stdout;
 }
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
@@ -245,7 +266,7 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		return EXIT_REFUSED;
 	}
 	if (report) {
-		wsecc_graph_report(stdout, gp);
+		wsecc_graph_report(chatter(output), gp);
 		if (!svg) {
 			snprintf(path_svg, sizeof(path_svg), "%s.svg", gp->prog->model_name);
 			svg = path_svg;
@@ -253,7 +274,7 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		ret = write_svg(&gp->plan, svg);
 		if (ret)
 			goto out;
-		printf("svg:         %s\n", svg);
+		fprintf(chatter(output), "svg:         %s\n", svg);
 	}
 	if (output || !report) {
 		if (!output) {
@@ -267,9 +288,10 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 			goto out;
 		}
 		if (!quiet)
-			printf("%s: graph program, %s on %s, %u units, %.4g samples/s estimated -> %s\n",
-			       gp->prog->model_name, wsep_mode_name(gp->plan.mode), wafer.name,
-			       gp->prog->num_layers, gp->plan.summary.samples_per_s, output);
+			fprintf(chatter(output),
+				"%s: graph program, %s on %s, %u units, %.4g samples/s estimated -> %s\n",
+				gp->prog->model_name, wsep_mode_name(gp->plan.mode), wafer.name,
+				gp->prog->num_layers, gp->plan.summary.samples_per_s, output);
 	}
 out:
 	wsecc_graph_program_free(gp);
@@ -413,7 +435,7 @@ int main(int argc, char **argv)
 		weights = plan.mode == WSEP_MODE_PIPELINED;
 
 	if (report) {
-		wsecc_report(stdout, &model, &plan);
+		wsecc_report(chatter(output), &model, &plan);
 		if (!svg) {
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;
@@ -421,7 +443,7 @@ int main(int argc, char **argv)
 		ret = write_svg(&plan, svg);
 		if (ret)
 			return ret;
-		printf("svg:         %s\n", svg);
+		fprintf(chatter(output), "svg:         %s\n", svg);
 	}
 	if (compile || output || !report) {
 		char wsep_path[WSEP_NAME_MAX + 8];
@@ -435,9 +457,10 @@ int main(int argc, char **argv)
 			return EXIT_OUTPUT;
 		}
 		if (!quiet)
-			printf("%s: %s on %s, %.4g samples/s estimated, %s initial weights -> %s\n",
-			       model.name, wsep_mode_name(plan.mode), wafer.name,
-			       plan.summary.samples_per_s, weights ? "with" : "without", output);
+			fprintf(chatter(output),
+				"%s: %s on %s, %.4g samples/s estimated, %s initial weights -> %s\n",
+				model.name, wsep_mode_name(plan.mode), wafer.name,
+				plan.summary.samples_per_s, weights ? "with" : "without", output);
 	}
 	return 0;
 }

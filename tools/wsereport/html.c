@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/outfile.h"
 #include "report.h"
 
 static const char style[] =
@@ -124,14 +125,17 @@ static void files(FILE *f, const char *dir)
 int html_write(const char *dir, const struct run_info *ri, const struct metrics *m,
 	       bool has_wafer, char *err, size_t errlen)
 {
-	char path[4096], tmp[4200];
+	struct wse_out out;
+	char path[4096];
 	FILE *f;
 
+	/* Replaced whole; its temporary file is hidden, so files() does not list it. */
 	snprintf(path, sizeof(path), "%s/index.html", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	if (wse_out_open(&out, path, 0, err, errlen))
+		return -1;
+	f = wse_out_stream(&out, err, errlen);
 	if (!f) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+		wse_out_abandon(&out);
 		return -1;
 	}
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>wse run: ");
@@ -158,10 +162,5 @@ int html_write(const char *dir, const struct run_info *ri, const struct metrics 
 	fprintf(f, "</table>\n");
 	files(f, dir);
 	fprintf(f, "</body>\n</html>\n");
-	if (ferror(f) | fclose(f) || rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return wse_out_commit(&out, err, errlen) ? -1 : 0;
 }

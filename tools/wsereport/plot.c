@@ -3,7 +3,7 @@
  * The curves, drawn by gnuplot: loss.svg and accuracy.svg, each with the
  * training reports and the evaluations against the optimizer step. The data
  * goes to gnuplot inline (datablocks), so nothing but the two SVGs is
- * written.
+ * written, each into the file wse/outfile.h opened for it.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "report.h"
+#include "wse/outfile.h"
 
 /* The series' colours; the render test looks for them in a screenshot. */
 #define COLOUR_TRAIN	"#1f77b4"
@@ -41,12 +42,9 @@ static void datablock(FILE *g, const struct metrics *m, bool test)
 	fprintf(g, "EOD\n");
 }
 
-static void one_plot(FILE *g, const struct metrics *m, const char *dir, const char *name,
-		     const char *ylabel, int col, const char *title)
+static void one_plot(FILE *g, const struct metrics *m, const char *path, const char *ylabel,
+		     int col, const char *title)
 {
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s.svg", dir, name);
 	fprintf(g, "set output ");
 	quoted(g, path);
 	fprintf(g, "\nset title ");
@@ -63,19 +61,26 @@ static void one_plot(FILE *g, const struct metrics *m, const char *dir, const ch
 	fprintf(g, "\n");
 }
 
-static bool nonempty(const char *dir, const char *name)
+/* gnuplot wrote something into @o's file (a FIFO or device is taken on trust). */
+static bool nonempty(const struct wse_out *o)
 {
-	char path[4096];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return !stat(path, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
+	return !o->regular || (!stat(wse_out_name(o), &st) && st.st_size > 0);
+}
+
+static void abandon_all(struct wse_out *out, int n)
+{
+	for (int i = 0; i < n; i++)
+		wse_out_abandon(&out[i]);
 }
 
 int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 		const char *dir, char *err, size_t errlen)
 {
-	char cmd[4200];
+	static const char *const names[2] = { "loss", "accuracy" };
+	struct wse_out out[2];
+	char cmd[4200], path[4096];
 	FILE *g;
 	int st;
 
@@ -84,10 +89,19 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 		snprintf(err, errlen, "gnuplot path %s contains a quote", gnuplot);
 		return -1;
 	}
+	/* gnuplot writes the files wse/outfile.h made: each replaced whole, or written through. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s.svg", dir, names[i]);
+		if (wse_out_open(&out[i], path, 0, err, errlen)) {
+			abandon_all(out, i);
+			return -1;
+		}
+	}
 	snprintf(cmd, sizeof(cmd), "'%s'", gnuplot);
 	g = popen(cmd, "w");
 	if (!g) {
 		snprintf(err, errlen, "cannot run %s: %s", gnuplot, strerror(errno));
+		abandon_all(out, 2);
 		return -1;
 	}
 	fprintf(g, "set terminal svg size 560,380 dynamic font 'DejaVu Sans,13' background rgb 'white'\n"
@@ -96,9 +110,9 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 		datablock(g, m, false);
 	if (m->test)
 		datablock(g, m, true);
-	one_plot(g, m, dir, "loss", "loss", 2, title);
+	one_plot(g, m, wse_out_name(&out[0]), "loss", 2, title);
 	fprintf(g, "set yrange [0:1]\n");
-	one_plot(g, m, dir, "accuracy", "accuracy", 3, title);
+	one_plot(g, m, wse_out_name(&out[1]), "accuracy", 3, title);
 	fprintf(g, "unset output\n");
 	st = pclose(g);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
@@ -108,11 +122,18 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 				 gnuplot);
 		else
 			snprintf(err, errlen, "%s failed (its messages are above)", gnuplot);
+		abandon_all(out, 2);
 		return -1;
 	}
-	if (!nonempty(dir, "loss.svg") || !nonempty(dir, "accuracy.svg")) {
+	if (!nonempty(&out[0]) || !nonempty(&out[1])) {
 		snprintf(err, errlen, "%s wrote no plots into %s", gnuplot, dir);
+		abandon_all(out, 2);
 		return -1;
 	}
+	for (int i = 0; i < 2; i++)
+		if (wse_out_commit(&out[i], err, errlen)) {
+			abandon_all(out + i + 1, 1 - i);
+			return -1;
+		}
 	return 0;
 }

@@ -16,7 +16,7 @@ _wsetrain()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return
 		;;
-	--checkpoint | --resume | --inspect | --init-from | --csv | -o | --output | --wsecc)
+	--checkpoint | --resume | --inspect | --export | --init-from | --csv | -o | --output | --wsecc)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return
 		;;

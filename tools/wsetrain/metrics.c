@@ -14,12 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "train.h"
+#include "wse/outfile.h"
 #include "wse/tfevents.h"
 
 struct train_metrics {
-	FILE *csv;
+	struct wse_out csv_out;
+	FILE *csv;			/* its stream, or NULL */
 	struct wse_tfevents *tb;
 	double t0;
 	int error;
@@ -36,15 +39,24 @@ int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 		return -ENOMEM;
 	m->t0 = train_now();
 	if (o->csv) {
-		/* A resumed run carries on appending to the same file. */
-		m->csv = fopen(o->csv, o->resume ? "a" : "w");
-		if (!m->csv) {
-			ret = -errno;
-			train_fail("--csv %s: %s", o->csv, strerror(errno));
+		struct stat st;
+
+		/*
+		 * Written in place, not replaced at the end: it is read while it
+		 * grows. A resumed run carries on appending to the same file.
+		 */
+		ret = wse_out_open(&m->csv_out, o->csv, o->resume ? WSE_OUT_APPEND : WSE_OUT_IN_PLACE,
+				   err, sizeof(err));
+		if (!ret && !(m->csv = wse_out_stream(&m->csv_out, err, sizeof(err)))) {
+			wse_out_abandon(&m->csv_out);
+			ret = -ENOMEM;
+		}
+		if (ret) {
+			train_fail("--csv %s", err);
 			free(m);
 			return ret;
 		}
-		if (!o->resume || ftell(m->csv) == 0)
+		if (!o->resume || (!fstat(m->csv_out.fd, &st) && st.st_size == 0))
 			fprintf(m->csv, "kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s\n");
 	}
 	if (o->tensorboard) {
@@ -52,7 +64,7 @@ int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 		if (ret) {
 			train_fail("--tensorboard: %s", err);
 			if (m->csv)
-				fclose(m->csv);
+				wse_out_abandon(&m->csv_out);
 			free(m);
 			return ret;
 		}
@@ -113,20 +125,30 @@ void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, 
 
 int train_metrics_close(struct train_metrics *m)
 {
+	bool said = false;
 	int ret;
 
 	if (!m)
 		return 0;
 	ret = m->error;
-	if (m->csv && fclose(m->csv) && !ret)
-		ret = -errno;
+	if (m->csv) {
+		char err[512];
+		int r = wse_out_commit(&m->csv_out, err, sizeof(err));
+
+		/* Its message names the file; the one below would say less. */
+		if (r && !ret) {
+			train_fail("--csv %s", err);
+			ret = r;
+			said = true;
+		}
+	}
 	if (m->tb) {
 		int r = wse_tfevents_close(m->tb);
 
 		if (r && !ret)
 			ret = r;
 	}
-	if (ret)
+	if (ret && !said)
 		train_fail("writing the metrics failed: %s", strerror(-ret));
 	free(m);
 	return ret;

@@ -17,6 +17,7 @@
 
 #include "train.h"
 #include "wse/numformat.h"
+#include "wse/outfile.h"
 
 /* wsecc beside this program (the build tree, the guest's /wse/bin), else from PATH. */
 static const char *compiler(const struct train_opts *o, char *buf, size_t len)
@@ -43,10 +44,10 @@ static const char *compiler(const struct train_opts *o, char *buf, size_t len)
  * Runs the compiler with @args (NULL-terminated after argv[0]), its
  * stdout to @out if not NULL; returns its exit status.
  */
-static int run_compiler(const char *cc, const char *const *args, const char *out)
+static int run_compiler(const char *cc, const char *const *args, const struct wse_out *out)
 {
 	pid_t pid;
-	int st, fd;
+	int st;
 
 	fflush(NULL);
 	pid = fork();
@@ -54,12 +55,9 @@ static int run_compiler(const char *cc, const char *const *args, const char *out
 		return train_fail("cannot start the compiler: %s", strerror(errno)), 127;
 	if (!pid) {
 		train_interrupt_child();
-		if (out) {
-			fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-				fprintf(stderr, "wsetrain: %s: %s\n", out, strerror(errno));
-				_exit(127);
-			}
+		if (out && dup2(out->fd, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "wsetrain: %s: %s\n", out->path, strerror(errno));
+			_exit(127);
 		}
 		execvp(cc, (char *const *)args);
 		fprintf(stderr, "wsetrain: cannot run the compiler '%s': %s (give --wsecc PATH)\n",
@@ -156,7 +154,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 	if (!is_program(o->model)) {
 		const char *args[16] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
 					 "--mode", o->exec_mode, "--compile-only", "-q", "-o", path };
-		const char *out = NULL;
+		struct wse_out out = { .fd = -1 };
 
 		/* A run directory keeps the placement report and the wafer map. */
 		if (o->model_dir) {
@@ -165,7 +163,9 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 			args[10] = "--report";
 			args[11] = "--svg";
 			args[12] = svg;
-			out = report;
+			/* Replaced whole once the compiler is done, as every output. */
+			if (wse_out_open(&out, report, 0, err, sizeof(err)))
+				return train_fail("%s", err);
 		}
 
 		/* The device's own geometry, so placement and capacity are its. */
@@ -173,11 +173,17 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 			 dev->wafer_height, (unsigned long long)dev->sram_per_pe,
 			 (unsigned long long)dev->clock_khz * 1000);
 		fd = mkstemp(path);
-		if (fd < 0)
+		if (fd < 0) {
+			if (out.fd >= 0)
+				wse_out_abandon(&out);
 			return train_fail("cannot make a temporary file for the program: %s",
 					  strerror(errno));
+		}
 		close(fd);
-		st = run_compiler(args[0], args, out);
+		st = run_compiler(args[0], args, out.fd >= 0 ? &out : NULL);
+		/* The report is kept when the compiler refused: it says why. */
+		if (out.fd >= 0 && wse_out_commit(&out, err, sizeof(err)))
+			fprintf(stderr, "wsetrain: note: the compile report: %s\n", err);
 		if (st) {
 			char sram[WSE_NUMFORMAT_MAX], clock[WSE_NUMFORMAT_MAX];
 

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "train.h"
+#include "wse/outfile.h"
 #include "wse_version.h"
 
 #define CKPT_PREFIX	"checkpoint_"
@@ -86,58 +87,51 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-/* Copies @from to @to (whole, then renamed into place); 0 or -errno. */
+/* Copies @from to @to (as wse/outfile.h writes it: whole, then renamed into place); 0 or -errno. */
 static int copy_file(const char *from, const char *to)
 {
-	char tmp[PATH_MAX + 32], buf[65536];
-	FILE *in, *out;
+	char buf[65536], err[512];
+	struct wse_out out;
+	FILE *in;
 	size_t n;
-	int ret = 0;
+	int ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", to, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
 	in = fopen(from, "rb");
 	if (!in)
 		return -errno;
-	out = fopen(tmp, "wb");
-	if (!out) {
-		ret = -errno;
+	ret = wse_out_open(&out, to, 0, err, sizeof(err));
+	if (ret) {
 		fclose(in);
 		return ret;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-		if (fwrite(buf, 1, n, out) != n) {
-			ret = -EIO;
-			break;
-		}
+	while (!ret && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ret = wse_out_write(&out, buf, n, err, sizeof(err));
 	if (ferror(in) && !ret)
 		ret = -EIO;
 	fclose(in);
-	if (fclose(out) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, to))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
+	if (ret) {
+		wse_out_abandon(&out);
+		return ret;
+	}
+	return wse_out_commit(&out, err, sizeof(err));
 }
 
 /* Writes run.json atomically. */
 static int write_json(struct train_rundir *rd)
 {
-	char path[PATH_MAX - 32], tmp[PATH_MAX];
+	char path[PATH_MAX], err[512];
+	struct wse_out out;
 
 	snprintf(path, sizeof(path), "%s/run.json", rd->dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (json_object_to_file_ext(tmp, rd->root, JSON_C_TO_STRING_PRETTY |
-				    JSON_C_TO_STRING_NOSLASHESCAPE)) {
-		unlink(tmp);
+	if (wse_out_open(&out, path, 0, err, sizeof(err)))
+		return train_fail("%s", err);
+	if (json_object_to_fd(out.fd, rd->root, JSON_C_TO_STRING_PRETTY |
+			      JSON_C_TO_STRING_NOSLASHESCAPE)) {
+		wse_out_abandon(&out);
 		return train_fail("%s: cannot write it: %s", path, json_util_get_last_err());
 	}
-	if (rename(tmp, path)) {
-		unlink(tmp);
-		return train_fail("%s: %s", path, strerror(errno));
-	}
+	if (wse_out_commit(&out, err, sizeof(err)))
+		return train_fail("%s", err);
 	return 0;
 }
 

@@ -118,12 +118,20 @@ static int write_one(struct train_saver *s, struct train_checkpoint *c, char *pa
 	int ret;
 
 	train_state_destination(o, c->step, path, len);
-	/* In the shared storage: the device writes the payload into the file. */
+	/*
+	 * In the shared storage: the device writes the payload into the
+	 * temporary file (not a FIFO or device the path may name, nor a file
+	 * a link leads out of the storage to).
+	 */
 	if (s->root && !strncmp(path, s->root, n) && path[n] == '/') {
 		if (train_checkpoint_open_out(path, c->floats, c->state_arrays, true, &out))
 			return -1;
+		if (!out.file.replace || strncmp(out.file.tmp, s->root, n) || out.file.tmp[n] != '/') {
+			train_checkpoint_abandon_out(&out);
+			goto by_host;
+		}
 		ret = s->j->mode->store_snapshot(s->j->mode_state, s->ring, c->step,
-						 TRAIN_CKPT_PAYLOAD, out.tmp + n + 1, &crc);
+						 TRAIN_CKPT_PAYLOAD, out.file.tmp + n + 1, &crc);
 		if (!ret) {
 			c->crc_known = true;
 			c->payload_crc = crc;
@@ -136,6 +144,7 @@ static int write_one(struct train_saver *s, struct train_checkpoint *c, char *pa
 			s->root, wse_strerror(ret));
 		s->root = NULL;
 	}
+by_host:
 	if (train_checkpoint_open_out(path, c->floats, c->state_arrays, false, &out))
 		return -1;
 	if (s->ring) {

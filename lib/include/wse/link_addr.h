@@ -33,8 +33,10 @@ int wse_link_connect(const struct wse_link_addr *addr, int timeout_ms,
 /* The local TCP port of a bound socket, or a negative errno. */
 int wse_link_local_port(int fd);
 /*
- * Writes @port to @path atomically (a temporary file renamed over it), so a
- * script waiting for the file reads the whole number. 0 or a negative errno.
+ * Writes @port to @path as wse/outfile.h writes an output: a regular file
+ * atomically (a temporary file renamed over it), so a script waiting for
+ * the file reads the whole number; a FIFO written through. 0 or a negative
+ * errno.
  */
 int wse_link_write_port_file(const char *path, int port);
 /* Large buffers and no Nagle delay: the link carries bulk and small frames. */

@@ -23,7 +23,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	2
+#define WSEP_VERSION_MINOR	3	/* 3: micro-batches; 2: the optional parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -66,6 +66,8 @@ enum wsep_section_type {
 	WSEP_SEC_VALUES = 10,		/* ... its tensors */
 	WSEP_SEC_NODES = 11,		/* ... its ops, in execution order */
 	WSEP_SEC_CONSTANTS = 12,	/* ... the constants' bytes (absent if none) */
+	/* Optional (format 1.2): each parameter tensor's name; readers may skip it. */
+	WSEP_SEC_PARAM_NAMES = 0x800D,
 };
 #define WSEP_SEC_OPTIONAL_BIT	0x8000U
 
@@ -73,7 +75,7 @@ enum wsep_section_type {
  * accept larger records and read the prefix they know).
  */
 #define WSEP_WAFER_RECORD	96U
-#define WSEP_PROGRAM_RECORD	176U	/* 168 in format 1.1, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD	176U	/* 168 in formats 1.1 and 1.2, 128 in 1.0 */
 #define WSEP_PROGRAM_RECORD_1_1	168U
 #define WSEP_PROGRAM_RECORD_1_0	128U
 #define WSEP_LAYER_RECORD	40U	/* 32 in format 1.0 */
@@ -85,6 +87,7 @@ enum wsep_section_type {
 #define WSEP_GRAPH_RECORD	64U
 #define WSEP_VALUE_RECORD	80U
 #define WSEP_NODE_RECORD	176U
+#define WSEP_PARAM_NAME_RECORD	328U
 
 enum wsep_mode {
 	WSEP_MODE_PIPELINED = 1,
@@ -370,6 +373,35 @@ struct wsep_graph {
 	uint8_t *consts;
 };
 
+/*
+ * The parameters' names (format 1.2, the optional section param_names):
+ * one record per parameter tensor of the weights layout, in layout order,
+ * so that trained weights can go back to the model they came from
+ * (wsetrain --export, models/wse_checkpoint.py). A graph program names its
+ * PARAM values, in value order; a layer program its layers' W and b.
+ */
+#define WSEP_PARAM_NAME_MAX		128U	/* NUL included */
+#define WSEP_PARAM_TORCH_TRANSPOSED	0x1U	/* the PyTorch tensor is this one transposed (2-D) */
+#define WSEP_PARAM_FLAGS		0x1U
+
+/**
+ * struct wsep_param_name - the name of one parameter tensor
+ * @offset, @elems: its floats in the weights layout
+ * @rank, @dims: its shape as the program holds it
+ * @name: its name in the model the program was compiled from (an ONNX
+ *	initializer, or the output of the node that copies one)
+ * @torch_name: its name in the PyTorch module's state_dict(), or "" when
+ *	the model did not say
+ * @flags: WSEP_PARAM_*
+ */
+struct wsep_param_name {
+	uint64_t offset, elems;
+	uint32_t rank, flags;
+	uint64_t dims[WSEP_GRAPH_MAX_RANK];
+	char name[WSEP_PARAM_NAME_MAX];
+	char torch_name[WSEP_PARAM_NAME_MAX];
+};
+
 /**
  * struct wsep_program - a parsed, validated program
  *
@@ -387,7 +419,7 @@ struct wsep_program {
 	/*
 	 * Samples per micro-batch: what the compiler sized the activations
 	 * for, so the most a device may run at once (1..batch); 0 in formats
-	 * before 1.2: the firmware's own rule.
+	 * before 1.3: the firmware's own rule.
 	 */
 	uint32_t micro_batch;
 	uint64_t seed;
@@ -406,6 +438,8 @@ struct wsep_program {
 	uint64_t num_weights;
 	float *weights;		/* num_weights, or NULL (graph programs always have them) */
 	struct wsep_graph *graph;	/* NULL: a layer program */
+	uint32_t num_param_names;	/* 0: the program names no parameters (format < 1.2) */
+	struct wsep_param_name *param_names;
 };
 
 /**
@@ -453,7 +487,12 @@ void wsep_program_free(struct wsep_program *p);
  */
 int wsep_write(const struct wsep_program *p, void **buf, size_t *len, char *err, size_t errlen);
 
-/* wsep_write_file() - wsep_write() to @path (replaced atomically); or the I/O errno. */
+/*
+ * wsep_write_file() - wsep_write() to @path, as wse/outfile.h writes an
+ * output: a regular file (or none) replaced atomically, a device, FIFO or
+ * socket written through and never replaced, a directory refused, "-"
+ * standard output. Return: 0, or -EINVAL or the I/O errno with a message.
+ */
 int wsep_write_file(const struct wsep_program *p, const char *path, char *err, size_t errlen);
 
 /* Parameters of one layer (dense: W and b; a unit: @params) and of all layers. */
@@ -535,6 +574,27 @@ struct wsep_train_streams {
  */
 int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *ts, char *err,
 		       size_t errlen);
+
+/*
+ * wsep_param_names_check() - @n names against @p's weights layout: in
+ * layout order, together exactly its parameters, each name non-empty,
+ * printable and unique, a graph program's the shapes of its PARAM values.
+ * Return: 0, or -EINVAL with a message naming the entry.
+ */
+int wsep_param_names_check(const struct wsep_program *p, const struct wsep_param_name *names,
+			   uint32_t n, char *err, size_t errlen);
+/*
+ * The records of the param_names section (WSEP_PARAM_NAME_RECORD bytes
+ * each, Documentation/wsep-format.rst), which checkpoints carry too.
+ * decode() reads @count records of @record_size (a newer, larger record's
+ * prefix) into a new array (free()); each name must hold a NUL. Neither
+ * checks the names against a program: wsep_param_names_check() does.
+ */
+void wsep_param_names_encode(const struct wsep_param_name *names, uint32_t n, void *out);
+int wsep_param_names_decode(const void *buf, uint32_t record_size, uint32_t count,
+			    struct wsep_param_name **out, char *err, size_t errlen);
+/* The entry named @name (the model's name, else the PyTorch one), or NULL. */
+const struct wsep_param_name *wsep_param_name_find(const struct wsep_program *p, const char *name);
 
 /* Names for enums, for reports and messages ("pipelined", "relu", ...). */
 const char *wsep_mode_name(uint32_t mode);
