@@ -106,24 +106,48 @@ void fwd_graph_destroy(struct fwd_graph *g)
 }
 
 /*
- * Bytes the graphs of @p's micro-batches hold (values and their gradients)
- * and its resident arrays: what a device's SRAM would have to hold.
+ * Micro-batches whose values of unit @k a device holds at once: weight
+ * streaming, one (the units run a micro-batch at a time); pipelined, the
+ * unit's pipeline depth, 2 (L - k) - 1, as the step graph keeps to
+ * (fwd_pipeline.c); never more than there are.
+ */
+static uint32_t held_at(const struct fwd_program *p, uint32_t k)
+{
+	uint32_t depth = 2 * (p->prog->num_layers - k) - 1;
+
+	if (!p->resident)
+		return 1;
+	return depth < p->micro_max ? depth : p->micro_max;
+}
+
+/*
+ * Bytes the graphs of @p's micro-batches hold at once (values and their
+ * gradients, at the largest micro-batch's size) and its resident arrays:
+ * what a device's SRAM would have to hold. 0 if out of memory.
  */
 static uint64_t graph_bytes(const struct fwd_program *p)
 {
 	const struct wsep_program *prog = p->prog;
+	const struct wsep_graph *wg = prog->graph;
 	uint64_t n = wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2);
+	uint32_t size = fwd_micro_at(p, prog->batch, 0).count;
+	uint32_t *unit = calloc(wg->num_values, sizeof(*unit));
 
-	for (uint32_t m = 0; m < p->micro_max; m++) {
-		uint32_t size = fwd_micro_at(p, prog->batch, m).count;
+	if (!unit)
+		return 0;
+	/* A value belongs to the unit of the node that makes it (an input: unit 0). */
+	for (uint32_t i = 0; i < wg->num_nodes; i++)
+		for (uint32_t o = 0; o < wg->nodes[i].n_out; o++)
+			if (wg->nodes[i].out[o] >= 0)
+				unit[wg->nodes[i].out[o]] = wg->nodes[i].unit;
+	for (uint32_t v = 0; v < wg->num_values; v++) {
+		const struct wsep_graph_value *x = &wg->values[v];
 
-		for (uint32_t v = 0; v < prog->graph->num_values; v++) {
-			const struct wsep_graph_value *x = &prog->graph->values[v];
-
-			if (x->kind == WSEP_VAL_INPUT || x->kind == WSEP_VAL_ACT)
-				n += wsep_graph_value_elems(prog, x, size) * (x->dtype == WSEP_ELEM_I64 ? 12 : 8);
-		}
+		if (x->kind == WSEP_VAL_INPUT || x->kind == WSEP_VAL_ACT)
+			n += wsep_graph_value_elems(prog, x, size) * held_at(p, unit[v]) *
+			     (x->dtype == WSEP_ELEM_I64 ? 12 : 8);
 	}
+	free(unit);
 	return n;
 }
 
@@ -133,19 +157,21 @@ uint32_t fwd_graph_create(struct fwd_program *p, uint64_t sram, struct fwd_graph
 	const struct wsep_program *prog = p->prog;
 	const struct wsep_graph *wg = prog->graph;
 	struct fwd_graph *g = calloc(1, sizeof(*g));
-	uint64_t n = wsep_total_params(prog->layers, prog->num_layers);
+	uint64_t n = wsep_total_params(prog->layers, prog->num_layers), held;
 	uint32_t st = WSE_LINK_OK, np = 0;
 
 	*out = NULL;
 	/* The program's own sram_bytes may understate: count what it will hold. */
-	if (graph_bytes(p) > sram) {
+	held = graph_bytes(p);
+	if (held > sram) {
 		snprintf(text, len,
-			 "the program's graph holds %llu bytes at its batch of %u; the device has %llu bytes of SRAM",
-			 (unsigned long long)graph_bytes(p), prog->batch, (unsigned long long)sram);
+			 "the program's graph holds %llu bytes at its batch of %u in micro-batches of %u; the device has %llu bytes of SRAM",
+			 (unsigned long long)held, prog->batch, fwd_micro_at(p, prog->batch, 0).count,
+			 (unsigned long long)sram);
 		free(g);
 		return WSE_LINK_E_NOSPC;
 	}
-	if (!g || !(g->param = calloc(wg->num_values, sizeof(*g->param))))
+	if (!held || !g || !(g->param = calloc(wg->num_values, sizeof(*g->param))))
 		goto oom;
 	g->prog = prog;
 	g->L = prog->num_layers;

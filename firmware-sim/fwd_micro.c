@@ -10,21 +10,27 @@
 
 #include "fwd_pipeline.h"
 
-void fwd_micro_setup(struct fwd_program *p, uint32_t wanted)
+int fwd_micro_setup(struct fwd_program *p, uint32_t wanted)
 {
-	uint32_t b = p->prog->batch, n;
+	uint32_t b = p->prog->batch, fit = p->prog->micro_batch, n;
 
 	if (!wanted) {
 		wanted = b / FWD_MICRO_MIN_SAMPLES;
 		if (wanted > FWD_MICRO_BATCHES_DEFAULT)
 			wanted = FWD_MICRO_BATCHES_DEFAULT;
 	}
+	/* No micro-batch larger than the program's: its activations were sized for that. */
+	if (fit && wanted < (b + fit - 1) / fit)
+		wanted = (b + fit - 1) / fit;
+	if (wanted > FWD_MICRO_BATCHES_MAX)
+		return -E2BIG;
 	n = wanted < b ? wanted : b;
 	if (!n)
 		n = 1;
 	/* Equal sizes rounded up; the count follows (10 in 4 is 3, 3, 3, 1). */
 	p->micro_default = (b + n - 1) / n;
 	p->micro_size = p->micro_default;
+	return 0;
 }
 
 int fwd_micro_prepare(struct fwd_program *p, uint32_t leaf, uint32_t batch)

@@ -86,6 +86,7 @@ struct layer_state {
 	uint64_t g_busy, g_done;	/* bit m: G(k, m) running, done */
 	uint32_t a_busy, a_done;	/* bit i: the add of pair i into its left */
 	bool updating, updated;
+	uint32_t most_held;	/* pipelined training: the most micro-batches holding activations here */
 };
 
 struct micro_state {
@@ -213,6 +214,36 @@ static bool step_done(const struct fwd_pipeline *pl)
 	return true;
 }
 
+/* Lock held. Has micro-batch @m let go of its activations at layer @k (G and X done there)? */
+static bool released(const struct fwd_pipeline *pl, uint32_t k, uint32_t m)
+{
+	bool x_done = pl->micro[m].dy < (int32_t)k || (!k && !pl->graph);
+
+	return (pl->layer[k].g_done >> m & 1) && x_done;
+}
+
+/*
+ * Lock held. May micro-batch @m enter layer @k forward? Layer pipelined
+ * training, micro-batches enter a layer in order and only while fewer than
+ * its pipeline depth, 2 (L - k) - 1, hold activations there: what the
+ * compiler sized its SRAM for (Documentation/compiler.rst, "Pipelined
+ * memory"). The oldest micro-batch not done always finds room, so the
+ * step cannot stall. Weight streaming runs a layer's micro-batches while
+ * its weights are there; forward only, none is held.
+ */
+static bool may_enter(const struct fwd_pipeline *pl, uint32_t k, uint32_t m)
+{
+	uint32_t held = 0;
+
+	if (!pl->resident || !pl->train)
+		return true;
+	if (m != pl->layer[k].forwarded)
+		return false;
+	for (uint32_t j = 0; j < m; j++)
+		held += !released(pl, k, j);
+	return held < 2 * (pl->L - k) - 1;
+}
+
 /*
  * Lock held. The next ready task: updates, then input gradients (they
  * open the layers below), then weight gradients and their sums, then
@@ -271,7 +302,8 @@ static struct task pick(const struct fwd_pipeline *pl)
 	for (uint32_t m = 0; m < n; m++) {
 		const struct micro_state *ms = &pl->micro[m];
 
-		if (!ms->busy && ms->fwd < L && pl->layer[ms->fwd].fwd_open)
+		if (!ms->busy && ms->fwd < L && pl->layer[ms->fwd].fwd_open &&
+		    may_enter(pl, ms->fwd, m))
 			return (struct task){ TASK_F, ms->fwd, m, 0 };
 	}
 	return (struct task){ TASK_NONE, 0, 0, 0 };
@@ -316,6 +348,14 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 		if (t->k + 1 == pl->L && pl->train)
 			ms->dy = (int32_t)t->k;
 		ls->forwarded++;
+		if (pl->resident && pl->train) {
+			uint32_t held = 0;
+
+			for (uint32_t j = 0; j < pl->n; j++)
+				held += pl->micro[j].fwd > t->k && !released(pl, t->k, j);
+			if (held > ls->most_held)
+				ls->most_held = held;
+		}
 		return false;
 	case TASK_X:
 		ms->busy = false;
@@ -649,6 +689,13 @@ void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st)
 	for (uint32_t k = 0; pl->train && k < pl->L; k++)
 		if (layer_backward_done(pl, k))
 			st->backward |= 1ULL << k;
+	st->held_layer = 0;
+	for (uint32_t k = 1; k < pl->L; k++)
+		if ((uint64_t)pl->layer[k].most_held * (2 * (pl->L - st->held_layer) - 1) >
+		    (uint64_t)pl->layer[st->held_layer].most_held * (2 * (pl->L - k) - 1))
+			st->held_layer = k;
+	st->held_most = pl->layer[st->held_layer].most_held;
+	st->held_depth = 2 * (pl->L - st->held_layer) - 1;
 	pthread_mutex_unlock(&pl->lock);
 }
 

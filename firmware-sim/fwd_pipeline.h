@@ -27,8 +27,13 @@ struct fwd_micro {
 	uint32_t first, count;	/* samples first .. first + count - 1 of the batch */
 };
 
-/* Sizes a program's micro-batches for @wanted per full batch (0: the default rule). */
-void fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
+/*
+ * Sizes a program's micro-batches for @wanted per full batch (0: the
+ * default rule), more if the program's micro-batch (the most samples its
+ * activations were sized for) needs more: 0, or -E2BIG past
+ * FWD_MICRO_BATCHES_MAX.
+ */
+int fwd_micro_setup(struct fwd_program *p, uint32_t wanted);
 /*
  * The micro-batches of steps of @batch for a RUN whose gradient sums go
  * over leaves of @leaf samples, which are then its micro-batches (0: the
@@ -109,6 +114,11 @@ struct fwd_pipeline_state {
 	bool failed, done;
 	uint32_t micro, through;	/* micro-batches, and those all the way through */
 	uint64_t backward;	/* bit k: layer k's backward pass is complete */
+	/*
+	 * Pipelined training: the layer that held the most micro-batches'
+	 * activations for its pipeline depth, how many, and its depth.
+	 */
+	uint32_t held_layer, held_most, held_depth;
 };
 void fwd_pipeline_state(struct fwd_pipeline *pl, struct fwd_pipeline_state *st);
 

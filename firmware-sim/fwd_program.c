@@ -151,6 +151,15 @@ static uint32_t staging(struct fwd_program *p, char *text, size_t len)
 	return WSE_LINK_OK;
 }
 
+/* The program's micro-batches are more than the simulator runs in a step. */
+static uint32_t micro_too_many(const struct fwd_program *p, char *text, size_t len)
+{
+	snprintf(text, len,
+		 "the program's micro-batches of %u samples cut its batch of %u into more than the %u this simulator runs in a step: compile it with a larger --micro-batch, or a smaller --batch",
+		 p->prog->micro_batch, p->prog->batch, FWD_MICRO_BATCHES_MAX);
+	return WSE_LINK_E_INVAL;
+}
+
 /* A graph program: its graphs and, pipelined, its weights (fwd_graph.c). */
 static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *text, size_t len)
 {
@@ -159,7 +168,8 @@ static uint32_t build_graph(struct fwd_exec *x, struct fwd_program *p, char *tex
 		snprintf(text, len, "the engine refuses the program's optimizer");
 		return WSE_LINK_E_INVAL;
 	}
-	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	if (fwd_micro_setup(p, x->dev->cfg->micro_batches))
+		return micro_too_many(p, text, len);
 	if (fwd_micro_prepare(p, 0, p->prog->batch)) {
 		snprintf(text, len, "the program's batch of %u cannot be cut into micro-batches",
 			 p->prog->batch);
@@ -190,7 +200,8 @@ static uint32_t build_layers(struct fwd_exec *x, struct fwd_program *p, char *te
 		snprintf(text, len, "the engine refuses the program: %s", engine_strerror(err));
 		return WSE_LINK_E_INVAL;
 	}
-	fwd_micro_setup(p, x->dev->cfg->micro_batches);
+	if (fwd_micro_setup(p, x->dev->cfg->micro_batches))
+		return micro_too_many(p, text, len);
 	err = fwd_micro_prepare(p, 0, prog->batch);
 	if (!err && p->resident)
 		err = engine_params_create(&p->shape, p->opt.kind, &p->params);

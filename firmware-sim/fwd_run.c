@@ -375,6 +375,13 @@ static uint32_t run_graph(struct step_ctx *c)
 		fwd_dbg("step %u stopped with %u of %u micro-batches through: %s", c->step,
 			ps.through, ps.micro, stopped ? "the link is going" : "the host cancelled the RUN");
 	}
+	if (p->resident && c->kind == WSE_LINK_RUN_TRAIN && !stopped && !cancelled && !st) {
+		struct fwd_pipeline_state ps;
+
+		fwd_pipeline_state(p->pipeline, &ps);
+		fwd_dbg("step %u: %u micro-batches; layer %u held at most %u at once, its pipeline depth %u",
+			c->step, ps.micro, ps.held_layer, ps.held_most, ps.held_depth);
+	}
 	end = fwd_pipeline_end(p->pipeline, stopped || cancelled || st, c->text, c->len, &updated);
 	if (st)
 		return st;
@@ -458,6 +465,11 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		snprintf(text, sizeof(text),
 			 "RUN leaf of %u samples: must be 1..%u and cut the batch into at most %u",
 			 in.leaf, in.batch, FWD_MICRO_BATCHES_MAX);
+		p = NULL;
+	} else if (p && in.leaf && p->prog->micro_batch && in.leaf > p->prog->micro_batch) {
+		snprintf(text, sizeof(text),
+			 "RUN leaf of %u samples is larger than the program's micro-batch of %u (what its activations were sized for)",
+			 in.leaf, p->prog->micro_batch);
 		p = NULL;
 	} else if (p && in.norm && (in.norm < in.batch || in.norm > FWD_RUN_NORM_MAX)) {
 		snprintf(text, sizeof(text), "RUN norm %u is outside %u..%u (the batch .. 2^24)",

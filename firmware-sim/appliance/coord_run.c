@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * A RUN of the weight-streaming job. Each batch is cut into leaves (at
- * least --leaves micro-batches of equal size) and each system takes
+ * least --leaves micro-batches of equal size, none larger than the
+ * program's micro-batch) and each system takes
  * an aligned run of them, its shard, averaging its loss over the whole
  * batch; so its gradient is a subtree of the batch's, and SwarmX's sum of
  * the systems' gradients in the same tree is the batch's, bit for bit,
@@ -649,13 +650,17 @@ static void fill_from_dataset(struct coord_run *run)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Each system's shard: aligned runs of at least --leaves leaves. */
+/*
+ * Each system's shard: aligned runs of at least --leaves leaves, and of
+ * leaves no larger than the program's micro-batch (what its activations
+ * were sized for); a power of two of them, so that shards stay subtrees.
+ */
 static void shard(struct coord_run *run)
 {
 	struct coord_job *j = &run->c->job;
-	uint32_t leaves = run->c->o.leaves, used;
+	uint32_t leaves = run->c->o.leaves, fit = j->prog->micro_batch, used;
 
-	while (leaves < j->n)
+	while (leaves < j->n || (fit && (run->batch + leaves - 1) / leaves > fit))
 		leaves *= 2;
 	run->leaf = (run->batch + leaves - 1) / leaves;
 	used = (run->batch + run->leaf - 1) / run->leaf;

@@ -8,9 +8,11 @@
  *
  * Layer pipelined: every layer is a stage; the slowest sets the rate, and
  * each step fills and drains the pipeline once (its weights change between
- * steps). Weight streaming: the layers run one after another on the whole
- * wafer, each forward and backward no faster than its weights arrive, and
- * its gradients leave after it.
+ * steps). Weight streaming: the batch runs in micro-batches of the
+ * program's micro_batch samples (the whole batch if 0); for each, the
+ * layers run one after another on the whole wafer, each forward and
+ * backward no faster than its weights arrive, and its gradients leave
+ * after it (to be summed over the micro-batches, MemoryX updating once).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -26,6 +28,28 @@ static uint32_t ceil_div(uint32_t a, uint32_t b)
 static double max2(double a, double b)
 {
 	return a > b ? a : b;
+}
+
+/*
+ * Weight streaming, a layer over a batch of @batch in the program's
+ * micro-batches: each pass of a micro-batch of s samples takes
+ * max(s x @fwd (or @bwd), @weights in), and training sends the gradients
+ * out after each.
+ */
+static double streaming_layer(const struct wsep_program *prog, uint32_t batch, bool train,
+			      double fwd, double bwd, double weights)
+{
+	uint32_t micro = prog->micro_batch ? prog->micro_batch : prog->batch;
+	double total = 0;
+
+	for (uint32_t first = 0; first < batch; first += micro) {
+		uint32_t s = batch - first < micro ? batch - first : micro;
+
+		total += max2(s * fwd, weights);
+		if (train)
+			total += max2(s * bwd, weights) + weights;
+	}
+	return total;
 }
 
 static double opt_flops_per_param(const struct fwd_timing_params *p,
@@ -111,11 +135,7 @@ static void unit_cost(const struct fwd_timing *t, const struct wsep_program *pro
 	}
 	out->weights = (double)wsep_layer_params(&prog->layers[k]) * 4.0 / io_bytes_per_cycle(t);
 	out->compute = batch * (train ? uc.fwd + uc.bwd : uc.fwd);
-	if (train)
-		out->stage = max2(batch * uc.fwd, out->weights) + max2(batch * uc.bwd, out->weights) +
-			     out->weights;
-	else
-		out->stage = max2(batch * uc.fwd, out->weights);
+	out->stage = streaming_layer(prog, batch, train, uc.fwd, uc.bwd, out->weights);
 }
 
 void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *prog,
@@ -160,14 +180,21 @@ void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *pro
 		out->stage = max2(max2(out->compute, out->sram), max2(out->fabric, out->host));
 		return;
 	}
-	/* Weight streaming: a whole batch on the whole wafer. */
+	/* Weight streaming: a micro-batch at a time on the whole wafer. */
 	out->weights = (double)wsep_layer_params(l) * 4.0 / io_bytes_per_cycle(t);
 	out->compute = batch * (train ? fwd + bwd : fwd);
-	if (train)
-		out->stage = max2(batch * fwd, out->weights) + max2(batch * bwd, out->weights) +
-			     out->weights;
-	else
-		out->stage = max2(batch * fwd, out->weights);
+	out->stage = streaming_layer(prog, batch, train, fwd, bwd, out->weights);
+}
+
+/*
+ * Pipelined, the samples a micro-batch carries into the pipeline: each
+ * crosses a stage before the micro-batch goes on (1: sample by sample).
+ */
+static double pipeline_granule(const struct wsep_program *prog, uint32_t batch)
+{
+	uint32_t u = prog->micro_batch ? prog->micro_batch : 1;
+
+	return u < batch ? u : batch;
 }
 
 static double pipelined_step(const struct fwd_timing *t, const struct wsep_program *prog,
@@ -188,7 +215,7 @@ static double pipelined_step(const struct fwd_timing *t, const struct wsep_progr
 	 * other stage (and the mesh) once to fill, the last to drain.
 	 */
 	hops = (hops + maxh) * t->p.hop_cycles * (kind == FWD_TIMING_TRAIN ? 2 : 1);
-	return batch * worst + (sum - worst) + hops;
+	return batch * worst + pipeline_granule(prog, batch) * (sum - worst) + hops;
 }
 
 static double streaming_step(const struct fwd_timing *t, const struct wsep_program *prog,
@@ -242,25 +269,28 @@ uint64_t fwd_timing_est_cycles(const struct wsep_program *prog, enum fwd_timing_
 		/* The compiler's step is B x the slowest stage, the other stages
 		 * once, and the trip across the regions both ways: what is left.
 		 */
-		double trip = max2(0, (step_b - B * worst - (sum - worst)) / 2);
+		double u = pipeline_granule(prog, prog->batch);
+		double trip = max2(0, (step_b - B * worst - u * (sum - worst)) / 2);
 
-		step = train ? batch * worst + (sum - worst) + 2 * trip
-			     : batch * worst_f + (sum_f - worst_f) + trip;
+		u = pipeline_granule(prog, batch);
+		step = train ? batch * worst + u * (sum - worst) + 2 * trip
+			     : batch * worst_f + u * (sum_f - worst_f) + trip;
 		return (uint64_t)llround(step * steps);
 	}
 	/*
 	 * Weight streaming: the samples' transfer (what the layers leave of the
 	 * compiler's step) scales with the batch; a layer's passes do not below
-	 * the time its weights take to arrive: each is max(compute, weights in),
-	 * the compute scaling with the batch.
+	 * the time its weights take to arrive: each micro-batch's is
+	 * max(compute, weights in), the compute scaling with its samples (the
+	 * estimate's passes over the whole batch taken as compute: exact when
+	 * compute bound; when weight bound each pass is the weights' time).
 	 */
 	step = (step_b - sum) * r;
 	for (uint32_t k = 0; k < prog->num_layers; k++) {
 		const struct wsep_estimate *e = &prog->estimates[k];
-		double fwd = max2(r * e->fwd_cycles, e->io_cycles);
-		double bwd = max2(r * e->bwd_cycles, e->io_cycles);
 
-		step += train ? fwd + bwd + e->io_cycles : fwd;
+		step += streaming_layer(prog, batch, train, e->fwd_cycles / B, e->bwd_cycles / B,
+					e->io_cycles);
 	}
 	return (uint64_t)llround(step * steps);
 }

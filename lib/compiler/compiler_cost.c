@@ -90,7 +90,8 @@ void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
  * On a whole wafer it can exceed the batch's own time (fc-mnist on WSE-2:
  * 1,420 cycles of stages, 2,612 of trip).
  */
-double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch)
+double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch,
+				   uint32_t micro)
 {
 	double worst = 0, sum = 0, width = 0, height = 0;
 
@@ -102,11 +103,24 @@ double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n
 		if (lp[i].region.h > height)
 			height = lp[i].region.h;
 	}
-	return batch * worst + (sum - worst) + 2.0 * (width + height) * WSECC_HOP_CYCLES;
+	/* A micro-batch's samples cross a stage one after another before the next stage starts. */
+	if (!micro || micro > batch)
+		micro = batch;
+	return batch * worst + micro * (sum - worst) + 2.0 * (width + height) * WSECC_HOP_CYCLES;
+}
+
+/*
+ * Micro-batch j enters stage i forward at slot j + i and, after the last
+ * stage and the loss, comes back to it backward at slot j + 2n - 1 - i:
+ * in between, 2 (n - i) - 1 micro-batches have entered the stage.
+ */
+uint32_t wsecc_pipeline_depth(uint32_t i, uint32_t n)
+{
+	return 2 * (n - i) - 1;
 }
 
 int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,
-			 uint32_t h, uint32_t w, struct wsecc_layer_plan *lp)
+			 uint32_t h, uint32_t w, uint32_t held, struct wsecc_layer_plan *lp)
 {
 	const struct wsecc_layer *l = &m->layers[i];
 	uint32_t rows = h < l->in ? h : l->in, cols = w < l->out ? w : l->out;
@@ -116,7 +130,7 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	double relu = l->act == WSECC_ACT_NONE ? 0 : to * WSECC_ELEMENTWISE_CYCLES;
 	int last = i == m->num_layers - 1;
 	uint64_t params_pe = (uint64_t)ti * to + to;
-	uint64_t acts = 4ULL * m->batch * ((uint64_t)l->in + 2ULL * l->out);
+	uint64_t acts = 4ULL * held * ((uint64_t)l->in + 2ULL * l->out);
 	uint64_t usable = wf->sram_per_pe - wsecc_reserve_per_pe(wf);
 	double fwd, bwd, opt, compute, sram_bw, fabric, host = 0, io;
 	struct wsep_estimate *e = &lp->est;
@@ -175,9 +189,9 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
  * more columns than outputs.
  */
 static int model_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h,
-		      uint32_t w, struct wsecc_layer_plan *lp)
+		      uint32_t w, uint32_t held, struct wsecc_layer_plan *lp)
 {
-	return wsecc_cost_pipelined(ctx, i, wf, h, w, lp);
+	return wsecc_cost_pipelined(ctx, i, wf, h, w, held, lp);
 }
 
 static uint32_t model_rows(const void *ctx, uint32_t i)
@@ -204,7 +218,7 @@ void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st)
 	*st = (struct wsecc_stages){
 		.ctx = m, .file = m->file, .name = m->name,
 		.opt_name = wsep_optimizer_name(m->opt.kind), .n = m->num_layers,
-		.batch = m->batch, .batch_pos = m->batch_pos,
+		.batch = m->batch, .micro_batch = m->micro_batch, .batch_pos = m->batch_pos,
 		.host_bytes = m->input_dim * input_elem_bytes(m) + WSECC_HOST_EXTRA_BYTES,
 		.cost = model_cost, .rows = model_rows, .cols = model_cols,
 		.describe = model_describe,

@@ -377,16 +377,25 @@ static void wafer_to_wsep(const struct wse_wafer *w, struct wsep_wafer *out)
 }
 
 static int unit_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h,
-		     uint32_t w, struct wsecc_layer_plan *lp)
+		     uint32_t w, uint32_t held, struct wsecc_layer_plan *lp)
 {
 	const struct unit_stages *us = ctx;
 	struct wsep_unit_cost uc;
 	struct wsep_wafer ww;
 	struct wsep_estimate *e = &lp->est;
-	double compute;
+	double compute, pes;
 
 	wafer_to_wsep(wf, &ww);
 	wsep_unit_cost(us->p, i, &ww, h, w, us->p->batch, us->state, &us->c, &uc);
+	/*
+	 * Activations of @held samples in place of the batch's (they are
+	 * linear in the samples; the update stays amortised over the batch).
+	 */
+	pes = (double)uc.rows * uc.cols;
+	uc.sram_per_pe -= (uint64_t)ceil((double)uc.act_bytes / pes);
+	uc.act_bytes = uc.act_bytes / us->p->batch * held +
+		       uc.act_bytes % us->p->batch * held / us->p->batch;
+	uc.sram_per_pe += (uint64_t)ceil((double)uc.act_bytes / pes);
 	*lp = (struct wsecc_layer_plan){
 		.region = { 0, 0, w, h }, .pes = (uint64_t)w * h, .tile_in = uc.tile_in,
 		.tile_out = uc.tile_out, .sram_per_pe = uc.sram_per_pe,
@@ -569,6 +578,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	struct wsecc_stages st = {
 		.ctx = &us, .file = b->path, .name = p->model_name,
 		.opt_name = wsep_optimizer_name(p->opt.kind), .n = p->num_layers, .batch = p->batch,
+		.micro_batch = b->o->micro_batch,
 		.host_bytes = p->input_dim * (p->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) +
 			      8.0 * p->graph->rows + 4.0,
 		.cost = unit_cost, .rows = unit_rows, .cols = unit_cols, .describe = unit_describe,
@@ -585,7 +595,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		struct wsecc_layer_plan lp;
 
-		unit_cost(&us, k, w, w->height, w->width, &lp);
+		unit_cost(&us, k, w, w->height, w->width, p->batch, &lp);
 		pl->mem.activations += lp.act_bytes;
 		pl->total_flops_per_sample += lp.est.flops_per_sample;
 	}
@@ -599,6 +609,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && has_state(p))
 		return wsecc_fail(b->err, b->path, 0, 0,
 				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --mode pipelined (or export the model in eval mode)");
+	p->micro_batch = wsecc_program_micro_batch(pl, b->o->micro_batch);
 	p->summary = pl->summary;
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		p->layers[k].sram_bytes = pl->layers[k].sram_bytes;

@@ -55,15 +55,19 @@ struct wsecc_stages {
 	const char *name;		/* the model's */
 	const char *opt_name;		/* its optimizer's, for the memory it needs */
 	uint32_t n, batch;
+	uint32_t micro_batch;		/* asked for (--micro-batch); 0: choose */
 	struct wsecc_pos batch_pos;	/* where the model sets its batch */
 	double host_bytes;		/* per sample: its input in, its results out */
 	/*
 	 * Stage @i on a region of @h rows by @w columns, of which it uses no
-	 * more than rows() and cols(): fills @lp (region 0,0,w,h); 0 if it
-	 * fits that SRAM, -1 if not.
+	 * more than rows() and cols(), holding the activations of @held
+	 * samples: fills @lp (region 0,0,w,h; act_bytes those of @held
+	 * samples); 0 if it fits that SRAM, -1 if not.
 	 */
 	int (*cost)(const void *ctx, uint32_t i, const struct wse_wafer *wf, uint32_t h, uint32_t w,
-		    struct wsecc_layer_plan *lp);
+		    uint32_t held, struct wsecc_layer_plan *lp);
+	/* Pipelined: per stage, the samples it holds (set by wsecc_choose_mode()). */
+	const uint32_t *held;
 	/* The most rows and columns stage @i has work for. */
 	uint32_t (*rows)(const void *ctx, uint32_t i);
 	uint32_t (*cols)(const void *ctx, uint32_t i);
@@ -89,18 +93,35 @@ int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
  * columns; returns 0 if the layer fits in that region's SRAM, -1 if not.
  */
 int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct wse_wafer *wf,
-			 uint32_t h, uint32_t w, struct wsecc_layer_plan *lp);
+			 uint32_t h, uint32_t w, uint32_t held, struct wsecc_layer_plan *lp);
 
 /*
  * wsecc_pipelined_step_cycles() - one training step of @batch samples on
- * the @n stages @lp: the slowest stage's rate, plus filling and draining
- * the pipeline once (see compiler_cost.c).
+ * the @n stages @lp, entering in micro-batches of @micro: the slowest
+ * stage's rate, plus filling and draining the pipeline once (see
+ * compiler_cost.c).
  */
-double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch);
+double wsecc_pipelined_step_cycles(const struct wsecc_layer_plan *lp, uint32_t n, uint32_t batch,
+				   uint32_t micro);
+
+/*
+ * wsecc_pipeline_depth() - micro-batches stage @i of @n holds at once in
+ * steady state: 2 (n - i) - 1 (Documentation/compiler.rst, "Pipelined
+ * memory").
+ */
+uint32_t wsecc_pipeline_depth(uint32_t i, uint32_t n);
 
 /* Pipelined placement (balanced) and the even split, into @plan. */
 int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan,
 			  struct wsecc_error *err);
+
+/*
+ * What a program records as its micro-batch (struct wsep_program): weight
+ * streaming, the one its activations were fitted for; pipelined, @asked
+ * (--micro-batch, 0 if none: the plan streams samples one by one, which
+ * the firmware groups as it likes, holding no more than that).
+ */
+uint32_t wsecc_program_micro_batch(const struct wsecc_plan *plan, uint32_t asked);
 
 /* Weight-streaming plan into @plan. */
 int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,

@@ -32,10 +32,16 @@ static uint32_t useful_cols(const struct wse_wafer *w, const struct wsecc_stages
 	return w->width < c ? w->width : c;
 }
 
+/* The samples stage @i holds: those in flight at it, else the batch. */
+static uint32_t held(const struct wsecc_stages *st, uint32_t i)
+{
+	return st->held ? st->held[i] : st->batch;
+}
+
 static int cost(const struct wsecc_stages *st, uint32_t i, const struct wse_wafer *w, uint32_t cols,
 		struct wsecc_layer_plan *lp)
 {
-	return st->cost(st->ctx, i, w, useful_rows(w, st, i), cols, lp);
+	return st->cost(st->ctx, i, w, useful_rows(w, st, i), cols, held(st, i), lp);
 }
 
 /* Smallest strip width whose SRAM holds stage @i; 0 if none does. */
@@ -86,7 +92,7 @@ static void even_split(const struct wsecc_stages *st, struct wsecc_plan *plan)
 	for (uint32_t i = 0; i < st->n; i++) {
 		struct wsecc_layer_plan *lp = &plan->even[i];
 
-		if (st->cost(st->ctx, i, w, w->height, cols, lp))
+		if (st->cost(st->ctx, i, w, w->height, cols, held(st, i), lp))
 			return;		/* an even split does not fit: no comparison */
 		lp->region = (struct wsep_region){ i * cols, 0, cols, w->height };
 		lp->pes = (uint64_t)cols * w->height;
@@ -94,7 +100,7 @@ static void even_split(const struct wsecc_stages *st, struct wsecc_plan *plan)
 	throughput(w, plan->even, st->n, &b);
 	plan->summary.even_split_samples_per_s =
 		st->batch * (double)w->clock_hz /
-		wsecc_pipelined_step_cycles(plan->even, st->n, st->batch);
+		wsecc_pipelined_step_cycles(plan->even, st->n, st->batch, plan->micro_batch);
 }
 
 int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan,
@@ -144,7 +150,7 @@ int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan
 	 */
 	memcpy(best_cols, cols, sizeof(cols));
 	memcpy(best, lp, sizeof(best[0]) * n);
-	best_step = wsecc_pipelined_step_cycles(lp, n, st->batch);
+	best_step = wsecc_pipelined_step_cycles(lp, n, st->batch, plan->micro_batch);
 	for (uint32_t round = 0; round < w->width && used < w->width; round++) {
 		uint32_t max_extra, d;
 		struct wsecc_layer_plan trial;
@@ -164,7 +170,7 @@ int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan
 		cols[b] += d;
 		used += d;
 		lp[b] = trial;
-		step = wsecc_pipelined_step_cycles(lp, n, st->batch);
+		step = wsecc_pipelined_step_cycles(lp, n, st->batch, plan->micro_batch);
 		if (step < best_step) {
 			best_step = step;
 			memcpy(best_cols, cols, sizeof(cols));
@@ -198,7 +204,7 @@ int wsecc_place_pipelined(const struct wsecc_stages *st, struct wsecc_plan *plan
 	/* The rate is the steady state's; a step also fills and drains. */
 	throughput(w, lp, n, &b);
 	plan->summary.samples_per_s = st->batch * (double)w->clock_hz /
-				      wsecc_pipelined_step_cycles(lp, n, st->batch);
+				      wsecc_pipelined_step_cycles(lp, n, st->batch, plan->micro_batch);
 	plan->summary.bottleneck_layer = b;
 	plan->summary.limit = lp[b].est.limit;
 	even_split(st, plan);

@@ -86,6 +86,26 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	wsecc_report_summary(f, plan);
 }
 
+/* The micro-batch, and pipelined the depth: how many samples each stage holds. */
+static void wsecc_report_micro_batch(FILE *f, const struct wsecc_plan *plan)
+{
+	uint32_t n = plan->num_layers, count = (plan->batch + plan->micro_batch - 1) / plan->micro_batch;
+
+	if (plan->mode != WSEP_MODE_PIPELINED) {
+		fprintf(f, "micro-batch: %u samples, %u per batch of %u (the wafer fits %u); weights\n"
+			   "             stream in for each, gradients are summed over them, MemoryX\n"
+			   "             updates once per batch\n",
+			plan->micro_batch, count, plan->batch, plan->micro_batch_fit);
+		return;
+	}
+	fprintf(f, "pipeline:    depth %u micro-batches of %u at stage 0 (2 x %u stages - 1), 1 at\n"
+		   "             stage %u; samples in flight, whose activations a stage holds:",
+		wsecc_pipeline_depth(0, n), plan->micro_batch, n, n - 1);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%s%u", i % 16 ? " " : "\n             ", plan->in_flight[i]);
+	fprintf(f, "\n");
+}
+
 void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
 {
 	const struct wse_wafer *w = &plan->wafer;
@@ -96,7 +116,8 @@ void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
 
 	rate_text(rate, sizeof(rate), s->samples_per_s);
 	if (pipelined) {
-		double step = wsecc_pipelined_step_cycles(plan->layers, plan->num_layers, plan->batch);
+		double step = wsecc_pipelined_step_cycles(plan->layers, plan->num_layers, plan->batch,
+							  plan->micro_batch);
 
 		fprintf(f, "estimate:    %s: %.0f cycles per step of %u, the slowest stage's %.0f\n"
 			   "             (layer %u, %s, %.1f cycles/sample) and %.0f to fill and drain\n"
@@ -115,6 +136,7 @@ void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
 			w->width, w->height);
 	}
 	wsecc_bytes(bytes, sizeof(bytes), (double)s->sram_bytes);
+	wsecc_report_micro_batch(f, plan);
 	fprintf(f, "active PEs:  %llu of %llu (%.1f%%)%s; SRAM used %s\n",
 		(unsigned long long)s->active_pes, (unsigned long long)wse_wafer_pes(w),
 		100.0 * (double)s->active_pes / (double)wse_wafer_pes(w),

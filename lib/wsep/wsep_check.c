@@ -278,6 +278,9 @@ static int check_program(const struct wsep_program *p, bool need_weights, char *
 	if (p->batch < 1 || p->batch > WSEP_MAX_BATCH)
 		return wsep_fail(err, errlen, "program: batch %u outside 1..%u", p->batch,
 				 WSEP_MAX_BATCH);
+	if (p->micro_batch > p->batch)
+		return wsep_fail(err, errlen, "program: micro-batch of %u samples, more than the batch of %u",
+				 p->micro_batch, p->batch);
 	if (p->input_dim < 1 || p->input_dim > WSEP_MAX_DIM)
 		return wsep_fail(err, errlen, "program: input dimension %u outside 1..%u",
 				 p->input_dim, WSEP_MAX_DIM);

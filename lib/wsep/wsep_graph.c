@@ -36,6 +36,9 @@ uint32_t wsep_features(const struct wsep_program *p)
 	if (o->kind == WSEP_OPT_ADAMW || o->dampening != 0 || o->nesterov ||
 	    o->schedule != WSEP_LR_CONSTANT)
 		f |= WSEP_FEATURE_TRAINING;
+	/* An older reader would run the whole batch at once: more than fits. */
+	if (p->micro_batch && p->micro_batch < p->batch)
+		f |= WSEP_FEATURE_MICRO_BATCH;
 	return f;
 }
 

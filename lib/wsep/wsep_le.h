@@ -134,6 +134,9 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_WARMUP		144
 #define PRG_TOTAL_STEPS		152
 #define PRG_MIN_LR		160
+/* Format 1.3 (feature MICRO_BATCH when it cuts the batch). */
+#define PRG_MICRO_BATCH		168
+#define PRG_RESERVED_1_2	172
 
 /* LAYERS record. */
 #define LAY_KIND		0

@@ -281,13 +281,18 @@ static int decode_fixed(const uint8_t *b, const struct section *s, uint32_t n,
 	p->opt.eps = get_f64(r + PRG_EPS);
 	p->opt.weight_decay = get_f64(r + PRG_WEIGHT_DECAY);
 	p->num_layers = get_le32(r + PRG_NUM_LAYERS);
-	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
+	if (sec->record_size >= WSEP_PROGRAM_RECORD_1_1) {
 		p->opt.dampening = get_f64(r + PRG_DAMPENING);
 		p->opt.nesterov = get_le32(r + PRG_NESTEROV);
 		p->opt.schedule = get_le32(r + PRG_SCHEDULE);
 		p->opt.warmup = get_le64(r + PRG_WARMUP);
 		p->opt.total_steps = get_le64(r + PRG_TOTAL_STEPS);
 		p->opt.min_lr = get_f64(r + PRG_MIN_LR);
+	}
+	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
+		p->micro_batch = get_le32(r + PRG_MICRO_BATCH);
+		if (get_le32(r + PRG_RESERVED_1_2))
+			return SECFAIL(sec, "%s", "reserved bytes 172..175 are not 0");
 	}
 	if (p->num_layers < 1 || p->num_layers > WSEP_MAX_LAYERS)
 		return SECFAIL(sec, "%u layers, expected 1..%u", p->num_layers, WSEP_MAX_LAYERS);

@@ -873,20 +873,23 @@ TEST_F_TIMEOUT(wsetrain, run_directories, 600)
 	}
 }
 
-/* A wafer too small for the model: the refusal gives its size in units. */
+/*
+ * A wafer too small for the model (even one sample's activations do not
+ * fit it, in any micro-batch): the refusal gives its size in units.
+ */
 TEST_F(wsetrain, compiler_refusal_names_the_wafer_in_units)
 {
 	struct guest_peer fw;
 	struct wse_dev_status d;
 	int st;
 
-	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "4x4", "--clock-mhz", "850",
-				      "--log-level", "warn", NULL));
+	ASSERT_EQ(0, guest_peer_start(&fw, "wsefwd", "--wafer", "2x2", "--sram-per-pe", "4K",
+				      "--clock-mhz", "850", "--log-level", "warn", NULL));
 	ASSERT_EQ(0, guest_attach(self->ctl, fw.addr, 0, &d));
 	st = guest_run(self->out, OUT_MAX, "wsetrain models/fc-mnist --devices %u --no-eval",
 		       d.index);
 	EXPECT_EQ(1, st);
-	EXPECT_NE(NULL, strstr(self->out, "(4x4 PEs, 48 KiB SRAM per PE, 850 MHz; exit 1)"))
+	EXPECT_NE(NULL, strstr(self->out, "(2x2 PEs, 4 KiB SRAM per PE, 850 MHz; exit 1)"))
 		TH_LOG("%s", self->out);
 	wse_ctl_detach(self->ctl, d.index);
 	guest_peer_stop(&fw, SIGKILL);

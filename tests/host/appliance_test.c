@@ -577,6 +577,68 @@ TEST_F_TIMEOUT(appl, weight_streaming_is_the_same_on_1_2_4_8_systems, 240)
 	}
 }
 
+/* Each step's mean loss of @steps steps of per-sample losses. */
+static void step_means(const float *losses, int steps, float *mean)
+{
+	for (int s = 0; s < steps; s++) {
+		double sum = 0;
+
+		for (int i = 0; i < BATCH; i++)
+			sum += losses[s * BATCH + i];
+		mean[s] = (float)(sum / BATCH);
+	}
+}
+
+/*
+ * Micro-batches: the program compiled for micro-batches of the whole
+ * batch and of 8 samples, trained from the same initial weights on the
+ * same batches with --leaves 1 (the program's micro-batch sets the
+ * leaves): the same loss curve to fp32 rounding, 1e-5, though not the same
+ * bits (the gradient sums over 8 micro-batches in a tree). In 8, 2 systems
+ * give the bits of 1: the leaves are the program's micro-batches there too.
+ */
+TEST_F_TIMEOUT(appl, one_micro_batch_and_eight_give_the_same_loss_curve, 180)
+{
+	enum { STEPS = 20 };
+	static float loss[3][STEPS * BATCH], mean[2][STEPS];
+	static struct snapshot one, two;
+	const uint32_t micro[2] = { BATCH, BATCH / 8 };
+	char text[512] = "";
+	void *img[2];
+	size_t len[2];
+	int at;
+
+	for (int v = 0; v < 2; v++)
+		ASSERT_EQ(0, test_compile_model_micro(small_model, "64x64",
+						      WSECC_MODE_WEIGHT_STREAMING, micro[v], &img[v],
+						      &len[v]));
+	ASSERT_EQ(0, start(self, 2, "--leaves=1"));
+	for (int v = 0; v < 3; v++) {
+		ASSERT_EQ(0, set_job(self, v == 2 ? 2 : 1, text, sizeof(text))) TH_LOG("%s", text);
+		ASSERT_EQ(0, load(self, img[v ? 1 : 0], len[v ? 1 : 0], text, sizeof(text)))
+			TH_LOG("%s", text);
+		ASSERT_EQ(0, train(self, 4, 0, STEPS, true, loss[v], text, sizeof(text)))
+			TH_LOG("micro-batch %u: %s", micro[v ? 1 : 0], text);
+		if (v)
+			ASSERT_EQ(0, snap(self, v == 1 ? &one : &two, false, text, sizeof(text)))
+				TH_LOG("%s", text);
+	}
+	step_means(loss[0], STEPS, mean[0]);
+	step_means(loss[1], STEPS, mean[1]);
+	at = test_loss_curves_differ(mean[0], mean[1], STEPS);
+	EXPECT_EQ(-1, at) TH_LOG("step %d: %.9g in 1 micro-batch, %.9g in 8", at, mean[0][at],
+				 mean[1][at]);
+	TH_LOG("loss %.6f -> %.6f in 1 micro-batch, %.6f -> %.6f in 8", mean[0][0],
+	       mean[0][STEPS - 1], mean[1][0], mean[1][STEPS - 1]);
+	EXPECT_LT(mean[0][STEPS - 1], mean[0][0]);
+	/* Cut otherwise: the sums went another way, so some last bit moved. */
+	EXPECT_NE(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+	EXPECT_EQ(0, memcmp(loss[1], loss[2], sizeof(loss[1])));
+	EXPECT_EQ(0, memcmp(one.w, two.w, sizeof(one.w)));
+	free(img[0]);
+	free(img[1]);
+}
+
 /*
  * --leaves 2 (micro-batches of half a batch, bigger sgemms): 1 and 2
  * systems still give the same bits; a count not a power of two is refused.

@@ -52,6 +52,8 @@ TEST_F(cli, help_and_usage_errors)
 	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --wafer 12", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "--wafer: wafer '12'"));
 	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --batch 0", self->out, sizeof(self->out)));
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --micro-batch 0", self->out,
+				 sizeof(self->out)));
 	EXPECT_EQ(1, run_cmd_all(WSECC " /nonexistent", self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "/nonexistent: error: cannot open the model file"));
 }
@@ -76,6 +78,28 @@ TEST_F(cli, report_prints_placement_and_writes_svg)
 	EXPECT_STREQ("<?xml", head);
 }
 
+/* A batch whose activations never fit whole streams in micro-batches; too large a one is refused. */
+TEST_F(cli, micro_batches_chosen_shown_and_refused_too_large)
+{
+	/* Its own directory, never the machine's /dev/null, should the refusal be lost. */
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-large --batch 65536 --micro-batch 2000 -o %s/l.wsep", self->dir);
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "a micro-batch of 2000 samples do not fit"))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "the largest micro-batch that fits is 1113"));
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-large --batch 65536 --report --svg %s/l.svg", self->dir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "micro-batch: 1113 samples, 59 per batch of 65536 (the wafer fits 1113)"))
+		TH_LOG("%s", self->out);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer wse2 --report --svg %s/m.svg", self->dir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "pipeline:    depth 5 micro-batches of 1 at stage 0"))
+		TH_LOG("%s", self->out);
+}
+
 TEST_F(cli, large_model_streams_and_refuses_pipelined)
 {
 	char path[128], err[256];
@@ -84,7 +108,7 @@ TEST_F(cli, large_model_streams_and_refuses_pipelined)
 	EXPECT_EQ(1, run_cmd_all(WSECC " models/fc-large --wafer 64x64:48K --mode pipelined", self->out,
 			 sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "models/fc-large: error: --mode pipelined refused"));
-	EXPECT_NE(NULL, strstr(self->out, "needs 608.39 MB"));
+	EXPECT_NE(NULL, strstr(self->out, "needs 589.76 MB"));
 	EXPECT_NE(NULL, strstr(self->out, "176.16 MB usable"));
 
 	snprintf(path, sizeof(path), "%s/large.wsep", self->dir);

@@ -13,6 +13,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
+#include "wse/wsep.h"
 
 static void load(struct __test_metadata *_metadata, const char *path, struct wsecc_model *m)
 {
@@ -168,6 +169,16 @@ TEST(mode_choice_on_both_sides_of_the_sram_boundary)
 	EXPECT_EQ(2 * mem.weights, mem.opt_state);
 	EXPECT_EQ(4ULL * 128 * (784 + 2 * 256 + 256 + 2 * 256 + 256 + 2 * 10), mem.activations);
 	EXPECT_EQ(mem.weights + mem.grads + mem.opt_state + mem.activations, mem.total);
+	/*
+	 * Compiled, the activations are those of the samples in flight: 5, 3
+	 * and 1 (2 (3 - i) - 1) at layers 0, 1, 2, samples one at a time.
+	 */
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(4ULL * (5 * (784 + 2 * 256) + 3 * (256 + 2 * 256) + 1 * (256 + 2 * 10)),
+		  p.mem.activations);
+	EXPECT_EQ(5U, p.in_flight[0]);
+	EXPECT_EQ(1U, p.in_flight[2]);
+	mem = p.mem;
 
 	/* Below: the largest SRAM per PE (a multiple of 8) whose usable total is short. */
 	sram = (mem.total / 256) * 8 / 7;
@@ -176,9 +187,8 @@ TEST(mode_choice_on_both_sides_of_the_sram_boundary)
 		sram -= 8;
 	snprintf(spec, sizeof(spec), "16x16:%llu", (unsigned long long)sram);
 	wafer(_metadata, spec, &w);
-	wsecc_memory_needed(&m, &w, &mem);
-	ASSERT_LT(mem.usable, mem.total);
 	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e)) TH_LOG("%s", e.msg);
+	ASSERT_LT(p.mem.usable, p.mem.total);
 	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p.mode) TH_LOG("%s", spec);
 	EXPECT_NE(NULL, strstr(p.mode_note, "would need"));
 	/* Forced pipelined is refused, with the numbers. */
@@ -247,7 +257,7 @@ TEST(fc_large_streams_and_pipelined_is_refused)
 	EXPECT_GT(p.summary.samples_per_s, 0);
 	EXPECT_EQ(0, p.summary.even_split_samples_per_s);
 	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
-	EXPECT_NE(NULL, strstr(e.msg, "needs 608.39 MB (weights 147.28 MB + gradients 147.28 MB + adam state 294.55 MB"))
+	EXPECT_NE(NULL, strstr(e.msg, "needs 589.76 MB (weights 147.28 MB + gradients 147.28 MB + adam state 294.55 MB + activations 661.0 kB of the samples in flight, up to 7 of batch 128"))
 		TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "the 64x64:48K wafer has 176.16 MB usable")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "Use --mode weight_streaming"));
@@ -265,6 +275,142 @@ TEST(streaming_refuses_a_batch_that_does_not_fit)
 	m.batch = 4096;
 	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
 	EXPECT_NE(NULL, strstr(e.msg, "do not fit even with weight streaming")) TH_LOG("%s", e.msg);
+}
+
+/*
+ * fc-large at batch 65536 on its 64x64:48K wafer, refused before micro-
+ * batches (the batch's activations: 2.41 MB a PE), streams in micro-batches
+ * of the most samples whose activations fit: a sample's are 4 B x (784 +
+ * 2 x 4096 + 2 x (4096 + 2 x 4096) + 4096 + 2 x 10), over 4096 PEs beside
+ * the 2 KiB stream buffer in the 43008 B a PE has usable.
+ */
+TEST(streaming_cuts_the_batch_into_the_largest_micro_batches_that_fit)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan p;
+	const uint64_t sample = 4ULL * (784 + 2 * 4096 + 2 * (4096 + 2 * 4096) + 4096 + 2 * 10);
+	const uint64_t largest = (43008 - 2048) * 4096ULL / sample;
+	struct wsep_program *prog;
+	struct wse_wafer w;
+	struct wsecc_error e;
+	char err[256];
+	size_t len;
+	void *buf;
+
+	load(_metadata, "models/fc-large", &m);
+	wafer(_metadata, m.wafer, &w);
+	m.batch = 65536;
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p.mode);
+	EXPECT_EQ(largest, p.micro_batch);
+	EXPECT_LE(p.summary.sram_bytes, 4096ULL * 43008);
+	/* The program records it, and needs a reader that knows micro-batches. */
+	ASSERT_EQ(0, wsecc_emit(&m, &p, 0, &buf, &len, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, wsep_read(buf, len, &prog, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(largest, prog->micro_batch);
+	EXPECT_EQ(WSEP_FEATURE_MICRO_BATCH, prog->features & WSEP_FEATURE_MICRO_BATCH);
+	wsep_program_free(prog);
+	EXPECT_EQ(-EINVAL, wsep_read_features(buf, len, WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING,
+					      &prog, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "micro-batches (feature 0x4)")) TH_LOG("%s", err);
+	free(buf);
+
+	/* Asked for: as asked, up to the largest; one more is refused, naming the largest. */
+	m.micro_batch = 1000;
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(1000U, p.micro_batch);
+	m.micro_batch = (uint32_t)largest + 1;
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "the largest micro-batch that fits is 1113 (--micro-batch 1113)"))
+		TH_LOG("%s", e.msg);
+	m.micro_batch = 65537;
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "larger than the batch of 65536")) TH_LOG("%s", e.msg);
+
+	/* The model's own batch of 128 fits whole: one micro-batch, no feature needed. */
+	load(_metadata, "models/fc-large", &m);
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_AUTO, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(128U, p.micro_batch);
+	ASSERT_EQ(0, wsecc_emit(&m, &p, 0, &buf, &len, &e)) TH_LOG("%s", e.msg);
+	ASSERT_EQ(0, wsep_read(buf, len, &prog, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0U, prog->features & WSEP_FEATURE_MICRO_BATCH);
+	wsep_program_free(prog);
+	free(buf);
+}
+
+/*
+ * Micro-batches cost weight I/O: each streams every layer's weights in
+ * twice and its gradients out, so a batch in 8 costs 8 times the weights'
+ * transfer of a batch in one, and the compute the same.
+ */
+TEST(streaming_estimate_counts_weights_per_micro_batch)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan one, eight;
+	struct wse_wafer w;
+	struct wsecc_error e;
+
+	load(_metadata, "models/fc-large", &m);
+	wafer(_metadata, m.wafer, &w);
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_WEIGHT_STREAMING, &one, &e)) TH_LOG("%s", e.msg);
+	m.micro_batch = 16;
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_WEIGHT_STREAMING, &eight, &e))
+		TH_LOG("%s", e.msg);
+	for (uint32_t i = 0; i < m.num_layers; i++) {
+		const struct wsep_estimate *a = &one.layers[i].est, *b = &eight.layers[i].est;
+		double wio = a->io_cycles, compute = a->fwd_cycles;
+
+		EXPECT_TRUE(wio == b->io_cycles);
+		/* Weight bound at 128 samples on this wafer: a pass is the weights' time. */
+		if (compute <= wio * (1 + 1e-12)) {
+			EXPECT_LT(fabs(b->stage_cycles - 8 * a->stage_cycles), 1e-9 * b->stage_cycles);
+		}
+		EXPECT_GE(b->stage_cycles, a->stage_cycles);
+	}
+	EXPECT_LT(eight.summary.samples_per_s, one.summary.samples_per_s);
+}
+
+/*
+ * Pipelined memory by samples in flight: fc-mnist at batch 65536 on
+ * 64x64:48K, whose batch's activations (613 MB) were refused, holds 5, 3
+ * and 1 samples at its layers and runs pipelined; in micro-batches of 4,
+ * 20, 12 and 4, each region's SRAM holding its share; a micro-batch larger
+ * than the batch is refused.
+ */
+TEST(pipelined_holds_the_samples_in_flight_not_the_batch)
+{
+	static struct wsecc_model m;
+	static struct wsecc_plan p;
+	const uint64_t per_sample[3] = { 4ULL * (784 + 2 * 256), 4ULL * (256 + 2 * 256),
+					 4ULL * (256 + 2 * 10) };
+	struct wsecc_memory whole;
+	struct wse_wafer w;
+	struct wsecc_error e;
+
+	load(_metadata, "models/fc-mnist", &m);
+	wafer(_metadata, "64x64:48K", &w);
+	m.batch = 65536;
+	wsecc_memory_needed(&m, &w, &whole);
+	ASSERT_GT(whole.total, whole.usable);
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(WSEP_MODE_PIPELINED, p.mode);
+	EXPECT_EQ(1U, p.micro_batch);
+	EXPECT_EQ(5 * per_sample[0] + 3 * per_sample[1] + per_sample[2], p.mem.activations);
+
+	m.micro_batch = 4;
+	ASSERT_EQ(0, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e)) TH_LOG("%s", e.msg);
+	EXPECT_EQ(20U, p.in_flight[0]);
+	EXPECT_EQ(12U, p.in_flight[1]);
+	EXPECT_EQ(4U, p.in_flight[2]);
+	for (uint32_t i = 0; i < 3; i++) {
+		const struct wsecc_layer_plan *lp = &p.layers[i];
+
+		EXPECT_EQ(per_sample[i] * p.in_flight[i], lp->act_bytes);
+		EXPECT_LE(lp->sram_per_pe, 43008U);
+	}
+	m.micro_batch = 65537;
+	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
+	EXPECT_NE(NULL, strstr(e.msg, "larger than the batch of 65536")) TH_LOG("%s", e.msg);
 }
 
 TEST(too_many_layers_for_the_columns)

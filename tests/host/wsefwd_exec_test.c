@@ -752,6 +752,119 @@ TEST_F(exec, modes_agree_on_a_short_batch)
 }
 
 /*
+ * Micro-batches on the daemon alone: the tiny model compiled pipelined for
+ * micro-batches of its whole batch and of 1 sample (8 of them), trained
+ * 40 steps from the same weights on the same batches: the same loss curve
+ * to fp32 rounding (1e-5), though other bits (the gradients sum over 8
+ * micro-batches in a tree).
+ */
+TEST_F(exec, one_micro_batch_and_eight_give_the_same_loss_curve)
+{
+	enum { STEPS = 40 };
+	const uint32_t micro[2] = { TINY_BATCH, TINY_BATCH / 8 };
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	float loss[2][STEPS];
+	char text[256] = "";
+	int at;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	for (int v = 0; v < 2; v++) {
+		struct engine_rng rng;
+		size_t len;
+		void *img;
+
+		ASSERT_EQ(0, test_compile_model_micro(tiny_model, "16x16", WSECC_MODE_PIPELINED,
+						      micro[v], &img, &len));
+		ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text)))
+			TH_LOG("%s", text);
+		engine_rng_seed(&rng, 21);
+		for (int s = 0; s < STEPS; s++)
+			ASSERT_EQ(0, train_step(self, &rng, &loss[v][s], &res, text, sizeof(text)))
+				TH_LOG("micro-batch %u: %s", micro[v], text);
+		free(img);
+	}
+	at = test_loss_curves_differ(loss[0], loss[1], STEPS);
+	EXPECT_EQ(-1, at) TH_LOG("step %d: %.9g in 1 micro-batch, %.9g in 8", at, loss[0][at],
+				 loss[1][at]);
+	TH_LOG("loss %.6f -> %.6f in 1 micro-batch, %.6f -> %.6f in 8", loss[0][0],
+	       loss[0][STEPS - 1], loss[1][0], loss[1][STEPS - 1]);
+	EXPECT_LT(loss[0][STEPS - 1], loss[0][0]);
+	EXPECT_NE(0, memcmp(loss[0], loss[1], sizeof(loss[0])));
+}
+
+/*
+ * Pipelined, the daemon holds the activations the compiler sized: a layer
+ * of 4 holds at most its pipeline depth, 2 (4 - k) - 1 micro-batches, at
+ * once. 8 micro-batches of 1 sample, 3 workers, 6 steps; the daemon logs
+ * (debug) each step's layer that held the most for its depth. Every step
+ * holds no more than the depth, and some layer fills it.
+ */
+TEST_F(exec, pipelined_layers_hold_no_more_than_their_depth)
+{
+	static const char deep[] = "model deep\ninput 16 u8\ndense 16 12 relu\ndense 12 12 relu\n"
+				   "dense 12 12 relu\ndense 12 4 none\nloss softmax_xent\n"
+				   "optimizer sgd lr=0.1\nbatch 8\nseed 2\n";
+	struct wse_link_run_result_info res;
+	struct wse_link_prog_info info;
+	struct engine_rng rng;
+	char text[256] = "", line[512];
+	int steps = 0, full = 0;
+	size_t len;
+	void *img;
+	FILE *f;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16", "--workers", "3", "--log-level", "debug"));
+	ASSERT_EQ(0, test_compile_model_micro(deep, "16x16", WSECC_MODE_PIPELINED, 1, &img, &len));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, &info, text, sizeof(text))) TH_LOG("%s", text);
+	engine_rng_seed(&rng, 8);
+	for (int s = 0; s < 6; s++) {
+		float loss;
+
+		ASSERT_EQ(0, train_step(self, &rng, &loss, &res, text, sizeof(text))) TH_LOG("%s", text);
+	}
+	f = fopen(self->log, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, "micro-batches; layer");
+		unsigned int micro, layer, most, depth;
+
+		if (!at || sscanf(at - 3, "%u micro-batches; layer %u held at most %u at once, its pipeline depth %u",
+				  &micro, &layer, &most, &depth) != 4)
+			continue;
+		steps++;
+		EXPECT_EQ(8U, micro);
+		EXPECT_EQ(2 * (4 - layer) - 1, depth);
+		EXPECT_LE(most, depth) TH_LOG("%s", line);
+		full += most == depth;
+	}
+	fclose(f);
+	EXPECT_EQ(6, steps);
+	EXPECT_LT(0, full);
+	free(img);
+}
+
+/*
+ * A program whose micro-batches cut its batch into more than the daemon
+ * runs in a step is refused at load, saying what to do.
+ */
+TEST_F(exec, too_many_micro_batches_refused_at_load)
+{
+	static const char many[] = "model many\ninput 16 u8\ndense 16 4 none\n"
+				   "loss softmax_xent\noptimizer sgd lr=0.1\nbatch 64\nseed 1\n";
+	struct wse_link_prog_info info;
+	char text[256] = "";
+	size_t len;
+	void *img;
+
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, test_compile_model_micro(many, "16x16", WSECC_MODE_PIPELINED, 1, &img, &len));
+	EXPECT_EQ(WSE_LINK_E_INVAL, load(self, PROG, img, len, len, &info, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "larger --micro-batch")) TH_LOG("%s", text);
+	free(img);
+}
+
+/*
  * The step graph's worker count changes only who runs each engine call:
  * 6 pipelined steps in 4 micro-batches with 1 worker and with 3 give the
  * same weights and losses.

@@ -32,6 +32,10 @@ static const char usage_text[] =
 	"  --mode MODE         auto (default), pipelined or weight_streaming\n"
 	"  --batch N           override the model's batch size (1..65536); for ONNX, the\n"
 	"                      value of a symbolic first input dimension (default 1)\n"
+	"  --micro-batch N     samples per micro-batch (1..the batch): weight streaming\n"
+	"                      runs the batch in micro-batches of N and sizes SRAM for\n"
+	"                      one (default: the largest that fits); pipelined, samples\n"
+	"                      enter the pipeline N at a time (default 1)\n"
 	"  --validate-only     only check that every op maps to a kernel (no placement)\n"
 	"  --compile-only      compile and write the program (-o, default MODEL_NAME.wsep)\n"
 	"  -o, --output FILE   write the .wsep program to FILE (- for standard output;\n"
@@ -241,12 +245,12 @@ static FILE *chatter(const char *output)
 }
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
-static int onnx_program(const char *path, uint32_t batch, const struct train_args *t,
-			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
-			const char *svg, const char *output, int quiet)
+static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
+			const struct train_args *t, const char *wafer_spec, enum wsecc_mode mode,
+			bool no_weights, int report, const char *svg, const char *output, int quiet)
 {
-	struct wsecc_graph_options o = { .batch = batch, .mode = mode, .seed = 1,
-					 .no_weights = no_weights };
+	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
+					 .seed = 1, .no_weights = no_weights };
 	struct wsecc_graph_program *gp;
 	struct wsecc_error err;
 	struct wse_wafer wafer;
@@ -297,13 +301,14 @@ out:
 
 int main(int argc, char **argv)
 {
-	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
+	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
 	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "micro-batch", required_argument, NULL, OPT_MICRO },
 		{ "validate-only", no_argument, NULL, OPT_VALIDATE },
 		{ "compile-only", no_argument, NULL, OPT_COMPILE },
 		{ "output", required_argument, NULL, 'o' },
@@ -326,6 +331,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *wafer_spec = NULL, *output = NULL, *svg = NULL, *batch_arg = NULL;
+	const char *micro_arg = NULL;
+	uint64_t micro = 0;
 	int validate = 0, compile = 0, report = 0, weights = -1, quiet = 0, c;
 	enum wsecc_mode mode = WSECC_MODE_AUTO;
 	static struct wsecc_model model;
@@ -346,6 +353,7 @@ int main(int argc, char **argv)
 						   optarg);
 			break;
 		case OPT_BATCH: batch_arg = optarg; break;
+		case OPT_MICRO: micro_arg = optarg; break;
 		case OPT_VALIDATE: validate = 1; break;
 		case OPT_COMPILE: compile = 1; break;
 		case 'o': output = optarg; break;
@@ -375,6 +383,11 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--svg needs --report");
 	if (validate && (compile || report || output))
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
+	if (micro_arg && wse_opt_u64("wsecc", "--micro-batch", micro_arg, 1, WSEP_MAX_BATCH,
+				     WSE_NUM_PLAIN, &micro)) {
+		fprintf(stderr, "Try 'wsecc --help'.\n");
+		return EXIT_USAGE;
+	}
 
 	if (is_onnx(argv[optind])) {
 		uint64_t b = 1;
@@ -389,8 +402,9 @@ int main(int argc, char **argv)
 		/* From shapes alone there is nothing to train: an estimate only. */
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
-		return onnx_program(argv[optind], (uint32_t)b, &train, wafer_spec, mode, weights == 0,
-				    report, svg, compile || output || !report ? output : NULL, quiet);
+		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, &train, wafer_spec,
+				    mode, weights == 0, report, svg,
+				    compile || output || !report ? output : NULL, quiet);
 	}
 	if (train_given)
 		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input and the like are for ONNX models: a model text file says its own");
@@ -408,6 +422,7 @@ int main(int argc, char **argv)
 		}
 		model.batch = (uint32_t)b;
 	}
+	model.micro_batch = (uint32_t)micro;
 	if (validate)
 		return validate_only(&model, quiet);
 

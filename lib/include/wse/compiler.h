@@ -85,6 +85,8 @@ struct wsecc_model {
 	enum wsecc_loss loss;
 	struct wsep_optimizer opt;
 	uint32_t batch;
+	/* Samples per micro-batch (wsecc --micro-batch); 0: the compiler chooses. */
+	uint32_t micro_batch;
 	uint64_t seed;
 	char wafer[64];
 	struct wsecc_pos input_pos, loss_pos, opt_pos, batch_pos;
@@ -176,8 +178,9 @@ struct wsecc_layer_plan {
 	uint64_t sram_bytes;
 	struct wsep_estimate est;
 	/* What weight streaming combines: per sample, the backward compute
-	 * without the update and the update's share; the batch's activations;
-	 * the parameters that stream.
+	 * without the update and the update's share; the activations of the
+	 * samples the stage holds (struct wsecc_stages' cost()); the
+	 * parameters that stream.
 	 */
 	double bwd_compute, opt_cycles;
 	uint64_t act_bytes, params;
@@ -189,6 +192,15 @@ struct wsecc_layer_plan {
  * @summary: overall estimate, as written to the program
  * @even: the naive even split's layers (pipelined only)
  * @host_io_samples_per_s: the host link's limit on its own
+ * @micro_batch: samples per micro-batch: weight streaming, what one
+ *	micro-batch's activations fit (the batch runs in ceil(batch /
+ *	micro_batch) of them); pipelined, the granule samples enter the
+ *	pipeline in (1: sample by sample)
+ * @micro_batch_fit: weight streaming, the most samples whose activations
+ *	fit (not capped by the batch; at most WSEP_MAX_BATCH)
+ * @in_flight: pipelined, per stage, the samples whose activations it holds
+ *	between their forward and backward passes (the pipeline depth times
+ *	@micro_batch, at most the batch); weight streaming, @micro_batch
  */
 struct wsecc_plan {
 	struct wse_wafer wafer;
@@ -198,6 +210,8 @@ struct wsecc_plan {
 	enum wsep_mode mode;
 	char mode_note[512];
 	uint32_t batch;
+	uint32_t micro_batch, micro_batch_fit;
+	uint32_t in_flight[WSECC_MAX_LAYERS];
 	uint32_t num_layers;
 	struct wsecc_layer_plan layers[WSECC_MAX_LAYERS];
 	struct wsecc_layer_plan even[WSECC_MAX_LAYERS];
@@ -208,7 +222,11 @@ struct wsecc_plan {
 	double total_flops_per_sample;
 };
 
-/* SRAM the model needs to run layer-pipelined on @w. */
+/*
+ * SRAM the model needs to run layer-pipelined on @w with every stage
+ * holding the whole batch's activations (one micro-batch of the batch);
+ * wsecc_compile() sizes them by the samples in flight instead.
+ */
 void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
 			 struct wsecc_memory *mem);
 

@@ -259,6 +259,8 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 /**
  * struct wsecc_graph_options - how to compile an ONNX model into a program
  * @batch: the batch (the value of the inputs' symbolic first dimension)
+ * @micro_batch: samples per micro-batch (0: the compiler chooses), as for
+ *	a text model's
  * @mode: as for a text model
  * @opt: the optimizer and its learning-rate schedule (ONNX has none)
  * @seed: dropout masks and the host's batch order
@@ -271,6 +273,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
  */
 struct wsecc_graph_options {
 	uint32_t batch;
+	uint32_t micro_batch;
 	enum wsecc_mode mode;
 	struct wsep_optimizer opt;
 	uint64_t seed;

@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	2	/* 2: the optional parameter names */
+#define WSEP_VERSION_MINOR	3	/* 3: micro-batches; 2: the optional parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -50,7 +50,8 @@
  */
 #define WSEP_FEATURE_GRAPH	0x1U	/* a graph of engine ops (sections graph..constants) */
 #define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
-#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING)
+#define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
+#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | WSEP_FEATURE_MICRO_BATCH)
 
 /* Section types. Types with bit 15 set are optional: a reader that does not
  * know one skips it; an unknown type without that bit is refused.
@@ -77,7 +78,8 @@ enum wsep_section_type {
  * accept larger records and read the prefix they know).
  */
 #define WSEP_WAFER_RECORD	96U
-#define WSEP_PROGRAM_RECORD	168U	/* 128 in format 1.0 */
+#define WSEP_PROGRAM_RECORD	176U	/* 168 in formats 1.1 and 1.2, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD_1_1	168U
 #define WSEP_PROGRAM_RECORD_1_0	128U
 #define WSEP_LAYER_RECORD	40U	/* 32 in format 1.0 */
 #define WSEP_LAYER_RECORD_1_0	32U
@@ -430,6 +432,12 @@ struct wsep_program {
 	char model_name[WSEP_NAME_MAX];
 	enum wsep_mode mode;
 	uint32_t batch;
+	/*
+	 * Samples per micro-batch: what the compiler sized the activations
+	 * for, so the most a device may run at once (1..batch); 0 in formats
+	 * before 1.3: the firmware's own rule.
+	 */
+	uint32_t micro_batch;
 	uint64_t seed;
 	uint32_t input_dim;
 	enum wsep_elem input_type;
