@@ -4,7 +4,11 @@
 # DKMS read only their system directories, so those do not follow PREFIX.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-LIBDIR ?= $(PREFIX)/lib
+# Debian's multiarch directory (lib/x86_64-linux-gnu), which ld.so and
+# pkg-config search under /usr and /usr/local alike; plain lib/ where the
+# toolchain knows no multiarch triplet.
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch 2>/dev/null)
+LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
@@ -18,6 +22,10 @@ INSTALL ?= install
 # What is installed, from where.
 install_progs := wsectl wsetrain wsecc wsefwd wse-appliance wsebench wsereport
 install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
+# The UAPI header keeps the kernel's drm/ layout, but inside the project's
+# own directory: INCLUDEDIR/drm/ is linux-libc-dev's. libwse.pc adds
+# -I$(INCLUDEDIR)/wse so that <drm/wse_accel.h> finds it.
+install_uapi_dir := $(INCLUDEDIR)/wse/drm
 install_models := models/fc-mnist models/fc-large
 install_completions := wsectl wsetrain
 
@@ -37,7 +45,7 @@ subst_dirs = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call under_prefix,
 
 install: userspace package
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
-		$(DESTDIR)$(INCLUDEDIR)/wse $(DESTDIR)$(INCLUDEDIR)/drm \
+		$(DESTDIR)$(INCLUDEDIR)/wse $(DESTDIR)$(install_uapi_dir) \
 		$(DESTDIR)$(DATADIR)/wse/models $(DESTDIR)$(DATADIR)/wse/timing \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(DKMSSRCDIR)/driver $(DESTDIR)$(DKMSSRCDIR)/uapi/drm \
@@ -49,7 +57,7 @@ install: userspace package
 	$(INSTALL) -m 644 $(B)/dist/lib/libwse.a $(DESTDIR)$(LIBDIR)
 	$(subst_dirs) packaging/libwse.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/libwse.pc
 	$(INSTALL) -m 644 $(install_headers) $(DESTDIR)$(INCLUDEDIR)/wse
-	$(INSTALL) -m 644 uapi/drm/wse_accel.h $(DESTDIR)$(INCLUDEDIR)/drm
+	$(INSTALL) -m 644 uapi/drm/wse_accel.h $(DESTDIR)$(install_uapi_dir)
 	$(INSTALL) -m 644 $(install_models) $(DESTDIR)$(DATADIR)/wse/models
 	$(INSTALL) -m 644 firmware-sim/timing/wse2.params $(DESTDIR)$(DATADIR)/wse/timing
 	for m in $(man_pages); do \
@@ -72,12 +80,12 @@ uninstall:
 		libwse.so.$(WSE_SOVERSION) libwse.so libwse.a)
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/libwse.pc
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/wse/,$(notdir $(install_headers)))
-	rm -f $(DESTDIR)$(INCLUDEDIR)/drm/wse_accel.h
+	rm -f $(DESTDIR)$(install_uapi_dir)/wse_accel.h
 	rm -rf $(DESTDIR)$(DATADIR)/wse
 	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(install_completions))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
 	rm -rf $(DESTDIR)$(DKMSSRCDIR)
-	-rmdir $(DESTDIR)$(INCLUDEDIR)/wse 2>/dev/null
+	-rmdir $(DESTDIR)$(install_uapi_dir) $(DESTDIR)$(INCLUDEDIR)/wse 2>/dev/null
 host_scripts += install_test
 host_scripts += dkms_test
