@@ -1,7 +1,8 @@
 # packaging/: `make install` and `make uninstall`, as a Linux package lays
 # wse out (Documentation/building.rst, "Installing"). PREFIX and DESTDIR as
-# usual; the directories below may each be overridden. udev, sysusers and
-# DKMS read only their system directories, so those do not follow PREFIX.
+# usual; the directories below may each be overridden. udev, sysusers,
+# systemd and DKMS read only their system directories, so those do not
+# follow PREFIX; nor does SYSCONFDIR, where the units read their settings.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 # Debian's multiarch directory (lib/x86_64-linux-gnu), which ld.so and
@@ -16,6 +17,8 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 UDEVDIR ?= /usr/lib/udev
 SYSUSERSDIR ?= /usr/lib/sysusers.d
+SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
+SYSCONFDIR ?= /etc
 DKMSSRCDIR ?= /usr/src/wse-$(WSE_VERSION)
 INSTALL ?= install
 
@@ -28,6 +31,8 @@ install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
 install_uapi_dir := $(INCLUDEDIR)/wse/drm
 install_models := models/fc-mnist models/fc-large
 install_completions := wsectl wsetrain
+# systemd units, from packaging/systemd/NAME.in.
+install_units := wsefwd@.service wse-appliance.service
 
 # `make all` builds what is installed, so that `make install` (as root)
 # only copies. The module is not installed: DKMS builds it from the source
@@ -42,12 +47,15 @@ all: package
 under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 subst_dirs = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
 	-e 's|@INCLUDEDIR@|$(call under_prefix,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(WSE_VERSION)|g'
+# The same for files that name absolute paths (systemd units).
+subst_paths = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 
 install: userspace package
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/wse $(DESTDIR)$(install_uapi_dir) \
 		$(DESTDIR)$(DATADIR)/wse/models $(DESTDIR)$(DATADIR)/wse/timing \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(DKMSSRCDIR)/driver $(DESTDIR)$(DKMSSRCDIR)/uapi/drm \
 		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 8)
 	$(INSTALL) -m 755 $(addprefix $(B)/bin/,$(install_progs)) $(DESTDIR)$(BINDIR)
@@ -68,6 +76,9 @@ install: userspace package
 	done
 	$(INSTALL) -m 644 packaging/60-wse.rules $(DESTDIR)$(UDEVDIR)/rules.d
 	$(INSTALL) -m 644 packaging/wse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wse.conf
+	for u in $(install_units); do \
+		$(subst_paths) packaging/systemd/$$u.in >$(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
 	$(INSTALL) -m 644 Kbuild $(DESTDIR)$(DKMSSRCDIR)
 	$(INSTALL) -m 644 $(DRIVER_SRCS) $(DESTDIR)$(DKMSSRCDIR)/driver
 	$(INSTALL) -m 644 $(wildcard uapi/*.h) $(DESTDIR)$(DKMSSRCDIR)/uapi
@@ -85,7 +96,9 @@ uninstall:
 	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(install_completions))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(install_units))
 	rm -rf $(DESTDIR)$(DKMSSRCDIR)
 	-rmdir $(DESTDIR)$(install_uapi_dir) $(DESTDIR)$(INCLUDEDIR)/wse 2>/dev/null
 host_scripts += install_test
 host_scripts += dkms_test
+host_scripts += systemd_units_test

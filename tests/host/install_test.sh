@@ -17,6 +17,7 @@ dest=$tmp/root
 # Where Debian puts libraries for this machine (lib/x86_64-linux-gnu).
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 libdir=usr/lib${multiarch:+/$multiarch}
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /usr/lib/systemd/system)
 
 if ! out=$(t_make install DESTDIR="$dest" PREFIX=/usr 2>&1); then
 	t_not_ok "make install DESTDIR=... PREFIX=/usr" "$(tail -n 20 <<<"$out")"
@@ -39,6 +40,7 @@ want=(
 	usr/share/bash-completion/completions/wsetrain
 	usr/share/wse/models/fc-mnist usr/share/wse/timing/wse2.params
 	usr/lib/udev/rules.d/60-wse.rules usr/lib/sysusers.d/wse.conf
+	"${unitdir#/}/wsefwd@.service" "${unitdir#/}/wse-appliance.service"
 	"usr/src/wse-$version/dkms.conf" "usr/src/wse-$version/Kbuild"
 	"usr/src/wse-$version/driver/wse_drv.c" "usr/src/wse-$version/uapi/drm/wse_accel.h"
 )
