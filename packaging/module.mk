@@ -30,14 +30,19 @@ install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
 # -I$(INCLUDEDIR)/wse so that <drm/wse_accel.h> finds it.
 install_uapi_dir := $(INCLUDEDIR)/wse/drm
 install_models := models/fc-mnist models/fc-large
-install_completions := wsectl wsetrain
+# One bash completion file for them all (packaging/bash-completion/wse),
+# and a link to it named after each tool, which bash-completion loads.
+install_completions := $(install_progs)
 # systemd units, from packaging/systemd/NAME.in.
 install_units := wsefwd@.service wse-appliance.service
 
 # `make all` builds what is installed, so that `make install` (as root)
 # only copies. The module is not installed: DKMS builds it from the source
 # installed in DKMSSRCDIR, for each kernel.
-.PHONY: package install uninstall
+.PHONY: package install uninstall print-install-progs
+# For tests: the programs make install installs.
+print-install-progs:
+	@echo $(install_progs)
 package: $(libwse_dist) $(man_files)
 all: package
 
@@ -71,9 +76,8 @@ install: userspace package
 	for m in $(man_pages); do \
 		$(INSTALL) -m 644 $(B)/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \
 	done
-	for c in $(install_completions); do \
-		$(INSTALL) -m 644 tools/$$c/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; \
-	done
+	$(INSTALL) -m 644 packaging/bash-completion/wse $(DESTDIR)$(BASHCOMPDIR)/wse
+	for c in $(install_completions); do ln -sfn wse $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; done
 	$(INSTALL) -m 644 packaging/60-wse.rules $(DESTDIR)$(UDEVDIR)/rules.d
 	$(INSTALL) -m 644 packaging/wse.sysusers $(DESTDIR)$(SYSUSERSDIR)/wse.conf
 	for u in $(install_units); do \
@@ -94,7 +98,7 @@ uninstall:
 	rm -f $(DESTDIR)$(install_uapi_dir)/wse_accel.h
 	rm -rf $(DESTDIR)$(DATADIR)/wse
 	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
-	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,$(install_completions))
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,wse $(install_completions))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(install_units))
 	rm -rf $(DESTDIR)$(DKMSSRCDIR)

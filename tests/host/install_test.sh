@@ -36,8 +36,7 @@ want=(
 	usr/share/man/man1/wsetrain.1
 	usr/share/man/man1/wsecc.1 usr/share/man/man1/wsebench.1 usr/share/man/man1/wsereport.1
 	usr/share/man/man3/libwse.3
-	usr/share/bash-completion/completions/wsectl
-	usr/share/bash-completion/completions/wsetrain
+	usr/share/bash-completion/completions/wse
 	usr/share/wse/models/fc-mnist usr/share/wse/timing/wse2.params
 	usr/lib/udev/rules.d/60-wse.rules usr/lib/sysusers.d/wse.conf
 	"${unitdir#/}/wsefwd@.service" "${unitdir#/}/wse-appliance.service"
@@ -53,6 +52,18 @@ t_same "the soname link" "libwse.so.$version" "$(readlink "$dest/$libdir/libwse.
 # Nothing in another package's namespace or beside the multiarch directory.
 t_same "nothing in /usr/include/drm or plain /usr/lib" "" \
 	"$(cd "$dest" && find usr/include/drm usr/lib -maxdepth 1 -name '*wse*' 2>/dev/null)"
+
+# bash-completion loads completions/TOOL when TOOL is first completed: a
+# link to the one file, which must then complete TOOL.
+comp=$dest/usr/share/bash-completion/completions
+for t in $(t_make -s print-install-progs); do
+	if [ "$(readlink "$comp/$t")" = wse ] &&
+	   bash -c '. "$1" && complete -p "$2"' _ "$comp/$t" "$t" >/dev/null 2>&1; then
+		t_ok "bash-completion finds $t's completion"
+	else
+		t_not_ok "bash-completion finds $t's completion" "$(ls -l "$comp/$t" 2>&1)"
+	fi
+done
 
 # --- the tools ----------------------------------------------------------------
 for t in wsectl wsetrain wsecc wsefwd wse-appliance wsebench wsereport; do
