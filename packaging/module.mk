@@ -13,6 +13,8 @@ LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
+# The documentation (Documentation/*.rst), which the man pages name.
+DOCDIR ?= $(DATADIR)/doc/wse
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 UDEVDIR ?= /usr/lib/udev
@@ -62,7 +64,7 @@ install: userspace package
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(DKMSSRCDIR)/driver $(DESTDIR)$(DKMSSRCDIR)/uapi/drm \
-		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 8)
+		$(addprefix $(DESTDIR)$(MANDIR)/man,1 3 8) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 755 $(addprefix $(B)/bin/,$(install_progs)) $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 755 $(B)/dist/lib/libwse.so.$(WSE_VERSION) $(DESTDIR)$(LIBDIR)
 	ln -sfn libwse.so.$(WSE_VERSION) $(DESTDIR)$(LIBDIR)/libwse.so.$(WSE_SOVERSION)
@@ -74,8 +76,9 @@ install: userspace package
 	$(INSTALL) -m 644 $(install_models) $(DESTDIR)$(DATADIR)/wse/models
 	$(INSTALL) -m 644 firmware-sim/timing/wse2.params $(DESTDIR)$(DATADIR)/wse/timing
 	for m in $(man_pages); do \
-		$(INSTALL) -m 644 $(B)/man/$$m $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \
+		sed 's|@DOCDIR@|$(DOCDIR)|g' $(B)/man/$$m >$(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \
 	done
+	$(INSTALL) -m 644 $(wildcard Documentation/*.rst) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 644 packaging/bash-completion/wse $(DESTDIR)$(BASHCOMPDIR)/wse
 	for c in $(install_completions); do ln -sfn wse $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; done
 	$(INSTALL) -m 644 packaging/60-wse.rules $(DESTDIR)$(UDEVDIR)/rules.d
@@ -96,7 +99,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/libwse.pc
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/wse/,$(notdir $(install_headers)))
 	rm -f $(DESTDIR)$(install_uapi_dir)/wse_accel.h
-	rm -rf $(DESTDIR)$(DATADIR)/wse
+	rm -rf $(DESTDIR)$(DATADIR)/wse $(DESTDIR)$(DOCDIR)
 	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,wse $(install_completions))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
