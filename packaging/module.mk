@@ -7,8 +7,10 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 # Debian's multiarch directory (lib/x86_64-linux-gnu), which ld.so and
 # pkg-config search under /usr and /usr/local alike; plain lib/ where the
-# toolchain knows no multiarch triplet.
-MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || $(CC) -print-multiarch 2>/dev/null)
+# toolchain knows no multiarch triplet. Asked once, when first needed
+# (the $(eval) makes the answer a simple variable).
+MULTIARCH ?= $(eval MULTIARCH := $$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+	$(CC) -print-multiarch 2>/dev/null))$(MULTIARCH)
 LIBDIR ?= $(PREFIX)/lib$(if $(MULTIARCH),/$(MULTIARCH))
 INCLUDEDIR ?= $(PREFIX)/include
 DATADIR ?= $(PREFIX)/share
@@ -19,7 +21,8 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 UDEVDIR ?= /usr/lib/udev
 SYSUSERSDIR ?= /usr/lib/sysusers.d
-SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
+SYSTEMDUNITDIR ?= $(eval SYSTEMDUNITDIR := $$(or $$(shell pkg-config --variable=systemdsystemunitdir \
+	systemd 2>/dev/null),/usr/lib/systemd/system))$(SYSTEMDUNITDIR)
 SYSCONFDIR ?= /etc
 DKMSSRCDIR ?= /usr/src/wse-$(WSE_VERSION)
 INSTALL ?= install
