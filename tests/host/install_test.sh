@@ -102,6 +102,16 @@ t_same "the rule's mode is 0660" "0660" "$(sed -n 's/.*MODE="\([^"]*\)".*/\1/p' 
 t_same "the rule tags the nodes uaccess" 'TAG+="uaccess"' "$(grep -o 'TAG+="uaccess"' <<<"$rule")"
 t_same "the sysusers file creates that group" "g render -" \
 	"$(grep -v '^#' "$dest/usr/lib/sysusers.d/wse.conf")"
+# systemd-sysusers itself, on an empty root of its own, makes the group.
+if command -v systemd-sysusers >/dev/null; then
+	mkdir -p "$tmp/sysroot/etc" "$tmp/sysroot/usr/lib/sysusers.d"
+	cp "$dest/usr/lib/sysusers.d/wse.conf" "$tmp/sysroot/usr/lib/sysusers.d/"
+	systemd-sysusers --root="$tmp/sysroot" >"$tmp/sysusers.log" 2>&1
+	t_same "systemd-sysusers makes group render from it" "render" \
+		"$(cut -d: -f1 "$tmp/sysroot/etc/group" 2>/dev/null)"
+else
+	t_skip "systemd-sysusers makes group render from it" "no systemd-sysusers: run tools/install-deps (systemd)"
+fi
 
 # examples/wse-hello against the installed library, found by pkg-config:
 # libwse.pc with its prefix moved to where DESTDIR put /usr (what it says
