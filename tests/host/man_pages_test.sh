@@ -4,8 +4,9 @@
 # page that names a manual section, each without a warning from man
 # --warnings or from groff -ww (tbl's "table wider than line" included) at
 # 80 columns, and standing alone: no pointer into the source tree's
-# Documentation/, and every other page it names one that make install
-# installs (as @DOCDIR@/NAME.rst until then).
+# Documentation/, every other page it names one that make install
+# installs (as @DOCDIR@/NAME.rst until then), and its sections on the
+# source tree and on measurements reduced to where those pages have them.
 . "$(dirname "$0")/tap.sh.inc"
 export MANWIDTH=80
 
@@ -30,5 +31,11 @@ for rst in Documentation/*.rst; do
 		[ -f "Documentation/${doc#@DOCDIR@/}" ] || missing+=("$doc")
 	done
 	t_same "$name.$section: each page it names is one make install installs" "" "${missing[*]}"
+	# Sections on the source tree or on measurements made here hold only
+	# where the installed documentation has them (man-sections.awk).
+	t_same "$name.$section: its Files, Source, Tests and Measured sections point to $name.rst" "" \
+		"$(MANWIDTH=1000 man -l "$page" 2>/dev/null | awk -v name="$name" '
+			/^[^ ]/ { dev = $0 ~ /^(FILES|SOURCE|TESTS|MEASURED)$/; title = $0; next }
+			dev && NF { sub(/^ +/, ""); if ($0 !~ "^In the documentation installed with wse: @DOCDIR@/" name "\\.rst, \".*\"\\.$") print title ": " $0 }')"
 done
 t_done
