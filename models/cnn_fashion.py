@@ -16,6 +16,8 @@ import argparse
 import torch
 from torch import nn
 
+import wse_export
+
 
 class CNN(nn.Module):
     def __init__(self, c1=32, c2=64, hidden=128):
@@ -37,6 +39,7 @@ def export(model, path):
     torch.onnx.export(model, x, path, opset_version=17,
                       input_names=["pixels"], output_names=["logits"],
                       dynamic_axes={"pixels": {0: "batch"}, "logits": {0: "batch"}})
+    wse_export.annotate(model, path)
 
 
 def main():

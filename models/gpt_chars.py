@@ -23,6 +23,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+import wse_export
+
 
 class SelfAttention(nn.Module):
     def __init__(self, width, heads, context, dropout):
@@ -86,6 +88,7 @@ def export(model, path, context, dropout):
                       do_constant_folding=True,
                       input_names=["tokens"], output_names=["logits"],
                       dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
+    wse_export.annotate(model, path)
     model.train(was)
 
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler_internal.h"
+#include "compiler_param_names.h"
 
 /* The training streams, in the order that gives them ids 0, 1, ...: the
  * fixed four, then per layer weights.K (and grads.K when streaming).
@@ -81,6 +82,8 @@ int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *pl
 		p->estimates[i] = plan->layers[i].est;
 	}
 	add_streams(p);
+	if (wsecc_layer_param_names(p))
+		goto oom;
 	if (with_weights) {
 		p->num_weights = offset;
 		p->weights = malloc(offset * sizeof(float));

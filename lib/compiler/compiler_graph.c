@@ -76,7 +76,8 @@ void wsecc_tensor_release(struct wsecc_tensor *t)
 	if (!t)
 		return;
 	free(t->name);
-	free(t->data);
+	if (!t->data_mapped)
+		free(t->data);
 	t->name = NULL;
 	t->data = NULL;
 }
@@ -95,6 +96,7 @@ void wsecc_graph_free(struct wsecc_graph *g)
 	}
 	free(g->tensors);
 	free(g->nodes);
+	wsecc_graph_unmap(g);
 	free(g);
 }
 

@@ -10,9 +10,11 @@
 
 #include "compiler_graph_internal.h"
 
+/* @param_data: give parameters their values (else only their shapes). */
 static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *ids, int t,
-		     struct wsecc_error *err)
+		     bool param_data, struct wsecc_error *err)
 {
+	const void *data = NULL;
 	const struct wsecc_tensor *x = &g->tensors[t];
 	size_t dims[WSECC_MAX_RANK];
 	enum engine_dtype dt;
@@ -51,8 +53,9 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 	}
 	if (kind == ENGINE_VAL_CONST && x->dtype == WSECC_DT_U8)
 		return wsecc_fail(err, g->file, 0, 0, "constant '%s' of uint8", x->name);
-	id = engine_graph_add_value(eg, dt, kind, x->rank, dims,
-				    kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST ? x->data : NULL);
+	if (kind == ENGINE_VAL_CONST || (kind == ENGINE_VAL_PARAM && param_data))
+		data = x->data;
+	id = engine_graph_add_value(eg, dt, kind, x->rank, dims, data);
 	if (id < 0)
 		return wsecc_fail(err, g->file, 0, 0, "tensor '%s': %s", x->name,
 				  engine_graph_error(eg));
@@ -73,8 +76,8 @@ static int add_loss(const struct wsecc_graph *g, struct engine_graph *eg, int lo
 	return 0;
 }
 
-int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
-			  bool add_xent, int *labels, struct wsecc_error *err)
+static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *ids, bool add_xent,
+		     int *labels, bool param_data, struct wsecc_error *err)
 {
 	bool have_loss = false;
 
@@ -89,7 +92,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 		size_t n_out = 0;
 
 		if (n->state == WSECC_NODE_LOSS) {
-			int z = value_for(g, eg, ids, n->in[0], err), l;
+			int z = value_for(g, eg, ids, n->in[0], param_data, err), l;
 
 			if (z < 0)
 				return -1;
@@ -113,7 +116,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 		if (n_in > ENGINE_GRAPH_MAX_IO || n->n_out > ENGINE_GRAPH_MAX_IO)
 			return wsecc_fail(err, g->file, 0, 0, "node %s: too many inputs or outputs", n->name);
 		for (size_t k = 0; k < n_in; k++)
-			in[k] = n->in[k] < 0 ? -1 : value_for(g, eg, ids, n->in[k], err);
+			in[k] = n->in[k] < 0 ? -1 : value_for(g, eg, ids, n->in[k], param_data, err);
 		for (size_t k = 0; k < n_in; k++)
 			if (n->in[k] >= 0 && in[k] < 0)
 				return -1;
@@ -136,7 +139,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 				out[k] = engine_graph_add_value(eg, ENGINE_DT_F32, ENGINE_VAL_ACT, x0->rank,
 								dims, NULL);
 			} else {
-				out[k] = value_for(g, eg, ids, n->out[k], err);
+				out[k] = value_for(g, eg, ids, n->out[k], param_data, err);
 			}
 			if (out[k] < 0)
 				return -1;
@@ -155,4 +158,16 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
 			return -1;
 	}
 	return 0;
+}
+
+int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
+			  bool add_xent, int *labels, struct wsecc_error *err)
+{
+	return to_engine(g, eg, ids, add_xent, labels, true, err);
+}
+
+int wsecc_graph_to_engine_shapes(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
+				 bool add_xent, int *labels, struct wsecc_error *err)
+{
+	return to_engine(g, eg, ids, add_xent, labels, false, err);
 }

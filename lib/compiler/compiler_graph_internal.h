@@ -14,6 +14,15 @@ int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_d
 int wsecc_graph_add_node(struct wsecc_graph *g, const char *name, const char *op_type,
 			 size_t n_in, size_t n_out);
 
+/*
+ * Drops from memory the pages of a tensor whose data is mapped from an
+ * external data file (they come back from the file if touched again):
+ * called once its values are copied where they are needed.
+ */
+void wsecc_tensor_evict(const struct wsecc_tensor *t);
+/* Unmaps the graph's external data files. */
+void wsecc_graph_unmap(struct wsecc_graph *g);
+
 /* Sets a tensor's shape. */
 void wsecc_tensor_set_shape(struct wsecc_tensor *t, unsigned rank, const int64_t *dims);
 /* Bytes per element of the types whose data is kept (f32, i64, bool, u8); 0 otherwise. */
@@ -29,6 +38,13 @@ void wsecc_map(struct wsecc_graph *g, size_t i, enum engine_op op, const char *k
 int wsecc_fold_node(struct wsecc_graph *g, size_t i, struct wsecc_error *err);
 /* Pattern fusion over the whole graph (attention, GELU). */
 void wsecc_fuse(struct wsecc_graph *g);
+
+/*
+ * wsecc_graph_to_engine() with the parameters' shapes only (no copy of
+ * their values: a program takes them from the graph's tensors).
+ */
+int wsecc_graph_to_engine_shapes(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
+				 bool add_xent, int *labels, struct wsecc_error *err);
 
 /* Uses of tensor @t as a node input (by nodes not folded) or graph output. */
 size_t wsecc_tensor_uses(const struct wsecc_graph *g, int t);

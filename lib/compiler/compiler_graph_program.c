@@ -9,6 +9,12 @@
  * as a .wsep graph program: the values with the parameters unit by unit
  * in the weights layout, the nodes unit by unit, the constants, the
  * initial weights of the export.
+ *
+ * Memory: the engine graphs hold the parameters' shapes only; the weights
+ * are copied once, from the imported tensors (memory-mapped external data
+ * whose pages are dropped after the copy) into the program. Compiled from
+ * shapes (--no-weights), the program has no weights at all, so a 175 B
+ * parameter model compiles in the memory of its graph.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,13 +22,15 @@
 #include <string.h>
 
 #include "compiler_graph_internal.h"
+#include "compiler_param_names.h"
 #include "wse/engine_wsep.h"
 #include "wse/wsep_cost.h"
 
 struct side {
 	struct wsecc_graph *ir;
 	struct engine_graph *eg;
-	int *ids;
+	int *ids;		/* per IR tensor: its engine value, or -1 */
+	int *ir_of;		/* per engine value: its IR tensor, or -1 (the labels) */
 	int labels;
 };
 
@@ -47,8 +55,9 @@ struct build {
 
 static int import(struct build *b, struct side *s, uint32_t batch)
 {
-	struct wsecc_onnx_options io = { .batch = batch };
+	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights };
 	struct wsecc_error *err = b->err;
+	size_t nv;
 
 	if ((b->buf ? wsecc_onnx_import_buffer(b->buf, b->len, b->path, &io, &s->ir, err) :
 		      wsecc_onnx_import(b->path, &io, &s->ir, err)) ||
@@ -61,10 +70,19 @@ static int import(struct build *b, struct side *s, uint32_t batch)
 	s->ids = malloc(s->ir->n_tensors * sizeof(int));
 	if (!s->ids || engine_graph_create(&s->eg))
 		return wsecc_fail(err, b->path, 0, 0, "out of memory");
-	if (wsecc_graph_to_engine(s->ir, s->eg, s->ids, true, &s->labels, err))
+	if (wsecc_graph_to_engine_shapes(s->ir, s->eg, s->ids, true, &s->labels, err))
 		return -EINVAL;
 	if (engine_graph_check(s->eg))
 		return wsecc_fail(err, b->path, 0, 0, "%s", engine_graph_error(s->eg));
+	nv = engine_graph_values(s->eg);
+	s->ir_of = malloc((nv ? nv : 1) * sizeof(int));
+	if (!s->ir_of)
+		return wsecc_fail(err, b->path, 0, 0, "out of memory");
+	for (size_t v = 0; v < nv; v++)
+		s->ir_of[v] = -1;
+	for (size_t t = 0; t < s->ir->n_tensors; t++)
+		if (s->ids[t] >= 0)
+			s->ir_of[s->ids[t]] = (int)t;
 	return 0;
 }
 
@@ -113,10 +131,12 @@ static int batch_dims(struct build *b, uint32_t batch2)
 				goto differs;
 			b->batch_dim[v] = (int32_t)d;
 		}
+		/* Parameters come from the same initializers: their shapes say enough. */
 		if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST) &&
 		    (b->batch_dim[v] >= 0 ||
-		     memcmp(engine_graph_data(g1, (int)v), engine_graph_data(g2, (int)v),
-			    numel(r1, d1) * dtype_bytes(engine_graph_dtype(g1, (int)v)))))
+		     (kind == ENGINE_VAL_CONST &&
+		      memcmp(engine_graph_data(g1, (int)v), engine_graph_data(g2, (int)v),
+			     numel(r1, d1) * dtype_bytes(engine_graph_dtype(g1, (int)v))))))
 			goto differs;
 		continue;
 differs:
@@ -207,6 +227,21 @@ static uint32_t order_values(struct build *b)
 	return at;
 }
 
+/*
+ * Engine value @v's values: a constant's from the engine graph, a
+ * parameter's from its imported tensor (NULL when compiled from shapes).
+ */
+static const void *values_of(const struct build *b, int32_t v, const struct wsecc_tensor **t)
+{
+	const struct side *s = &b->s[0];
+
+	*t = NULL;
+	if (engine_graph_kind(s->eg, v) != ENGINE_VAL_PARAM)
+		return engine_graph_data(s->eg, v);
+	*t = &s->ir->tensors[s->ir_of[v]];
+	return (*t)->data;
+}
+
 /* The graph sections and the weights, from the engine graph at the batch. */
 static int build_graph(struct build *b)
 {
@@ -236,11 +271,15 @@ static int build_graph(struct build *b)
 			consts = ((consts + 7) & ~7ULL) +
 				 numel(rank, dims) * dtype_bytes(engine_graph_dtype(g, (int)v));
 	}
-	p->num_weights = params;
-	p->weights = malloc((params ? params : 1) * sizeof(float));
+	if (!b->o->no_weights) {
+		p->num_weights = params;
+		p->weights = malloc((params ? params : 1) * sizeof(float));
+		if (!p->weights)
+			return -ENOMEM;
+	}
 	wg->const_bytes = consts;
 	wg->consts = calloc(consts ? consts : 1, 1);
-	if (!p->weights || !wg->consts)
+	if (!wg->consts)
 		return -ENOMEM;
 	params = consts = 0;
 	for (size_t v = 0; v < b->nv; v++)
@@ -251,6 +290,8 @@ static int build_graph(struct build *b)
 		struct wsep_graph_value *x = &wg->values[i];
 		enum engine_value_kind kind = engine_graph_kind(g, v);
 		size_t rank, dims[ENGINE_MAX_RANK];
+		const struct wsecc_tensor *src;
+		const void *data = values_of(b, v, &src);
 		uint64_t n;
 
 		engine_graph_shape(g, v, &rank, dims);
@@ -264,7 +305,10 @@ static int build_graph(struct build *b)
 		if (b->unit_of[v] >= 0) {
 			x->kind = WSEP_VAL_PARAM;
 			x->offset = params;
-			memcpy(p->weights + params, engine_graph_data(g, v), n * sizeof(float));
+			if (p->weights && data)
+				memcpy(p->weights + params, data, n * sizeof(float));
+			if (src)
+				wsecc_tensor_evict(src);
 			params += n;
 		} else if (kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST) {
 			size_t bytes = n * dtype_bytes(engine_graph_dtype(g, v));
@@ -272,7 +316,8 @@ static int build_graph(struct build *b)
 			x->kind = WSEP_VAL_CONST;	/* so is a parameter the loss does not need */
 			consts = (consts + 7) & ~7ULL;
 			x->offset = consts;
-			memcpy(wg->consts + consts, engine_graph_data(g, v), bytes);
+			if (data)	/* (zeros for a parameter compiled from shapes) */
+				memcpy(wg->consts + consts, data, bytes);
 			consts += bytes;
 		} else {
 			x->kind = kind == ENGINE_VAL_INPUT ? WSEP_VAL_INPUT : WSEP_VAL_ACT;
@@ -438,11 +483,14 @@ static int build_program(struct build *b, const struct wse_wafer *w)
 	}
 	if (wsep_graph_boundaries(p, cross, msg, sizeof(msg)))
 		return wsecc_fail(b->err, b->path, 0, 0, "internal error: %s", msg);
+	if (wsecc_graph_param_names(p, b->s[0].ir, b->s[0].ids, b->order, b->buf, b->len, b->path,
+				    b->err))
+		return -EINVAL;
 	for (uint32_t k = 0; k < b->u.n; k++) {
-		if (cross[k] > WSEP_MAX_DIM)
+		if (cross[k] > WSEP_MAX_UNIT_ELEMS)
 			return wsecc_fail(b->err, b->path, 0, 0,
-					  "%llu elements per sample leave unit %u (%s), more than %u",
-					  (unsigned long long)cross[k], k, b->u.name[k], WSEP_MAX_DIM);
+					  "%llu elements per sample leave unit %u (%s), more than the program format's %u",
+					  (unsigned long long)cross[k], k, b->u.name[k], WSEP_MAX_UNIT_ELEMS);
 		p->layers[k].out = (uint32_t)cross[k];
 		p->layers[k].in = k ? p->layers[k - 1].out : p->input_dim;
 	}
@@ -549,6 +597,7 @@ static void release(struct build *b)
 		engine_graph_destroy(b->s[i].eg);
 		wsecc_graph_free(b->s[i].ir);
 		free(b->s[i].ids);
+		free(b->s[i].ir_of);
 	}
 	free(b->names);
 	free(b->u.unit);
@@ -566,8 +615,6 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	struct wsecc_graph_program *gp = calloc(1, sizeof(*gp));
 	uint32_t batch2 = b.batch < WSEP_MAX_BATCH ? b.batch + 1 : b.batch - 1;
 	int logits, labels, ret = -EINVAL;
-	void *bytes;
-	size_t len;
 	char msg[256];
 
 	*out = NULL;
@@ -596,13 +643,15 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	order_values(&b);
 	if (build_program(&b, w) || plan(&b, w, gp))
 		goto fail;
-	/* What the firmware will read back, checked now. */
-	ret = wsep_write(gp->prog, &bytes, &len, msg, sizeof(msg));
+	/*
+	 * What the firmware will read back, checked now (wsep_write() checks
+	 * as much again, and its own encoding, when the program is written).
+	 */
+	ret = wsep_check(gp->prog, !b.o->no_weights, msg, sizeof(msg));
 	if (ret) {
 		wsecc_fail(err, path, 0, 0, "internal error: the program is invalid: %s", msg);
 		goto fail;
 	}
-	free(bytes);
 	snprintf(gp->file, sizeof(gp->file), "%s", path);
 	snprintf(gp->producer, sizeof(gp->producer), "%s", b.s[0].ir->producer);
 	gp->opset = b.s[0].ir->opset;

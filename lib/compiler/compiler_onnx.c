@@ -129,11 +129,11 @@ static bool printable(const char *s)
 	return true;
 }
 
-int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
-		     struct wsecc_tensor *t, const char *what)
+/* A TensorProto's type and shape into @t; its values are another step. */
+static int tensor_shape(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
+			struct wsecc_tensor *t, const char *what)
 {
 	uint64_t n = 1;
-	size_t esz;
 	int dt = tp->has_data_type ? tp->data_type : 0;
 
 	if (tp->n_dims > WSECC_MAX_RANK)
@@ -148,10 +148,6 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 			return wsecc_fail(err, file, 0, 0, "%s: more than %llu elements", what,
 					  (unsigned long long)MAX_ELEMS);
 	}
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return wsecc_fail(err, file, 0, 0,
-				  "%s: its data is in an external file, which is not supported (export with the weights inside the model)",
-				  what);
 	t->dtype = (enum wsecc_dtype)dt;
 	t->rank = (unsigned)tp->n_dims;
 	for (size_t k = 0; k < tp->n_dims; k++)
@@ -160,7 +156,50 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 	/* int32 constants are kept widened to int64. */
 	if (dt == WSECC_DT_I32)
 		t->dtype = WSECC_DT_I64;
-	esz = wsecc_dtype_size(t->dtype);
+	return 0;
+}
+
+static bool is_external(const Onnx__TensorProto *tp)
+{
+	return tp->has_data_location &&
+	       tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+/* Whether @tp holds values at all (a shapes-only export's weights hold none). */
+static bool has_values(const Onnx__TensorProto *tp)
+{
+	return is_external(tp) || tp->has_raw_data || tp->n_float_data || tp->n_int64_data ||
+	       tp->n_int32_data || tp->n_double_data || tp->n_uint64_data || tp->n_string_data;
+}
+
+/* Whether @tp's embedded values are @n elements (checked without reading them). */
+static bool embedded_count_ok(const Onnx__TensorProto *tp, uint64_t n, size_t esz)
+{
+	int dt = tp->has_data_type ? tp->data_type : 0;
+
+	if (tp->has_raw_data)
+		return tp->raw_data.len == n * (dt == WSECC_DT_I32 ? 4 : esz);
+	switch (dt) {
+	case WSECC_DT_F32:
+		return tp->n_float_data == n;
+	case WSECC_DT_I64:
+		return tp->n_int64_data == n;
+	case WSECC_DT_I32:
+	case WSECC_DT_BOOL:
+	case WSECC_DT_U8:
+		return tp->n_int32_data == n;
+	}
+	return true;
+}
+
+/* The values of @tp held in the model file itself into @t (shape set). */
+static int tensor_embedded(struct wsecc_error *err, const char *file,
+			   const Onnx__TensorProto *tp, struct wsecc_tensor *t, const char *what)
+{
+	uint64_t n = wsecc_tensor_numel(t);
+	size_t esz = wsecc_dtype_size(t->dtype);
+	int dt = tp->has_data_type ? tp->data_type : 0;
+
 	if (!esz)
 		return 0;	/* a type whose data is not kept: nodes using it are refused */
 	/* Empty tensors are read (nodes that get them are refused). */
@@ -216,6 +255,40 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 	}
 	return wsecc_fail(err, file, 0, 0, "%s: its data does not hold %llu elements of %s", what,
 			  (unsigned long long)n, wsecc_dtype_name((enum wsecc_dtype)dt));
+}
+
+int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
+		     struct wsecc_tensor *t, const char *what)
+{
+	if (tensor_shape(err, file, tp, t, what))
+		return -1;
+	if (is_external(tp))
+		return wsecc_fail(err, file, 0, 0,
+				  "%s: its data is in an external file, which only initializers may use",
+				  what);
+	return tensor_embedded(err, file, tp, t, what);
+}
+
+int onnx_tensor_load(struct octx *c, int i, const char *why)
+{
+	struct wsecc_tensor *t = &c->g->tensors[i];
+	const Onnx__TensorProto *tp = t->source;
+	char what[WSECC_MSG_MAX / 2];
+	int rc;
+
+	if (!tp)
+		return 0;
+	t->source = NULL;
+	snprintf(what, sizeof(what), "initializer '%.200s'", t->name);
+	if (!wsecc_dtype_size(t->dtype))
+		return 0;
+	if (!has_values(tp) && wsecc_tensor_numel(t))
+		return wsecc_fail(c->err, c->g->file, 0, 0,
+				  "%s has no values (a shapes-only export?), and %s needs them: compile it with --no-weights, for an estimate",
+				  what, why);
+	rc = is_external(tp) ? onnx_external_values(c, tp, t, what) :
+			       tensor_embedded(c->err, c->g->file, tp, t, what);
+	return rc ? -1 : 0;
 }
 
 int wsecc_onnx_read_tensor(const char *path, struct wsecc_tensor *t, struct wsecc_error *err)
@@ -275,9 +348,19 @@ static int add_initializers(struct octx *c, const Onnx__GraphProto *gp)
 		if (t < 0)
 			return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 		snprintf(what, sizeof(what), "initializer '%.200s'", name);
-		if (onnx_tensor_into(c->err, g->file, tp, &g->tensors[t], what))
+		if (tensor_shape(c->err, g->file, tp, &g->tensors[t], what))
 			return -1;
-		g->tensors[t].from_initializer = true;
+		if (!is_external(tp) && has_values(tp) && wsecc_dtype_size(g->tensors[t].dtype) &&
+		    !embedded_count_ok(tp, wsecc_tensor_numel(&g->tensors[t]),
+				       wsecc_dtype_size(g->tensors[t].dtype)))
+			return wsecc_fail(c->err, g->file, 0, 0,
+					  "%s: its data does not hold %llu elements of %s", what,
+					  (unsigned long long)wsecc_tensor_numel(&g->tensors[t]),
+					  wsecc_dtype_name((enum wsecc_dtype)tp->data_type));
+		/* Its values are read when something needs them (onnx_tensor_load()). */
+		g->tensors[t].source = tp;
+		/* A buffer the export helper did not list as a parameter stays constant. */
+		g->tensors[t].from_initializer = onnx_trainable(c, name);
 	}
 	return 0;
 }
@@ -347,6 +430,111 @@ static int add_input(struct octx *c, const Onnx__ValueInfoProto *vi)
 	}
 	wsecc_tensor_set_shape(&g->tensors[t], (unsigned)tt->shape->n_dim, dims);
 	return 0;
+}
+
+/*
+ * Reads the initializers node @i needs now: all of its inputs when it folds
+ * (every input constant), else the small ones and every non-float one
+ * (shapes, axes, indices, masks, ratios: what mapping it looks at). Large
+ * float initializers (weights) wait for the end of the import.
+ */
+#define LOAD_AT_USE_ELEMS	16384
+
+static int load_inputs(struct octx *c, size_t i)
+{
+	struct wsecc_graph *g = c->g;
+	const struct wsecc_node *n = &g->nodes[i];
+	bool folds = strcmp(n->op_type, "Shape") != 0;
+	char why[WSECC_MSG_MAX / 2];
+
+	for (size_t k = 0; k < n->n_in; k++)
+		if (n->in[k] >= 0 && g->tensors[n->in[k]].kind != WSECC_T_CONST)
+			folds = false;
+	snprintf(why, sizeof(why), "node %.100s (%.40s)", n->name, n->op_type);
+	for (size_t k = 0; k < n->n_in; k++) {
+		const struct wsecc_tensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
+
+		if (!t || !t->source)
+			continue;
+		/*
+		 * Shapes only: a kernel's float input stays unread if it has no
+		 * values, or has them in a side file (which is never opened).
+		 */
+		if (!folds && t->dtype == WSECC_DT_F32 && c->opt && c->opt->no_weights &&
+		    (!has_values(t->source) || is_external(t->source)))
+			continue;
+		if (folds || t->dtype != WSECC_DT_F32 || wsecc_tensor_numel(t) <= LOAD_AT_USE_ELEMS)
+			if (onnx_tensor_load(c, n->in[k], why))
+				return -1;
+	}
+	return 0;
+}
+
+/*
+ * At the end of the import: the initializers that nodes still use are
+ * read, but for the weights under --no-weights, which keep their shape
+ * only. Whatever was not needed is never read.
+ */
+static int load_used(struct octx *c)
+{
+	struct wsecc_graph *g = c->g;
+	bool no_weights = c->opt && c->opt->no_weights;
+
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct wsecc_node *n = &g->nodes[i];
+		char why[WSECC_MSG_MAX / 2];
+
+		if (n->state == WSECC_NODE_FOLDED)
+			continue;
+		snprintf(why, sizeof(why), "node %.100s (%.40s)", n->name, n->op_type);
+		for (size_t k = 0; k < n->n_in; k++) {
+			struct wsecc_tensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
+
+			if (!t || !t->source)
+				continue;
+			if (no_weights && t->dtype == WSECC_DT_F32) {
+				t->source = NULL;
+				t->no_values = true;
+			} else if (onnx_tensor_load(c, n->in[k], why)) {
+				return -1;
+			}
+		}
+	}
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (onnx_tensor_load(c, g->outputs[i], "a graph output"))
+			return -1;
+	/* The protobuf goes away with the import. */
+	for (size_t t = 0; t < g->n_tensors; t++)
+		g->tensors[t].source = NULL;
+	return 0;
+}
+
+/*
+ * Identity of an initializer not read yet (torch.onnx.export shares equal
+ * weights this way) is the same initializer under another name: it stays
+ * unread, and is read (once, into each name) only if it is needed.
+ */
+static bool alias_initializer(struct octx *c, size_t i)
+{
+	struct wsecc_graph *g = c->g;
+	struct wsecc_node *n = &g->nodes[i];
+	struct wsecc_tensor *x, *o;
+
+	if (strcmp(n->op_type, "Identity") || n->n_in != 1 || n->n_out != 1 || n->in[0] < 0 ||
+	    n->out[0] < 0)
+		return false;
+	x = &g->tensors[n->in[0]];
+	if (!x->source && !x->no_values)
+		return false;
+	o = &g->tensors[n->out[0]];
+	o->dtype = x->dtype;
+	wsecc_tensor_set_shape(o, x->rank, x->dims);
+	o->kind = WSECC_T_CONST;
+	o->from_initializer = x->dtype == WSECC_DT_F32;
+	o->source = x->source;
+	o->no_values = x->no_values;
+	n->state = WSECC_NODE_FOLDED;
+	return true;
 }
 
 /* Why node @i cannot run because of its inputs, or 0. */
@@ -426,8 +614,10 @@ static int add_node(struct octx *c, const Onnx__NodeProto *p, size_t idx)
 	}
 	if (p->domain && p->domain[0] && strcmp(p->domain, "ai.onnx") != 0)
 		return wsecc_refuse(g, (size_t)n, WSECC_WHY_OP, "op of domain '%.60s'", p->domain);
-	if (inputs_unusable(c, (size_t)n))
+	if (inputs_unusable(c, (size_t)n) || alias_initializer(c, (size_t)n))
 		return 0;
+	if (load_inputs(c, (size_t)n))
+		return -1;
 	int folded = onnx_fold(c, (size_t)n);
 
 	if (folded < 0)
@@ -449,7 +639,7 @@ static void mark_params(struct wsecc_graph *g)
 			struct wsecc_tensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
 
 			if (t && t->kind == WSECC_T_CONST && t->from_initializer &&
-			    t->dtype == WSECC_DT_F32 && t->data)
+			    t->dtype == WSECC_DT_F32 && (t->data || t->no_values))
 				t->kind = WSECC_T_PARAM;
 		}
 	}
@@ -487,6 +677,8 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	/* torch.onnx.export names every graph "torch_jit": the file's name says more. */
 	if (gp->name && gp->name[0] && printable(gp->name) && strcmp(gp->name, "torch_jit"))
 		snprintf(g->name, sizeof(g->name), "%s", gp->name);
+	if (onnx_trainable_read(c, m))
+		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 	if (add_initializers(c, gp))
 		return -1;
 	for (size_t k = 0; k < gp->n_input; k++)
@@ -496,9 +688,13 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	if (!c->proto)
 		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 	c->n_proto = gp->n_node;
-	for (size_t k = 0; k < gp->n_node; k++)
+	if (onnx_uses_init(c, gp))
+		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
+	for (size_t k = 0; k < gp->n_node; k++) {
 		if (add_node(c, gp->node[k], k))
 			return -1;
+		onnx_uses_done(c, g->n_nodes - 1);
+	}
 	for (size_t k = 0; k < gp->n_output; k++) {
 		const char *name = gp->output[k]->name ? gp->output[k]->name : "";
 		int t = wsecc_graph_find(g, name);
@@ -512,8 +708,11 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	}
 	if (!gp->n_node)
 		return wsecc_fail(c->err, g->file, 0, 0, "the graph has no nodes");
+	if (load_used(c))
+		return -1;
 	wsecc_fuse(g);
 	mark_params(g);
+	onnx_free_unread(c);
 	return 0;
 }
 
@@ -560,7 +759,9 @@ int wsecc_onnx_import_buffer(const void *buf, size_t len, const char *name,
 	c.g->opt.eps = 1e-8;
 	c.g->seed = 1;
 	rc = import_model(&c, m);
+	onnx_uses_free(&c);
 	free(c.proto);
+	onnx_trainable_free(&c);
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc) {
 		wsecc_graph_free(c.g);

@@ -154,7 +154,9 @@ static struct wsecc_tensor *make_out(struct octx *c, size_t i, size_t k, enum ws
 	t = &c->g->tensors[n->out[k]];
 	t->dtype = dt;
 	t->kind = WSECC_T_CONST;
-	t->from_initializer = init && dt == WSECC_DT_F32;
+	/* A listed parameter may be a copy of an initializer that is not (a merged buffer). */
+	t->from_initializer = (init || (onnx_trainable_listed(c) && onnx_trainable(c, t->name))) &&
+			      dt == WSECC_DT_F32;
 	wsecc_tensor_set_shape(t, rank, dims);
 	free(t->data);
 	t->data = calloc(numel, wsecc_dtype_size(dt));
@@ -179,27 +181,44 @@ static int ints_of(const struct wsecc_tensor *t, int64_t *v, size_t max, size_t 
 }
 
 /* Element-wise ops (with numpy broadcasting). */
-static double apply(const char *op, double a, double b, bool ints)
+enum fold_binary { F_ADD, F_SUB, F_MUL, F_DIV, F_POW, F_EQUAL, F_LESS, F_GREATER, F_AND, F_OR };
+
+/* The op by name, once per node rather than per element (masks have millions). */
+static enum fold_binary binary_of(const char *op)
 {
-	if (!strcmp(op, "Add"))
+	static const char *const names[] = { "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+					     "Greater", "And" };
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (!strcmp(op, names[k]))
+			return (enum fold_binary)k;
+	return F_OR;
+}
+
+static double apply(enum fold_binary op, double a, double b, bool ints)
+{
+	switch (op) {
+	case F_ADD:
 		return a + b;
-	if (!strcmp(op, "Sub"))
+	case F_SUB:
 		return a - b;
-	if (!strcmp(op, "Mul"))
+	case F_MUL:
 		return a * b;
-	if (!strcmp(op, "Div"))
+	case F_DIV:
 		return ints ? (b != 0.0 ? trunc(a / b) : 0.0) : a / b;
-	if (!strcmp(op, "Pow"))
+	case F_POW:
 		return pow(a, b);
-	if (!strcmp(op, "Equal"))
+	case F_EQUAL:
 		return a == b;
-	if (!strcmp(op, "Less"))
+	case F_LESS:
 		return a < b;
-	if (!strcmp(op, "Greater"))
+	case F_GREATER:
 		return a > b;
-	if (!strcmp(op, "And"))
+	case F_AND:
 		return a != 0.0 && b != 0.0;
-	return a != 0.0 || b != 0.0;	/* Or */
+	default:
+		return a != 0.0 || b != 0.0;	/* Or */
+	}
 }
 
 /* Offset into @t of output element @k of shape (rank, dims), broadcasting. */
@@ -221,6 +240,13 @@ static uint64_t bcast_at(const struct wsecc_tensor *t, unsigned rank, const int6
 	return off;
 }
 
+/* bcast_at() without its divisions where @t is as large as the output, or one element. */
+static uint64_t at(const struct wsecc_tensor *t, uint64_t tn, uint64_t n, unsigned rank,
+		   const int64_t *dims, uint64_t k)
+{
+	return tn == n ? k : tn == 1 ? 0 : bcast_at(t, rank, dims, k);
+}
+
 static int fold_elementwise(struct octx *c, size_t i, const char *op)
 {
 	struct wsecc_tensor *a = IN(c, i, 0), *b = IN(c, i, 1), *o;
@@ -233,8 +259,11 @@ static int fold_elementwise(struct octx *c, size_t i, const char *op)
 	o = make_out(c, i, 0, cmp ? WSECC_DT_BOOL : a->dtype, rank, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++)
-		put(o, k, apply(op, get(a, bcast_at(a, rank, dims, k)), get(b, bcast_at(b, rank, dims, k)),
+	enum fold_binary f = binary_of(op);
+	uint64_t n = wsecc_tensor_numel(o), na = wsecc_tensor_numel(a), nb = wsecc_tensor_numel(b);
+
+	for (uint64_t k = 0; k < n; k++)
+		put(o, k, apply(f, get(a, at(a, na, n, rank, dims, k)), get(b, at(b, nb, n, rank, dims, k)),
 				a->dtype == WSECC_DT_I64));
 	return 1;
 }
@@ -251,9 +280,12 @@ static int fold_where(struct octx *c, size_t i)
 	o = make_out(c, i, 0, x->dtype, rank, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++)
-		put(o, k, get(w, bcast_at(w, rank, dims, k)) != 0.0 ? get(x, bcast_at(x, rank, dims, k))
-								    : get(y, bcast_at(y, rank, dims, k)));
+	uint64_t n = wsecc_tensor_numel(o), nw = wsecc_tensor_numel(w);
+	uint64_t nx = wsecc_tensor_numel(x), ny = wsecc_tensor_numel(y);
+
+	for (uint64_t k = 0; k < n; k++)
+		put(o, k, get(w, at(w, nw, n, rank, dims, k)) != 0.0 ? get(x, at(x, nx, n, rank, dims, k))
+								     : get(y, at(y, ny, n, rank, dims, k)));
 	return 1;
 }
 
@@ -264,7 +296,7 @@ static int fold_unary(struct octx *c, size_t i, const char *op)
 	o = x ? make_out(c, i, 0, x->dtype, x->rank, x->dims) : NULL;
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++) {
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++) {
 		double v = get(x, k);
 
 		if (!strcmp(op, "Sqrt"))
@@ -488,7 +520,18 @@ static int fold_slice(struct octx *c, size_t i)
 	o = make_out(c, i, 0, x->dtype, x->rank, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++) {
+	/* The whole of it (a causal mask sliced to the full sequence): a copy. */
+	if (!memcmp(dims, x->dims, x->rank * sizeof(dims[0]))) {
+		bool whole = true;
+
+		for (unsigned d = 0; d < x->rank; d++)
+			whole &= sp[d] == 1;
+		if (whole) {
+			memcpy(o->data, x->data, wsecc_tensor_numel(o) * wsecc_dtype_size(o->dtype));
+			return 1;
+		}
+	}
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++) {
 		uint64_t rem = k, src = 0, stride = 1;
 
 		for (unsigned d = x->rank; d-- > 0;) {
@@ -524,7 +567,7 @@ static int fold_transpose(struct octx *c, size_t i)
 	o = make_out(c, i, 0, x->dtype, x->rank, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++) {
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++) {
 		uint64_t rem = k, src = 0;
 		uint64_t xs[WSECC_MAX_RANK];
 
@@ -552,7 +595,7 @@ static int fold_cast(struct octx *c, size_t i)
 	o = make_out(c, i, 0, dt, x->rank, x->dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++)
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++)
 		put(o, k, dt == WSECC_DT_I64 ? trunc(get(x, k)) : get(x, k));
 	return 1;
 }
@@ -607,7 +650,7 @@ static int fold_constant_of_shape(struct octx *c, size_t i)
 	o = make_out(c, i, 0, dt, (unsigned)n, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++)
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++)
 		put(o, k, fill);
 	return 1;
 }
@@ -625,7 +668,7 @@ static int fold_expand(struct octx *c, size_t i)
 	o = make_out(c, i, 0, x->dtype, rank, dims);
 	if (!o)
 		return 0;
-	for (uint64_t k = 0; k < wsecc_tensor_numel(o); k++)
+	for (uint64_t k = 0, n_o = wsecc_tensor_numel(o); k < n_o; k++)
 		put(o, k, get(x, bcast_at(x, rank, dims, k)));
 	return 1;
 }

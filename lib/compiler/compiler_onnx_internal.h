@@ -12,7 +12,19 @@ struct octx {
 	struct wsecc_error *err;
 	const Onnx__NodeProto **proto;	/* per graph node */
 	size_t n_proto;
+	/* The model's "wse.parameters" names, sorted (compiler_onnx_param_names.c). */
+	char **trainable;
+	size_t n_trainable;
+	struct onnx_uses *uses;		/* compiler_onnx_uses.c */
 };
+
+/* Counts every tensor's readers in @gp (compiler_onnx_uses.c); -1 out of memory. */
+int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp);
+/* Node @i is imported: frees the folded constants it was the last to read. */
+void onnx_uses_done(struct octx *c, size_t i);
+void onnx_uses_free(struct octx *c);
+/* After fusion: frees the constants only folded or fused nodes read (a GPT's masks). */
+void onnx_free_unread(struct octx *c);
 
 /* Attribute @name of node @i, or NULL. */
 const Onnx__AttributeProto *onnx_attr(const struct octx *c, size_t i, const char *name);
@@ -29,6 +41,12 @@ int onnx_attr_string(struct octx *c, size_t i, const char *name, char *buf, size
 /* A TensorProto into tensor @t (dtype, shape, data); -1 with @c->err. */
 int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__TensorProto *tp,
 		     struct wsecc_tensor *t, const char *what);
+
+/* Values of initializer @t (shape set) from @tp's external data; -1 with @c->err. */
+int onnx_external_values(struct octx *c, const Onnx__TensorProto *tp, struct wsecc_tensor *t,
+			 const char *what);
+/* Reads the values of tensor @t if they are not read yet (@t->source); -1 with @c->err. */
+int onnx_tensor_load(struct octx *c, int t, const char *why);
 
 /*
  * ONNX Reshape's target: @shape (n values; 0 copies the input's dimension
@@ -49,5 +67,17 @@ int onnx_axis(int64_t axis, unsigned rank, unsigned *out);
 int onnx_fold(struct octx *c, size_t i);
 /* Maps node @i to a kernel, or marks it pending or refused; -1 on error. */
 int onnx_infer(struct octx *c, size_t i);
+
+/*
+ * Which initializers are trainable (compiler_onnx_param_names.c): the
+ * names the model's "wse.parameters" metadata lists, read into @c by
+ * onnx_trainable_read() (0, or -1 out of memory). onnx_trainable() says
+ * whether data named @name may be trained: listed, or any name when the
+ * model lists none (every initializer read by a kernel is trained then).
+ */
+int onnx_trainable_read(struct octx *c, const Onnx__ModelProto *m);
+bool onnx_trainable(const struct octx *c, const char *name);
+bool onnx_trainable_listed(const struct octx *c);
+void onnx_trainable_free(struct octx *c);
 
 #endif

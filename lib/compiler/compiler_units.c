@@ -17,6 +17,10 @@
  *    before it.
  * 3. A parameter read in two units (tied weights) joins them and everything
  *    between, so every parameter streams with the one unit that uses it.
+ * 4. A graph of more units than a program holds (WSECC_MAX_LAYERS: GPT-3
+ *    175B's 96 blocks and its embedding and head) has runs of consecutive
+ *    units merged, as few units to a run as makes them fit, the same number
+ *    in each run but the last.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,9 +94,13 @@ int wsecc_units(const struct engine_graph *eg, const char *const *names,
 	size_t nn = engine_graph_nodes(eg), nv = engine_graph_values(eg), ns = 0;
 	int *producer = malloc(nv * sizeof(int)), *last = malloc(nv * sizeof(int));
 	struct seg *seg = calloc(nn, sizeof(*seg));
+	/* The units before step 4, as many as there are segments at most. */
+	size_t *useg = malloc((nn ? nn : 1) * sizeof(*useg));
+	bool *uweighted = malloc((nn ? nn : 1) * sizeof(*uweighted));
+	uint32_t nu = 0, per;
 	int ret = -1;
 
-	if (!producer || !last || !seg) {
+	if (!producer || !last || !seg || !useg || !uweighted) {
 		wsecc_fail(err, file, 0, 0, "out of memory");
 		goto out;
 	}
@@ -129,30 +137,23 @@ int wsecc_units(const struct engine_graph *eg, const char *const *names,
 					       dir_len(names[i]));
 	}
 	/* 2. Units from segments. */
-	u->n = 0;
 	for (size_t s = 0; s < ns; s++) {
-		struct seg *cur = u->n ? &seg[u->seg[u->n - 1]] : NULL;
-		bool join = cur && (!seg[s].weighted || !u->weighted[u->n - 1] ||
+		struct seg *cur = nu ? &seg[useg[nu - 1]] : NULL;
+		bool join = cur && (!seg[s].weighted || !uweighted[nu - 1] ||
 				    (cur->scope_len && cur->scope_len == seg[s].scope_len &&
 				     !memcmp(cur->scope, seg[s].scope, cur->scope_len)));
 
 		if (!join) {
-			if (u->n == WSECC_MAX_LAYERS) {
-				wsecc_fail(err, file, 0, 0,
-					   "the graph cuts into more than %u units (a unit is a block of layers from one module, or a layer with weights)",
-					   WSECC_MAX_LAYERS);
-				goto out;
-			}
-			u->seg[u->n] = s;
-			u->weighted[u->n] = false;
-			u->n++;
+			useg[nu] = s;
+			uweighted[nu] = false;
+			nu++;
 		}
 		/* A unit takes the module path of its first segment with weights. */
-		if (seg[s].weighted && !u->weighted[u->n - 1])
-			u->seg[u->n - 1] = s;
-		u->weighted[u->n - 1] |= seg[s].weighted;
+		if (seg[s].weighted && !uweighted[nu - 1])
+			useg[nu - 1] = s;
+		uweighted[nu - 1] |= seg[s].weighted;
 		for (size_t i = seg[s].first; i < seg[s].end; i++)
-			u->unit[i] = u->n - 1;
+			u->unit[i] = nu - 1;
 	}
 	/* 3. A parameter read in several units joins them. */
 	for (bool again = true; again;) {
@@ -177,13 +178,28 @@ int wsecc_units(const struct engine_graph *eg, const char *const *names,
 			for (size_t i = 0; i < nn; i++)
 				if (u->unit[i] > lo)
 					u->unit[i] = u->unit[i] <= hi ? lo : u->unit[i] - (hi - lo);
-			memmove(&u->seg[lo + 1], &u->seg[hi + 1], (u->n - hi - 1) * sizeof(u->seg[0]));
-			u->n -= hi - lo;
+			for (uint32_t k = lo; k <= hi; k++)
+				uweighted[lo] |= uweighted[k];
+			memmove(&useg[lo + 1], &useg[hi + 1], (nu - hi - 1) * sizeof(useg[0]));
+			memmove(&uweighted[lo + 1], &uweighted[hi + 1], (nu - hi - 1) * sizeof(uweighted[0]));
+			nu -= hi - lo;
 			again = true;
 		}
 	}
+	/* 4. Runs of @per units where there are too many. */
+	per = (nu + WSECC_MAX_LAYERS - 1) / WSECC_MAX_LAYERS;
+	u->n = (nu + per - 1) / per;
+	for (size_t i = 0; i < nn; i++)
+		u->unit[i] /= per;
+	for (uint32_t k = 0; k < u->n; k++) {
+		u->seg[k] = useg[k * per];
+		u->weighted[k] = false;
+		for (uint32_t j = k * per; j < nu && j < (k + 1) * per; j++)
+			u->weighted[k] |= uweighted[j];
+	}
 	for (uint32_t k = 0; k < u->n; k++) {
 		const struct seg *s = &seg[u->seg[k]];
+		uint32_t more = (k + 1) * per <= nu ? per - 1 : nu - k * per - 1;
 		const char *p = s->scope, *slash = NULL;
 
 		/* The last component of the module path, or where it starts. */
@@ -195,11 +211,19 @@ int wsecc_units(const struct engine_graph *eg, const char *const *names,
 				 (int)(s->scope_len - (size_t)(slash - p) - 1), slash + 1);
 		else
 			snprintf(u->name[k], sizeof(u->name[k]), "%s", names[s->first]);
+		/* A run says how many units follow its first: "blocks.1 +1". */
+		if (more) {
+			size_t at = strnlen(u->name[k], sizeof(u->name[k]) - 8);
+
+			snprintf(u->name[k] + at, sizeof(u->name[k]) - at, " +%u", more);
+		}
 	}
 	ret = 0;
 out:
 	free(producer);
 	free(last);
 	free(seg);
+	free(useg);
+	free(uweighted);
 	return ret;
 }

@@ -9,7 +9,7 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 	lib/compiler/compiler_ops.c lib/compiler/compiler_cost.c \
 	lib/compiler/compiler_place.c lib/compiler/compiler_stream.c \
 	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
-	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c
+	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c lib/compiler/compiler_param_names.c
 
 # The graph IR, the ONNX importer and the bridge to the engine's graph
 # executor (Documentation/onnx-import.rst). The importer parses with
@@ -21,8 +21,11 @@ ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 $(eval $(call protobuf_c,$(ONNX_PROTO)))
 wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_fold.c lib/compiler/compiler_onnx_ops.c \
+	lib/compiler/compiler_onnx_external.c lib/compiler/compiler_onnx_uses.c \
 	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c lib/compiler/compiler_units.c \
-	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c $(B)/gen/onnx.pb-c.c
+	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c \
+	lib/compiler/compiler_onnx_param_names.c lib/compiler/compiler_onnx_write.c \
+	$(B)/gen/onnx.pb-c.c
 
 host_tests += compiler_parse_test
 compiler_parse_test_srcs := tests/host/compiler_parse_test.c
@@ -51,6 +54,12 @@ host_tests += onnx_graph_test
 onnx_graph_test_srcs := tests/host/onnx_graph_test.c
 onnx_graph_test_libs := wsecompiler wsep wafer wseengine
 onnx_graph_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
+# Models of any size: external data, --no-weights, counts beyond 2^32.
+host_tests += onnx_external_test
+onnx_external_test_srcs := tests/host/onnx_external_test.c
+onnx_external_test_libs := wsecompiler wsep wafer wseengine
+onnx_external_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
 
 # The importer fuzzed: a seeded mutation loop over tests/corpus/onnx.
 host_tests += onnx_fuzz_test

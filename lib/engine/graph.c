@@ -100,8 +100,10 @@ int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
 		return -EINVAL;
 	if ((kind == ENGINE_VAL_PARAM) != (kind == ENGINE_VAL_PARAM && dtype == ENGINE_DT_F32))
 		return fail(g, -EINVAL, "a parameter must be fp32");
-	if ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_CONST) != !!data)
-		return fail(g, -EINVAL, "parameters and constants need data, other values none");
+	/* A parameter without data is a graph built for its shapes (zero until bound). */
+	if ((kind == ENGINE_VAL_CONST && !data) ||
+	    (kind != ENGINE_VAL_PARAM && kind != ENGINE_VAL_CONST && data))
+		return fail(g, -EINVAL, "constants need data, inputs and activations none");
 	n = engine_numel(dims, rank);
 	if (!n)
 		return fail(g, -EINVAL, "a value with no elements (or too many)");

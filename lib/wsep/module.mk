@@ -2,7 +2,7 @@
 # validator and the seeded weight initialiser. The firmware links it too.
 libs += wsep
 wsep_srcs := lib/crc32c/crc32c.c lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
-	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c \
+	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_params.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c \
 	lib/outfile/outfile.c
 
 host_tests += wsep_format_test

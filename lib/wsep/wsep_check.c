@@ -120,7 +120,9 @@ static int check_layers(const struct wsep_program *p, char *err, size_t errlen)
 		if (l->act != WSEP_ACT_NONE && (l->act != WSEP_ACT_RELU || p->graph))
 			return wsep_fail(err, errlen, "layer %u: unknown activation %u", i,
 					 (unsigned)l->act);
-		if (l->in < 1 || l->in > WSEP_MAX_DIM || l->out < 1 || l->out > WSEP_MAX_DIM)
+		/* A unit's are elements per sample, only the record's u32 bounds them. */
+		if (l->in < 1 || l->out < 1 ||
+		    (l->kind == WSEP_LAYER_DENSE && (l->in > WSEP_MAX_DIM || l->out > WSEP_MAX_DIM)))
 			return wsep_fail(err, errlen, "layer %u: dimensions %ux%u outside 1..%u", i,
 					 l->in, l->out, WSEP_MAX_DIM);
 		if (l->in != want_in)
@@ -264,7 +266,8 @@ static int check_estimates(const struct wsep_program *p, char *err, size_t errle
 	return 0;
 }
 
-int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
+static int check_program(const struct wsep_program *p, bool need_weights, char *err,
+			 size_t errlen)
 {
 	if (check_wafer(&p->wafer, err, errlen))
 		return -EINVAL;
@@ -296,7 +299,7 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 	if (check_layers(p, err, errlen) || check_regions(p, err, errlen) ||
 	    check_streams(p, err, errlen) || check_estimates(p, err, errlen))
 		return -EINVAL;
-	if (p->graph && !p->weights)
+	if (p->graph && !p->weights && need_weights)
 		return wsep_fail(err, errlen,
 				 "weights: a graph program carries its initial weights (section 8 is missing)");
 	if (p->weights) {
@@ -311,5 +314,19 @@ int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
 				return wsep_fail(err, errlen, "weights: float %llu is not finite",
 						 (unsigned long long)i);
 	}
-	return p->graph ? wsep_check_graph(p, err, errlen) : 0;
+	if (p->graph && wsep_check_graph(p, err, errlen))
+		return -EINVAL;
+	return wsep_param_names_check(p, p->param_names, p->num_param_names, err, errlen);
+}
+
+int wsep_check_program(const struct wsep_program *p, char *err, size_t errlen)
+{
+	return check_program(p, true, err, errlen);
+}
+
+int wsep_check(const struct wsep_program *p, bool need_weights, char *err, size_t errlen)
+{
+	if (!p->layers || !p->regions || !p->estimates || !p->streams)
+		return wsep_fail(err, errlen, "program has no layers, regions, estimates or streams");
+	return check_program(p, need_weights, err, errlen);
 }

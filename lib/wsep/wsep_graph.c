@@ -51,13 +51,15 @@ void wsep_graph_unit_nodes(const struct wsep_graph *g, uint32_t k, uint32_t *fir
 	*end = i;
 }
 
-/* Elements of @v, or 0 when its dimensions are out of range or overflow 2^32. */
+/* Elements of @v, or 0 when a dimension is 0 or they exceed WSEP_GRAPH_MAX_ELEMS. */
 static uint64_t numel(const struct wsep_graph_value *v)
 {
 	uint64_t n = 1;
 
 	for (uint32_t d = 0; d < v->rank && d < WSEP_GRAPH_MAX_RANK; d++) {
-		if (!v->dims[d] || v->dims[d] > (1ULL << 32) || n * v->dims[d] > (1ULL << 32))
+		/* n <= 2^48 and dims[d] <= 2^48: the product cannot wrap once checked so. */
+		if (!v->dims[d] || v->dims[d] > WSEP_GRAPH_MAX_ELEMS ||
+		    n > WSEP_GRAPH_MAX_ELEMS / v->dims[d])
 			return 0;
 		n *= v->dims[d];
 	}
@@ -94,7 +96,7 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 		return wsep_fail(err, errlen, "value %u: unknown kind %u", i, (unsigned)v->kind);
 	if (v->rank > WSEP_GRAPH_MAX_RANK || !n)
 		return wsep_fail(err, errlen,
-				 "value %u: rank %u or its dimensions out of range (rank <= %u, each dimension >= 1, at most 2^32 elements)",
+				 "value %u: rank %u or its dimensions out of range (rank <= %u, each dimension >= 1, at most 2^48 elements)",
 				 i, v->rank, WSEP_GRAPH_MAX_RANK);
 	for (uint32_t d = v->rank; d < WSEP_GRAPH_MAX_RANK; d++)
 		if (v->dims[d])
@@ -145,7 +147,8 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 		if (v->kind == WSEP_VAL_INPUT && (int32_t)i != g->input && (int32_t)i != g->labels)
 			return wsep_fail(err, errlen,
 					 "value %u: an input that is neither the samples nor the labels", i);
-		*elems += n;
+		/* Each term is at most 2^48: stop adding before the sum could wrap. */
+		*elems = *elems > WSEP_GRAPH_MAX_ELEMS ? *elems : *elems + n;
 	}
 	return 0;
 }
@@ -347,9 +350,8 @@ int wsep_check_graph(const struct wsep_program *p, char *err, size_t errlen)
 				 (unsigned long long)wsep_total_params(p->layers, p->num_layers));
 	if (elems > WSEP_GRAPH_MAX_ELEMS)
 		return wsep_fail(err, errlen,
-				 "graph: %llu elements of inputs and activations at batch %u, more than %llu",
-				 (unsigned long long)elems, p->batch,
-				 (unsigned long long)WSEP_GRAPH_MAX_ELEMS);
+				 "graph: more than 2^48 elements of inputs and activations at batch %u",
+				 p->batch);
 	if (check_ends(p, err, errlen))
 		return -EINVAL;
 	producer = malloc(g->num_values * sizeof(*producer));

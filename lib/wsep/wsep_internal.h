@@ -4,6 +4,7 @@
 #define WSEP_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "wse/wsep.h"
 
@@ -24,5 +25,6 @@ int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_pro
 int wsep_check_graph(const struct wsep_program *p, char *err, size_t errlen);
 
 void wsep_program_release(struct wsep_program *p);
+
 
 #endif /* WSEP_INTERNAL_H */

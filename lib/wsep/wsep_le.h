@@ -221,4 +221,13 @@ static inline void put_f32(uint8_t *p, float f)
 #define NOD_PERM		160	/* 6 x u8 */
 #define NOD_END			166
 
+/* PARAM_NAMES record (format 1.2, optional section). */
+#define PNM_OFFSET		0
+#define PNM_ELEMS		8
+#define PNM_RANK		16
+#define PNM_FLAGS		20
+#define PNM_DIMS		24	/* 6 x u64 */
+#define PNM_NAME		72	/* 128 bytes */
+#define PNM_TORCH_NAME		200	/* 128 bytes */
+
 #endif /* WSEP_LE_H */

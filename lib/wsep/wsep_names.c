@@ -78,6 +78,7 @@ const char *wsep_section_name(uint32_t type)
 	case WSEP_SEC_VALUES: return "values";
 	case WSEP_SEC_NODES: return "nodes";
 	case WSEP_SEC_CONSTANTS: return "constants";
+	case WSEP_SEC_PARAM_NAMES: return "param_names";
 	}
 	return (type & WSEP_SEC_OPTIONAL_BIT) ? "optional, unknown" : "unknown";
 }

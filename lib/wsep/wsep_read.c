@@ -42,6 +42,8 @@ static const struct known_section known[] = {
 	{ WSEP_SEC_VALUES, WSEP_VALUE_RECORD, 0, 0 },
 	{ WSEP_SEC_NODES, WSEP_NODE_RECORD, 0, 0 },
 	{ WSEP_SEC_CONSTANTS, 1, 0, 0 },
+	/* Optional (format 1.2): older readers skip it. */
+	{ WSEP_SEC_PARAM_NAMES, WSEP_PARAM_NAME_RECORD, 0, 0 },
 };
 #define NUM_KNOWN (sizeof(known) / sizeof(known[0]))
 
@@ -302,8 +304,12 @@ static int decode_fixed(const uint8_t *b, const struct section *s, uint32_t n,
 	return 0;
 }
 
+/*
+ * @borrow: the weights may stay where they are in @b (a validation that only
+ * reads them: no second copy of a program's largest section).
+ */
 static int decode_arrays(const uint8_t *b, const struct section *s, uint32_t n,
-			 struct wsep_program *p, char *err, size_t errlen)
+			 struct wsep_program *p, bool borrow, char *err, size_t errlen)
 {
 	static const uint32_t per_layer[] = { WSEP_SEC_LAYERS, WSEP_SEC_REGIONS, WSEP_SEC_ESTIMATES };
 	const struct section *sec;
@@ -378,6 +384,13 @@ static int decode_arrays(const uint8_t *b, const struct section *s, uint32_t n,
 	}
 
 	sec = find(s, n, WSEP_SEC_WEIGHTS);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (sec && borrow && (uintptr_t)(b + sec->offset) % _Alignof(float) == 0) {
+		p->num_weights = sec->count;
+		p->weights = (float *)(uintptr_t)(b + sec->offset);
+		return 0;
+	}
+#endif
 	if (sec) {
 		p->num_weights = sec->count;
 		p->weights = alloc_array(p->num_weights, sizeof(float));
@@ -507,8 +520,23 @@ static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
 	return 0;
 }
 
-int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
-		char *err, size_t errlen)
+static int decode_names(const uint8_t *b, const struct section *s, uint32_t n,
+			struct wsep_program *p, char *err, size_t errlen)
+{
+	const struct section *sec = find(s, n, WSEP_SEC_PARAM_NAMES);
+	char why[256];
+
+	if (!sec)
+		return 0;
+	if (wsep_param_names_decode(b + sec->offset, sec->record_size, sec->count,
+				    &p->param_names, why, sizeof(why)))
+		return SECFAIL(sec, "%s", why);
+	p->num_param_names = sec->count;
+	return 0;
+}
+
+static int decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
+		  bool borrow, char *err, size_t errlen)
 {
 	const uint8_t *b = buf;
 	struct section s[WSEP_MAX_SECTIONS];
@@ -523,8 +551,9 @@ int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_pro
 	p->version_major = get_le16(b + HDR_VERSION_MAJOR);
 	p->version_minor = get_le16(b + HDR_VERSION_MINOR);
 	p->features = get_le32(b + HDR_FEATURES);
-	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, err, errlen) ||
-	    decode_graph(b, s, n, p, err, errlen) || wsep_check_program(p, err, errlen))
+	if (decode_fixed(b, s, n, p, err, errlen) || decode_arrays(b, s, n, p, borrow, err, errlen) ||
+	    decode_graph(b, s, n, p, err, errlen) || decode_names(b, s, n, p, err, errlen) ||
+	    wsep_check_program(p, err, errlen))
 		return -EINVAL;
 	/* What the header announces is what the program uses. */
 	uses = wsep_features(p);
@@ -534,6 +563,12 @@ int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_pro
 				 p->features, uses,
 				 wsep_feature_name((uses ^ p->features) & -(uses ^ p->features)));
 	return 0;
+}
+
+int wsep_decode(const void *buf, size_t len, uint32_t supported, struct wsep_program *p,
+		char *err, size_t errlen)
+{
+	return decode(buf, len, supported, p, false, err, errlen);
 }
 
 void wsep_program_release(struct wsep_program *p)
@@ -549,6 +584,7 @@ void wsep_program_release(struct wsep_program *p)
 	free(p->estimates);
 	free(p->streams);
 	free(p->weights);
+	free(p->param_names);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -563,8 +599,12 @@ void wsep_program_free(struct wsep_program *p)
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen)
 {
 	struct wsep_program p;
-	int ret = wsep_decode(buf, len, WSEP_FEATURES_KNOWN, &p, err, errlen);
+	int ret = decode(buf, len, WSEP_FEATURES_KNOWN, &p, true, err, errlen);
+	const uint8_t *w = (const uint8_t *)p.weights;
 
+	/* Borrowed weights are the caller's bytes. */
+	if (w >= (const uint8_t *)buf && w < (const uint8_t *)buf + len)
+		p.weights = NULL;
 	wsep_program_release(&p);
 	return ret;
 }

@@ -205,6 +205,9 @@ static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *
 	case WSEP_SEC_CONSTANTS:
 		memcpy(r, p->graph->consts, p->graph->const_bytes);
 		break;
+	case WSEP_SEC_PARAM_NAMES:
+		wsep_param_names_encode(p->param_names, p->num_param_names, r);
+		break;
 	}
 }
 
@@ -212,7 +215,7 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 	       size_t errlen)
 {
 	const struct wsep_graph *g = p->graph;
-	struct out_section s[12] = {
+	struct out_section s[13] = {
 		{ WSEP_SEC_WAFER, WSEP_WAFER_RECORD, 1, 0 },
 		{ WSEP_SEC_PROGRAM, WSEP_PROGRAM_RECORD, 1, 0 },
 		{ WSEP_SEC_LAYERS, WSEP_LAYER_RECORD, p->num_layers, 0 },
@@ -231,7 +234,8 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 		return wsep_fail(err, errlen, "program has no layers, regions, estimates or streams");
 	if ((p->weights && p->num_weights > UINT32_MAX) ||
 	    (g && g->const_bytes > UINT32_MAX))
-		return wsep_fail(err, errlen, "%llu weights exceed one section's limit",
+		return wsep_fail(err, errlen,
+				 "%llu weights (or constant bytes) exceed what one section holds (2^32 - 1 records)",
 				 (unsigned long long)p->num_weights);
 	if (wsep_check_program(p, err, errlen))
 		return -EINVAL;
@@ -245,6 +249,9 @@ int wsep_write(const struct wsep_program *p, void **bufp, size_t *lenp, char *er
 			s[n++] = (struct out_section){ WSEP_SEC_CONSTANTS, 1,
 						       (uint32_t)g->const_bytes, 0 };
 	}
+	if (p->num_param_names)
+		s[n++] = (struct out_section){ WSEP_SEC_PARAM_NAMES, WSEP_PARAM_NAME_RECORD,
+					       p->num_param_names, 0 };
 
 	size = WSEP_HEADER_SIZE + (uint64_t)n * WSEP_SECTION_ENTRY_SIZE;
 	for (uint32_t i = 0; i < n; i++) {

@@ -507,18 +507,24 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 		size_t n = 0;
 		uint8_t *ck = guest_read_file("/tmp/keep.ckpt", &n);
 		uint64_t floats;
-		uint32_t zero = 0, crc;
+		uint32_t zero = 0, crc, names;
 
 		ASSERT_NE(NULL, ck);
 		ASSERT_LT(160, n);
 		memcpy(&floats, ck + 88, 8);
-		ASSERT_EQ(160 + 3 * floats * 4, n);		/* Adam: two state arrays */
+		memcpy(&names, ck + 128, 4);			/* version 2: the parameters' names */
+		ASSERT_EQ(4, names);				/* two layers' W and b */
+		/* Adam: two state arrays; then the names. */
+		ASSERT_EQ(160 + 3 * floats * 4 + names * WSEP_PARAM_NAME_RECORD, n);
 		memcpy(ck + 96, &zero, 4);			/* state_arrays */
 		crc = wse_crc32c(0, ck + 160, floats * 4);
 		memcpy(ck + 104, &crc, 4);			/* payload_crc */
 		crc = wse_crc32c(0, ck, 156);
 		memcpy(ck + 156, &crc, 4);			/* header_crc */
-		ASSERT_EQ(0, write_file("/tmp/nostate.ckpt", ck, 160 + floats * 4));
+		memmove(ck + 160 + floats * 4, ck + 160 + 3 * floats * 4,
+			names * WSEP_PARAM_NAME_RECORD);	/* the names follow the weights */
+		ASSERT_EQ(0, write_file("/tmp/nostate.ckpt", ck,
+					160 + floats * 4 + names * WSEP_PARAM_NAME_RECORD));
 		free(ck);
 	}
 	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --resume /tmp/nostate.ckpt", self->devices);

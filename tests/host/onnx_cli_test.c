@@ -2,9 +2,10 @@
 /*
  * The programs on ONNX models, from the repository root (as make check
  * runs them): wsecc --validate-only on PyTorch exports, its exit statuses
- * and messages; and short wse-graphtrain runs on real data (Fashion-MNIST,
- * a fortunes file) whose loss must fall: the smoke versions of the CNN and
- * GPT trainings of Documentation/onnx-import.rst.
+ * and messages; --no-weights on a shapes-only export; and short
+ * wse-graphtrain runs on real data (Fashion-MNIST, a fortunes file) whose
+ * loss must fall: the smoke versions of the CNN and GPT trainings of
+ * Documentation/onnx-import.rst.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,33 @@ TEST(wsecc_compiles_pytorch_exports)
 	EXPECT_NE(NULL, strstr(out, "--warmup and --steps go together"));
 	EXPECT_EQ(2, run(WSECC " models/fc-mnist --lr 0.1"));
 	EXPECT_NE(NULL, strstr(out, "are for ONNX models"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+}
+
+TEST(wsecc_no_weights_reports_from_shapes)
+{
+	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512], with[160];
+	const char *at;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 4 --report --svg %s/a.svg", dir);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
+	at = strstr(out, "estimate:");
+	ASSERT_NE(NULL, at);
+	snprintf(with, sizeof(with), "%.*s", (int)strcspn(at, "\n"), at);
+	/* The shapes-only export: the same estimate, from shapes alone. */
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/shapes-tiny.onnx --no-weights --batch 4 --report --svg %s/b.svg", dir);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, with)) TH_LOG("%s\nwanted: %s", out, with);
+	EXPECT_NE(NULL, strstr(out, "6608 parameters")) TH_LOG("%s", out);
+	/* It has no values to train from: a program is refused, saying so. */
+	EXPECT_EQ(1, run(WSECC " tests/corpus/onnx/shapes-tiny.onnx --batch 4 --report"));
+	EXPECT_NE(NULL, strstr(out, "has no values (a shapes-only export?)")) TH_LOG("%s", out);
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/ext-tiny.onnx --no-weights -o %s/x.wsep", dir);
+	EXPECT_EQ(2, run(cmd));
+	EXPECT_NE(NULL, strstr(out, "it writes no program")) TH_LOG("%s", out);
+	EXPECT_EQ(0, run(WSECC " tests/corpus/onnx/shapes-tiny.onnx --no-weights --validate-only -q"));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	run(cmd);
 }

@@ -20,6 +20,11 @@
  *  - a program whose graph the engine refuses (a convolution's kernel
  *    attribute not the weights' shape) refused at PROGRAM_LOAD, naming
  *    the node, the daemon still serving.
+ *  - PREDICT of both programs, on a system alone (wsefwd) and in both
+ *    modes on the appliance: a RUN of many steps whose logits the host
+ *    reads (the device puts them on every PREDICT step), each class the
+ *    argmax of its logits and the classes right exactly as often as the
+ *    same samples' EVAL counts (wse-trainhost --predict).
  *
  * Run from the repository root; the appliance is build/bin/wse-appliance
  * and its wsefwd (or the sanitizer builds for the -san test), the tools
@@ -66,6 +71,24 @@ static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, 
 		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
 		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
 		      "--fw-arg=--micro-batches=8", NULL);
+		_exit(127);
+	}
+}
+
+/* A system alone: wsefwd on a 64x64 wafer, 8 micro-batches a batch like the appliance's. */
+static void start_system(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self)
+{
+	char spec[128], log[128];
+
+	snprintf(spec, sizeof(spec), "unix:%s/fwd.sock", self->dir);
+	snprintf(log, sizeof(log), "%s/wsefwd.log", self->dir);
+	self->fwd = fork();
+	ASSERT_LE(0, self->fwd);
+	if (self->fwd == 0) {
+		if (!freopen(log, "w", stderr))
+			_exit(127);
+		execl(fwd_binary(self_path), fwd_binary(self_path), "--listen", spec, "--wafer",
+		      "64x64", "--micro-batches", "8", NULL);
 		_exit(127);
 	}
 }
@@ -283,6 +306,88 @@ TEST_F(graph, a_graph_the_engine_refuses_is_refused_at_load)
 	/* At the micro-batch's size: 8 micro-batches a batch on the appliance's system. */
 	EXPECT_NE(NULL, strstr(self->out, "invalid program: the graph at 1 samples: node 0 (conv2d): kernel_shape differs from the weights' shape"))
 		TH_LOG("%s", self->out);
+}
+
+/*
+ * wse-trainhost --predict's line: @samples x @rows predicted, as many
+ * right as EVAL counted (and more than none), every class the argmax of
+ * its logits. Returns PREDICT's right answers.
+ */
+static long predicted_as_evaluated(struct __test_metadata *_metadata, const char *out,
+				   unsigned int samples, unsigned int rows)
+{
+	const char *line = strstr(out, "predict: ");
+	unsigned int n = 0, r = 0;
+	long eval = -1, pred = -2, agree = -3, checked = -4;
+
+	EXPECT_NE(NULL, line) TH_LOG("%s", out);
+	if (!line)
+		return -1;
+	EXPECT_EQ(6, sscanf(line,
+			    "predict: %u samples x %u rows: eval right %ld, predict right %ld, argmax of the logits %ld of %ld",
+			    &n, &r, &eval, &pred, &agree, &checked))
+		TH_LOG("%s", line);
+	EXPECT_EQ(samples, n);
+	EXPECT_EQ(rows, r);
+	EXPECT_GT(eval, 0);
+	EXPECT_EQ(eval, pred);
+	EXPECT_EQ((long)samples * rows, checked);
+	EXPECT_EQ(checked, agree);
+	return pred;
+}
+
+TEST_F(graph, predict_agrees_with_eval_on_a_system_and_in_both_modes)
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	char cmd[1024], cnn_prog[2][128], gpt_prog[2][128];
+	long cnn[3], gpt[3];
+
+	if (access(FASHION, R_OK) || access(FORTUNES, R_OK))
+		SKIP(return, "no %s or %s (tools/install-deps installs them)", FASHION, FORTUNES);
+	for (int m = 0; m < 2; m++) {
+		snprintf(cnn_prog[m], sizeof(cnn_prog[m]), "%s/cnn-%s.wsep", self->dir, modes[m]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --wafer 64x64 --mode %s --lr 0.01 -q -o %s 2>&1",
+			 modes[m], cnn_prog[m]);
+		ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		snprintf(gpt_prog[m], sizeof(gpt_prog[m]), "%s/gpt-%s.wsep", self->dir, modes[m]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode %s --optimizer adamw --lr 0.01 --warmup 5 --steps 30 -q -o %s 2>&1",
+			 modes[m], gpt_prog[m]);
+		ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	}
+	/*
+	 * The system alone, then the appliance: pipelined, then weight
+	 * streaming. 40 steps of 64 samples predicted in one RUN: the device's
+	 * rings hold 4 batches, so a host that left the logits would stall it.
+	 */
+	for (int at = 0; at < 3; at++) {
+		int m = at == 2;
+
+		if (at == 0)
+			start_system(_metadata, self);
+		else if (at == 1)
+			start(_metadata, self, 1);
+		EXPECT_EQ(0, trainhost(self, cnn_prog[m],
+				       "--steps 100 --report 100 --predict 2560 --images " FASHION
+				       "/train-images-idx3-ubyte.gz --labels " FASHION
+				       "/train-labels-idx1-ubyte.gz"))
+			TH_LOG("%s", self->out);
+		cnn[at] = predicted_as_evaluated(_metadata, self->out, 2560, 1);
+		EXPECT_EQ(0, trainhost(self, gpt_prog[m],
+				       "--steps 30 --report 30 --predict 64 --text " FORTUNES))
+			TH_LOG("%s", self->out);
+		gpt[at] = predicted_as_evaluated(_metadata, self->out, 64, 8);
+		if (at != 1)
+			stop(self);
+	}
+	/* The same bits everywhere: the right answers agree to the sample. */
+	EXPECT_EQ(cnn[0], cnn[1]);
+	EXPECT_EQ(cnn[0], cnn[2]);
+	EXPECT_EQ(gpt[0], gpt[1]);
+	EXPECT_EQ(gpt[0], gpt[2]);
+	/* Far above chance (256 of 2560) after 100 steps. */
+	EXPECT_GT(cnn[0], 1000);
 }
 
 int main(int argc, char **argv)

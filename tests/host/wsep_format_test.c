@@ -371,7 +371,7 @@ TEST(graph_program_round_trip)
 	wsep_sample_graph_program(&p);
 	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
-	EXPECT_EQ(1, q->version_minor);
+	EXPECT_EQ(WSEP_VERSION_MINOR, q->version_minor);
 	EXPECT_EQ(WSEP_FEATURE_GRAPH, q->features);
 	ASSERT_NE(NULL, q->graph);
 	EXPECT_EQ(p.graph->num_values, q->graph->num_values);
@@ -465,6 +465,121 @@ TEST(graph_checks)
 		refused(_metadata, &p, "a graph program carries its initial weights");
 		p.weights = w;
 	}
+	wsep_sample_release(&p);
+}
+
+/* The sample graph program's four parameters, named as an export would name them. */
+static void name_sample(struct wsep_param_name *n)
+{
+	static const struct { uint64_t off; uint32_t rank; uint64_t d0, d1; const char *name, *torch; }
+	e[] = {
+		{ 0, 2, 3, 4, "fc1.weight", "fc1.weight" },
+		{ 12, 1, 3, 0, "fc1.bias", "" },
+		{ 15, 2, 2, 3, "onnx::MatMul_7", "fc2.weight" },
+		{ 21, 1, 2, 0, "fc2.bias", "fc2.bias" },
+	};
+
+	memset(n, 0, 4 * sizeof(*n));
+	for (int i = 0; i < 4; i++) {
+		n[i].offset = e[i].off;
+		n[i].rank = e[i].rank;
+		n[i].dims[0] = e[i].d0;
+		n[i].dims[1] = e[i].d1;
+		n[i].elems = e[i].d0 * (e[i].d1 ? e[i].d1 : 1);
+		strcpy(n[i].name, e[i].name);
+		strcpy(n[i].torch_name, e[i].torch);
+	}
+	n[2].flags = WSEP_PARAM_TORCH_TRANSPOSED;
+}
+
+/* Format 1.2's optional param_names: kept by a round trip, absent without names, checked. */
+TEST(param_names)
+{
+	struct wsep_param_name names[4], keep[4];
+	struct wsep_program p, *q;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_graph_program(&p);
+	name_sample(names);
+	p.param_names = names;
+	p.num_param_names = 4;
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_NE(NULL, section(b, WSEP_SEC_PARAM_NAMES, NULL));
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(4, q->num_param_names);
+	EXPECT_EQ(0, memcmp(names, q->param_names, sizeof(names)));
+	EXPECT_EQ(&q->param_names[2], wsep_param_name_find(q, "onnx::MatMul_7"));
+	EXPECT_EQ(&q->param_names[2], wsep_param_name_find(q, "fc2.weight"));
+	EXPECT_EQ(NULL, wsep_param_name_find(q, "fc3.weight"));
+	wsep_program_free(q);
+	free(b);
+
+	/* Without names (a program of format 1.1): no section, and it reads as before. */
+	p.param_names = NULL;
+	p.num_param_names = 0;
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(NULL, section(b, WSEP_SEC_PARAM_NAMES, NULL));
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(0, q->num_param_names);
+	EXPECT_EQ(NULL, q->param_names);
+	wsep_program_free(q);
+	free(b);
+
+	p.param_names = names;
+	p.num_param_names = 4;
+	memcpy(keep, names, sizeof(names));
+	strcpy(names[3].name, "fc1.bias");
+	refused(_metadata, &p, "parameter name 'fc1.bias' is given twice");
+	memcpy(names, keep, sizeof(names));
+	strcpy(names[3].torch_name, "fc2.weight");
+	refused(_metadata, &p, "parameter name 'fc2.weight' is given twice");
+	memcpy(names, keep, sizeof(names));
+	names[1].offset = 13;
+	refused(_metadata, &p, "parameter 'fc1.bias': 3 floats at 13 do not follow the previous one (at 12)");
+	memcpy(names, keep, sizeof(names));
+	names[2].dims[0] = 3;
+	names[2].dims[1] = 2;
+	refused(_metadata, &p, "parameter 'onnx::MatMul_7': its offset or shape is not the program's parameter 2's");
+	memcpy(names, keep, sizeof(names));
+	names[1].flags = WSEP_PARAM_TORCH_TRANSPOSED;
+	refused(_metadata, &p, "parameter 'fc1.bias': flags 0x1 (transposed needs rank 2)");
+	memcpy(names, keep, sizeof(names));
+	names[0].name[0] = '\0';
+	refused(_metadata, &p, "parameter name 0: empty");
+	memcpy(names, keep, sizeof(names));
+	p.num_param_names = 2;
+	refused(_metadata, &p, "the parameter names cover 15 of the 23 weights");
+	p.param_names = NULL;
+	p.num_param_names = 0;
+	wsep_sample_release(&p);
+}
+
+/* A file whose names section was damaged behind valid CRCs is refused, naming the section. */
+TEST(param_names_damaged)
+{
+	struct wsep_param_name names[4];
+	struct wsep_program p, *q;
+	uint8_t *sec;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_graph_program(&p);
+	name_sample(names);
+	p.param_names = names;
+	p.num_param_names = 4;
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	sec = section(b, WSEP_SEC_PARAM_NAMES, NULL);
+	ASSERT_NE(NULL, sec);
+	memset(sec + WSEP_PARAM_NAME_RECORD + 72, 'x', 128);	/* record 1's name: no NUL */
+	wsep_sample_reseal(b, len);
+	EXPECT_EQ(-EINVAL, wsep_read(b, len, &q, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "(param_names): parameter name 1 is not NUL-terminated")) TH_LOG("%s", err);
+	free(b);
+	p.param_names = NULL;
+	p.num_param_names = 0;
 	wsep_sample_release(&p);
 }
 

@@ -10,6 +10,11 @@
  * linear teacher), IDX files such as Fashion-MNIST's, or a text corpus for
  * a graph program over tokens (the windows of models/gpt_data.py,
  * wse/textdata.h), whose validation loss is taken at the end.
+ *
+ * --predict N then runs the trained weights over N samples twice, as EVAL
+ * and as PREDICT, and prints how the two agree: the right answers EVAL
+ * counts and those of PREDICT's classes, and (a program with a logits
+ * stream) that each class is the argmax of its logits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +43,7 @@ struct opts {
 	const char *connect, *program, *images, *labels;
 	const char *text[WSE_TEXT_MAX_FILES];
 	size_t n_text;
-	uint32_t steps, report, run_steps, systems;
+	uint32_t steps, report, run_steps, systems, predict;
 	uint64_t seed;
 	int timeout_ms;
 	bool expect_falling;
@@ -81,6 +86,9 @@ static void usage(FILE *f)
 "  --seed N            seed of the synthetic data (default 1)\n"
 "  --timeout-ms MS     per request (default 60000)\n"
 "  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
+"  --predict N         then N samples (the validation windows, for --text) as\n"
+"                      EVAL and as PREDICT: the right answers of each, and\n"
+"                      whether every class is the argmax of its logits\n"
 "  --help\n"
 "\n"
 "Exit status: 0 trained, 1 the device refused or the loss did not fall, 2 usage.\n");
@@ -275,7 +283,7 @@ struct trainer {
 	const struct wsep_program *p;
 	struct data *d;
 	uint32_t b, elem, steps_per_run, rows;
-	int samples, labels, losses, preds;	/* stream ids */
+	int samples, labels, losses, preds, logits;	/* stream ids (logits: -1 if none) */
 	void *x;
 	int32_t *y[AHEAD + 1];		/* labels of the steps in flight, by step % (AHEAD + 1) */
 	int32_t *pred;
@@ -434,6 +442,7 @@ static int trainer_setup(struct trainer *t)
 	t->labels = sid(p, ts.labels);
 	t->losses = sid(p, ts.losses);
 	t->preds = sid(p, ts.predictions);
+	t->logits = ts.logits < 0 ? -1 : sid(p, ts.logits);
 	t->x = malloc((size_t)t->b * p->input_dim * t->elem);
 	t->pred = malloc((size_t)t->b * t->rows * 4);
 	t->loss = malloc(t->b * 4);
@@ -542,6 +551,107 @@ static int evaluate_text(struct trainer *t)
 	return 0;
 }
 
+/*
+ * @steps steps of @kind (EVAL or PREDICT) in one RUN, over the samples and
+ * labels in @x and @y, a batch each: their classes into @pred and, for
+ * PREDICT of a program with logits, their logits into @z. Each step's
+ * samples go in, then its results are read: the device's rings never
+ * hold more than a batch, whatever the RUN's length.
+ */
+static int infer(struct trainer *t, uint32_t kind, uint32_t steps, const uint8_t *x,
+		 const int32_t *y, int32_t *pred, float *z)
+{
+	uint32_t b = t->b, xbytes = b * t->p->input_dim * t->elem, rows = t->rows;
+	uint32_t zbytes = rows * wsep_classes(t->p) * 4, tag, tl, tp, tz;
+	struct wse_link_run_info in = { SLOT, kind, steps, b, 0, 0 };
+	bool predict = kind == WSE_LINK_RUN_PREDICT;
+	struct wse_link_run raw;
+	size_t rest;
+
+	wse_link_run_encode(&raw, &in);
+	if (submit(t->cl, WSE_LINK_OP_RUN, Q_RUN, &raw, sizeof(raw), NULL, 0, &tag))
+		return -1;
+	for (uint32_t s = 0; s < steps; s++) {
+		if (write_async(t, t->samples, x + (size_t)s * xbytes, xbytes) ||
+		    (!predict && write_async(t, t->labels, y + (size_t)s * b * rows, b * rows * 4)))
+			return -1;
+		if ((!predict && submit_read(t, t->losses, b * 4, &tl)) ||
+		    submit_read(t, t->preds, b * rows * 4, &tp) ||
+		    (predict && t->logits >= 0 && submit_read(t, t->logits, b * zbytes, &tz)))
+			return -1;
+		if ((!predict && finish_read(t, tl, t->losses, t->loss, b * 4)) ||
+		    finish_read(t, tp, t->preds, pred + (size_t)s * b * rows, b * rows * 4) ||
+		    (predict && t->logits >= 0 &&
+		     finish_read(t, tz, t->logits, (uint8_t *)z + (size_t)s * b * zbytes, b * zbytes)))
+			return -1;
+	}
+	return finish(t->cl, tag, WSE_LINK_OP_RUN, &rest) || reap_writes(t, 0) ? -1 : 0;
+}
+
+/* The index of @z's largest of @n (the first of equals). */
+static uint32_t argmax(const float *z, uint32_t n)
+{
+	uint32_t best = 0;
+
+	for (uint32_t c = 1; c < n; c++)
+		if (z[c] > z[best])
+			best = c;
+	return best;
+}
+
+/*
+ * --predict N: N samples (whole batches) run as EVAL and as PREDICT; the
+ * right answers each gives, and whether PREDICT's classes are the argmax
+ * of its logits.
+ */
+static int predict_check(struct trainer *t)
+{
+	uint32_t b = t->b, rows = t->rows, classes = wsep_classes(t->p), dim = t->p->input_dim;
+	uint32_t steps = (t->o->predict + b - 1) / b, n = steps * b;
+	uint8_t *x = malloc((size_t)n * dim * t->elem);
+	int32_t *y = malloc((size_t)n * rows * 4), *pe = malloc((size_t)n * rows * 4);
+	int32_t *pp = malloc((size_t)n * rows * 4);
+	float *z = malloc((size_t)n * rows * classes * sizeof(float));
+	uint64_t right_eval = 0, right_pred = 0, agree = 0, checked = 0;
+	int ret = -1;
+
+	if (!x || !y || !pe || !pp || !z) {
+		fail("out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n && t->d->text.ids; i++) {
+		const struct wse_text *tx = &t->d->text;
+		uint64_t w = i % wse_text_val_windows(tx, dim);
+
+		wse_text_window(tx, wse_text_val_offset(tx, w, dim), dim,
+				(int32_t *)x + (size_t)i * dim, y + (size_t)i * dim);
+	}
+	for (uint32_t s = 0; s < steps && !t->d->text.ids; s++)
+		batch_of(t->d, t->p, b, x + (size_t)s * b * dim * t->elem, y + (size_t)s * b);
+	if (infer(t, WSE_LINK_RUN_EVAL, steps, x, y, pe, NULL) ||
+	    infer(t, WSE_LINK_RUN_PREDICT, steps, x, y, pp, z))
+		goto out;
+	for (uint64_t r = 0; r < (uint64_t)n * rows; r++) {
+		right_eval += pe[r] == y[r];
+		right_pred += pp[r] == y[r];
+		if (t->logits >= 0) {
+			agree += (uint32_t)pp[r] == argmax(z + r * classes, classes);
+			checked++;
+		}
+	}
+	printf("predict: %u samples x %u rows: eval right %llu, predict right %llu, argmax of the logits %llu of %llu\n",
+	       n, rows, (unsigned long long)right_eval, (unsigned long long)right_pred,
+	       (unsigned long long)agree, (unsigned long long)checked);
+	ret = 0;
+out:
+	free(x);
+	free(y);
+	free(pe);
+	free(pp);
+	free(z);
+	return ret;
+}
+
 static int train(struct wse_link_client *cl, const struct opts *o, const struct wsep_program *p,
 		 struct data *d)
 {
@@ -564,6 +674,8 @@ static int train(struct wse_link_client *cl, const struct opts *o, const struct 
 			       (unsigned long long)t.cycles, cl->dev.clock_khz);
 		if (!ret && d->text.ids)
 			ret = evaluate_text(&t);
+		if (!ret && o->predict)
+			ret = predict_check(&t);
 	}
 	trainer_free(&t);
 	return ret;
@@ -620,6 +732,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "run-steps", required_argument, NULL, 'R' },
 		{ "systems", required_argument, NULL, 'N' },
 		{ "text", required_argument, NULL, 'T' },
+		{ "predict", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -670,6 +783,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->run_steps = (uint32_t)v;
 		else if (c == 'N')
 			o->systems = (uint32_t)v;
+		else if (c == 'P')
+			o->predict = (uint32_t)v;
 		else
 			o->timeout_ms = (int)v;
 	}

@@ -40,7 +40,9 @@ static const char usage_text[] =
 	"  --svg FILE          where --report writes the SVG (default MODEL_NAME.svg)\n"
 	"  --weights           include initial weights (default for pipelined)\n"
 	"  --no-weights        leave them out (default for weight streaming: MemoryX\n"
-	"                      makes them from the seed)\n"
+	"                      makes them from the seed); ONNX: compile from the\n"
+	"                      shapes alone, never reading the weights, for --report\n"
+	"                      or --validate-only (no program is written)\n"
 	"ONNX models only (a text model says its own):\n"
 	"  --optimizer KIND    sgd, momentum, nesterov, adam (default), adamw\n"
 	"  --lr X              learning rate (default 1e-3)\n"
@@ -110,9 +112,9 @@ static bool is_onnx(const char *path)
 }
 
 /* An ONNX model with --validate-only: import, list each node and its kernel, check. */
-static int onnx_validate(const char *path, uint32_t batch, int quiet)
+static int onnx_validate(const char *path, uint32_t batch, bool no_weights, int quiet)
 {
-	struct wsecc_onnx_options opt = { .batch = batch };
+	struct wsecc_onnx_options opt = { .batch = batch, .no_weights = no_weights };
 	struct wsecc_graph *g;
 	struct wsecc_error err;
 	size_t counts[WSECC_NODE_REFUSED + 1];
@@ -240,10 +242,11 @@ static FILE *chatter(const char *output)
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
 static int onnx_program(const char *path, uint32_t batch, const struct train_args *t,
-			const char *wafer_spec, enum wsecc_mode mode, int report, const char *svg,
-			const char *output, int quiet)
+			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
+			const char *svg, const char *output, int quiet)
 {
-	struct wsecc_graph_options o = { .batch = batch, .mode = mode, .seed = 1 };
+	struct wsecc_graph_options o = { .batch = batch, .mode = mode, .seed = 1,
+					 .no_weights = no_weights };
 	struct wsecc_graph_program *gp;
 	struct wsecc_error err;
 	struct wse_wafer wafer;
@@ -382,11 +385,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		if (validate)
-			return onnx_validate(argv[optind], (uint32_t)b, quiet);
-		if (weights == 0)
-			return usage_error("%s", "--no-weights: a graph program carries the weights of its export");
-		return onnx_program(argv[optind], (uint32_t)b, &train, wafer_spec, mode, report, svg,
-				    compile || output || !report ? output : NULL, quiet);
+			return onnx_validate(argv[optind], (uint32_t)b, weights == 0, quiet);
+		/* From shapes alone there is nothing to train: an estimate only. */
+		if (weights == 0 && (compile || output || !report))
+			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
+		return onnx_program(argv[optind], (uint32_t)b, &train, wafer_spec, mode, weights == 0,
+				    report, svg, compile || output || !report ? output : NULL, quiet);
 	}
 	if (train_given)
 		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input and the like are for ONNX models: a model text file says its own");

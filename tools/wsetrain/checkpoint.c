@@ -13,8 +13,16 @@
  *     u32 CRC32C of the payload, u32 batch it was trained with, u64
  *     fingerprint of the input and layers alone, f64 learning rate it
  *     was trained with (the last three 0 in files from before them),
- *     28 reserved bytes (0), u32 CRC32C of the header before this field
+ *     u32 parameter names, u32 CRC32C of them (version 2; 0 in 1),
+ *     20 reserved bytes (0), u32 CRC32C of the header before this field
  *   payload: the weights, then each optimizer state array (f32)
+ *   version 2: the parameters' names, the .wsep param_names records of
+ *     the program (Documentation/wsep-format.rst), so that the weights
+ *     can go back to the model by name without the program
+ *
+ * A program with names gives a version 2 checkpoint, one without (format
+ * 1.1 and older) a version 1 checkpoint as before: a wsetrain that reads
+ * only version 1 then says which version it met rather than misreading.
  *
  * The weights layout is the one PARAMS_READ and MemoryX both use, so a
  * checkpoint taken in one execution mode resumes in the other. Writes go
@@ -37,7 +45,8 @@
 #include "wse/crc32c.h"
 
 #define CKPT_MAGIC	"WSECKPT"
-#define CKPT_VERSION	1U
+#define CKPT_VERSION	2U
+#define CKPT_VERSION_1	1U	/* no names */
 #define CKPT_HEADER	160U
 #define CKPT_MAX_FLOATS	(1ULL << 32)	/* 16 GiB of weights: more is not a checkpoint of ours */
 
@@ -56,7 +65,8 @@ struct ckpt_header {
 	uint32_t batch;
 	uint64_t shape_fingerprint;
 	double lr;
-	uint8_t reserved[28];
+	uint32_t names, names_crc;
+	uint8_t reserved[20];
 	uint32_t header_crc;
 };
 
@@ -101,6 +111,24 @@ uint64_t train_shape_fingerprint(const struct wsep_program *p)
 
 	hash_layers(p, &lo, &hi);
 	return (uint64_t)hi << 32 | lo;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t at)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, at);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		at += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 /*
@@ -161,11 +189,11 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 	size_t wbytes = c->floats * sizeof(float);
 	size_t sbytes = (size_t)c->state_arrays * wbytes;
 	struct ckpt_header h = { 0 };
+	uint8_t *names = NULL;
 	char err[512];
 	int ret;
 
 	memcpy(h.magic, CKPT_MAGIC, sizeof(CKPT_MAGIC));
-	h.version = CKPT_VERSION;
 	h.header_bytes = CKPT_HEADER;
 	snprintf(h.model, sizeof(h.model), "%s", c->model);
 	h.fingerprint = c->fingerprint;
@@ -180,6 +208,18 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 	h.shape_fingerprint = c->shape_fingerprint;
 	h.lr = c->lr;
 	h.batch = c->batch;
+	h.version = c->num_names ? CKPT_VERSION : CKPT_VERSION_1;
+	h.names = c->num_names;
+	if (c->num_names) {
+		names = malloc((size_t)c->num_names * WSEP_PARAM_NAME_RECORD);
+		if (!names) {
+			train_checkpoint_abandon_out(out);
+			return train_fail("checkpoint %s: out of memory for its names",
+					  out->file.path);
+		}
+		wsep_param_names_encode(c->names, c->num_names, names);
+		h.names_crc = wse_crc32c(0, names, (size_t)c->num_names * WSEP_PARAM_NAME_RECORD);
+	}
 	/* The device's CRC, when it computed one: the link checked every byte since. */
 	if (!c->crc_known && !out->weights) {
 		train_checkpoint_abandon_out(out);
@@ -202,6 +242,25 @@ int train_checkpoint_finish_out(struct train_ckpt_out *out, const struct train_c
 			ret = wse_out_write(&out->file, out->weights, wbytes + sbytes, err,
 					    sizeof(err));
 	}
+	/*
+	 * The names follow the payload, wherever the payload came from: in a
+	 * file replaced whole at their offset (the device may have written
+	 * the payload), else (a FIFO, a device) after what was written.
+	 */
+	if (!ret && names) {
+		size_t nbytes = (size_t)c->num_names * WSEP_PARAM_NAME_RECORD;
+
+		if (out->file.replace) {
+			ret = pwrite_all(out->file.fd, names, nbytes,
+					 (off_t)(CKPT_HEADER + wbytes + sbytes));
+			if (ret)
+				snprintf(err, sizeof(err), "%.400s: %s", out->file.path,
+					 strerror(-ret));
+		} else {
+			ret = wse_out_write(&out->file, names, nbytes, err, sizeof(err));
+		}
+	}
+	free(names);
 	if (out->map)
 		munmap(out->map, out->len);
 	else
@@ -237,10 +296,56 @@ static int bad(char *err, size_t len, const char *path, const char *what)
 	return -EINVAL;
 }
 
+/*
+ * The names after the payload: their CRC, and that they lay out the
+ * checkpoint's weights one after another, each its shape's elements.
+ */
+static int read_names(FILE *f, const char *path, const struct ckpt_header *h, size_t nbytes,
+		      struct train_checkpoint *c, char *err, size_t len)
+{
+	uint8_t *buf = malloc(nbytes);
+	char why[256];
+	uint64_t at = 0;
+
+	if (!buf || fread(buf, 1, nbytes, f) != nbytes) {
+		free(buf);
+		snprintf(err, len, "%s: cannot read its parameter names", path);
+		return -1;
+	}
+	if (h->names_crc != wse_crc32c(0, buf, nbytes)) {
+		free(buf);
+		return bad(err, len, path, "the parameter names' checksum does not match: the file is damaged");
+	}
+	if (wsep_param_names_decode(buf, WSEP_PARAM_NAME_RECORD, h->names, &c->names_owned, why,
+				    sizeof(why))) {
+		free(buf);
+		snprintf(err, len, "%s: %s", path, why);
+		return -1;
+	}
+	free(buf);
+	c->names = c->names_owned;
+	c->num_names = h->names;
+	for (uint32_t i = 0; i < c->num_names; i++) {
+		const struct wsep_param_name *e = &c->names[i];
+		uint64_t elems = 1;
+
+		for (uint32_t d = 0; d < e->rank && d < WSEP_GRAPH_MAX_RANK; d++)
+			if (__builtin_mul_overflow(elems, e->dims[d], &elems))
+				elems = UINT64_MAX;
+		if (e->rank > WSEP_GRAPH_MAX_RANK || e->offset != at || e->elems != elems ||
+		    e->elems > h->floats - at)
+			return bad(err, len, path, "its parameter names do not lay out its weights: the file is damaged");
+		at += e->elems;
+	}
+	if (at != h->floats)
+		return bad(err, len, path, "its parameter names do not cover its weights: the file is damaged");
+	return 0;
+}
+
 int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *err, size_t len)
 {
 	struct ckpt_header h;
-	size_t wbytes, sbytes;
+	size_t wbytes, sbytes, nbytes;
 	FILE *f;
 	long size;
 	int ret = -EINVAL;
@@ -264,9 +369,15 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 		ret = bad(err, len, path, "the header's checksum does not match: the file is damaged");
 		goto out;
 	}
-	if (h.version != CKPT_VERSION || h.header_bytes != CKPT_HEADER) {
-		snprintf(err, len, "%s: checkpoint version %u; this wsetrain reads version %u",
-			 path, h.version, CKPT_VERSION);
+	if ((h.version != CKPT_VERSION && h.version != CKPT_VERSION_1) ||
+	    h.header_bytes != CKPT_HEADER) {
+		snprintf(err, len, "%s: checkpoint version %u; this wsetrain reads versions %u and %u",
+			 path, h.version, CKPT_VERSION_1, CKPT_VERSION);
+		goto out;
+	}
+	if (h.version == CKPT_VERSION_1 ? h.names || h.names_crc :
+	    !h.names || h.names > WSEP_GRAPH_MAX_VALUES) {
+		ret = bad(err, len, path, "its count of parameter names is out of range: the file is damaged");
 		goto out;
 	}
 	if (!h.floats || h.floats > CKPT_MAX_FLOATS || h.state_arrays > 2 ||
@@ -276,8 +387,9 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 	}
 	wbytes = h.floats * sizeof(float);
 	sbytes = (size_t)h.state_arrays * wbytes;
+	nbytes = (size_t)h.names * WSEP_PARAM_NAME_RECORD;
 	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 ||
-	    (uint64_t)size != CKPT_HEADER + wbytes + sbytes) {
+	    (uint64_t)size != CKPT_HEADER + wbytes + sbytes + nbytes) {
 		ret = bad(err, len, path, "its length does not match its header: truncated or damaged");
 		goto out;
 	}
@@ -297,6 +409,10 @@ int train_checkpoint_load(const char *path, struct train_checkpoint *c, char *er
 	}
 	if (h.payload_crc != wse_crc32c(wse_crc32c(0, c->weights, wbytes), c->state, sbytes)) {
 		ret = bad(err, len, path, "the weights' checksum does not match: the file is damaged");
+		goto out;
+	}
+	if (nbytes && read_names(f, path, &h, nbytes, c, err, len)) {
+		ret = -EINVAL;
 		goto out;
 	}
 	memcpy(c->model, h.model, sizeof(c->model));
@@ -324,8 +440,12 @@ void train_checkpoint_free(struct train_checkpoint *c)
 {
 	free(c->weights);
 	free(c->state);
+	free(c->names_owned);
 	c->weights = NULL;
 	c->state = NULL;
+	c->names_owned = NULL;
+	c->names = NULL;
+	c->num_names = 0;
 }
 
 int train_checkpoint_inspect(const char *path)
@@ -354,6 +474,20 @@ int train_checkpoint_inspect(const char *path)
 	printf("  optimizer     %u state array%s, crc32c %08x\n", c.state_arrays,
 	       c.state_arrays == 1 ? "" : "s",
 	       wse_crc32c(0, c.state, (size_t)c.state_arrays * c.floats * sizeof(float)));
+	if (!c.num_names)
+		printf("  names         none (a checkpoint of a program without parameter names)\n");
+	for (uint32_t i = 0; i < c.num_names; i++) {
+		const struct wsep_param_name *e = &c.names[i];
+
+		printf("  %-13s %s", i ? "" : "names", e->name);
+		if (e->torch_name[0] && strcmp(e->torch_name, e->name))
+			printf(" (state_dict %s%s)", e->torch_name,
+			       e->flags & WSEP_PARAM_TORCH_TRANSPOSED ? ", transposed" : "");
+		printf(" [");
+		for (uint32_t d = 0; d < e->rank; d++)
+			printf("%s%llu", d ? "," : "", (unsigned long long)e->dims[d]);
+		printf("] at %llu\n", (unsigned long long)e->offset);
+	}
 	train_checkpoint_free(&c);
 	return 0;
 }

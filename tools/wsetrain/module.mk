@@ -2,8 +2,8 @@
 progs += wsetrain
 wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c session.c job.c \
 	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c predict.c state.c \
-	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c)
-wsetrain_libs := wse wsedata wsemetrics wsep wseengine wselink
+	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c export.c)
+wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink
 wsetrain_ldlibs := $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) -lz -ljson-c -lopenblas -lm -lpthread
 
 # The ETA on made-up timelines.
@@ -17,3 +17,15 @@ wsetrain_report_test_srcs := tests/host/wsetrain_report_test.c tools/wsetrain/re
 	tools/wsetrain/metrics.c tools/wsetrain/eta.c tools/wsetrain/options.c
 wsetrain_report_test_libs := wsemetrics wsep wsenum
 wsetrain_report_test_ldlibs := $(PROTOBUF_C_LIBS) -lm
+
+# --export: a checkpoint's weights back into the ONNX model, round trip
+# through the importer (runs build/bin/wsetrain; needs no PyTorch).
+host_tests += onnx_export_test
+onnx_export_test_srcs := tests/host/onnx_export_test.c tools/wsetrain/checkpoint.c \
+	tools/wsetrain/options.c
+onnx_export_test_libs := wsecompiler wsep wafer wseengine wsenum
+onnx_export_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+$(B)/host-tests/onnx_export_test: | $(B)/bin/wsetrain
+$(B)/host-tests-san/onnx_export_test: | $(B)/bin/wsetrain
+# models/wse_checkpoint.py against PyTorch; skipped where python3-torch is not.
+host_scripts += wse_checkpoint_test

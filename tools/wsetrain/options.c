@@ -21,8 +21,10 @@ void train_usage(FILE *f)
 	fprintf(f,
 "usage: wsetrain MODEL|PROGRAM.wsep [options]\n"
 "       wsetrain [MODEL] --eval CHECKPOINT | --predict CHECKPOINT --data FILE [-o OUT]\n"
+"       wsetrain PROGRAM.wsep --predict CHECKPOINT --text FILE [-o OUT]\n"
 "       wsetrain [MODEL] --predict CHECKPOINT --text FILE --sample N [--prompt TEXT]\n"
 "       wsetrain --inspect CHECKPOINT\n"
+"       wsetrain MODEL.onnx --export CHECKPOINT -o TRAINED.onnx\n"
 "\n"
 "Train a model on an IDX dataset (Fashion-MNIST by default) on an attached\n"
 "wse device, evaluate a checkpoint, or predict with one. The model is compiled\n"
@@ -38,7 +40,9 @@ void train_usage(FILE *f)
 "  --eval CKPT           evaluate checkpoint CKPT on the test set (--mode eval)\n"
 "  --predict CKPT        write CKPT's class prediction for every image of\n"
 "                        --data FILE (an IDX images file), as CSV to -o OUT or\n"
-"                        stdout\n"
+"                        stdout, with the logits of a graph program; with\n"
+"                        --text, the likeliest next token at every position\n"
+"                        of each validation window\n"
 "  --compile-only, --validate-only (or --compile_only, --validate_only)\n"
 "                        only run the compiler (-o FILE for the program)\n"
 "Data and model:\n"
@@ -84,6 +88,8 @@ void train_usage(FILE *f)
 "  --init-from FILE      start from a checkpoint's weights only: a fresh optimizer\n"
 "                        at step 0 (fine-tuning; the batch and --lr may differ)\n"
 "  --inspect FILE        print what a checkpoint holds and exit\n"
+"  --export CKPT         write MODEL.onnx (the model the program was compiled\n"
+"                        from) with CKPT's trained weights, by name, to -o FILE\n"
 "  --csv FILE            metrics as CSV\n"
 "  --tensorboard DIR     metrics as a TensorBoard event file in DIR\n"
 "  --report N            a progress line every N steps (default 50)\n"
@@ -155,7 +161,7 @@ enum {
 	OPT_SEED, OPT_CHUNK, OPT_NO_EVAL, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
 	OPT_INIT_FROM, OPT_EVAL, OPT_PREDICT, OPT_MODEL_DIR, OPT_RUNS, OPT_KEEP, OPT_LR,
 	OPT_INSPECT, OPT_CSV, OPT_TENSORBOARD, OPT_REPORT, OPT_PROGRESS, OPT_EXPECT,
-	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE,
+	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE, OPT_EXPORT,
 };
 
 /* Checks what the options mean together; fills in what one implies. */
@@ -174,8 +180,9 @@ static int check_combination(struct train_opts *o)
 		return train_fail("--prompt goes with --sample");
 	if (o->task == TRAIN_TASK_PREDICT && !o->init_from)
 		return train_fail("--predict needs the checkpoint to predict with");
-	if (o->task == TRAIN_TASK_PREDICT && !o->sample && !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
-		return train_fail("--predict needs --data FILE, the IDX images file to predict for (or, for a program over characters, --text FILE --sample N)");
+	if (o->task == TRAIN_TASK_PREDICT && !o->sample && !o->n_text &&
+	    !strcmp(o->data_dir, TRAIN_DEFAULT_DATA))
+		return train_fail("--predict needs --data FILE, the IDX images file to predict for (or, for a program over characters, --text FILE: its validation windows, or --sample N characters)");
 	if (o->task == TRAIN_TASK_EVAL && o->resume)
 		return train_fail("--mode eval evaluates a checkpoint's weights: give it with --init-from (or --eval)");
 	if (o->task == TRAIN_TASK_EVAL && !o->init_from && !o->model_dir)
@@ -207,6 +214,24 @@ static int check_combination(struct train_opts *o)
 	}
 	if (o->task == TRAIN_TASK_TRAIN)
 		o->no_eval = true;
+	return 0;
+}
+
+/* --export takes the ONNX model, the checkpoint and -o, and nothing of a run. */
+static int check_export(const struct train_opts *o)
+{
+	size_t n = o->model ? strlen(o->model) : 0;
+
+	if (!o->model)
+		return train_fail("--export needs the ONNX model the program was compiled from: wsetrain MODEL.onnx --export CHECKPOINT -o TRAINED.onnx");
+	if (n >= 5 && !strcmp(o->model + n - 5, ".wsep"))
+		return train_fail("--export writes an ONNX model: give the .onnx that %s was compiled from, not the program",
+				  o->model);
+	if (!o->output)
+		return train_fail("--export needs -o FILE, where the trained model goes");
+	if (o->task != TRAIN_TASK_TRAIN_AND_EVAL || o->resume || o->init_from || o->pass_through ||
+	    o->sample || o->n_text)
+		return train_fail("--export only writes a model: it goes with MODEL.onnx and -o alone");
 	return 0;
 }
 
@@ -246,6 +271,7 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "keep", required_argument, NULL, OPT_KEEP },
 		{ "lr", required_argument, NULL, OPT_LR },
 		{ "inspect", required_argument, NULL, OPT_INSPECT },
+		{ "export", required_argument, NULL, OPT_EXPORT },
 		{ "csv", required_argument, NULL, OPT_CSV },
 		{ "tensorboard", required_argument, NULL, OPT_TENSORBOARD },
 		{ "report", required_argument, NULL, OPT_REPORT },
@@ -354,6 +380,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		case OPT_INSPECT:
 			o->inspect = optarg;
 			break;
+		case OPT_EXPORT:
+			o->export_ckpt = optarg;
+			break;
 		case OPT_CSV:
 			o->csv = optarg;
 			break;
@@ -450,6 +479,8 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		return train_fail("one model only; '%s' is extra (see --help)", argv[optind + 1]);
 	if (optind < argc)
 		o->model = argv[optind];
+	if (o->export_ckpt)
+		return check_export(o);
 	/* Evaluating or predicting, the checkpoint's run directory can name the model. */
 	if (!o->model && !o->init_from && !o->resume &&
 	    !(o->task == TRAIN_TASK_EVAL && o->model_dir))

@@ -114,6 +114,10 @@ int train_sample(struct train_opts *o)
 	struct train_job *j;
 	int ret = -1;
 
+	if (train_interrupt_start())
+		return -1;
+	/* Nothing to save: a signal ends the sampling at once. */
+	train_interrupt_exit_saying(TRAIN_SAMPLE_STOPPED);
 	if (train_rundir_find_model(o, model, sizeof(model)))
 		return -1;
 	j = calloc(1, sizeof(*j));

@@ -37,9 +37,13 @@ static int evaluate(struct schedule *s)
 	uint32_t n;
 	double t0 = train_now();
 
-	if (train_evaluate(s->j, s->steps, s->o->test_limit, &t, &n))
+	int ret = train_evaluate(s->j, s->steps, s->o->test_limit, &t, &n);
+
+	if (ret < 0)
 		return -1;
-	train_report_test(s->report, &s->at, &t, n, train_now() - t0);
+	/* Cut short by a signal: no figures, the run stops where it is. */
+	if (!ret)
+		train_report_test(s->report, &s->at, &t, n, train_now() - t0);
 	return 0;
 }
 
@@ -146,6 +150,16 @@ static int interrupted(struct schedule *s)
 	return 128 + sig;
 }
 
+/* A signal's stop: the checkpoint, the summary, 128 + the signal. */
+static int stop_here(struct schedule *s)
+{
+	int ret = interrupted(s);
+
+	train_report_summary(s->report, &s->at, train_steps_times(s->steps), &s->final);
+	s->finished = true;
+	return ret;
+}
+
 static int train(struct schedule *s)
 {
 	const struct train_opts *o = s->o;
@@ -154,7 +168,6 @@ static int train(struct schedule *s)
 	uint32_t used, n = at->order.n, evals;
 	uint64_t start_step;
 	double accuracy;
-	int ret;
 
 	s->steps_per_epoch = n / j->batch + (n % j->batch >= j->n);
 	s->steps_total = (uint64_t)s->steps_per_epoch * o->epochs;
@@ -176,16 +189,15 @@ static int train(struct schedule *s)
 	while (at->epoch < o->epochs && at->step < s->steps_total) {
 		if (train_epoch(s))
 			return EXIT_TRAIN_FAILED;
-		if (train_interrupted()) {
-			ret = interrupted(s);
-			train_report_summary(s->report, at, train_steps_times(s->steps), &s->final);
-			s->finished = true;
-			return ret;
-		}
+		if (train_interrupted())
+			return stop_here(s);
 		if (at->position < used)
 			break;	/* stopped by --steps inside the epoch */
 		if (!o->no_eval && evaluate(s))
 			return EXIT_TRAIN_FAILED;
+		/* Its evaluation cut short: a resumed run evaluates this epoch again. */
+		if (train_interrupted())
+			return stop_here(s);
 		at->epoch++;
 		at->position = 0;
 	}
@@ -193,6 +205,8 @@ static int train(struct schedule *s)
 	if (!o->no_eval && !train_report_accuracy(s->report, &accuracy) &&
 	    at->step > start_step && evaluate(s))
 		return EXIT_TRAIN_FAILED;
+	if (train_interrupted())
+		return stop_here(s);
 	if (has_destination(o) && checkpoint(s))
 		return EXIT_TRAIN_FAILED;
 	train_report_summary(s->report, at, train_steps_times(s->steps), &s->final);
@@ -233,11 +247,6 @@ static int eval_only(struct schedule *s)
 
 static int predict(struct schedule *s)
 {
-	if (s->j->tokens) {
-		train_fail("%s is a program over characters: it predicts with --sample N",
-			   s->j->p->model_name);
-		return EXIT_TRAIN_FAILED;
-	}
 	if (train_state_init_from(s->j, "--predict", s->o->init_from) ||
 	    train_predict(s->j, s->steps))
 		return EXIT_TRAIN_FAILED;
@@ -293,6 +302,11 @@ int train_run(struct train_opts *o)
 
 	if (train_interrupt_start())
 		return EXIT_TRAIN_FAILED;
+	/* Evaluating or predicting, a signal ends the process at once: nothing to save. */
+	if (o->task == TRAIN_TASK_EVAL)
+		train_interrupt_exit_saying(TRAIN_EVAL_STOPPED);
+	if (o->task == TRAIN_TASK_PREDICT)
+		train_interrupt_exit_saying(TRAIN_PREDICT_STOPPED);
 	ret = from_model_dir(o, ckpt, sizeof(ckpt));
 	if (ret)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
@@ -336,6 +350,8 @@ int train_run(struct train_opts *o)
 	if (train_report_open(j, &s.report) ||
 	    (has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;
+	/* The run directory is known by now: does a signal's stop write a checkpoint? */
+	train_interrupt_checkpoints(has_destination(o));
 	ret = train(&s);
 out:
 	if (s.saver && !s.final.checkpoint[0]) {

@@ -15,7 +15,6 @@
 #include "wse_genl.h"
 
 #define RUN_TIMEOUT_MS		DRM_WSE_TIMEOUT_MS_MAX	/* a chunk of steps */
-#define XFER_TIMEOUT_MS		120000
 #define RING_DEPTH		32
 
 int train_pick_device(const struct train_opts *o, char spec[16])
@@ -59,9 +58,9 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 int train_system_open(struct train_system *s, const char *spec)
 {
 	struct wse_ring_params in = { .hw_queue = 1, .depth = RING_DEPTH,
-				      .timeout_ms = XFER_TIMEOUT_MS };
+				      .timeout_ms = TRAIN_XFER_TIMEOUT_MS };
 	struct wse_ring_params out = { .hw_queue = 2, .depth = RING_DEPTH,
-				       .timeout_ms = XFER_TIMEOUT_MS };
+				       .timeout_ms = TRAIN_XFER_TIMEOUT_MS };
 	int ret;
 
 	memset(s, 0, sizeof(*s));
@@ -137,6 +136,12 @@ int train_system_load(struct train_system *s, const void *image, size_t len)
 	if (ret)
 		return train_fail("%s refused the program: %s", s->name, wse_strerror(ret));
 	return 0;
+}
+
+const char *train_run_kind_name(uint32_t kind)
+{
+	return kind == WSE_RUN_TRAIN ? "TRAIN" : kind == WSE_RUN_EVAL ? "EVAL" :
+	       kind == WSE_RUN_PREDICT ? "PREDICT" : "RUN";
 }
 
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch)

@@ -46,6 +46,8 @@ void train_state_describe(const struct train_job *j, const struct train_progress
 	c->lr = p->opt.lr;
 	c->batch = p->batch;
 	c->crc_known = false;
+	c->num_names = p->num_param_names;
+	c->names = p->param_names;
 	snprintf(c->model, sizeof(c->model), "%s", p->model_name);
 }
 
@@ -223,10 +225,14 @@ int train_state_init_from(struct train_job *j, const char *opt, const char *path
 	if (!j->mode->restore(j->mode_state, &params)) {
 		ret = 0;
 		/* Predictions may be going to stdout; characters are all there is to say. */
-		if (!j->o->quiet && !j->o->sample)
-			fprintf(j->o->task == TRAIN_TASK_PREDICT ? stderr : stdout,
-				"weights from %s (model %s, step %llu)\n", path, c.model,
+		if (!j->o->quiet && !j->o->sample) {
+			FILE *f = j->o->task == TRAIN_TASK_PREDICT ? stderr : stdout;
+
+			/* Flushed: an evaluation may take a while before its next line. */
+			fprintf(f, "weights from %s (model %s, step %llu)\n", path, c.model,
 				(unsigned long long)c.step);
+			fflush(f);
+		}
 	}
 	free(state);
 	train_checkpoint_free(&c);

@@ -9,7 +9,10 @@
  * job's systems; with --input appliance its input workers read the
  * samples themselves and only the labels are gathered here, to count the
  * right answers. Predictions (RUN PREDICT) send no labels and take no
- * losses back; each sample's class is handed back in order.
+ * losses back; each sample's classes (one a row) are handed back in
+ * order, and so are the logits of a program that has a logits stream: the
+ * device puts them there on every PREDICT step, and a step waits for room
+ * on that stream, so they must be read even when nobody wants them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,8 +20,8 @@
 
 #include "mode.h"
 
-/* The transfers of one step: samples, labels, losses, predictions. */
-#define STEP_MAX_IO	4
+/* The transfers of one step: samples, labels, losses, predictions, logits. */
+#define STEP_MAX_IO	5
 /*
  * With the appliance's input, the results of this many steps are asked for
  * at once: half the device's output rings (4 batches), so it runs ahead
@@ -32,6 +35,8 @@ struct train_steps {
 	int32_t *y[2];			/* FED_STEPS batches each */
 	float *loss;			/* FED_STEPS batches of results */
 	int32_t *pred;
+	float *logits;			/* FED_STEPS batches of a PREDICT's logits, if the program has them */
+	uint32_t logit_floats;		/* of one sample: rows x classes (0: no logits stream) */
 	struct train_step_times times;
 };
 
@@ -70,7 +75,12 @@ int train_steps_open(struct train_job *j, struct train_steps **out)
 	}
 	s->loss = malloc((size_t)FED_STEPS * j->batch * 4);
 	s->pred = malloc((size_t)FED_STEPS * j->batch * j->rows * 4);
-	if (!s->x[0] || !s->x[1] || !s->y[0] || !s->y[1] || !s->loss || !s->pred) {
+	if (j->ids.logits >= 0) {
+		s->logit_floats = j->rows * wsep_classes(j->p);
+		s->logits = malloc((size_t)FED_STEPS * j->batch * s->logit_floats * sizeof(float));
+	}
+	if (!s->x[0] || !s->x[1] || !s->y[0] || !s->y[1] || !s->loss || !s->pred ||
+	    (s->logit_floats && !s->logits)) {
 		train_steps_close(s);
 		return train_fail("out of memory");
 	}
@@ -89,6 +99,7 @@ void train_steps_close(struct train_steps *s)
 	}
 	free(s->loss);
 	free(s->pred);
+	free(s->logits);
 	free(s);
 }
 
@@ -129,12 +140,22 @@ static int step_io(struct train_steps *s, uint32_t kind, int send, uint32_t send
 		io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
 						  (uint32_t)j->ids.predictions, j->rows * 4, s->pred,
 						  (size_t)collect * j->rows * 4 };
+		if (!labelled && s->logit_floats)
+			io[n++] = (struct wse_stream_io){ DRM_WSE_OP_STREAM_READ,
+							  (uint32_t)j->ids.logits,
+							  s->logit_floats * 4, s->logits,
+							  (size_t)collect * s->logit_floats * 4 };
 	}
 	ret = wse_stream_batch(sys->in, sys->out, TRAIN_SLOT, io, n);
-	if (ret) {
-		train_fail("%s: %s", sys->name, wse_strerror(ret));
+	if (ret == -ETIMEDOUT)
+		train_fail("%s: RUN %s: a step's samples or results: %s (%u s): the RUN is stuck or the firmware is gone; 'wsectl status' shows the link, the firmware's log says why",
+			   sys->name, train_run_kind_name(kind), wse_strerror(ret),
+			   TRAIN_XFER_TIMEOUT_MS / 1000);
+	else if (ret)
+		train_fail("%s: RUN %s: a step's samples or results: %s", sys->name,
+			   train_run_kind_name(kind), wse_strerror(ret));
+	if (ret)
 		train_system_why(sys);
-	}
 	return ret;
 }
 
@@ -178,10 +199,11 @@ static int name_input(struct train_steps *s, const struct wse_dataset *ds,
 
 /*
  * Losses and correct predictions of the step just collected, or (@labelled
- * false) the predictions alone, into @pred: the step's samples in order.
+ * false) the predictions alone: the step's samples in order, from sample
+ * @at of the tally's arrays.
  */
 static void tally(struct train_steps *s, uint32_t count, const int32_t *labels, bool labelled,
-		  int32_t *pred, struct train_tally *t)
+		  size_t at, struct train_tally *t)
 {
 	uint32_t rows = s->j->rows;
 
@@ -194,10 +216,12 @@ static void tally(struct train_steps *s, uint32_t count, const int32_t *labels, 
 				right += s->pred[r] == labels[r];
 			t->right += (double)right / rows;
 		}
-		/* A class a sample: a program over tokens predicts with --sample. */
-		if (pred)
-			*pred++ = s->pred[i * rows];
 	}
+	if (t->predictions)
+		memcpy(t->predictions + at * rows, s->pred, (size_t)count * rows * sizeof(int32_t));
+	if (t->logits && s->logit_floats)
+		memcpy(t->logits + at * s->logit_floats, s->logits,
+		       (size_t)count * s->logit_floats * sizeof(float));
 }
 
 /*
@@ -221,9 +245,7 @@ static int run_fed(struct train_steps *s, uint32_t kind, const struct wse_datase
 		if (step_io(s, kind, -1, 0, k * b))
 			return -1;
 		s->times.io += train_now() - t0;
-		tally(s, k * b, s->y[0], kind != WSE_RUN_PREDICT,
-		      tally_out->predictions ? tally_out->predictions + (size_t)i * b : NULL,
-		      tally_out);
+		tally(s, k * b, s->y[0], kind != WSE_RUN_PREDICT, (size_t)i * b, tally_out);
 		if (kind == WSE_RUN_TRAIN)
 			s->times.trained += k * b;
 		i += k;
@@ -259,9 +281,7 @@ int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_datas
 		if (step_io(s, kind, send, b, b))
 			return -1;
 		s->times.io += train_now() - t0;
-		tally(s, b, s->y[cur], kind != WSE_RUN_PREDICT,
-		      tally_out->predictions ? tally_out->predictions + (size_t)i * b : NULL,
-		      tally_out);
+		tally(s, b, s->y[cur], kind != WSE_RUN_PREDICT, (size_t)i * b, tally_out);
 		if (kind == WSE_RUN_TRAIN)
 			s->times.trained += b;
 	}

@@ -9,6 +9,7 @@
  *   batches.c    the order samples are taken in
  *   text.c       a text corpus as the data (--text)
  *   sample.c     characters sampled from a checkpoint (--sample)
+ *   export.c     a checkpoint's weights into the ONNX model (--export)
  *   steps.c      chunks of steps: RUNs, streams, tallies
  *   mode.h       where the weights live: mode_pipelined.c (the system),
  *                mode_streaming.c (the appliance's MemoryX)
@@ -17,7 +18,7 @@
  *   state.c      checkpoint capture, resume and --init-from
  *   checkpoint.c the checkpoint file
  *   rundir.c     the run directory: run.json, the checkpoint series
- *   interrupt.c  Ctrl-C: a checkpoint, then exit 130
+ *   interrupt.c  Ctrl-C: a checkpoint, then exit 130 (inference: exit at once)
  *   report.c     progress bar and lines, test results, the summary
  *   eta.c        the time left
  *   metrics.c    CSV and TensorBoard
@@ -77,6 +78,7 @@ struct train_opts {
 	const char *tensorboard;
 	const char *wsecc;		/* the compiler to run */
 	const char *inspect;		/* print a checkpoint and exit */
+	const char *export_ckpt;	/* --export: this checkpoint into the model, to -o */
 	const char *pass_through;	/* --compile-only / --validate-only */
 	const char *output;		/* -o for --compile-only and --predict */
 	unsigned int systems;
@@ -143,7 +145,11 @@ struct train_system {
 int train_system_open(struct train_system *s, const char *spec);
 void train_system_close(struct train_system *s);
 int train_system_load(struct train_system *s, const void *image, size_t len);
+/* A stream transfer's deadline: the firmware answers within it or the run fails. */
+#define TRAIN_XFER_TIMEOUT_MS	120000
 int train_run_submit(struct train_system *s, uint32_t kind, uint32_t steps, uint32_t batch);
+/* "TRAIN", "EVAL" or "PREDICT", for messages. */
+const char *train_run_kind_name(uint32_t kind);
 int train_run_wait(struct train_system *s);
 /* After a failure on an appliance: which of its parts went, as it says. */
 void train_system_why(struct train_system *s);
@@ -203,6 +209,9 @@ int train_text_open(struct train_job *j);
 void train_text_gather(const struct train_job *j, bool validation, const uint32_t *perm,
 		       uint32_t first, uint32_t count, uint8_t *x, int32_t *y);
 
+/* export.c: --export: a checkpoint's weights into the ONNX model, by name, to -o. */
+int train_export(const struct train_opts *o);
+
 /* sample.c: --sample: characters from a checkpoint's weights. */
 int train_sample(struct train_opts *o);
 
@@ -213,7 +222,8 @@ struct train_steps;
 struct train_tally {
 	double loss;			/* summed over the samples */
 	double right;			/* correct predictions (of tokens: each sample's share) */
-	int32_t *predictions;		/* if set: each sample's class, in order */
+	int32_t *predictions;		/* if set: each sample's classes (one a row), in order */
+	float *logits;			/* if set (PREDICT): each sample's rows x classes logits */
 };
 
 /* Where the host's time went, and what it trained. */
@@ -229,7 +239,8 @@ void train_steps_close(struct train_steps *s);
  * @steps steps (WSE_RUN_TRAIN, WSE_RUN_EVAL or WSE_RUN_PREDICT) of @b
  * samples of @ds, from sample @first of @order's (NULL: as the data
  * lies), one RUN job; their losses and right answers are added to @tally
- * (PREDICT: no labels, no losses; the classes go to @tally->predictions).
+ * (PREDICT: no labels, no losses; the classes go to @tally->predictions,
+ * the logits of a program with a logits stream to @tally->logits).
  */
 int train_steps_run(struct train_steps *s, uint32_t kind, const struct wse_dataset *ds,
 		    const struct train_order *order, uint32_t first, uint32_t steps, uint32_t b,
@@ -263,6 +274,10 @@ struct train_checkpoint {
 	float *state;			/* state_arrays * floats */
 	bool crc_known;			/* payload_crc is the payload's (the device computed it) */
 	uint32_t payload_crc;
+	/* The parameters' names (version 2): the program's, or names_owned when loaded. */
+	uint32_t num_names;
+	const struct wsep_param_name *names;
+	struct wsep_param_name *names_owned;
 };
 
 uint64_t train_fingerprint(const struct wsep_program *p);
@@ -378,6 +393,22 @@ int train_rundir_find_model(struct train_opts *o, char *buf, size_t len);
 int train_interrupt_start(void);
 /* The signal that asked the run to stop, or 0. */
 int train_interrupted(void);
+/*
+ * From now on a signal ends the process at once with 128 + the signal,
+ * saying "interrupted (SIGNAL): @what" (@what outlives the call; NULL: back
+ * to stopping between chunks). For evaluation and prediction.
+ */
+void train_interrupt_exit_saying(const char *what);
+#define TRAIN_PREDICT_STOPPED	"the prediction stopped; no predictions were written"
+#define TRAIN_EVAL_STOPPED	"the evaluation stopped before its loss and accuracy"
+#define TRAIN_SAMPLE_STOPPED	"the sampling stopped"
+/* Training: whether a signal's stop writes a checkpoint, for what it says. */
+void train_interrupt_checkpoints(bool any);
+/*
+ * A file (a temporary one being written) that a signal ending the process
+ * at once removes first; @path outlives the call. NULL: none.
+ */
+void train_interrupt_remove_on_exit(const char *path);
 /* In a child about to exec: the signals as they were. */
 void train_interrupt_child(void);
 
@@ -448,10 +479,17 @@ int train_metrics_close(struct train_metrics *m);
 /* schedule.c: the whole run; returns the exit status. */
 int train_run(struct train_opts *o);
 
-/* predict.c: inference with the weights @j was given: the test set's loss and accuracy. */
+/*
+ * predict.c: inference with the weights @j was given: the test set's loss
+ * and accuracy; 1 (no figures) when a signal stopped it between chunks.
+ */
 int train_evaluate(struct train_job *j, struct train_steps *steps, uint32_t limit,
 		   struct train_tally *t, uint32_t *samples);
-/* --predict: the class of every sample of j->test, as CSV to -o or stdout. */
+/*
+ * --predict: the class of every sample of j->test (with its logits, for a
+ * program that has them; of a program over tokens, every row's), as CSV
+ * to -o or stdout.
+ */
 int train_predict(struct train_job *j, struct train_steps *steps);
 
 double train_now(void);		/* CLOCK_MONOTONIC seconds */

@@ -17,6 +17,8 @@ int main(int argc, char **argv)
 		return ret > 0 ? 0 : EXIT_USAGE;
 	if (o.inspect)
 		return train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
+	if (o.export_ckpt)
+		return train_export(&o) ? EXIT_TRAIN_FAILED : 0;
 	if (o.pass_through)
 		return train_pass_through(&o);
 	if (o.sample)

@@ -66,6 +66,12 @@ enum wsecc_tensor_kind {
  * @from_initializer: the data comes from the model's initializers (its
  *	weights and buffers), directly or through folding; such fp32 data
  *	that a kernel consumes is trained (the importer makes it a PARAM)
+ * @no_values: an initializer whose values were not read (--no-weights) or
+ *	that has none (a shapes-only export): @data is NULL, the shape is real
+ * @data_mapped: @data points into a memory-mapped external data file
+ *	(the graph owns the mapping; the tensor does not free it)
+ * @source: the importer's, while importing: where the values of an
+ *	initializer not read yet are (NULL once read, and after the import)
  */
 struct wsecc_tensor {
 	char *name;
@@ -78,6 +84,9 @@ struct wsecc_tensor {
 	int producer;
 	float input_scale;
 	bool from_initializer;
+	bool no_values;
+	bool data_mapped;
+	const void *source;
 };
 
 enum wsecc_node_state {
@@ -117,6 +126,12 @@ struct wsecc_node {
 	unsigned line;		/* text models: the statement's line */
 };
 
+struct wsecc_mapped;
+
+/*
+ * @mapped, @n_mapped: the external data files mapped for the tensors'
+ * values (compiler_onnx_external.c), unmapped with the graph
+ */
 struct wsecc_graph {
 	char file[WSECC_PATH_MAX];
 	char name[WSEP_NAME_MAX];
@@ -132,6 +147,8 @@ struct wsecc_graph {
 	/* Training, from the text model (ONNX: the trainer's choice). */
 	struct wsep_optimizer opt;
 	uint64_t seed;
+	struct wsecc_mapped *mapped;
+	size_t n_mapped;
 };
 
 /**
@@ -150,11 +167,23 @@ struct wsecc_bind {
  * struct wsecc_onnx_options - how to import
  * @batch: the value of a symbolic first dimension of the inputs (0: 1)
  * @binds, @n_binds: inputs that become constants
+ * @no_weights: do not read the weights (the fp32 initializers that kernels
+ *	consume): they become PARAMs with @no_values. Initializers that
+ *	folding or the importer's checks need (shapes, axes, masks) are still
+ *	read where the model has their values.
+ *
+ * An initializer's values are read when they are needed, not before: by a
+ * node that folds over it, by the importer's checks of a node, or at the
+ * end of the import for the kernels that consume it. Values in an external
+ * data file (ONNX external_data: location, offset, length, relative to the
+ * model's directory) are memory-mapped, so reading them costs no copy and
+ * pages come in only when touched.
  */
 struct wsecc_onnx_options {
 	int64_t batch;
 	const struct wsecc_bind *binds;
 	size_t n_binds;
+	bool no_weights;
 };
 
 /* Largest .onnx file read, and largest constant folded, in bytes. */
@@ -174,7 +203,10 @@ struct wsecc_onnx_options {
  */
 int wsecc_onnx_import(const char *path, const struct wsecc_onnx_options *opt,
 		      struct wsecc_graph **out, struct wsecc_error *err);
-/* The same from bytes in memory; @name is used in messages. */
+/*
+ * The same from bytes in memory; @name is used in messages, and external
+ * data locations are relative to its directory.
+ */
 int wsecc_onnx_import_buffer(const void *buf, size_t len, const char *name,
 			     const struct wsecc_onnx_options *opt, struct wsecc_graph **out,
 			     struct wsecc_error *err);
@@ -230,6 +262,10 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
  * @seed: dropout masks and the host's batch order
  * @float_input: what a float input is fed with: WSEP_ELEM_U8 (pixels,
  *	scaled by 1/255 on the device) or WSEP_ELEM_F32
+ * @no_weights: compile from shapes alone (wsecc_onnx_options.no_weights):
+ *	the program is planned and estimated and its graph checked, but it
+ *	has no weights (prog->weights is NULL), so it cannot be written
+ *	(wsep_write() refuses it): it is for the report
  */
 struct wsecc_graph_options {
 	uint32_t batch;
@@ -237,6 +273,7 @@ struct wsecc_graph_options {
 	struct wsep_optimizer opt;
 	uint64_t seed;
 	enum wsep_elem float_input;
+	bool no_weights;
 };
 
 /**
@@ -269,7 +306,7 @@ struct wsecc_graph_program {
 int wsecc_graph_compile(const char *path, const struct wsecc_graph_options *o,
 			const struct wse_wafer *w, struct wsecc_graph_program **out,
 			struct wsecc_error *err);
-/* The same from the file's bytes in memory; @name is used in messages. */
+/* The same from the file's bytes in memory; @name as for wsecc_onnx_import_buffer(). */
 int wsecc_graph_compile_buffer(const void *buf, size_t len, const char *name,
 			       const struct wsecc_graph_options *o, const struct wse_wafer *w,
 			       struct wsecc_graph_program **out, struct wsecc_error *err);

@@ -90,7 +90,9 @@ void engine_graph_destroy(struct engine_graph *g);
 /*
  * Adds a value; returns its id (>= 0) or a negative errno. @data (PARAM,
  * CONST; NULL for the others) is copied: floats, or int64 for ENGINE_DT_I64.
- * Parameters are fp32. A rank of 0 is a scalar.
+ * Parameters are fp32. A rank of 0 is a scalar. A parameter may come
+ * without data (a compiler that needs only the graph's shapes, or weights
+ * bound later): it holds no memory until prepare(), which zeroes it.
  */
 int engine_graph_add_value(struct engine_graph *g, enum engine_dtype dtype,
 			   enum engine_value_kind kind, size_t rank, const size_t *dims,

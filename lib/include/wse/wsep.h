@@ -16,6 +16,7 @@
 #ifndef WSE_WSEP_H
 #define WSE_WSEP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	1
+#define WSEP_VERSION_MINOR	2	/* 2: the optional parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -32,6 +33,8 @@
 #define WSEP_MAX_LAYERS		((uint32_t)WSE_MAX_LAYERS)
 #define WSEP_MAX_STREAMS	(4U + 2U * WSEP_MAX_LAYERS + 8U)
 #define WSEP_MAX_DIM		(1U << 24)	/* largest layer or input dimension */
+/* Elements per sample entering or leaving a graph unit: the layer record's u32 fields. */
+#define WSEP_MAX_UNIT_ELEMS	UINT32_MAX
 #define WSEP_MAX_BATCH		65536U
 #define WSEP_NAME_MAX		32U		/* model name, NUL included */
 #define WSEP_WAFER_NAME_MAX	16U
@@ -65,6 +68,8 @@ enum wsep_section_type {
 	WSEP_SEC_VALUES = 10,		/* ... its tensors */
 	WSEP_SEC_NODES = 11,		/* ... its ops, in execution order */
 	WSEP_SEC_CONSTANTS = 12,	/* ... the constants' bytes (absent if none) */
+	/* Optional (format 1.2): each parameter tensor's name; readers may skip it. */
+	WSEP_SEC_PARAM_NAMES = 0x800D,
 };
 #define WSEP_SEC_OPTIONAL_BIT	0x8000U
 
@@ -83,6 +88,7 @@ enum wsep_section_type {
 #define WSEP_GRAPH_RECORD	64U
 #define WSEP_VALUE_RECORD	80U
 #define WSEP_NODE_RECORD	176U
+#define WSEP_PARAM_NAME_RECORD	328U
 
 enum wsep_mode {
 	WSEP_MODE_PIPELINED = 1,
@@ -266,8 +272,13 @@ struct wsep_summary {
 #define WSEP_GRAPH_MAX_IO	8
 #define WSEP_GRAPH_MAX_VALUES	65536U
 #define WSEP_GRAPH_MAX_NODES	65536U
-/* Elements of every input and activation together, at the program's batch. */
-#define WSEP_GRAPH_MAX_ELEMS	(1ULL << 30)
+/*
+ * Elements of one value, and of every input and activation together at the
+ * program's batch: a bound that keeps every byte count and offset in 64
+ * bits, far above any wafer (whether the activations fit is the compiler's
+ * and the firmware's SRAM check).
+ */
+#define WSEP_GRAPH_MAX_ELEMS	(1ULL << 48)
 
 enum wsep_value_kind {
 	WSEP_VAL_INPUT = 1,	/* the samples, or the labels */
@@ -368,6 +379,35 @@ struct wsep_graph {
 	uint8_t *consts;
 };
 
+/*
+ * The parameters' names (format 1.2, the optional section param_names):
+ * one record per parameter tensor of the weights layout, in layout order,
+ * so that trained weights can go back to the model they came from
+ * (wsetrain --export, models/wse_checkpoint.py). A graph program names its
+ * PARAM values, in value order; a layer program its layers' W and b.
+ */
+#define WSEP_PARAM_NAME_MAX		128U	/* NUL included */
+#define WSEP_PARAM_TORCH_TRANSPOSED	0x1U	/* the PyTorch tensor is this one transposed (2-D) */
+#define WSEP_PARAM_FLAGS		0x1U
+
+/**
+ * struct wsep_param_name - the name of one parameter tensor
+ * @offset, @elems: its floats in the weights layout
+ * @rank, @dims: its shape as the program holds it
+ * @name: its name in the model the program was compiled from (an ONNX
+ *	initializer, or the output of the node that copies one)
+ * @torch_name: its name in the PyTorch module's state_dict(), or "" when
+ *	the model did not say
+ * @flags: WSEP_PARAM_*
+ */
+struct wsep_param_name {
+	uint64_t offset, elems;
+	uint32_t rank, flags;
+	uint64_t dims[WSEP_GRAPH_MAX_RANK];
+	char name[WSEP_PARAM_NAME_MAX];
+	char torch_name[WSEP_PARAM_NAME_MAX];
+};
+
 /**
  * struct wsep_program - a parsed, validated program
  *
@@ -398,6 +438,8 @@ struct wsep_program {
 	uint64_t num_weights;
 	float *weights;		/* num_weights, or NULL (graph programs always have them) */
 	struct wsep_graph *graph;	/* NULL: a layer program */
+	uint32_t num_param_names;	/* 0: the program names no parameters (format < 1.2) */
+	struct wsep_param_name *param_names;
 };
 
 /**
@@ -411,6 +453,15 @@ struct wsep_program {
  * "section 2 (layers): length 120 exceeds file size 100".
  */
 int wsep_validate(const void *buf, size_t len, char *err, size_t errlen);
+
+/**
+ * wsep_check() - check a program in memory as wsep_write() does before it
+ * writes, without encoding it
+ * @need_weights: false for a program compiled from shapes alone (wsecc
+ *	--no-weights), which has no weights and cannot be written
+ * Return: 0, or -EINVAL with a message in @err.
+ */
+int wsep_check(const struct wsep_program *p, bool need_weights, char *err, size_t errlen);
 
 /**
  * wsep_read() - validate and parse a file into a new program
@@ -532,6 +583,27 @@ struct wsep_train_streams {
  */
 int wsep_train_streams(const struct wsep_program *p, struct wsep_train_streams *ts, char *err,
 		       size_t errlen);
+
+/*
+ * wsep_param_names_check() - @n names against @p's weights layout: in
+ * layout order, together exactly its parameters, each name non-empty,
+ * printable and unique, a graph program's the shapes of its PARAM values.
+ * Return: 0, or -EINVAL with a message naming the entry.
+ */
+int wsep_param_names_check(const struct wsep_program *p, const struct wsep_param_name *names,
+			   uint32_t n, char *err, size_t errlen);
+/*
+ * The records of the param_names section (WSEP_PARAM_NAME_RECORD bytes
+ * each, Documentation/wsep-format.rst), which checkpoints carry too.
+ * decode() reads @count records of @record_size (a newer, larger record's
+ * prefix) into a new array (free()); each name must hold a NUL. Neither
+ * checks the names against a program: wsep_param_names_check() does.
+ */
+void wsep_param_names_encode(const struct wsep_param_name *names, uint32_t n, void *out);
+int wsep_param_names_decode(const void *buf, uint32_t record_size, uint32_t count,
+			    struct wsep_param_name **out, char *err, size_t errlen);
+/* The entry named @name (the model's name, else the PyTorch one), or NULL. */
+const struct wsep_param_name *wsep_param_name_find(const struct wsep_program *p, const char *name);
 
 /* Names for enums, for reports and messages ("pipelined", "relu", ...). */
 const char *wsep_mode_name(uint32_t mode);
