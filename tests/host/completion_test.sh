@@ -87,6 +87,8 @@ t_same "wsetrain: a directory for --data" "tests/host" \
 	"$(complete_line wsetrain models/fc-mnist --data tests/ho)"
 t_same "wsetrain: a file for --resume" "tests/host/completion_test.sh" \
 	"$(complete_line wsetrain models/fc-mnist --resume tests/host/completion_t)"
+t_same "wsetrain: a file for --export" "tests/host/completion_test.sh" \
+	"$(complete_line wsetrain m --export tests/host/completion_t)"
 t_same "wsetrain: nothing for a number" "" "$(complete_line wsetrain m --epochs '')"
 t_same "wsecc: the model's path" "models/fc-mnist" "$(complete_line wsecc models/fc-mn)"
 t_same "wsecc: a file for -o" "tests/host/completion_test.sh" \
