@@ -66,7 +66,7 @@ libfiles = $(foreach l,$(1),$(B)/$(2)/lib$(l).a)
 
 include $(sort $(wildcard */module.mk */*/module.mk))
 
-.PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train fuzz soak clean distclean help deps print-kdir
+.PHONY: all module kmod-tree print-kmod userspace check demo bench bench-train fuzz soak clean distclean help deps print-kdir print-ksrc
 all: module userspace
 
 help:
@@ -204,3 +204,6 @@ print-kdir:
 	@echo $(KDIR)
 print-kmod:
 	@echo $(KMOD)
+# The kernel source tree the kselftest harness comes from.
+print-ksrc:
+	@echo $(KSRC)

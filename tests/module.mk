@@ -81,7 +81,7 @@ $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_a
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(filter-out -MMD -MP,$(BASE_CFLAGS)) $(HARNESS_CFLAGS) -o $@ $<
 
-# Shell tests (host_scripts): bash completion of wsectl and wsetrain.
+# Shell tests (host_scripts): bash completion of every installed tool.
 host_scripts += completion_test
 # The YNL spec of the netlink family against the UAPI header and the driver.
 host_scripts += ynl_spec_test

@@ -2,7 +2,7 @@
 /*
  * Why an accel node refused to open, and what to do about it. The
  * installed udev rule (60-wse.rules) gives /dev/accel/accel* of this
- * driver to group "accel", mode 0660 (Documentation/libwse.rst, "Device
+ * driver to group "render", mode 0660 (Documentation/libwse.rst, "Device
  * access"); a node still root's and 0600 means the rule, or its group, is
  * missing. A node of the right group that a user still cannot open means
  * the user is not in that group, or joined it after logging in.

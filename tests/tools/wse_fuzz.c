@@ -61,7 +61,7 @@ static void stop_keeping(int sig)
 	keeping = 0;
 }
 
-/* Makes a device's node usable by the accel group, as the udev rule does. */
+/* Makes a device's node usable by the access group, as the udev rule does. */
 static void node_for_group(const struct options *o, int minor)
 {
 	char path[64];
@@ -75,7 +75,7 @@ static void node_for_group(const struct options *o, int minor)
 	for (i = 0; i < 50 && stat(path, &st); i++)
 		usleep(20000);
 	if (chown(path, 0, o->gid) || chmod(path, 0660))
-		fprintf(stderr, "wse-fuzz: cannot give %s to the accel group: %s\n", path,
+		fprintf(stderr, "wse-fuzz: cannot give %s to group " WSE_ACCESS_GROUP ": %s\n", path,
 			strerror(errno));
 }
 
@@ -271,8 +271,8 @@ static void usage(FILE *out)
 "                     address, or the peer of a device attached before the\n"
 "                     run, as wsectl shows it) dies during the run\n"
 "  --uids U1,U2...    run the processes as these users in turn (root; each\n"
-"                     1..65535), in the accel group, whose devices' nodes\n"
-"                     become root:accel 0660; each puts its canary into\n"
+"                     1..65535), in group " WSE_ACCESS_GROUP ", whose devices' nodes\n"
+"                     become root:" WSE_ACCESS_GROUP " 0660; each puts its canary into\n"
 "                     everything it sends and fails the run if it reads\n"
 "                     another's (up to %d)\n"
 "  --program FILE     a .wsep program (e.g. models/fc-mnist compiled for the\n"

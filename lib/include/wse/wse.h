@@ -34,8 +34,11 @@ struct wse_ring;
 int wse_open(const char *spec, struct wse_dev **out);
 void wse_close(struct wse_dev *dev);
 
-/* The group the installed udev rule gives the accel nodes (mode 0660). */
-#define WSE_ACCESS_GROUP	"accel"
+/*
+ * The group the installed udev rule gives the accel nodes (mode 0660):
+ * systemd's group for accel and DRM render nodes.
+ */
+#define WSE_ACCESS_GROUP	"render"
 
 /*
  * After wse_open(@spec) failed with -EACCES or -EPERM: a sentence in @buf
