@@ -4,7 +4,8 @@
  * torch.onnx.export (opset < 20) writes GELU as x * 0.5 * (1 + erf(x /
  * sqrt 2)) and causal self-attention as reshapes and transposes around
  * MatMul, a scale, a Where over a constant triangular mask, Softmax and a
- * second MatMul. These are recognised and replaced by one kernel each:
+ * second MatMul; LLaMA's RMSNorm as Pow, ReduceMean, Add, Sqrt, Div and
+ * Mul, and SiLU as Sigmoid times its input. These are recognised and replaced by one kernel each:
  * the last node of the pattern becomes the kernel, the others are marked
  * fused into it. Every intermediate tensor must feed only the next node of
  * the pattern, so nothing else observes what fusion removes.
@@ -143,6 +144,97 @@ static void fuse_gelu_erf(struct wsecc_graph *g, int erf)
 	fuse_into(g, erf, m2);
 	fuse_into(g, add, m2);
 	fuse_into(g, m1, m2);
+}
+
+/*
+ * x * sigmoid(x), as F.silu exports (opset < 20): Sigmoid, then Mul by its
+ * own input. The Mul becomes SiLU. SwiGLU's product with the up
+ * projection stays an element-wise Mul of two activations.
+ */
+static void fuse_silu(struct wsecc_graph *g, int sig)
+{
+	int x = g->nodes[sig].in[0], mul = sole_consumer(g, g->nodes[sig].out[0]);
+
+	if (!is_op(g, mul, "Mul") || other_input(g, mul, g->nodes[sig].out[0]) != x ||
+	    !become(g, mul, &x, 1, ENGINE_OP_ACT, "silu_f32"))
+		return;
+	g->nodes[mul].attrs.act = ENGINE_ACT_SILU;
+	fuse_into(g, sig, mul);
+}
+
+/* The node after @n on the pattern's path: the sole reader of its output if that is @op. */
+static int next_op(const struct wsecc_graph *g, int n, const char *op)
+{
+	int k = sole_consumer(g, g->nodes[n].out[0]);
+
+	return is_op(g, k, op) ? k : -1;
+}
+
+/*
+ * LLaMA's RMSNorm as torch.onnx.export writes it: Pow(x, 2), ReduceMean
+ * over the last axis (kept), Add eps, Sqrt, then 1 / that (Div or
+ * Reciprocal) times x, or x divided by it, and Mul by the weight [C].
+ * The weight's Mul becomes one RMSNorm kernel of x and the weight.
+ */
+static void fuse_rmsnorm(struct wsecc_graph *g, int pw)
+{
+	const struct wsecc_tensor *xs, *ws;
+	int x = g->nodes[pw].in[0], rm, add, sq, inv, m1, m2, w, nodes[6];
+	double two, one, eps;
+	size_t nn = 0;
+
+	if (g->nodes[pw].n_in != 2 || !const_scalar(g, g->nodes[pw].in[1], &two) || two != 2.0)
+		return;
+	xs = &g->tensors[x];
+	rm = next_op(g, pw, "ReduceMean");
+	if (rm < 0 || xs->rank < 1 || g->nodes[rm].attrs.axis != xs->rank - 1 ||
+	    g->tensors[g->nodes[rm].out[0]].rank != xs->rank)
+		return;
+	add = next_op(g, rm, "Add");
+	if (add < 0 || other_input(g, add, g->nodes[rm].out[0]) < 0 ||
+	    !const_scalar(g, other_input(g, add, g->nodes[rm].out[0]), &eps) || !(eps > 0.0))
+		return;
+	sq = next_op(g, add, "Sqrt");
+	if (sq < 0)
+		return;
+	nodes[nn++] = pw;
+	nodes[nn++] = rm;
+	nodes[nn++] = add;
+	nodes[nn++] = sq;
+	/* x / sqrt(...), or x * (1 / sqrt(...)) with Div or Reciprocal. */
+	m1 = sole_consumer(g, g->nodes[sq].out[0]);
+	if (is_op(g, m1, "Div") && g->nodes[m1].in[0] == x && g->nodes[m1].in[1] == g->nodes[sq].out[0]) {
+		inv = -1;
+	} else if (is_op(g, m1, "Reciprocal") ||
+		   (is_op(g, m1, "Div") && g->nodes[m1].in[1] == g->nodes[sq].out[0] &&
+		    const_scalar(g, g->nodes[m1].in[0], &one) && one == 1.0)) {
+		inv = m1;
+		nodes[nn++] = inv;
+		m1 = next_op(g, inv, "Mul");
+		if (m1 < 0 || other_input(g, m1, g->nodes[inv].out[0]) != x)
+			return;
+	} else {
+		return;
+	}
+	nodes[nn++] = m1;
+	m2 = next_op(g, m1, "Mul");
+	if (m2 < 0)
+		return;
+	w = other_input(g, m2, g->nodes[m1].out[0]);
+	if (w < 0)
+		return;
+	ws = &g->tensors[w];
+	if (ws->rank != 1 || ws->dims[0] != xs->dims[xs->rank - 1] ||
+	    g->tensors[g->nodes[m2].out[0]].rank != xs->rank)
+		return;
+	const int in[2] = { x, w };
+
+	if (!become(g, m2, in, 2, ENGINE_OP_RMSNORM, "rmsnorm_f32"))
+		return;
+	g->nodes[m2].attrs.axis = xs->rank - 1;
+	g->nodes[m2].attrs.epsilon = (float)eps;
+	for (size_t i = 0; i < nn; i++)
+		fuse_into(g, nodes[i], m2);
 }
 
 /* --- attention --------------------------------------------------------------------- */
@@ -426,6 +518,11 @@ void wsecc_fuse(struct wsecc_graph *g)
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Erf"))
 			fuse_gelu_erf(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Pow"))
+			fuse_rmsnorm(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL && g->nodes[i].op == ENGINE_OP_ACT &&
+			 g->nodes[i].attrs.act == ENGINE_ACT_SIGMOID)
+			fuse_silu(g, (int)i);
 		else if (g->nodes[i].state == WSECC_NODE_KERNEL && g->nodes[i].op == ENGINE_OP_SOFTMAX)
 			fuse_attention(g, (int)i);
 	}

@@ -429,6 +429,37 @@ static int op_pending(struct octx *c, size_t i, size_t n_in)
 	return 0;	/* stays WSECC_NODE_PENDING */
 }
 
+/*
+ * ReduceMean, shape only: it runs inside a fused RMSNorm. The axes come as
+ * the attribute (opset < 18) or the second input; the one reduced axis is
+ * kept in attrs.axis for the fusion to check.
+ */
+static int op_reduce_mean(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
+	struct wsecc_tensor *x;
+	int64_t axes[WSECC_MAX_RANK], dims[WSECC_MAX_RANK], keep;
+	size_t n = 0;
+	unsigned ax, r = 0;
+
+	if (arity(c, i, 1, 2, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0) ||
+	    onnx_attr_int(c, i, "keepdims", 1, &keep))
+		return 0;
+	if (IN(c, i, 1) ? const_ints(c, i, 1, axes, WSECC_MAX_RANK, &n, "axes")
+			: onnx_attr_ints(c, i, "axes", axes, WSECC_MAX_RANK, &n))
+		return 0;
+	x = IN(c, i, 0);
+	if (n != 1 || onnx_axis(axes[0], x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+				    "the mean over one axis is supported (as RMSNorm takes it)");
+	for (unsigned k = 0; k < x->rank; k++)
+		if (k != ax || keep)
+			dims[r++] = k == ax ? 1 : x->dims[k];
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, r, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
 /* --- normalization, softmax, gather -------------------------------------------------------- */
 
 static int op_layernorm(struct octx *c, size_t i)
@@ -990,7 +1021,9 @@ int onnx_infer(struct octx *c, size_t i)
 		return op_cast(c, i);
 	if (!strcmp(op, "SoftmaxCrossEntropyLoss"))
 		return op_sce(c, i);
-	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt"))
+	if (!strcmp(op, "ReduceMean"))
+		return op_reduce_mean(c, i);
+	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt") || !strcmp(op, "Reciprocal"))
 		return op_pending(c, i, 1);
 	if (!strcmp(op, "Pow"))
 		return op_pending(c, i, 2);

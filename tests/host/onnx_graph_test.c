@@ -219,6 +219,31 @@ static size_t count_kernel(const struct wsecc_graph *g, const char *kernel)
 	return n;
 }
 
+/*
+ * LLaMA's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) and SwiGLU
+ * (F.silu as Sigmoid times its input, times the up projection): each
+ * RMSNorm one kernel, each SiLU one; logits and SGD steps as PyTorch's.
+ */
+TEST(rmsnorm_and_swiglu_fuse_and_match_pytorch)
+{
+	struct wsecc_onnx_options opt = { .batch = 2 };
+	struct wsecc_graph *g = NULL;
+	struct wsecc_error err;
+
+	matches_pytorch(_metadata, "rms-swiglu-tiny");
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "rms-swiglu-tiny.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	EXPECT_EQ(2, count_kernel(g, "rmsnorm_f32"));
+	EXPECT_EQ(1, count_kernel(g, "silu_f32"));
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const char *op = g->nodes[i].op_type;
+
+		if (!strcmp(op, "Pow") || !strcmp(op, "ReduceMean") || !strcmp(op, "Sqrt") ||
+		    !strcmp(op, "Sigmoid"))
+			EXPECT_EQ(WSECC_NODE_FUSED, g->nodes[i].state) TH_LOG("%s", g->nodes[i].name);
+	}
+	wsecc_graph_free(g);
+}
+
 TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)
 {
 	struct wsecc_onnx_options opt = { .batch = 5 };
