@@ -251,12 +251,12 @@ static bool perm_is(const struct wsecc_graph *g, int n, size_t a, size_t b, size
  * Follows Transpose(perm) <- Reshape <- x[B, T, C] back from tensor @t:
  * the source x, or -1. Sets *@heads, adds the nodes to @nodes.
  */
-static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes, size_t *nn)
+static int heads_source(const struct wsecc_graph *g, int tr, int *heads, int *nodes, size_t *nn)
 {
-	int tr = producer(g, t), rs, x;
+	int rs, x;
 	const struct wsecc_tensor *xs, *rsout;
 
-	if (tr < 0 || sole_consumer(g, t) < 0)
+	if (tr < 0)
 		return -1;
 	rs = producer(g, g->nodes[tr].in[0]);
 	if (!is_op(g, rs, "Reshape") || sole_consumer(g, g->nodes[rs].out[0]) != tr)
@@ -271,6 +271,137 @@ static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes
 	nodes[(*nn)++] = tr;
 	nodes[(*nn)++] = rs;
 	return x;
+}
+
+static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes, size_t *nn)
+{
+	if (sole_consumer(g, t) < 0)
+		return -1;
+	return heads_source(g, producer(g, t), heads, nodes, nn);
+}
+
+/* How many nodes read tensor @t (which is no graph output), or -1. */
+static int readers(const struct wsecc_graph *g, int t)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return -1;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; g->nodes[i].state != WSECC_NODE_FOLDED && k < g->nodes[i].n_in; k++)
+			found += g->nodes[i].in[k] == t;
+	return found;
+}
+
+/* A Slice of @xt's last axis from @start, feeding only @into; its output tensor. */
+static bool half_of(const struct wsecc_graph *g, int sl, int xt, int64_t start, int64_t half)
+{
+	const struct wsecc_tensor *st, *o;
+	int64_t s, len = g->tensors[xt].dims[3];
+
+	if (!is_op(g, sl, "Slice") || g->nodes[sl].in[0] != xt || g->nodes[sl].attrs.axis != 3)
+		return false;
+	st = &g->tensors[g->nodes[sl].in[1]];
+	o = &g->tensors[g->nodes[sl].out[0]];
+	if (st->dtype != WSECC_DT_I64 || !st->data || wsecc_tensor_numel(st) != 1 || o->dims[3] != half)
+		return false;
+	s = *(const int64_t *)st->data;
+	s = s < 0 ? s + len : s;
+	return s == start;
+}
+
+/* A constant [..., T, D] table: the rotary embedding's cos or sin. */
+static bool rotary_table(const struct wsecc_graph *g, int t, int64_t seq, int64_t dim)
+{
+	const struct wsecc_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
+
+	return x && x->kind == WSECC_T_CONST && x->data && x->dtype == WSECC_DT_F32 &&
+	       x->rank >= 2 && x->dims[x->rank - 1] == dim && x->dims[x->rank - 2] == seq &&
+	       wsecc_tensor_numel(x) == (uint64_t)(seq * dim);
+}
+
+/* A rotary embedding the attention takes in: the Add node, its tables, its pattern's nodes. */
+struct rotary {
+	int add, x, cos, sin, heads, nodes[10];
+	size_t nn;
+};
+
+/*
+ * LLaMA's rotary embedding of one of attention's heads views (the
+ * reference model's rotate()): xt * cos + Concat(-xt[..., D/2:],
+ * xt[..., :D/2]) * sin, xt = Transpose(Reshape(x)) [B, H, T, D], the
+ * tables constants. Fills @r with x [B, T, C]; nothing is changed yet.
+ */
+static bool rotary_view(const struct wsecc_graph *g, int t, struct rotary *r)
+{
+	int add = producer(g, t), m1, m2, cat, neg, xt, tab1, tab2, hi, lo;
+	const struct wsecc_tensor *xs;
+
+	r->nn = 0;
+	if (!is_op(g, add, "Add") || g->nodes[add].n_in != 2)
+		return false;
+	m1 = producer(g, g->nodes[add].in[0]);
+	m2 = producer(g, g->nodes[add].in[1]);
+	if (is_op(g, m1, "Mul") && is_op(g, producer(g, g->nodes[m1].in[0]), "Concat")) {
+		int sw = m1;
+
+		m1 = m2;
+		m2 = sw;
+	}
+	if (!is_op(g, m1, "Mul") || !is_op(g, m2, "Mul") ||
+	    sole_consumer(g, g->nodes[m1].out[0]) != add || sole_consumer(g, g->nodes[m2].out[0]) != add)
+		return false;
+	/* m1 = xt * cos, m2 = Concat(...) * sin */
+	xt = g->nodes[m1].in[0];
+	tab1 = g->nodes[m1].in[1];
+	cat = producer(g, g->nodes[m2].in[0]);
+	tab2 = g->nodes[m2].in[1];
+	xs = &g->tensors[xt];
+	if (xs->rank != 4 || xs->dims[3] % 2 || !is_op(g, cat, "Concat") ||
+	    g->nodes[cat].n_in != 2 || g->nodes[cat].attrs.axis != 3 ||
+	    sole_consumer(g, g->nodes[cat].out[0]) != m2 ||
+	    !rotary_table(g, tab1, xs->dims[2], xs->dims[3]) ||
+	    !rotary_table(g, tab2, xs->dims[2], xs->dims[3]))
+		return false;
+	neg = producer(g, g->nodes[cat].in[0]);
+	lo = producer(g, g->nodes[cat].in[1]);
+	if (!is_op(g, neg, "Neg") || sole_consumer(g, g->nodes[neg].out[0]) != cat ||
+	    sole_consumer(g, g->nodes[cat].in[1]) != cat)
+		return false;
+	hi = producer(g, g->nodes[neg].in[0]);
+	if (sole_consumer(g, g->nodes[neg].in[0]) != neg ||
+	    !half_of(g, hi, xt, xs->dims[3] / 2, xs->dims[3] / 2) ||
+	    !half_of(g, lo, xt, 0, xs->dims[3] / 2) || readers(g, xt) != 3 ||
+	    !perm_is(g, producer(g, xt), 0, 2, 1, 3))
+		return false;
+	r->nodes[r->nn++] = m1;
+	r->nodes[r->nn++] = m2;
+	r->nodes[r->nn++] = cat;
+	r->nodes[r->nn++] = neg;
+	r->nodes[r->nn++] = hi;
+	r->nodes[r->nn++] = lo;
+	r->x = heads_source(g, producer(g, xt), &r->heads, r->nodes, &r->nn);
+	r->add = add;
+	r->cos = tab1;
+	r->sin = tab2;
+	return r->x >= 0;
+}
+
+/* Makes the rotary embedding's Add one kernel of x [B, T, C]: attention reads its output. */
+static int apply_rotary(struct wsecc_graph *g, const struct rotary *r)
+{
+	struct wsecc_tensor *y = &g->tensors[g->nodes[r->add].out[0]];
+	const int in[3] = { r->x, r->cos, r->sin };
+
+	if (!become(g, r->add, in, 3, ENGINE_OP_ROTARY, "rotary_f32"))
+		return -1;
+	g->nodes[r->add].attrs.heads = (size_t)r->heads;
+	y->rank = 3;
+	memcpy(y->dims, g->tensors[r->x].dims, 3 * sizeof(int64_t));
+	for (size_t i = 0; i < r->nn; i++)
+		fuse_into(g, r->nodes[i], r->add);
+	return g->nodes[r->add].out[0];
 }
 
 /* Is the mask (true = masked) exactly "key after query" over its last two axes? */
@@ -306,6 +437,7 @@ static bool causal_add(const struct wsecc_tensor *m, int64_t t)
 static void fuse_attention(struct wsecc_graph *g, int sm)
 {
 	int nodes[16], q, k, v, hq, hk, hv, mm1, scores, cur, pv, tr, rs, kt;
+	struct rotary rq, rk;
 	size_t nn = 0;
 	bool causal = false;
 	double scale = 1.0, c;
@@ -365,21 +497,37 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 		return;
 	mm1 = cur;
 	nodes[nn++] = mm1;
-	/* Q: [B, H, T, D] from q [B, T, C]. */
-	if (!perm_is(g, producer(g, g->nodes[mm1].in[0]), 0, 2, 1, 3))
+	/* Q: [B, H, T, D] from q [B, T, C], or the rotary embedding of that. */
+	if (sole_consumer(g, g->nodes[mm1].in[0]) == mm1 &&
+	    rotary_view(g, g->nodes[mm1].in[0], &rq)) {
+		q = rq.x;
+		hq = rq.heads;
+	} else if (perm_is(g, producer(g, g->nodes[mm1].in[0]), 0, 2, 1, 3)) {
+		rq.add = -1;
+		q = heads_view(g, g->nodes[mm1].in[0], &hq, nodes, &nn);
+	} else {
 		return;
-	q = heads_view(g, g->nodes[mm1].in[0], &hq, nodes, &nn);
-	/* K^T: [B, H, D, T], one transpose or two. */
+	}
+	/* K^T: [B, H, D, T], one transpose or two (the second after a rotary embedding). */
 	kt = producer(g, g->nodes[mm1].in[1]);
+	rk.add = -1;
 	if (perm_is(g, kt, 0, 2, 3, 1)) {
 		k = heads_view(g, g->nodes[mm1].in[1], &hk, nodes, &nn);
 	} else if (perm_is(g, kt, 0, 1, 3, 2) && sole_consumer(g, g->nodes[mm1].in[1]) == mm1 &&
 		   perm_is(g, producer(g, g->nodes[kt].in[0]), 0, 2, 1, 3)) {
 		nodes[nn++] = kt;
 		k = heads_view(g, g->nodes[kt].in[0], &hk, nodes, &nn);
+	} else if (perm_is(g, kt, 0, 1, 3, 2) && sole_consumer(g, g->nodes[mm1].in[1]) == mm1 &&
+		   sole_consumer(g, g->nodes[kt].in[0]) == kt &&
+		   rotary_view(g, g->nodes[kt].in[0], &rk)) {
+		nodes[nn++] = kt;
+		k = rk.x;
+		hk = rk.heads;
 	} else {
 		return;
 	}
+	if (rq.add >= 0 && rk.add >= 0 && rq.add == rk.add)
+		return;
 	/* Forwards from the softmax: P V, back to [B, T, C]. */
 	pv = sole_consumer(g, g->nodes[sm].out[0]);
 	/* Attention dropout (nn.Dropout on the probabilities), its mask unread. */
@@ -410,6 +558,10 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	nodes[nn++] = sm;
 	nodes[nn++] = pv;
 	nodes[nn++] = tr;
+	if (rq.add >= 0 && (q = apply_rotary(g, &rq)) < 0)
+		return;
+	if (rk.add >= 0 && (k = apply_rotary(g, &rk)) < 0)
+		return;
 	const int in[3] = { q, k, v };
 
 	if (!become(g, rs, in, 3, ENGINE_OP_ATTENTION, "attention_f32"))

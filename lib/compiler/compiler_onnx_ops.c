@@ -460,6 +460,71 @@ static int op_reduce_mean(struct octx *c, size_t i)
 	return 0;	/* stays WSECC_NODE_PENDING */
 }
 
+/*
+ * Slice of an activation, shape only: it runs inside a fused rotary
+ * embedding (the halves of each head). One axis, step 1; the axis is kept
+ * in attrs.axis, the start stays in the constant input.
+ */
+static int op_slice(struct octx *c, size_t i)
+{
+	struct wsecc_tensor *x;
+	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[1] = { 0 }, steps[1] = { 1 };
+	int64_t dims[WSECC_MAX_RANK], s, e, len;
+	size_t ns, ne, n = 1;
+	unsigned ax;
+
+	if (arity(c, i, 3, 5, 1) || onnx_attrs_known(c, i, NULL) || need_f32(c, i, 0) ||
+	    const_ints(c, i, 1, starts, WSECC_MAX_RANK, &ns, "starts") ||
+	    const_ints(c, i, 2, ends, WSECC_MAX_RANK, &ne, "ends") ||
+	    (IN(c, i, 3) && const_ints(c, i, 3, axes, 1, &n, "axes")) ||
+	    (IN(c, i, 4) && const_ints(c, i, 4, steps, 1, &n, "steps")))
+		return 0;
+	x = IN(c, i, 0);
+	if (ns != 1 || ne != 1 || n != 1 || steps[0] != 1 || onnx_axis(axes[0], x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+				    "a slice of an activation along one axis with step 1 is supported");
+	len = x->dims[ax];
+	s = starts[0] < 0 ? starts[0] + len : starts[0];
+	e = ends[0] < 0 ? ends[0] + len : ends[0];
+	s = s < 0 ? 0 : s > len ? len : s;
+	e = e < 0 ? 0 : e > len ? len : e;
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[ax] = e > s ? e - s : 0;
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
+/* Concat of activations, shape only: it runs inside a fused rotary embedding. */
+static int op_concat(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "axis", NULL };
+	const struct wsecc_node *n = &c->g->nodes[i];
+	struct wsecc_tensor *x;
+	int64_t axis, dims[WSECC_MAX_RANK];
+	unsigned ax;
+
+	if (arity(c, i, 1, ENGINE_GRAPH_MAX_IO, 1) || onnx_attrs_known(c, i, known) ||
+	    need_all_f32(c, i) || onnx_attr_int(c, i, "axis", 0, &axis))
+		return 0;
+	x = IN(c, i, 0);
+	if (onnx_axis(axis, x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "axis %lld is out of range", (long long)axis);
+	memcpy(dims, x->dims, sizeof(dims));
+	for (size_t k = 1; k < n->n_in; k++) {
+		struct wsecc_tensor *t = IN(c, i, k);
+
+		for (unsigned d = 0; d < x->rank; d++)
+			if (t->rank != x->rank || (d != ax && t->dims[d] != x->dims[d]))
+				return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE,
+						    "the inputs differ in more than the axis");
+		dims[ax] += t->dims[ax];
+	}
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
 /* --- normalization, softmax, gather -------------------------------------------------------- */
 
 static int op_layernorm(struct octx *c, size_t i)
@@ -1023,7 +1088,12 @@ int onnx_infer(struct octx *c, size_t i)
 		return op_sce(c, i);
 	if (!strcmp(op, "ReduceMean"))
 		return op_reduce_mean(c, i);
-	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt") || !strcmp(op, "Reciprocal"))
+	if (!strcmp(op, "Slice"))
+		return op_slice(c, i);
+	if (!strcmp(op, "Concat"))
+		return op_concat(c, i);
+	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt") || !strcmp(op, "Reciprocal") ||
+	    !strcmp(op, "Neg"))
 		return op_pending(c, i, 1);
 	if (!strcmp(op, "Pow"))
 		return op_pending(c, i, 2);

@@ -580,6 +580,62 @@ TEST(rmsnorm_scales_to_unit_rms_and_matches_finite_differences)
 	fd_free(&f);
 }
 
+static int rot_fwd(struct fd *f, float *y)
+{
+	return engine_rotary_forward(f->p, f->in[0], f->in[1], f->in[2], y);
+}
+
+static int rot_bwd(struct fd *f, const float *dy, float **d)
+{
+	return engine_rotary_backward(f->p, f->in[1], f->in[2], dy, d[0]);
+}
+
+/*
+ * Rotary embedding, [2 rows][3 positions][2 heads][4]: by hand at one
+ * point (the pairs (0, 2) and (1, 3) rotate), a rotation keeps each pair's
+ * length with cos^2 + sin^2 = 1, and the gradient matches finite
+ * differences.
+ */
+TEST(rotary_rotates_pairs_and_matches_finite_differences)
+{
+	const struct engine_rotary p = { .rows = 2, .seq = 3, .heads = 2, .dim = 4 };
+	struct fd f = { .n_in = 3, .y_n = 48, .p = &p, .fwd = rot_fwd, .bwd = rot_bwd,
+			.skip = { false, true, true } };
+	struct engine_rng rng;
+	float c[12], s[12], y[48];
+
+	engine_rng_seed(&rng, 19);
+	f.in_n[0] = 48;
+	f.in_n[1] = f.in_n[2] = 12;
+	f.in[0] = randoms(&rng, 48, -2.0f, 2.0f);
+	f.in[1] = randoms(&rng, 12, -1.0f, 1.0f);
+	f.in[2] = randoms(&rng, 12, -1.0f, 1.0f);
+	fd_check(_metadata, &f, 860);
+	for (int t = 0; t < 3; t++)
+		for (int d = 0; d < 4; d++) {
+			c[t * 4 + d] = cosf(0.3f * (float)(t + 1) * (float)(d % 2 + 1));
+			s[t * 4 + d] = sinf(0.3f * (float)(t + 1) * (float)(d % 2 + 1));
+		}
+	ASSERT_EQ(0, engine_rotary_forward(&p, f.in[0], c, s, y));
+	/* Row 1, position 2, head 1: elements from (1 * 3 + 2) * 2 + 1 = 11, times 4. */
+	const float *x = f.in[0] + 44, *o = y + 44;
+
+	EXPECT_LT(fabsf(o[0] - (x[0] * c[8] - x[2] * s[8])), 1e-6f);
+	EXPECT_LT(fabsf(o[2] - (x[2] * c[10] + x[0] * s[10])), 1e-6f);
+	EXPECT_LT(fabsf(o[1] - (x[1] * c[9] - x[3] * s[9])), 1e-6f);
+	for (int i = 0; i < 48; i += 4)
+		for (int d = 0; d < 2; d++) {
+			float before = f.in[0][i + d] * f.in[0][i + d] + f.in[0][i + d + 2] * f.in[0][i + d + 2];
+			float after = y[i + d] * y[i + d] + y[i + d + 2] * y[i + d + 2];
+
+			EXPECT_LT(fabsf(after - before), 1e-5f * (1.0f + before));
+		}
+	const struct engine_rotary odd = { .rows = 1, .seq = 1, .heads = 1, .dim = 3 };
+
+	EXPECT_EQ(-EINVAL, engine_rotary_forward(&odd, f.in[0], c, s, y));
+	fd_free(&f);
+}
+
 static size_t sm_outer, sm_len, sm_inner;
 
 static int sm_fwd(struct fd *f, float *y)

@@ -62,6 +62,7 @@ enum engine_op {
 	/* x, scale, bias, running mean, running var -> y[, running mean, running var] */
 	ENGINE_OP_BATCHNORM,
 	ENGINE_OP_RMSNORM,	/* x, scale -> y */
+	ENGINE_OP_ROTARY,	/* x [batch, seq, width], cos, sin (constants [seq, head width]) -> y */
 	ENGINE_OP_COUNT,
 };
 
@@ -85,7 +86,7 @@ struct engine_node_attrs {
 	 */
 	float momentum;
 	bool training_mode, unbiased;
-	/* ATTENTION */
+	/* ATTENTION, ROTARY */
 	size_t heads;
 	float scale;
 	bool causal;

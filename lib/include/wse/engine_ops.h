@@ -164,6 +164,20 @@ int engine_rmsnorm_forward(const float *x, const float *scale, size_t rows, size
 int engine_rmsnorm_backward(const float *x, const float *scale, const float *rstd,
 			    const float *dy, size_t rows, size_t cols, float *dx, float *dscale);
 
+/* --- rotary position embedding (rotary.c) -------------------------------------
+ * x, y: [rows][seq][heads][dim], cos and sin: [seq][dim], dim even. Each
+ * head's vector at position t: y = x * cos[t] + (-x2, x1) * sin[t], with
+ * x1, x2 its halves. The tables are constants: no gradient.
+ */
+struct engine_rotary {
+	size_t rows, seq, heads, dim;
+};
+
+int engine_rotary_forward(const struct engine_rotary *p, const float *x, const float *cos,
+			  const float *sin, float *y);
+int engine_rotary_backward(const struct engine_rotary *p, const float *cos, const float *sin,
+			   const float *dy, float *dx);
+
 /* --- batch normalization (batchnorm.c) ----------------------------------------
  * x, y: [batch][channels][spatial] (NCHW with H*W folded); scale, bias,
  * running mean and variance: [channels]. With @batch_stats (training) y is

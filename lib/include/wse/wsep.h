@@ -310,8 +310,9 @@ enum wsep_op {
 	WSEP_OP_RESHAPE,	/* x -> y */
 	WSEP_OP_BATCHNORM,	/* x, scale, bias, mean, var -> y[, mean, var] */
 	WSEP_OP_RMSNORM,	/* x, scale -> y */
+	WSEP_OP_ROTARY,		/* x, cos, sin -> y */
 };
-#define WSEP_OP_COUNT	WSEP_OP_RMSNORM
+#define WSEP_OP_COUNT	WSEP_OP_ROTARY
 
 enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
 enum wsep_act_fn {
@@ -337,7 +338,7 @@ struct wsep_graph_attrs {
 	uint32_t act;		/* enum wsep_act_fn */
 	uint32_t axis;		/* layernorm, rmsnorm, softmax, gather, split */
 	float epsilon;		/* layernorm, rmsnorm, batchnorm */
-	uint32_t heads;		/* attention */
+	uint32_t heads;		/* attention, rotary */
 	float scale;		/* attention */
 	float ratio;		/* dropout */
 	uint8_t perm[WSEP_GRAPH_MAX_RANK];	/* transpose */
