@@ -705,9 +705,9 @@ TEST(graph_program_keeps_running_statistics_as_state)
 
 TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 {
-	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny" };
+	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny", "llama-tiny" };
 
-	for (int n = 0; n < 3; n++) {
+	for (int n = 0; n < 4; n++) {
 		struct wsecc_graph_program *gp = compile(_metadata, names[n], 6, WSECC_MODE_AUTO);
 		uint32_t batches[] = { 6, 3 };
 		char msg[256];
