@@ -140,9 +140,14 @@ def guest_run(args, onnx, tmp):
            str(args.report)] + texts
     t0 = time.time()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # wsetrain's report lines (tools/wsetrain/report.c): Train ... Step=N/M, Loss=L,
+    # then Eval ... Loss=L over the validation windows.
     curve = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"step +(\d+)/\d+  loss ([0-9.]+)", out)}
-    val = float(re.search(r"test: loss ([0-9.]+)", out).group(1))
+             for m in re.finditer(r"Train Epoch=\S+ Step=(\d+)/\d+, Loss=([0-9.]+)", out)}
+    evals = re.findall(r"Eval Epoch=\S+ Step=\d+, Loss=([0-9.]+)", out)
+    if not evals:
+        sys.exit("compare_gpt: wsetrain in the guest printed no evaluation:\n" + out)
+    val = float(evals[-1])
     return curve, val, time.time() - t0
 
 
