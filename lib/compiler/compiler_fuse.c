@@ -321,6 +321,22 @@ static bool rotary_table(const struct wsecc_graph *g, int t, int64_t seq, int64_
 	       wsecc_tensor_numel(x) == (uint64_t)(seq * dim);
 }
 
+/* A two-input Mul's operands, the constant one in *@tab (either order); false if neither is. */
+static bool mul_by_const(const struct wsecc_graph *g, int m, int *act, int *tab)
+{
+	const struct wsecc_node *n = &g->nodes[m];
+
+	if (!is_op(g, m, "Mul") || n->n_in != 2)
+		return false;
+	for (int k = 0; k < 2; k++)
+		if (g->tensors[n->in[k]].kind == WSECC_T_CONST) {
+			*tab = n->in[k];
+			*act = n->in[1 - k];
+			return g->tensors[*act].kind != WSECC_T_CONST;
+		}
+	return false;
+}
+
 /* A rotary embedding the attention takes in: the Add node, its tables, its pattern's nodes. */
 struct rotary {
 	int add, x, cos, sin, heads, nodes[10];
@@ -343,20 +359,24 @@ static bool rotary_view(const struct wsecc_graph *g, int t, struct rotary *r)
 		return false;
 	m1 = producer(g, g->nodes[add].in[0]);
 	m2 = producer(g, g->nodes[add].in[1]);
-	if (is_op(g, m1, "Mul") && is_op(g, producer(g, g->nodes[m1].in[0]), "Concat")) {
+	/* m1 = xt * cos, m2 = Concat(...) * sin, in either order. */
+	if (!mul_by_const(g, m1, &xt, &tab1) || !mul_by_const(g, m2, &cat, &tab2))
+		return false;
+	if (is_op(g, producer(g, xt), "Concat")) {
 		int sw = m1;
 
 		m1 = m2;
 		m2 = sw;
+		sw = xt;
+		xt = cat;
+		cat = sw;
+		sw = tab1;
+		tab1 = tab2;
+		tab2 = sw;
 	}
-	if (!is_op(g, m1, "Mul") || !is_op(g, m2, "Mul") ||
-	    sole_consumer(g, g->nodes[m1].out[0]) != add || sole_consumer(g, g->nodes[m2].out[0]) != add)
+	cat = producer(g, cat);
+	if (sole_consumer(g, g->nodes[m1].out[0]) != add || sole_consumer(g, g->nodes[m2].out[0]) != add)
 		return false;
-	/* m1 = xt * cos, m2 = Concat(...) * sin */
-	xt = g->nodes[m1].in[0];
-	tab1 = g->nodes[m1].in[1];
-	cat = producer(g, g->nodes[m2].in[0]);
-	tab2 = g->nodes[m2].in[1];
 	xs = &g->tensors[xt];
 	if (xs->rank != 4 || xs->dims[3] % 2 || !is_op(g, cat, "Concat") ||
 	    g->nodes[cat].n_in != 2 || g->nodes[cat].attrs.axis != 3 ||
