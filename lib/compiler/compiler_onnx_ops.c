@@ -468,19 +468,20 @@ static int op_reduce_mean(struct octx *c, size_t i)
 static int op_slice(struct octx *c, size_t i)
 {
 	struct wsecc_tensor *x;
-	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[1] = { 0 }, steps[1] = { 1 };
-	int64_t dims[WSECC_MAX_RANK], s, e, len;
-	size_t ns, ne, n = 1;
+	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[WSECC_MAX_RANK] = { 0 };
+	int64_t steps[WSECC_MAX_RANK] = { 1 }, dims[WSECC_MAX_RANK], s, e, len;
+	size_t ns, ne, na = 1, nst = 1;
 	unsigned ax;
 
 	if (arity(c, i, 3, 5, 1) || onnx_attrs_known(c, i, NULL) || need_f32(c, i, 0) ||
 	    const_ints(c, i, 1, starts, WSECC_MAX_RANK, &ns, "starts") ||
 	    const_ints(c, i, 2, ends, WSECC_MAX_RANK, &ne, "ends") ||
-	    (IN(c, i, 3) && const_ints(c, i, 3, axes, 1, &n, "axes")) ||
-	    (IN(c, i, 4) && const_ints(c, i, 4, steps, 1, &n, "steps")))
+	    (IN(c, i, 3) && const_ints(c, i, 3, axes, WSECC_MAX_RANK, &na, "axes")) ||
+	    (IN(c, i, 4) && const_ints(c, i, 4, steps, WSECC_MAX_RANK, &nst, "steps")))
 		return 0;
 	x = IN(c, i, 0);
-	if (ns != 1 || ne != 1 || n != 1 || steps[0] != 1 || onnx_axis(axes[0], x->rank, &ax))
+	if (ns != 1 || ne != 1 || na != 1 || nst != 1 || steps[0] != 1 ||
+	    onnx_axis(axes[0], x->rank, &ax))
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
 				    "a slice of an activation along one axis with step 1 is supported");
 	len = x->dims[ax];
