@@ -5,10 +5,13 @@
  * sqrt 2)) and causal self-attention as reshapes and transposes around
  * MatMul, a scale, a Where over a constant triangular mask, Softmax and a
  * second MatMul; LLaMA's RMSNorm as Pow, ReduceMean, Add, Sqrt, Div and
- * Mul, and SiLU as Sigmoid times its input. These are recognised and replaced by one kernel each:
- * the last node of the pattern becomes the kernel, the others are marked
- * fused into it. Every intermediate tensor must feed only the next node of
- * the pattern, so nothing else observes what fusion removes.
+ * Mul, SiLU as Sigmoid times its input, and the rotary embedding of q and
+ * k as Slices, Neg, Concat, Muls by cos and sin tables and an Add. These
+ * are recognised and replaced by one kernel each (the rotary embedding by
+ * its own, beside the attention's): the last node of the pattern becomes
+ * the kernel, the others are marked fused into it. Every intermediate
+ * tensor must feed only the next node of the pattern, so nothing else
+ * observes what fusion removes.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -231,7 +231,8 @@ TEST(rmsnorm_and_swiglu_fuse_and_match_pytorch)
 	struct wsecc_error err;
 
 	matches_pytorch(_metadata, "rms-swiglu-tiny");
-	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "rms-swiglu-tiny.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "rms-swiglu-tiny.onnx", &opt, &g, &err))
+		TH_LOG("%s", err.msg);
 	EXPECT_EQ(2, count_kernel(g, "rmsnorm_f32"));
 	EXPECT_EQ(1, count_kernel(g, "silu_f32"));
 	for (size_t i = 0; i < g->n_nodes; i++) {
