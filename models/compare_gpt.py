@@ -6,7 +6,11 @@ both training-loss curves and the final validation losses side by side.
 
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
                         [--optimizer adam|adamw] [--dropout P] [--text FILE ...]
-                        [--via device|guest|host]
+                        [--via device|guest|host] [--arch gpt|llama]
+
+--arch llama trains models/reference_models.py's LLaMA decoder (RMSNorm,
+rotary embeddings, SwiGLU of 4x the width, no biases) of the same blocks,
+width, heads and context instead of gpt-chars' GPT (no dropout).
 
 The wse side:
   device  (default) the exported model compiled by wsecc into a graph
@@ -38,6 +42,8 @@ BIN = os.path.join(TOP, "build", "bin")
 sys.path.insert(0, HERE)
 import gpt_chars  # noqa: E402
 import gpt_data  # noqa: E402
+import reference_models  # noqa: E402
+import wse_export  # noqa: E402
 
 FORTUNES = ["/usr/share/games/fortunes/fortunes", "/usr/share/games/fortunes/literature",
             "/usr/share/games/fortunes/riddles"]
@@ -134,9 +140,14 @@ def guest_run(args, onnx, tmp):
            str(args.report)] + texts
     t0 = time.time()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # wsetrain's report lines (tools/wsetrain/report.c): Train ... Step=N/M, Loss=L,
+    # then Eval ... Loss=L over the validation windows.
     curve = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"step +(\d+)/\d+  loss ([0-9.]+)", out)}
-    val = float(re.search(r"test: loss ([0-9.]+)", out).group(1))
+             for m in re.finditer(r"Train Epoch=\S+ Step=(\d+)/\d+, Loss=([0-9.]+)", out)}
+    evals = re.findall(r"Eval Epoch=\S+ Step=\d+, Loss=([0-9.]+)", out)
+    if not evals:
+        sys.exit("compare_gpt: wsetrain in the guest printed no evaluation:\n" + out)
+    val = float(evals[-1])
     return curve, val, time.time() - t0
 
 
@@ -158,6 +169,14 @@ def host_run(args, onnx, tmp):
     return curve, val, time.time() - t0
 
 
+def export_llama(model, path, context):
+    model.eval()
+    torch.onnx.export(model, torch.zeros(2, context, dtype=torch.long), path, opset_version=17,
+                      do_constant_folding=True, input_names=["tokens"], output_names=["logits"],
+                      dynamic_axes={"tokens": {0: "batch"}, "logits": {0: "batch"}})
+    wse_export.annotate(model, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,20 +196,30 @@ def main():
     ap.add_argument("--report", type=int, default=50, help="training loss every N steps")
     ap.add_argument("--text", action="append")
     ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
+    ap.add_argument("--arch", choices=["gpt", "llama"], default="gpt")
     args = ap.parse_args()
     args.text = args.text or FORTUNES
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)
     ids, split = gpt_data.read_corpus(args.text)
-    model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context,
-                          args.dropout)
+    if args.arch == "llama":
+        if args.dropout:
+            sys.exit("compare_gpt: the LLaMA decoder has no dropout")
+        model = reference_models.Llama(gpt_data.VOCAB, args.blocks, args.width, args.heads,
+                                       args.context, 4 * args.width)
+    else:
+        model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context,
+                              args.dropout)
     run = {"device": device_run, "guest": guest_run, "host": host_run}[args.via]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt.onnx")
-        gpt_chars.export(model, path, args.context, args.dropout)  # the initial weights
+        if args.arch == "llama":  # the initial weights
+            export_llama(model, path, args.context)
+        else:
+            gpt_chars.export(model, path, args.context, args.dropout)
         wse_curve, wse_val, wse_s = run(args, path, tmp)
     torch_curve, torch_val, torch_s = torch_run(args, model, ids, split)
-    print(f"gpt-chars: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
+    print(f"{'llama' if args.arch == 'llama' else 'gpt-chars'}: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
           f"cosine, seed {args.seed}, dropout {args.dropout}; wse: {args.via}")

@@ -32,8 +32,8 @@ LLaMA-7B, GPT-3 175B: 24 to 700 GB of fp32) are exported with
 stand-in sizes (9 heads 7 wide, 10 for LLaMA's rotary halves, sequence 13,
 vocabulary 11, MLP 17), then
 each stand-in is rewritten to the real size in the initializers' dims and
-in the graph's shape constants, the scale 1/sqrt(head width) and the causal
-mask likewise. The weights carry no values: `wsecc --no-weights` compiles
+in the graph's shape constants, the scale 1/sqrt(head width), the causal
+mask and LLaMA's rotary cos and sin tables likewise. The weights carry no values: `wsecc --no-weights` compiles
 such a file (an estimate, a report); nothing trains from it, and wsecc
 without --no-weights says so. --shapes-only works at every size, so the
 rewrite can be checked against a real export (BERT-large's estimates are
@@ -304,6 +304,17 @@ def regenerated_mask(a, seq):
     return None
 
 
+def regenerated_rotary(a, small_head, seq, head):
+    """@a, a rotary cos or sin table at the stand-in sizes, at the real ones; None if it is not one."""
+    import numpy as np
+    if a.shape != (1, 1, SMALL["seq"], small_head):
+        return None
+    for k, table in enumerate(rotary_tables(SMALL["seq"], small_head)):
+        if np.allclose(a, table.numpy(), atol=1e-6):
+            return rotary_tables(seq, head)[k].numpy()
+    return None
+
+
 def shapes_only(cfg, path):
     """Export at stand-in sizes, then rewrite them to @cfg's (see the module's doc)."""
     import numpy as np
@@ -352,6 +363,10 @@ def shapes_only(cfg, path):
                     np.full(a.shape, 1.0 / math.sqrt(head), np.float32), t.name))
         elif regenerated_mask(a, cfg["seq"]) is not None:
             t.CopyFrom(numpy_helper.from_array(regenerated_mask(a, cfg["seq"]), t.name))
+        elif cfg["arch"] == "llama" and \
+                regenerated_rotary(a, small_head, cfg["seq"], head) is not None:
+            t.CopyFrom(numpy_helper.from_array(
+                regenerated_rotary(a, small_head, cfg["seq"], head), t.name))
         else:
             # A weight at the real size: its dims, no values.
             for field in ("raw_data", "float_data", "int32_data", "int64_data"):

@@ -4,10 +4,14 @@
  * torch.onnx.export (opset < 20) writes GELU as x * 0.5 * (1 + erf(x /
  * sqrt 2)) and causal self-attention as reshapes and transposes around
  * MatMul, a scale, a Where over a constant triangular mask, Softmax and a
- * second MatMul. These are recognised and replaced by one kernel each:
- * the last node of the pattern becomes the kernel, the others are marked
- * fused into it. Every intermediate tensor must feed only the next node of
- * the pattern, so nothing else observes what fusion removes.
+ * second MatMul; LLaMA's RMSNorm as Pow, ReduceMean, Add, Sqrt, Div and
+ * Mul, SiLU as Sigmoid times its input, and the rotary embedding of q and
+ * k as Slices, Neg, Concat, Muls by cos and sin tables and an Add. These
+ * are recognised and replaced by one kernel each (the rotary embedding by
+ * its own, beside the attention's): the last node of the pattern becomes
+ * the kernel, the others are marked fused into it. Every intermediate
+ * tensor must feed only the next node of the pattern, so nothing else
+ * observes what fusion removes.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -145,6 +149,97 @@ static void fuse_gelu_erf(struct wsecc_graph *g, int erf)
 	fuse_into(g, m1, m2);
 }
 
+/*
+ * x * sigmoid(x), as F.silu exports (opset < 20): Sigmoid, then Mul by its
+ * own input. The Mul becomes SiLU. SwiGLU's product with the up
+ * projection stays an element-wise Mul of two activations.
+ */
+static void fuse_silu(struct wsecc_graph *g, int sig)
+{
+	int x = g->nodes[sig].in[0], mul = sole_consumer(g, g->nodes[sig].out[0]);
+
+	if (!is_op(g, mul, "Mul") || other_input(g, mul, g->nodes[sig].out[0]) != x ||
+	    !become(g, mul, &x, 1, ENGINE_OP_ACT, "silu_f32"))
+		return;
+	g->nodes[mul].attrs.act = ENGINE_ACT_SILU;
+	fuse_into(g, sig, mul);
+}
+
+/* The node after @n on the pattern's path: the sole reader of its output if that is @op. */
+static int next_op(const struct wsecc_graph *g, int n, const char *op)
+{
+	int k = sole_consumer(g, g->nodes[n].out[0]);
+
+	return is_op(g, k, op) ? k : -1;
+}
+
+/*
+ * LLaMA's RMSNorm as torch.onnx.export writes it: Pow(x, 2), ReduceMean
+ * over the last axis (kept), Add eps, Sqrt, then 1 / that (Div or
+ * Reciprocal) times x, or x divided by it, and Mul by the weight [C].
+ * The weight's Mul becomes one RMSNorm kernel of x and the weight.
+ */
+static void fuse_rmsnorm(struct wsecc_graph *g, int pw)
+{
+	const struct wsecc_tensor *xs, *ws;
+	int x = g->nodes[pw].in[0], rm, add, sq, inv, m1, m2, w, nodes[6];
+	double two, one, eps;
+	size_t nn = 0;
+
+	if (g->nodes[pw].n_in != 2 || !const_scalar(g, g->nodes[pw].in[1], &two) || two != 2.0)
+		return;
+	xs = &g->tensors[x];
+	rm = next_op(g, pw, "ReduceMean");
+	if (rm < 0 || xs->rank < 1 || g->nodes[rm].attrs.axis != xs->rank - 1 ||
+	    g->tensors[g->nodes[rm].out[0]].rank != xs->rank)
+		return;
+	add = next_op(g, rm, "Add");
+	if (add < 0 || other_input(g, add, g->nodes[rm].out[0]) < 0 ||
+	    !const_scalar(g, other_input(g, add, g->nodes[rm].out[0]), &eps) || !(eps > 0.0))
+		return;
+	sq = next_op(g, add, "Sqrt");
+	if (sq < 0)
+		return;
+	nodes[nn++] = pw;
+	nodes[nn++] = rm;
+	nodes[nn++] = add;
+	nodes[nn++] = sq;
+	/* x / sqrt(...), or x * (1 / sqrt(...)) with Div or Reciprocal. */
+	m1 = sole_consumer(g, g->nodes[sq].out[0]);
+	if (is_op(g, m1, "Div") && g->nodes[m1].in[0] == x && g->nodes[m1].in[1] == g->nodes[sq].out[0]) {
+		inv = -1;
+	} else if (is_op(g, m1, "Reciprocal") ||
+		   (is_op(g, m1, "Div") && g->nodes[m1].in[1] == g->nodes[sq].out[0] &&
+		    const_scalar(g, g->nodes[m1].in[0], &one) && one == 1.0)) {
+		inv = m1;
+		nodes[nn++] = inv;
+		m1 = next_op(g, inv, "Mul");
+		if (m1 < 0 || other_input(g, m1, g->nodes[inv].out[0]) != x)
+			return;
+	} else {
+		return;
+	}
+	nodes[nn++] = m1;
+	m2 = next_op(g, m1, "Mul");
+	if (m2 < 0)
+		return;
+	w = other_input(g, m2, g->nodes[m1].out[0]);
+	if (w < 0)
+		return;
+	ws = &g->tensors[w];
+	if (ws->rank != 1 || ws->dims[0] != xs->dims[xs->rank - 1] ||
+	    g->tensors[g->nodes[m2].out[0]].rank != xs->rank)
+		return;
+	const int in[2] = { x, w };
+
+	if (!become(g, m2, in, 2, ENGINE_OP_RMSNORM, "rmsnorm_f32"))
+		return;
+	g->nodes[m2].attrs.axis = xs->rank - 1;
+	g->nodes[m2].attrs.epsilon = (float)eps;
+	for (size_t i = 0; i < nn; i++)
+		fuse_into(g, nodes[i], m2);
+}
+
 /* --- attention --------------------------------------------------------------------- */
 
 static bool perm_is(const struct wsecc_graph *g, int n, size_t a, size_t b, size_t c, size_t d)
@@ -159,12 +254,12 @@ static bool perm_is(const struct wsecc_graph *g, int n, size_t a, size_t b, size
  * Follows Transpose(perm) <- Reshape <- x[B, T, C] back from tensor @t:
  * the source x, or -1. Sets *@heads, adds the nodes to @nodes.
  */
-static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes, size_t *nn)
+static int heads_source(const struct wsecc_graph *g, int tr, int *heads, int *nodes, size_t *nn)
 {
-	int tr = producer(g, t), rs, x;
+	int rs, x;
 	const struct wsecc_tensor *xs, *rsout;
 
-	if (tr < 0 || sole_consumer(g, t) < 0)
+	if (tr < 0)
 		return -1;
 	rs = producer(g, g->nodes[tr].in[0]);
 	if (!is_op(g, rs, "Reshape") || sole_consumer(g, g->nodes[rs].out[0]) != tr)
@@ -179,6 +274,157 @@ static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes
 	nodes[(*nn)++] = tr;
 	nodes[(*nn)++] = rs;
 	return x;
+}
+
+static int heads_view(const struct wsecc_graph *g, int t, int *heads, int *nodes, size_t *nn)
+{
+	if (sole_consumer(g, t) < 0)
+		return -1;
+	return heads_source(g, producer(g, t), heads, nodes, nn);
+}
+
+/* How many nodes read tensor @t (which is no graph output), or -1. */
+static int readers(const struct wsecc_graph *g, int t)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < g->n_outputs; i++)
+		if (g->outputs[i] == t)
+			return -1;
+	for (size_t i = 0; i < g->n_nodes; i++)
+		for (size_t k = 0; g->nodes[i].state != WSECC_NODE_FOLDED && k < g->nodes[i].n_in; k++)
+			found += g->nodes[i].in[k] == t;
+	return found;
+}
+
+/* A Slice of @xt's last axis from @start, feeding only @into; its output tensor. */
+static bool half_of(const struct wsecc_graph *g, int sl, int xt, int64_t start, int64_t half)
+{
+	const struct wsecc_tensor *st, *o;
+	int64_t s, len = g->tensors[xt].dims[3];
+
+	if (!is_op(g, sl, "Slice") || g->nodes[sl].in[0] != xt || g->nodes[sl].attrs.axis != 3)
+		return false;
+	st = &g->tensors[g->nodes[sl].in[1]];
+	o = &g->tensors[g->nodes[sl].out[0]];
+	if (st->dtype != WSECC_DT_I64 || !st->data || wsecc_tensor_numel(st) != 1 || o->dims[3] != half)
+		return false;
+	s = *(const int64_t *)st->data;
+	s = s < 0 ? s + len : s;
+	return s == start;
+}
+
+/* A constant [..., T, D] table: the rotary embedding's cos or sin. */
+static bool rotary_table(const struct wsecc_graph *g, int t, int64_t seq, int64_t dim)
+{
+	const struct wsecc_tensor *x = t >= 0 ? &g->tensors[t] : NULL;
+
+	return x && x->kind == WSECC_T_CONST && x->data && x->dtype == WSECC_DT_F32 &&
+	       x->rank >= 2 && x->dims[x->rank - 1] == dim && x->dims[x->rank - 2] == seq &&
+	       wsecc_tensor_numel(x) == (uint64_t)(seq * dim);
+}
+
+/* A two-input Mul's operands, the constant one in *@tab (either order); false if neither is. */
+static bool mul_by_const(const struct wsecc_graph *g, int m, int *act, int *tab)
+{
+	const struct wsecc_node *n = &g->nodes[m];
+
+	if (!is_op(g, m, "Mul") || n->n_in != 2)
+		return false;
+	for (int k = 0; k < 2; k++)
+		if (g->tensors[n->in[k]].kind == WSECC_T_CONST) {
+			*tab = n->in[k];
+			*act = n->in[1 - k];
+			return g->tensors[*act].kind != WSECC_T_CONST;
+		}
+	return false;
+}
+
+/* A rotary embedding the attention takes in: the Add node, its tables, its pattern's nodes. */
+struct rotary {
+	int add, x, cos, sin, heads, nodes[10];
+	size_t nn;
+};
+
+/*
+ * LLaMA's rotary embedding of one of attention's heads views (the
+ * reference model's rotate()): xt * cos + Concat(-xt[..., D/2:],
+ * xt[..., :D/2]) * sin, xt = Transpose(Reshape(x)) [B, H, T, D], the
+ * tables constants. Fills @r with x [B, T, C]; nothing is changed yet.
+ */
+static bool rotary_view(const struct wsecc_graph *g, int t, struct rotary *r)
+{
+	int add = producer(g, t), m1, m2, cat, neg, xt, tab1, tab2, hi, lo;
+	const struct wsecc_tensor *xs;
+
+	r->nn = 0;
+	if (!is_op(g, add, "Add") || g->nodes[add].n_in != 2)
+		return false;
+	m1 = producer(g, g->nodes[add].in[0]);
+	m2 = producer(g, g->nodes[add].in[1]);
+	/* m1 = xt * cos, m2 = Concat(...) * sin, in either order. */
+	if (!mul_by_const(g, m1, &xt, &tab1) || !mul_by_const(g, m2, &cat, &tab2))
+		return false;
+	if (is_op(g, producer(g, xt), "Concat")) {
+		int sw = m1;
+
+		m1 = m2;
+		m2 = sw;
+		sw = xt;
+		xt = cat;
+		cat = sw;
+		sw = tab1;
+		tab1 = tab2;
+		tab2 = sw;
+	}
+	cat = producer(g, cat);
+	if (sole_consumer(g, g->nodes[m1].out[0]) != add || sole_consumer(g, g->nodes[m2].out[0]) != add)
+		return false;
+	xs = &g->tensors[xt];
+	if (xs->rank != 4 || xs->dims[3] % 2 || !is_op(g, cat, "Concat") ||
+	    g->nodes[cat].n_in != 2 || g->nodes[cat].attrs.axis != 3 ||
+	    sole_consumer(g, g->nodes[cat].out[0]) != m2 ||
+	    !rotary_table(g, tab1, xs->dims[2], xs->dims[3]) ||
+	    !rotary_table(g, tab2, xs->dims[2], xs->dims[3]))
+		return false;
+	neg = producer(g, g->nodes[cat].in[0]);
+	lo = producer(g, g->nodes[cat].in[1]);
+	if (!is_op(g, neg, "Neg") || sole_consumer(g, g->nodes[neg].out[0]) != cat ||
+	    sole_consumer(g, g->nodes[cat].in[1]) != cat)
+		return false;
+	hi = producer(g, g->nodes[neg].in[0]);
+	if (sole_consumer(g, g->nodes[neg].in[0]) != neg ||
+	    !half_of(g, hi, xt, xs->dims[3] / 2, xs->dims[3] / 2) ||
+	    !half_of(g, lo, xt, 0, xs->dims[3] / 2) || readers(g, xt) != 3 ||
+	    !perm_is(g, producer(g, xt), 0, 2, 1, 3))
+		return false;
+	r->nodes[r->nn++] = m1;
+	r->nodes[r->nn++] = m2;
+	r->nodes[r->nn++] = cat;
+	r->nodes[r->nn++] = neg;
+	r->nodes[r->nn++] = hi;
+	r->nodes[r->nn++] = lo;
+	r->x = heads_source(g, producer(g, xt), &r->heads, r->nodes, &r->nn);
+	r->add = add;
+	r->cos = tab1;
+	r->sin = tab2;
+	return r->x >= 0;
+}
+
+/* Makes the rotary embedding's Add one kernel of x [B, T, C]: attention reads its output. */
+static int apply_rotary(struct wsecc_graph *g, const struct rotary *r)
+{
+	struct wsecc_tensor *y = &g->tensors[g->nodes[r->add].out[0]];
+	const int in[3] = { r->x, r->cos, r->sin };
+
+	if (!become(g, r->add, in, 3, ENGINE_OP_ROTARY, "rotary_f32"))
+		return -1;
+	g->nodes[r->add].attrs.heads = (size_t)r->heads;
+	y->rank = 3;
+	memcpy(y->dims, g->tensors[r->x].dims, 3 * sizeof(int64_t));
+	for (size_t i = 0; i < r->nn; i++)
+		fuse_into(g, r->nodes[i], r->add);
+	return g->nodes[r->add].out[0];
 }
 
 /* Is the mask (true = masked) exactly "key after query" over its last two axes? */
@@ -214,6 +460,7 @@ static bool causal_add(const struct wsecc_tensor *m, int64_t t)
 static void fuse_attention(struct wsecc_graph *g, int sm)
 {
 	int nodes[16], q, k, v, hq, hk, hv, mm1, scores, cur, pv, tr, rs, kt;
+	struct rotary rq, rk;
 	size_t nn = 0;
 	bool causal = false;
 	double scale = 1.0, c;
@@ -273,21 +520,37 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 		return;
 	mm1 = cur;
 	nodes[nn++] = mm1;
-	/* Q: [B, H, T, D] from q [B, T, C]. */
-	if (!perm_is(g, producer(g, g->nodes[mm1].in[0]), 0, 2, 1, 3))
+	/* Q: [B, H, T, D] from q [B, T, C], or the rotary embedding of that. */
+	if (sole_consumer(g, g->nodes[mm1].in[0]) == mm1 &&
+	    rotary_view(g, g->nodes[mm1].in[0], &rq)) {
+		q = rq.x;
+		hq = rq.heads;
+	} else if (perm_is(g, producer(g, g->nodes[mm1].in[0]), 0, 2, 1, 3)) {
+		rq.add = -1;
+		q = heads_view(g, g->nodes[mm1].in[0], &hq, nodes, &nn);
+	} else {
 		return;
-	q = heads_view(g, g->nodes[mm1].in[0], &hq, nodes, &nn);
-	/* K^T: [B, H, D, T], one transpose or two. */
+	}
+	/* K^T: [B, H, D, T], one transpose or two (the second after a rotary embedding). */
 	kt = producer(g, g->nodes[mm1].in[1]);
+	rk.add = -1;
 	if (perm_is(g, kt, 0, 2, 3, 1)) {
 		k = heads_view(g, g->nodes[mm1].in[1], &hk, nodes, &nn);
 	} else if (perm_is(g, kt, 0, 1, 3, 2) && sole_consumer(g, g->nodes[mm1].in[1]) == mm1 &&
 		   perm_is(g, producer(g, g->nodes[kt].in[0]), 0, 2, 1, 3)) {
 		nodes[nn++] = kt;
 		k = heads_view(g, g->nodes[kt].in[0], &hk, nodes, &nn);
+	} else if (perm_is(g, kt, 0, 1, 3, 2) && sole_consumer(g, g->nodes[mm1].in[1]) == mm1 &&
+		   sole_consumer(g, g->nodes[kt].in[0]) == kt &&
+		   rotary_view(g, g->nodes[kt].in[0], &rk)) {
+		nodes[nn++] = kt;
+		k = rk.x;
+		hk = rk.heads;
 	} else {
 		return;
 	}
+	if (rq.add >= 0 && rk.add >= 0 && rq.add == rk.add)
+		return;
 	/* Forwards from the softmax: P V, back to [B, T, C]. */
 	pv = sole_consumer(g, g->nodes[sm].out[0]);
 	/* Attention dropout (nn.Dropout on the probabilities), its mask unread. */
@@ -318,6 +581,10 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 	nodes[nn++] = sm;
 	nodes[nn++] = pv;
 	nodes[nn++] = tr;
+	if (rq.add >= 0 && (q = apply_rotary(g, &rq)) < 0)
+		return;
+	if (rk.add >= 0 && (k = apply_rotary(g, &rk)) < 0)
+		return;
 	const int in[3] = { q, k, v };
 
 	if (!become(g, rs, in, 3, ENGINE_OP_ATTENTION, "attention_f32"))
@@ -426,6 +693,11 @@ void wsecc_fuse(struct wsecc_graph *g)
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Erf"))
 			fuse_gelu_erf(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_PENDING && !strcmp(g->nodes[i].op_type, "Pow"))
+			fuse_rmsnorm(g, (int)i);
+		else if (g->nodes[i].state == WSECC_NODE_KERNEL && g->nodes[i].op == ENGINE_OP_ACT &&
+			 g->nodes[i].attrs.act == ENGINE_ACT_SIGMOID)
+			fuse_silu(g, (int)i);
 		else if (g->nodes[i].state == WSECC_NODE_KERNEL && g->nodes[i].op == ENGINE_OP_SOFTMAX)
 			fuse_attention(g, (int)i);
 	}

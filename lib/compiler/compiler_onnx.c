@@ -627,7 +627,11 @@ static int add_node(struct octx *c, const Onnx__NodeProto *p, size_t idx)
 	return onnx_infer(c, (size_t)n);
 }
 
-/* fp32 data from the initializers that a kernel consumes is trained. */
+/*
+ * fp32 data from the initializers that a kernel consumes is trained, but
+ * for the rotary embedding's cos and sin tables: the op has no gradient
+ * for them (they are register_buffer tables, sliced to the sequence).
+ */
 static void mark_params(struct wsecc_graph *g)
 {
 	for (size_t i = 0; i < g->n_nodes; i++) {
@@ -638,6 +642,8 @@ static void mark_params(struct wsecc_graph *g)
 		for (size_t k = 0; k < n->n_in; k++) {
 			struct wsecc_tensor *t = n->in[k] >= 0 ? &g->tensors[n->in[k]] : NULL;
 
+			if (n->op == ENGINE_OP_ROTARY && k > 0)
+				continue;
 			if (t && t->kind == WSECC_T_CONST && t->from_initializer &&
 			    t->dtype == WSECC_DT_F32 && (t->data || t->no_values))
 				t->kind = WSECC_T_PARAM;

@@ -429,6 +429,103 @@ static int op_pending(struct octx *c, size_t i, size_t n_in)
 	return 0;	/* stays WSECC_NODE_PENDING */
 }
 
+/*
+ * ReduceMean, shape only: it runs inside a fused RMSNorm. The axes come as
+ * the attribute (opset < 18) or the second input; the one reduced axis is
+ * kept in attrs.axis for the fusion to check.
+ */
+static int op_reduce_mean(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "axes", "keepdims", "noop_with_empty_axes", NULL };
+	struct wsecc_tensor *x;
+	int64_t axes[WSECC_MAX_RANK], dims[WSECC_MAX_RANK], keep;
+	size_t n = 0;
+	unsigned ax, r = 0;
+
+	if (arity(c, i, 1, 2, 1) || onnx_attrs_known(c, i, known) || need_f32(c, i, 0) ||
+	    onnx_attr_int(c, i, "keepdims", 1, &keep))
+		return 0;
+	if (IN(c, i, 1) ? const_ints(c, i, 1, axes, WSECC_MAX_RANK, &n, "axes")
+			: onnx_attr_ints(c, i, "axes", axes, WSECC_MAX_RANK, &n))
+		return 0;
+	x = IN(c, i, 0);
+	if (n != 1 || onnx_axis(axes[0], x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+				    "the mean over one axis is supported (as RMSNorm takes it)");
+	for (unsigned k = 0; k < x->rank; k++)
+		if (k != ax || keep)
+			dims[r++] = k == ax ? 1 : x->dims[k];
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, r, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
+/*
+ * Slice of an activation, shape only: it runs inside a fused rotary
+ * embedding (the halves of each head). One axis, step 1; the axis is kept
+ * in attrs.axis, the start stays in the constant input.
+ */
+static int op_slice(struct octx *c, size_t i)
+{
+	struct wsecc_tensor *x;
+	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[WSECC_MAX_RANK] = { 0 };
+	int64_t steps[WSECC_MAX_RANK] = { 1 }, dims[WSECC_MAX_RANK], s, e, len;
+	size_t ns, ne, na = 1, nst = 1;
+	unsigned ax;
+
+	if (arity(c, i, 3, 5, 1) || onnx_attrs_known(c, i, NULL) || need_f32(c, i, 0) ||
+	    const_ints(c, i, 1, starts, WSECC_MAX_RANK, &ns, "starts") ||
+	    const_ints(c, i, 2, ends, WSECC_MAX_RANK, &ne, "ends") ||
+	    (IN(c, i, 3) && const_ints(c, i, 3, axes, WSECC_MAX_RANK, &na, "axes")) ||
+	    (IN(c, i, 4) && const_ints(c, i, 4, steps, WSECC_MAX_RANK, &nst, "steps")))
+		return 0;
+	x = IN(c, i, 0);
+	if (ns != 1 || ne != 1 || na != 1 || nst != 1 || steps[0] != 1 ||
+	    onnx_axis(axes[0], x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+				    "a slice of an activation along one axis with step 1 is supported");
+	len = x->dims[ax];
+	s = starts[0] < 0 ? starts[0] + len : starts[0];
+	e = ends[0] < 0 ? ends[0] + len : ends[0];
+	s = s < 0 ? 0 : s > len ? len : s;
+	e = e < 0 ? 0 : e > len ? len : e;
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[ax] = e > s ? e - s : 0;
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
+/* Concat of activations, shape only: it runs inside a fused rotary embedding. */
+static int op_concat(struct octx *c, size_t i)
+{
+	static const char *const known[] = { "axis", NULL };
+	const struct wsecc_node *n = &c->g->nodes[i];
+	struct wsecc_tensor *x;
+	int64_t axis, dims[WSECC_MAX_RANK];
+	unsigned ax;
+
+	if (arity(c, i, 1, ENGINE_GRAPH_MAX_IO, 1) || onnx_attrs_known(c, i, known) ||
+	    need_all_f32(c, i) || onnx_attr_int(c, i, "axis", 0, &axis))
+		return 0;
+	x = IN(c, i, 0);
+	if (onnx_axis(axis, x->rank, &ax))
+		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "axis %lld is out of range", (long long)axis);
+	memcpy(dims, x->dims, sizeof(dims));
+	for (size_t k = 1; k < n->n_in; k++) {
+		struct wsecc_tensor *t = IN(c, i, k);
+
+		for (unsigned d = 0; d < x->rank; d++)
+			if (t->rank != x->rank || (d != ax && t->dims[d] != x->dims[d]))
+				return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE,
+						    "the inputs differ in more than the axis");
+		dims[ax] += t->dims[ax];
+	}
+	c->g->nodes[i].attrs.axis = ax;
+	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
+	return 0;	/* stays WSECC_NODE_PENDING */
+}
+
 /* --- normalization, softmax, gather -------------------------------------------------------- */
 
 static int op_layernorm(struct octx *c, size_t i)
@@ -990,7 +1087,14 @@ int onnx_infer(struct octx *c, size_t i)
 		return op_cast(c, i);
 	if (!strcmp(op, "SoftmaxCrossEntropyLoss"))
 		return op_sce(c, i);
-	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt"))
+	if (!strcmp(op, "ReduceMean"))
+		return op_reduce_mean(c, i);
+	if (!strcmp(op, "Slice"))
+		return op_slice(c, i);
+	if (!strcmp(op, "Concat"))
+		return op_concat(c, i);
+	if (!strcmp(op, "Erf") || !strcmp(op, "Sqrt") || !strcmp(op, "Reciprocal") ||
+	    !strcmp(op, "Neg"))
 		return op_pending(c, i, 1);
 	if (!strcmp(op, "Pow"))
 		return op_pending(c, i, 2);

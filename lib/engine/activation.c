@@ -77,6 +77,10 @@ int engine_act_forward(enum engine_act_kind kind, const float *x, size_t n, floa
 		for (size_t i = 0; i < n; i++)
 			y[i] = gelu_tanh(x[i]);
 		return 0;
+	case ENGINE_ACT_SILU:
+		for (size_t i = 0; i < n; i++)
+			y[i] = x[i] * sigmoid(x[i]);
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -112,6 +116,16 @@ int engine_act_backward(enum engine_act_kind kind, const float *x, const float *
 			return -EINVAL;
 		for (size_t i = 0; i < n; i++)
 			dx[i] = dy[i] * gelu_tanh_grad(x[i]);
+		return 0;
+	case ENGINE_ACT_SILU:
+		if (!x)
+			return -EINVAL;
+		/* d/dx x s(x) = s(x) (1 + x (1 - s(x))) */
+		for (size_t i = 0; i < n; i++) {
+			float s = sigmoid(x[i]);
+
+			dx[i] = dy[i] * s * (1.0f + x[i] * (1.0f - s));
+		}
 		return 0;
 	}
 	return -EINVAL;

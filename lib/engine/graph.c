@@ -25,6 +25,7 @@ static const char *const op_names[ENGINE_OP_COUNT] = {
 	[ENGINE_OP_ATTENTION] = "attention", [ENGINE_OP_DROPOUT] = "dropout",
 	[ENGINE_OP_TRANSPOSE] = "transpose", [ENGINE_OP_SPLIT] = "split",
 	[ENGINE_OP_RESHAPE] = "reshape",     [ENGINE_OP_BATCHNORM] = "batchnorm",
+	[ENGINE_OP_RMSNORM] = "rmsnorm",     [ENGINE_OP_ROTARY] = "rotary",
 };
 
 int engine_graph_create(struct engine_graph **g)
@@ -430,6 +431,24 @@ static int prep_layernorm(struct engine_graph *g, size_t idx)
 	return want_aux(g, idx, 2 * nd->outer);
 }
 
+/* RMS normalization over the axes from nd->a.axis on; aux holds each row's rstd. */
+static int prep_rmsnorm(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *x = in_v(g, nd, 0), *s = in_v(g, nd, 1);
+	size_t axis = nd->a.axis;
+
+	if (axis >= x->rank || !(nd->a.epsilon > 0.0f))
+		return bad(g, idx, "the axis must be < the rank and epsilon > 0");
+	nd->outer = engine_numel(x->dims, axis);
+	nd->inner = engine_numel(x->dims + axis, x->rank - axis);
+	if (!same_dims(s->rank, s->dims, x->rank - axis, x->dims + axis))
+		return bad(g, idx, "scale must have the normalized dimensions' shape");
+	if (prep_same_shape(g, idx))
+		return -EINVAL;
+	return want_aux(g, idx, nd->outer);
+}
+
 /* outer/len/inner around nd->a.axis of input 0. */
 static int around_axis(struct engine_graph *g, size_t idx)
 {
@@ -486,6 +505,31 @@ static int prep_attention(struct engine_graph *g, size_t idx)
 	if (prep_same_shape(g, idx))
 		return -EINVAL;
 	return want_aux(g, idx, p->batch * p->heads * p->seq * p->seq);
+}
+
+/* x [batch, seq, width] in heads of width / heads; the tables [..., seq, width / heads]. */
+static int prep_rotary(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *x = in_v(g, nd, 0), *c = in_v(g, nd, 1), *s = in_v(g, nd, 2);
+	size_t dim;
+
+	if (x->rank != 3 || !nd->a.heads || x->dims[2] % nd->a.heads ||
+	    (x->dims[2] / nd->a.heads) % 2)
+		return bad(g, idx, "x must be [batch, seq, width], the heads an even width each");
+	dim = x->dims[2] / nd->a.heads;
+	for (int k = 0; k < 2; k++) {
+		const struct gvalue *t = k ? s : c;
+
+		if (t->kind != ENGINE_VAL_CONST || t->dtype != ENGINE_DT_F32 ||
+		    t->n != x->dims[1] * dim || t->rank < 2 || t->dims[t->rank - 1] != dim ||
+		    t->dims[t->rank - 2] != x->dims[1])
+			return bad(g, idx, "cos and sin must be constant [seq, head width] tables");
+	}
+	nd->k.rot = (struct engine_rotary){
+		.rows = x->dims[0], .seq = x->dims[1], .heads = nd->a.heads, .dim = dim,
+	};
+	return prep_same_shape(g, idx);
 }
 
 static int prep_transpose(struct engine_graph *g, size_t idx)
@@ -581,13 +625,17 @@ static int prep_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_BINARY:
 		return want_io(g, idx, 2, 2, 1) ?: prep_binary(g, idx);
 	case ENGINE_OP_ACT:
-		if (nd->a.act > ENGINE_ACT_GELU_TANH)
+		if (nd->a.act > ENGINE_ACT_SILU)
 			return bad(g, idx, "unknown activation");
 		return want_io(g, idx, 1, 1, 1) ?: prep_same_shape(g, idx);
 	case ENGINE_OP_LAYERNORM:
 		if (nd->n_out > 3)
 			return bad(g, idx, "at most 3 outputs (Y, Mean, InvStdDev)");
 		return want_io(g, idx, 2, 3, nd->n_out) ?: prep_layernorm(g, idx);
+	case ENGINE_OP_RMSNORM:
+		return want_io(g, idx, 2, 2, 1) ?: prep_rmsnorm(g, idx);
+	case ENGINE_OP_ROTARY:
+		return want_io(g, idx, 3, 3, 1) ?: prep_rotary(g, idx);
 	case ENGINE_OP_SOFTMAX:
 		return want_io(g, idx, 1, 1, 1) ?: around_axis(g, idx) ?: prep_same_shape(g, idx);
 	case ENGINE_OP_GATHER:

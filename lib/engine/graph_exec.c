@@ -98,6 +98,11 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 			memcpy(F(OUT(g, nd, k)), nd->aux + (k - 1) * nd->outer, nd->outer * sizeof(float));
 		return err;
 	}
+	case ENGINE_OP_RMSNORM:
+		return engine_rmsnorm_forward(F(x), F(i1), nd->outer, nd->inner, nd->a.epsilon, y,
+					      nd->aux);
+	case ENGINE_OP_ROTARY:
+		return engine_rotary_forward(&nd->k.rot, F(x), F(i1), F(i2), y);
 	case ENGINE_OP_SOFTMAX:
 		return engine_softmax_forward(F(x), nd->outer, nd->len, nd->inner, y);
 	case ENGINE_OP_GATHER:
@@ -292,6 +297,13 @@ static int backward_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_LAYERNORM:
 		err = engine_layernorm_backward(F(x), F(i1), nd->aux, nd->aux + nd->outer, dy, nd->outer,
 						nd->inner, t[0], t[1], t[2]);
+		break;
+	case ENGINE_OP_RMSNORM:
+		err = engine_rmsnorm_backward(F(x), F(i1), nd->aux, dy, nd->outer, nd->inner, t[0],
+					      t[1]);
+		break;
+	case ENGINE_OP_ROTARY:
+		err = t[0] ? engine_rotary_backward(&nd->k.rot, F(i1), F(i2), dy, t[0]) : 0;
 		break;
 	case ENGINE_OP_SOFTMAX:
 		err = engine_softmax_backward(F(yv), dy, nd->outer, nd->len, nd->inner, t[0]);

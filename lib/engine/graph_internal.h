@@ -31,6 +31,7 @@ struct gnode {
 		struct engine_matmul mm;
 		struct engine_binary bin;
 		struct engine_attention att;
+		struct engine_rotary rot;
 		struct engine_batchnorm bn;
 	} k;
 	size_t outer, len, inner;	/* layernorm (outer rows x inner cols), softmax, gather, split */

@@ -24,6 +24,7 @@ static const enum engine_op ops[] = {
 	[WSEP_OP_ATTENTION] = ENGINE_OP_ATTENTION, [WSEP_OP_DROPOUT] = ENGINE_OP_DROPOUT,
 	[WSEP_OP_TRANSPOSE] = ENGINE_OP_TRANSPOSE, [WSEP_OP_SPLIT] = ENGINE_OP_SPLIT,
 	[WSEP_OP_RESHAPE] = ENGINE_OP_RESHAPE,	   [WSEP_OP_BATCHNORM] = ENGINE_OP_BATCHNORM,
+	[WSEP_OP_RMSNORM] = ENGINE_OP_RMSNORM,	   [WSEP_OP_ROTARY] = ENGINE_OP_ROTARY,
 };
 
 static const enum engine_binary_kind binaries[] = {
@@ -34,7 +35,7 @@ static const enum engine_binary_kind binaries[] = {
 static const enum engine_act_kind acts[] = {
 	[WSEP_FN_RELU] = ENGINE_ACT_RELU,	  [WSEP_FN_TANH] = ENGINE_ACT_TANH,
 	[WSEP_FN_SIGMOID] = ENGINE_ACT_SIGMOID, [WSEP_FN_GELU] = ENGINE_ACT_GELU,
-	[WSEP_FN_GELU_TANH] = ENGINE_ACT_GELU_TANH,
+	[WSEP_FN_GELU_TANH] = ENGINE_ACT_GELU_TANH, [WSEP_FN_SILU] = ENGINE_ACT_SILU,
 };
 
 static int fail(struct engine_graph *g, int ret, char *err, size_t errlen, const char *fmt, ...)
@@ -85,7 +86,7 @@ void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_a
 	for (uint32_t b = WSEP_BIN_ADD; b <= WSEP_BIN_DIV; b++)
 		if (binaries[b] == a->binary)
 			w->binary = b;
-	for (uint32_t f = WSEP_FN_RELU; f <= WSEP_FN_GELU_TANH; f++)
+	for (uint32_t f = WSEP_FN_RELU; f <= WSEP_FN_SILU; f++)
 		if (acts[f] == a->act)
 			w->act = f;
 	w->axis = (uint32_t)a->axis;
@@ -110,7 +111,7 @@ void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node
 		.momentum = w->momentum,
 		.alpha = w->alpha, .beta = w->beta,
 		.binary = binaries[w->binary <= WSEP_BIN_DIV ? w->binary : 0],
-		.act = acts[w->act <= WSEP_FN_GELU_TANH ? w->act : 0],
+		.act = acts[w->act <= WSEP_FN_SILU ? w->act : 0],
 		.axis = w->axis, .epsilon = w->epsilon, .heads = w->heads, .scale = w->scale,
 		.ratio = w->ratio,
 	};

@@ -123,6 +123,7 @@ static void node_work(const struct wsep_program *p, const struct wsep_graph_node
 		w->elems[nd->a.act == WSEP_FN_RELU ? K_ELEMENTWISE : K_TRANSCENDENTAL] = ys;
 		break;
 	case WSEP_OP_LAYERNORM:
+	case WSEP_OP_RMSNORM:
 		w->elems[K_NORMALIZE] = ys;
 		break;
 	case WSEP_OP_SOFTMAX:

@@ -254,7 +254,7 @@ static int check_node(const struct wsep_program *p, uint32_t i, int32_t *produce
 					 i, wsep_op_name(nd->op), k, v);
 		producer[v] = (int32_t)i;
 	}
-	if ((a->flags & ~WSEP_ATTR_FLAGS) || a->binary > WSEP_BIN_DIV || a->act > WSEP_FN_GELU_TANH ||
+	if ((a->flags & ~WSEP_ATTR_FLAGS) || a->binary > WSEP_BIN_DIV || a->act > WSEP_FN_SILU ||
 	    a->axis >= WSEP_GRAPH_MAX_RANK || !(a->momentum >= 0.0f && a->momentum <= 1.0f))
 		return wsep_fail(err, errlen, "node %u (%s): an attribute is out of range", i,
 				 wsep_op_name(nd->op));

@@ -94,6 +94,7 @@ const char *wsep_op_name(uint32_t op)
 		[WSEP_OP_ATTENTION] = "attention", [WSEP_OP_DROPOUT] = "dropout",
 		[WSEP_OP_TRANSPOSE] = "transpose", [WSEP_OP_SPLIT] = "split",
 		[WSEP_OP_RESHAPE] = "reshape", [WSEP_OP_BATCHNORM] = "batchnorm",
+		[WSEP_OP_RMSNORM] = "rmsnorm", [WSEP_OP_ROTARY] = "rotary",
 	};
 
 	return op >= 1 && op <= WSEP_OP_COUNT ? names[op] : "?";

@@ -464,9 +464,12 @@ TEST(activations_values_and_finite_differences)
 	EXPECT_LT(fabsf(y[0] - 0.0474258732f), 1e-7f);
 	ASSERT_EQ(0, engine_act_forward(ENGINE_ACT_TANH, x, 6, y));
 	EXPECT_LT(fabsf(y[3] - 0.4621171573f), 1e-7f);
+	ASSERT_EQ(0, engine_act_forward(ENGINE_ACT_SILU, x, 6, y));
+	EXPECT_LT(fabsf(y[0] - -0.1422776195f), 1e-7f);
+	EXPECT_LT(fabsf(y[4] - 0.7310585786f), 1e-7f);
 
 	engine_rng_seed(&rng, 16);
-	for (int k = ENGINE_ACT_RELU; k <= ENGINE_ACT_GELU_TANH; k++) {
+	for (int k = ENGINE_ACT_RELU; k <= ENGINE_ACT_SILU; k++) {
 		struct fd f = { .n_in = 1, .y_n = 40, .fwd = act_fwd, .bwd = act_bwd };
 
 		act_kind = k;
@@ -475,7 +478,7 @@ TEST(activations_values_and_finite_differences)
 		fd_check(_metadata, &f, 700 + k);
 		fd_free(&f);
 	}
-	EXPECT_EQ(-EINVAL, engine_act_forward(ENGINE_ACT_GELU_TANH + 1, x, 6, y));
+	EXPECT_EQ(-EINVAL, engine_act_forward(ENGINE_ACT_SILU + 1, x, 6, y));
 }
 
 static size_t ln_rows, ln_cols;
@@ -528,6 +531,108 @@ TEST(layernorm_normalizes_and_matches_finite_differences)
 		EXPECT_LT(fabs(s / 7), 1e-6);
 		EXPECT_LT(fabs(q / 7 - 1.0), 1e-3);
 	}
+	fd_free(&f);
+}
+
+static int rms_fwd(struct fd *f, float *y)
+{
+	float rstd[16];
+
+	return engine_rmsnorm_forward(f->in[0], f->in[1], ln_rows, ln_cols, 1e-6f, y, rstd);
+}
+
+static int rms_bwd(struct fd *f, const float *dy, float **d)
+{
+	float rstd[16], y[256];
+
+	return engine_rmsnorm_forward(f->in[0], f->in[1], ln_rows, ln_cols, 1e-6f, y, rstd) ?:
+	       engine_rmsnorm_backward(f->in[0], f->in[1], rstd, dy, ln_rows, ln_cols, d[0], d[1]);
+}
+
+TEST(rmsnorm_scales_to_unit_rms_and_matches_finite_differences)
+{
+	struct engine_rng rng;
+	struct fd f = { .n_in = 2, .fwd = rms_fwd, .bwd = rms_bwd };
+	float y[256], rstd[16], ones[16];
+
+	ln_rows = 5;
+	ln_cols = 7;
+	engine_rng_seed(&rng, 18);
+	f.in_n[0] = f.y_n = 35;
+	f.in_n[1] = 7;
+	f.in[0] = randoms(&rng, 35, -2.0f, 3.0f);
+	f.in[1] = randoms(&rng, 7, 0.5f, 1.5f);
+	fd_check(_metadata, &f, 850);
+	/* With scale 1 each row's mean square is ~1; its mean is not removed. */
+	for (int i = 0; i < 16; i++)
+		ones[i] = 1.0f;
+	ASSERT_EQ(0, engine_rmsnorm_forward(f.in[0], ones, 5, 7, 1e-6f, y, rstd));
+	for (size_t r = 0; r < 5; r++) {
+		double q = 0.0;
+
+		for (size_t j = 0; j < 7; j++) {
+			q += (double)y[r * 7 + j] * y[r * 7 + j];
+			EXPECT_LT(fabsf(y[r * 7 + j] - f.in[0][r * 7 + j] * rstd[r]), 1e-6f);
+		}
+		EXPECT_LT(fabs(q / 7 - 1.0), 1e-4);
+	}
+	EXPECT_EQ(-EINVAL, engine_rmsnorm_forward(f.in[0], ones, 5, 7, 0.0f, y, rstd));
+	fd_free(&f);
+}
+
+static int rot_fwd(struct fd *f, float *y)
+{
+	return engine_rotary_forward(f->p, f->in[0], f->in[1], f->in[2], y);
+}
+
+static int rot_bwd(struct fd *f, const float *dy, float **d)
+{
+	return engine_rotary_backward(f->p, f->in[1], f->in[2], dy, d[0]);
+}
+
+/*
+ * Rotary embedding, [2 rows][3 positions][2 heads][4]: by hand at one
+ * point (the pairs (0, 2) and (1, 3) rotate), a rotation keeps each pair's
+ * length with cos^2 + sin^2 = 1, and the gradient matches finite
+ * differences.
+ */
+TEST(rotary_rotates_pairs_and_matches_finite_differences)
+{
+	const struct engine_rotary p = { .rows = 2, .seq = 3, .heads = 2, .dim = 4 };
+	struct fd f = { .n_in = 3, .y_n = 48, .p = &p, .fwd = rot_fwd, .bwd = rot_bwd,
+			.skip = { false, true, true } };
+	struct engine_rng rng;
+	float c[12], s[12], y[48];
+
+	engine_rng_seed(&rng, 19);
+	f.in_n[0] = 48;
+	f.in_n[1] = f.in_n[2] = 12;
+	f.in[0] = randoms(&rng, 48, -2.0f, 2.0f);
+	f.in[1] = randoms(&rng, 12, -1.0f, 1.0f);
+	f.in[2] = randoms(&rng, 12, -1.0f, 1.0f);
+	fd_check(_metadata, &f, 860);
+	for (int t = 0; t < 3; t++)
+		for (int d = 0; d < 4; d++) {
+			c[t * 4 + d] = cosf(0.3f * (float)(t + 1) * (float)(d % 2 + 1));
+			s[t * 4 + d] = sinf(0.3f * (float)(t + 1) * (float)(d % 2 + 1));
+		}
+	ASSERT_EQ(0, engine_rotary_forward(&p, f.in[0], c, s, y));
+	/* Row 1, position 2, head 1: elements from (1 * 3 + 2) * 2 + 1 = 11, times 4. */
+	const float *x = f.in[0] + 44, *o = y + 44;
+
+	EXPECT_LT(fabsf(o[0] - (x[0] * c[8] - x[2] * s[8])), 1e-6f);
+	EXPECT_LT(fabsf(o[2] - (x[2] * c[10] + x[0] * s[10])), 1e-6f);
+	EXPECT_LT(fabsf(o[1] - (x[1] * c[9] - x[3] * s[9])), 1e-6f);
+	for (int i = 0; i < 48; i += 4)
+		for (int d = 0; d < 2; d++) {
+			float before = f.in[0][i + d] * f.in[0][i + d] + f.in[0][i + d + 2] * f.in[0][i + d + 2];
+			float after = y[i + d] * y[i + d] + y[i + d + 2] * y[i + d + 2];
+
+			EXPECT_LT(fabsf(after - before), 1e-5f * (1.0f + before));
+		}
+	const struct engine_rotary odd = { .rows = 1, .seq = 1, .heads = 1, .dim = 3 };
+
+	EXPECT_EQ(-EINVAL, engine_rotary_forward(&odd, f.in[0], c, s, y));
 	fd_free(&f);
 }
 

@@ -219,6 +219,72 @@ static size_t count_kernel(const struct wsecc_graph *g, const char *kernel)
 	return n;
 }
 
+/*
+ * LLaMA's RMSNorm (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) and SwiGLU
+ * (F.silu as Sigmoid times its input, times the up projection): each
+ * RMSNorm one kernel, each SiLU one; logits and SGD steps as PyTorch's.
+ */
+TEST(rmsnorm_and_swiglu_fuse_and_match_pytorch)
+{
+	struct wsecc_onnx_options opt = { .batch = 2 };
+	struct wsecc_graph *g = NULL;
+	struct wsecc_error err;
+
+	matches_pytorch(_metadata, "rms-swiglu-tiny");
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "rms-swiglu-tiny.onnx", &opt, &g, &err))
+		TH_LOG("%s", err.msg);
+	EXPECT_EQ(2, count_kernel(g, "rmsnorm_f32"));
+	EXPECT_EQ(1, count_kernel(g, "silu_f32"));
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const char *op = g->nodes[i].op_type;
+
+		if (!strcmp(op, "Pow") || !strcmp(op, "ReduceMean") || !strcmp(op, "Sqrt") ||
+		    !strcmp(op, "Sigmoid"))
+			EXPECT_EQ(WSECC_NODE_FUSED, g->nodes[i].state) TH_LOG("%s", g->nodes[i].name);
+	}
+	wsecc_graph_free(g);
+}
+
+/*
+ * models/reference_models.py's LLaMA: RMSNorm, rotary embeddings of q and
+ * k (Slice, Neg, Concat, Mul by the folded cos and sin tables, Add) read
+ * by one fused attention, SwiGLU. Nothing is left without a kernel; the
+ * logits and SGD steps are PyTorch's.
+ */
+TEST(llama_fuses_rmsnorm_rotary_attention_swiglu_and_matches_pytorch)
+{
+	struct wsecc_onnx_options opt = { .batch = 2 };
+	struct wsecc_graph *g = NULL;
+	struct wsecc_error err;
+	size_t pending = 0;
+
+	matches_pytorch(_metadata, "llama-tiny");
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "llama-tiny.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	EXPECT_EQ(3, count_kernel(g, "rmsnorm_f32"));
+	EXPECT_EQ(2, count_kernel(g, "rotary_f32"));
+	EXPECT_EQ(1, count_kernel(g, "attention_f32"));
+	EXPECT_EQ(1, count_kernel(g, "silu_f32"));
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const char *op = g->nodes[i].op_type;
+
+		pending += g->nodes[i].state == WSECC_NODE_PENDING || g->nodes[i].state == WSECC_NODE_REFUSED;
+		if (!strcmp(op, "Slice") || !strcmp(op, "Neg") || !strcmp(op, "Concat"))
+			EXPECT_TRUE(g->nodes[i].state == WSECC_NODE_FUSED ||
+				    g->nodes[i].state == WSECC_NODE_FOLDED) TH_LOG("%s", g->nodes[i].name);
+	}
+	EXPECT_EQ(0, pending);
+	wsecc_graph_free(g);
+	/* named_parameters(): 10; the cos, sin and mask buffers stay constants. */
+	struct run r;
+	size_t params = 0;
+
+	ASSERT_EQ(0, open_run("llama-tiny", 2, ENGINE_SGD, &r));
+	for (size_t v = 0; v < engine_graph_values(r.eg); v++)
+		params += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_PARAM;
+	EXPECT_EQ(10, params);
+	close_run(&r);
+}
+
 TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)
 {
 	struct wsecc_onnx_options opt = { .batch = 5 };
@@ -640,9 +706,9 @@ TEST(graph_program_keeps_running_statistics_as_state)
 
 TEST(graph_programs_compute_what_the_model_does_at_any_batch)
 {
-	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny" };
+	static const char *const names[] = { "cnn-tiny", "gpt-tiny", "bn-tiny", "llama-tiny" };
 
-	for (int n = 0; n < 3; n++) {
+	for (int n = 0; n < 4; n++) {
 		struct wsecc_graph_program *gp = compile(_metadata, names[n], 6, WSECC_MODE_AUTO);
 		uint32_t batches[] = { 6, 3 };
 		char msg[256];

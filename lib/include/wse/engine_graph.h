@@ -50,7 +50,7 @@ enum engine_op {
 	ENGINE_OP_GEMM,		/* a, b[, c] -> y */
 	ENGINE_OP_MATMUL,	/* a, b -> y */
 	ENGINE_OP_BINARY,	/* a, b -> y (Add, Sub, Mul, Div) */
-	ENGINE_OP_ACT,		/* x -> y (ReLU, Tanh, Sigmoid, GELU) */
+	ENGINE_OP_ACT,		/* x -> y (ReLU, Tanh, Sigmoid, GELU, SiLU) */
 	ENGINE_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] (no gradient) */
 	ENGINE_OP_SOFTMAX,	/* x -> y */
 	ENGINE_OP_GATHER,	/* data, indices (i64) -> y */
@@ -61,6 +61,8 @@ enum engine_op {
 	ENGINE_OP_RESHAPE,	/* x -> y, same elements (Reshape, Flatten, Identity, ...) */
 	/* x, scale, bias, running mean, running var -> y[, running mean, running var] */
 	ENGINE_OP_BATCHNORM,
+	ENGINE_OP_RMSNORM,	/* x, scale -> y */
+	ENGINE_OP_ROTARY,	/* x [batch, seq, width], cos, sin (constants [seq, head width]) -> y */
 	ENGINE_OP_COUNT,
 };
 
@@ -75,16 +77,16 @@ struct engine_node_attrs {
 	/* BINARY, ACT */
 	enum engine_binary_kind binary;
 	enum engine_act_kind act;
-	/* LAYERNORM, SOFTMAX, GATHER, SPLIT: the axis, >= 0 */
+	/* LAYERNORM, RMSNORM, SOFTMAX, GATHER, SPLIT: the axis, >= 0 */
 	size_t axis;
-	float epsilon;		/* LAYERNORM, BATCHNORM */
+	float epsilon;		/* LAYERNORM, RMSNORM, BATCHNORM */
 	/* BATCHNORM: ONNX's momentum (the running statistics' weight); batch
 	 * statistics when training (else the running ones always); the
 	 * running variance unbiased (PyTorch's) rather than biased (ONNX's)
 	 */
 	float momentum;
 	bool training_mode, unbiased;
-	/* ATTENTION */
+	/* ATTENTION, ROTARY */
 	size_t heads;
 	float scale;
 	bool causal;

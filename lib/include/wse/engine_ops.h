@@ -126,7 +126,8 @@ int engine_binary_backward(const struct engine_binary *p, const float *a, const 
 			   const float *dy, float *da, float *db);
 
 /* --- element-wise activations (activation.c) ---------------------------------
- * Backward takes what the derivative needs: x for GELU, y for the others.
+ * Backward takes what the derivative needs: x for GELU and SiLU, y for the
+ * others.
  */
 enum engine_act_kind {
 	ENGINE_ACT_RELU,
@@ -134,6 +135,7 @@ enum engine_act_kind {
 	ENGINE_ACT_SIGMOID,
 	ENGINE_ACT_GELU,	/* x * Phi(x), with erf */
 	ENGINE_ACT_GELU_TANH,	/* PyTorch's approximate='tanh' */
+	ENGINE_ACT_SILU,	/* x * sigmoid(x) (PyTorch's F.silu, LLaMA's SwiGLU gate) */
 };
 
 int engine_act_forward(enum engine_act_kind kind, const float *x, size_t n, float *y);
@@ -151,6 +153,30 @@ int engine_layernorm_forward(const float *x, const float *scale, const float *bi
 int engine_layernorm_backward(const float *x, const float *scale, const float *mean,
 			      const float *rstd, const float *dy, size_t rows, size_t cols,
 			      float *dx, float *dscale, float *dbias);
+
+/* --- RMS normalization (rmsnorm.c) -------------------------------------------
+ * Each of @rows rows of @cols elements: y = x / sqrt(mean(x^2) + eps) *
+ * scale. rstd (1 / sqrt(mean(x^2) + eps)), [rows], is written for the
+ * backward pass.
+ */
+int engine_rmsnorm_forward(const float *x, const float *scale, size_t rows, size_t cols,
+			   float eps, float *y, float *rstd);
+int engine_rmsnorm_backward(const float *x, const float *scale, const float *rstd,
+			    const float *dy, size_t rows, size_t cols, float *dx, float *dscale);
+
+/* --- rotary position embedding (rotary.c) -------------------------------------
+ * x, y: [rows][seq][heads][dim], cos and sin: [seq][dim], dim even. Each
+ * head's vector at position t: y = x * cos[t] + (-x2, x1) * sin[t], with
+ * x1, x2 its halves. The tables are constants: no gradient.
+ */
+struct engine_rotary {
+	size_t rows, seq, heads, dim;
+};
+
+int engine_rotary_forward(const struct engine_rotary *p, const float *x, const float *cos,
+			  const float *sin, float *y);
+int engine_rotary_backward(const struct engine_rotary *p, const float *cos, const float *sin,
+			   const float *dy, float *dx);
 
 /* --- batch normalization (batchnorm.c) ----------------------------------------
  * x, y: [batch][channels][spatial] (NCHW with H*W folded); scale, bias,

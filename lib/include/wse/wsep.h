@@ -311,11 +311,15 @@ enum wsep_op {
 	WSEP_OP_SPLIT,		/* x -> y0, y1, ... */
 	WSEP_OP_RESHAPE,	/* x -> y */
 	WSEP_OP_BATCHNORM,	/* x, scale, bias, mean, var -> y[, mean, var] */
+	WSEP_OP_RMSNORM,	/* x, scale -> y */
+	WSEP_OP_ROTARY,		/* x, cos, sin -> y */
 };
-#define WSEP_OP_COUNT	WSEP_OP_BATCHNORM
+#define WSEP_OP_COUNT	WSEP_OP_ROTARY
 
 enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
-enum wsep_act_fn { WSEP_FN_RELU, WSEP_FN_TANH, WSEP_FN_SIGMOID, WSEP_FN_GELU, WSEP_FN_GELU_TANH };
+enum wsep_act_fn {
+	WSEP_FN_RELU, WSEP_FN_TANH, WSEP_FN_SIGMOID, WSEP_FN_GELU, WSEP_FN_GELU_TANH, WSEP_FN_SILU,
+};
 
 /* wsep_graph_attrs.flags */
 #define WSEP_ATTR_CEIL_MODE		0x01U
@@ -334,9 +338,9 @@ struct wsep_graph_attrs {
 	float alpha, beta;	/* gemm */
 	uint32_t binary;	/* enum wsep_binary */
 	uint32_t act;		/* enum wsep_act_fn */
-	uint32_t axis;		/* layernorm, softmax, gather, split */
-	float epsilon;		/* layernorm, batchnorm */
-	uint32_t heads;		/* attention */
+	uint32_t axis;		/* layernorm, rmsnorm, softmax, gather, split */
+	float epsilon;		/* layernorm, rmsnorm, batchnorm */
+	uint32_t heads;		/* attention, rotary */
 	float scale;		/* attention */
 	float ratio;		/* dropout */
 	uint8_t perm[WSEP_GRAPH_MAX_RANK];	/* transpose */
