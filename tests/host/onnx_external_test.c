@@ -19,29 +19,10 @@
 #include "wse/compiler_graph.h"
 #include "wse/wafer.h"
 #include "wse/wsep.h"
+#include "test_files.h"
 
 #define CORPUS "tests/corpus/onnx/"
 #define LOCATION "ext-tiny.onnx.data"
-
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
-		buf = malloc((size_t)n);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
 
 static int write_all(const char *path, const void *buf, size_t len)
 {
@@ -111,7 +92,7 @@ TEST(bad_external_locations_refused)
 		{ "ext-tiny.onnx.datX", "No such file or directory" },
 	};
 	size_t len;
-	char *orig = read_all(CORPUS "ext-tiny.onnx", &len), *buf = malloc(len);
+	char *orig = test_read_file(CORPUS "ext-tiny.onnx", &len), *buf = malloc(len);
 
 	ASSERT_NE(NULL, orig) TH_LOG("run from the repository root");
 	ASSERT_NE(NULL, buf);
@@ -137,8 +118,8 @@ TEST(external_range_outside_the_file_refused)
 	struct wsecc_graph *g = NULL;
 	struct wsecc_error err;
 	size_t len, dlen;
-	char *model = read_all(CORPUS "ext-tiny.onnx", &len);
-	char *side = read_all(CORPUS LOCATION, &dlen);
+	char *model = test_read_file(CORPUS "ext-tiny.onnx", &len);
+	char *side = test_read_file(CORPUS LOCATION, &dlen);
 
 	ASSERT_NE(NULL, model);
 	ASSERT_NE(NULL, side);
@@ -207,7 +188,7 @@ TEST(no_weights_compiles_from_shapes)
 	EXPECT_EQ(1, g->n_mapped);
 	wsecc_graph_free(g);
 	g = NULL;
-	buf = read_all(CORPUS "ext-tiny.onnx", &len);
+	buf = test_read_file(CORPUS "ext-tiny.onnx", &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_LT(0, replace_all(buf, len, LOCATION, "ext-tiny.onnx.datX"));
 	EXPECT_EQ(-1, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", &io, &g, &err));
