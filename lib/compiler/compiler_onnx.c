@@ -723,7 +723,7 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 		return -1;
 	wsecc_fuse(g);
 	mark_params(g);
-	if (onnx_freeze_check(c) || onnx_params_review(c))
+	if (onnx_freeze_check(c) || onnx_params_review(c, m))
 		return -1;
 	onnx_free_unread(c);
 	return 0;

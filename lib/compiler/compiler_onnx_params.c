@@ -146,19 +146,42 @@ static int note_tied(struct wsecc_graph *g)
 	return 0;
 }
 
+/* The model's "wse.eval_removed" metadata (models/wse_export.py), or NULL. */
+static const char *eval_removed(const Onnx__ModelProto *m)
+{
+	for (size_t k = 0; k < m->n_metadata_props; k++)
+		if (m->metadata_props[k]->key && m->metadata_props[k]->value &&
+		    !strcmp(m->metadata_props[k]->key, "wse.eval_removed"))
+			return m->metadata_props[k]->value;
+	return NULL;
+}
+
 /*
- * Eval-mode export: torch.onnx.export's default folds BatchNorm into the
- * Conv before it, so the BatchNorm's listed parameters are not in the
- * graph and the Conv reads new, unlisted initializers. Detectable only
- * when the model lists its parameters (models/wse_export.py).
+ * Eval-mode export: torch.onnx.export's default removes Dropout and folds
+ * BatchNorm into the Conv before it, so the Conv reads new initializers
+ * that are not the model's parameters. What the graph cannot say, the
+ * export helper does: "wse.eval_removed" names the modules whose ops are
+ * gone; and a listed parameter the graph lacks shows the folding too.
  */
-static int note_eval_export(struct octx *c)
+static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 {
 	struct wsecc_graph *g = c->g;
+	const char *removed = eval_removed(m);
 	bool missing = false;
 
-	if (!onnx_trainable_listed(c))
-		return 0;
+	for (const char *line = removed; line && *line;) {
+		size_t len = strcspn(line, "\t\n"), end = strcspn(line, "\n");
+		const char *kind = line[len] == '\t' ? line + len + 1 : "";
+		int klen = (int)(end - (size_t)(kind - line));
+
+		bool bn = klen > 0 && memmem(kind, (size_t)klen, "BatchNorm", 9);
+
+		if (kind[0] && note(g, "module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
+				    (int)len, line, klen, kind,
+				    bn ? "folded it into the Conv before it" : "removed it"))
+			return -1;
+		line += end + (line[end] == '\n');
+	}
 	for (size_t k = 0; k < c->n_trainable; k++) {
 		if (wsecc_graph_find(g, c->trainable[k]) >= 0)
 			continue;
@@ -166,9 +189,9 @@ static int note_eval_export(struct octx *c)
 		if (note(g, "parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
 			return -1;
 	}
-	if (!missing)
+	if (!missing && !(removed && removed[0]))
 		return 0;
-	for (size_t i = 0; i < g->n_nodes; i++) {
+	for (size_t i = 0; onnx_trainable_listed(c) && i < g->n_nodes; i++) {
 		const struct wsecc_node *n = &g->nodes[i];
 
 		if (n->state != WSECC_NODE_KERNEL)
@@ -183,13 +206,13 @@ static int note_eval_export(struct octx *c)
 				return -1;
 		}
 	}
-	return note(g, "this looks like an eval-mode export (BatchNorm folded into its Conv, Dropout removed): to train, export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
+	return note(g, "to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
 }
 
-int onnx_params_review(struct octx *c)
+int onnx_params_review(struct octx *c, const Onnx__ModelProto *m)
 {
 	c->g->trainable_listed = onnx_trainable_listed(c);
-	if (note_tied(c->g) || note_eval_export(c))
+	if (note_tied(c->g) || note_eval_export(c, m))
 		return wsecc_fail(c->err, c->g->file, 0, 0, "out of memory");
 	return 0;
 }

@@ -148,6 +148,21 @@ TEST(wsecc_warns_of_tied_weights)
 	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
 }
 
+TEST(wsecc_warns_of_eval_mode_exports)
+{
+	/* Conv, BatchNorm2d, ReLU, Dropout, Linear exported in eval mode, annotated by the helper. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/bn-eval-tiny.onnx --validate-only -q")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "warning: module '1' (BatchNorm2d) is not in the graph: an eval-mode export folded it into the Conv before it")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "warning: module '4' (Dropout) is not in the graph: an eval-mode export removed it"));
+	EXPECT_NE(NULL, strstr(out, "warning: node '/0/Conv' (Conv) reads 'onnx::Conv_15', which is not a parameter of the PyTorch model: it stays constant"));
+	EXPECT_NE(NULL, strstr(out, "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False"));
+	/* A training-mode export with BatchNorm and one without either op are not warned about. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/bn-tiny.onnx --validate-only -q"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx --validate-only -q"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+}
+
 TEST(wsecc_refuses_bad_onnx_files)
 {
 	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512];
