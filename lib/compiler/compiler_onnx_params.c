@@ -133,7 +133,7 @@ static int note_tied(struct wsecc_graph *g)
 			how = same_weight(ta, tb);
 			if (!how)
 				continue;
-			if (note(g, "'%s' %s is bit for bit %s of parameter '%s' %s: a weight tied in PyTorch (shared, or the exporter folded its transpose into a second initializer); %s",
+			if (note(g, "warning: '%s' %s is bit for bit %s of parameter '%s' %s: a weight tied in PyTorch (shared, or the exporter folded its transpose into a second initializer); %s",
 				 tb->name, shape_of(tb, sb, sizeof(sb)),
 				 how == 1 ? "a copy" : "the transpose", ta->name,
 				 shape_of(ta, sa, sizeof(sa)),
@@ -176,7 +176,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 
 		bool bn = klen > 0 && memmem(kind, (size_t)klen, "BatchNorm", 9);
 
-		if (kind[0] && note(g, "module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
+		if (kind[0] && note(g, "warning: module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
 				    (int)len, line, klen, kind,
 				    bn ? "folded it into the Conv before it" : "removed it"))
 			return -1;
@@ -186,7 +186,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 		if (wsecc_graph_find(g, c->trainable[k]) >= 0)
 			continue;
 		missing = true;
-		if (note(g, "parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
+		if (note(g, "warning: parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
 			return -1;
 	}
 	if (!missing && !(removed && removed[0]))
@@ -201,18 +201,31 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 
 			if (t && t->initializer && t->kind == WSECC_T_CONST && t->dtype == WSECC_DT_F32 &&
 			    !t->frozen && !onnx_trainable(c, t->name) &&
-			    note(g, "node '%s' (%s) reads '%s', which is not a parameter of the PyTorch model: it stays constant",
+			    note(g, "warning: node '%s' (%s) reads '%s', which is not a parameter of the PyTorch model: it stays constant",
 				 n->name, n->op_type, t->name))
 				return -1;
 		}
 	}
-	return note(g, "to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
+	return note(g, "warning: to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
+}
+
+/* What --freeze kept constant, for the compile's output. */
+static int note_frozen(struct wsecc_graph *g)
+{
+	char s[48];
+
+	for (size_t t = 0; t < g->n_tensors; t++)
+		if (g->tensors[t].frozen &&
+		    note(g, "note: '%s' %s is frozen by --freeze: a constant of the program, not trained",
+			 g->tensors[t].name, shape_of(&g->tensors[t], s, sizeof(s))))
+			return -1;
+	return 0;
 }
 
 int onnx_params_review(struct octx *c, const Onnx__ModelProto *m)
 {
 	c->g->trainable_listed = onnx_trainable_listed(c);
-	if (note_tied(c->g) || note_eval_export(c, m))
+	if (note_frozen(c->g) || note_tied(c->g) || note_eval_export(c, m))
 		return wsecc_fail(c->err, c->g->file, 0, 0, "out of memory");
 	return 0;
 }

@@ -121,6 +121,7 @@ TEST(wsecc_lists_and_freezes_parameters)
 		 dir, dir);
 	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "6512 parameters")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "gpt-tiny.onnx: note: 'head.bias' [96] is frozen by --freeze: a constant of the program, not trained"));
 	/* With the export helper's list, --freeze applies on top of it. */
 	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tied-tiny.onnx --validate-only --freeze pos"));
 	EXPECT_NE(NULL, strstr(out, "parameters: 16 trained (4944 values), 1 frozen by --freeze; the model lists its parameters (wse.parameters)")) TH_LOG("%s", out);

@@ -125,13 +125,14 @@ struct freeze_args {
 	size_t n;
 };
 
-/* The importer's warnings about parameters, each on its own line. */
-static void print_notes(const char *path, const char *notes)
+/* The importer's warnings and notes about parameters; @warnings_only: not the notes. */
+static void print_notes(const char *path, const char *notes, bool warnings_only)
 {
 	for (const char *line = notes; line && *line;) {
 		size_t len = strcspn(line, "\n");
 
-		fprintf(stderr, "%s: warning: %.*s\n", path, (int)len, line);
+		if (!warnings_only || strncmp(line, "note: ", 6))
+			fprintf(stderr, "%s: %.*s\n", path, (int)len, line);
 		line += len + (line[len] == '\n');
 	}
 }
@@ -162,7 +163,7 @@ static int onnx_validate(const char *path, uint32_t batch, bool no_weights,
 		wsecc_graph_list(stdout, g);
 		wsecc_graph_list_params(stdout, g);
 	}
-	print_notes(path, g->notes);
+	print_notes(path, g->notes, true);	/* the listing shows what is frozen */
 	wsecc_graph_free(g);
 	if (bad) {
 		print_error(&err);
@@ -293,7 +294,7 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		print_error(&err);
 		return EXIT_REFUSED;
 	}
-	print_notes(path, gp->notes);
+	print_notes(path, gp->notes, false);
 	if (report) {
 		wsecc_graph_report(chatter(output), gp);
 		if (!svg) {

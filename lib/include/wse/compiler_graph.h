@@ -154,7 +154,8 @@ struct wsecc_graph {
 	struct wsecc_mapped *mapped;
 	size_t n_mapped;
 	bool trainable_listed;	/* the model says its parameters ("wse.parameters") */
-	char *notes;		/* warnings about the parameters, one a line (or NULL) */
+	/* About the parameters, one a line, each "warning: " or "note: " (or NULL). */
+	char *notes;
 };
 
 /**
@@ -309,7 +310,7 @@ struct wsecc_graph_program {
 	struct wsep_program *prog;
 	uint64_t params;
 	char unit_ops[WSECC_MAX_LAYERS][96];
-	char *notes;	/* the importer's warnings about parameters (or NULL) */
+	char *notes;	/* the importer's wsecc_graph.notes (or NULL) */
 };
 
 /**
