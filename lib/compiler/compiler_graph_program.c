@@ -55,7 +55,8 @@ struct build {
 
 static int import(struct build *b, struct side *s, uint32_t batch)
 {
-	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights };
+	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights,
+					 .freeze = b->o->freeze, .n_freeze = b->o->n_freeze };
 	struct wsecc_error *err = b->err;
 	size_t nv;
 
@@ -684,6 +685,9 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	snprintf(gp->file, sizeof(gp->file), "%s", path);
 	snprintf(gp->producer, sizeof(gp->producer), "%s", b.s[0].ir->producer);
 	gp->opset = b.s[0].ir->opset;
+	if (b.s[0].ir->notes && !(gp->notes = strdup(b.s[0].ir->notes))) {
+		goto oom;
+	}
 	gp->params = wsep_total_params(gp->prog->layers, gp->prog->num_layers);
 	release(&b);
 	*out = gp;
@@ -721,5 +725,6 @@ void wsecc_graph_program_free(struct wsecc_graph_program *gp)
 	if (!gp)
 		return;
 	wsep_program_free(gp->prog);
+	free(gp->notes);
 	free(gp);
 }
