@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * An ONNX model compiled into a graph program (Documentation/compiler.rst,
- * "Graph programs"): imported at the batch and at one more (the tensors'
- * batch dimensions are what differs), lowered to an engine graph with the
+ * "Graph programs"): imported at the batch and, from shapes only, at one
+ * more (the tensors' batch dimensions are what differs), lowered to an engine graph with the
  * token-level cross-entropy as its loss, cut into units
  * (compiler_units.c), each unit costed on rectangles of PEs
  * (wse/wsep_cost.h) and placed or streamed like a dense layer, and written
@@ -53,9 +53,10 @@ struct build {
 	struct wsecc_error *err;
 };
 
-static int import(struct build *b, struct side *s, uint32_t batch)
+/* @shapes: import the weights' shapes only (the second import finds batch dimensions). */
+static int import(struct build *b, struct side *s, uint32_t batch, bool shapes)
 {
-	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights,
+	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights || shapes,
 					 .freeze = b->o->freeze, .n_freeze = b->o->n_freeze };
 	struct wsecc_error *err = b->err;
 	size_t nv;
@@ -651,7 +652,11 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	if (!gp || !(gp->prog = calloc(1, sizeof(*gp->prog))))
 		goto oom;
 	b.p = gp->prog;
-	if (import(&b, &b.s[0], b.batch) || import(&b, &b.s[1], batch2))
+	/*
+	 * The import at batch2 only says which dimensions follow the batch: it
+	 * never reads the weights, so they are in memory once (the program's).
+	 */
+	if (import(&b, &b.s[0], b.batch, false) || import(&b, &b.s[1], batch2, true))
 		goto fail;
 	b.nv = engine_graph_values(b.s[0].eg);
 	b.nn = engine_graph_nodes(b.s[0].eg);
