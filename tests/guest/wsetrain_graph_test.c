@@ -13,6 +13,8 @@
  * program runs on one of its systems.
  */
 #include <math.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "wse/wse.h"
@@ -100,6 +102,32 @@ TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 	EXPECT_EQ(0, st);
 	EXPECT_NE(NULL, strstr(self->out, "cnn-tiny, pipelined on 1 system"));
 	EXPECT_GT(eval_loss(self->out), 0);
+}
+
+/*
+ * A graph program's input shape is its input value's: cnn-tiny takes
+ * 1x28x28 (Fashion-MNIST's 28x28 fits it, above), and CIFAR-10's 3x32x32
+ * samples are refused with both shapes.
+ */
+TEST_F_TIMEOUT(graph, cnn_refuses_samples_of_another_shape, 300)
+{
+	static uint8_t rec[4 * 3073];
+	FILE *f;
+	int st;
+
+	mkdir("/tmp/cifar-shape", 0755);
+	f = fopen("/tmp/cifar-shape/data_batch_1.bin", "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fwrite(rec, sizeof(rec), 1, f));
+	ASSERT_EQ(0, fclose(f));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --lr 0.01 --mode pipelined -q -o /tmp/cnn-shape.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cnn-shape.wsep %s --data /tmp/cifar-shape --no-eval",
+		       self->devices);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "the data's samples are 3x32x32, the program's input is 1x28x28"))
+		TH_LOG("%s", self->out);
 }
 
 /*
