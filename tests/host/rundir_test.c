@@ -109,7 +109,20 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	EXPECT_GT(test, 50);
 }
 
-TEST(guest_run_directories)
+/* No state; a fixture only for its timeout: a browser's screenshot of each run takes seconds. */
+FIXTURE(runs) {
+	int unused;
+};
+
+FIXTURE_SETUP(runs)
+{
+}
+
+FIXTURE_TEARDOWN(runs)
+{
+}
+
+TEST_F_TIMEOUT(runs, guest_run_directories, 600)
 {
 	const char *env = getenv("WSE_RUN_DIRS");
 	bool pipelined = false, streaming = false;
