@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
@@ -393,9 +394,9 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 			break;
 		default:
 			if (optopt)
-				fprintf(stderr, "wsefwd: %s needs a value (see --help)\n", name);
+				wse_usage_error("wsefwd", "%s needs a value, or is unknown", name);
 			else
-				fprintf(stderr, "wsefwd: unknown option '%s' (see --help)\n", name);
+				wse_usage_error("wsefwd", "unknown option '%s'", name);
 			return -1;
 		}
 	}

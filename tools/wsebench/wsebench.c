@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "wsebench.h"
 #include "wse/numparse.h"
@@ -130,6 +131,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		.reps = 3, .cmds = 2000, .small = 64, .min_bytes = 8 << 20, .inflight = 16,
 		.max_seconds = 20, .baseline = true, .bandwidth = true, .rate = true,
 	};
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "d:f:s:q:r:n:b:m:i:t:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -202,13 +204,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			fputs(WSE_VERSION_LINE("wsebench"), stdout);
 			exit(0);
 		default:
-			usage(stderr);
-			return -1;
+			return wse_usage_bad_option("wsebench", argv, optind, optopt), -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "wsebench: unexpected argument '%s' (see --help)\n", argv[optind]);
-		return -1;
+		return wse_usage_error("wsebench", "unexpected argument '%s'", argv[optind]), -1;
 	}
 	if (!o->bandwidth)
 		o->baseline = false;

@@ -13,6 +13,8 @@ int main(int argc, char **argv)
 	struct train_opts o;
 	int ret = train_parse(argc, argv, &o);
 
+	if (ret < 0)
+		fputs("Try 'wsetrain --help' for more information.\n", stderr);
 	if (ret)
 		return ret > 0 ? 0 : EXIT_USAGE;
 	if (o.inspect)
