@@ -222,12 +222,12 @@ int wse_file_expect(const char *tool, const char *path, unsigned int accepted,
 	int err = 0;
 	enum wse_file_kind k = wse_file_kind(path, &err);
 
+	if (accepted & WSE_FILE_BIT(k))
+		return 0;
 	if (k == WSE_FILE_MISSING) {
 		fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(err));
 		return -1;
 	}
-	if (accepted & WSE_FILE_BIT(k))
-		return 0;
 	fprintf(stderr, "%s: %s is %s, not %s: %s\n", tool, path, wse_file_kind_name(k), wanted,
 		wse_file_kind_advice(k));
 	return -1;

@@ -126,7 +126,8 @@ static int check_model_kind(const char *path, bool *onnx)
 	unsigned int models = WSE_FILE_BIT(WSE_FILE_ONNX) | WSE_FILE_BIT(WSE_FILE_TEXT);
 	enum wse_file_kind k = wse_file_kind(path, NULL);
 
-	/* A damaged .onnx file is the importer's to explain. */
+	/* A missing file, or a damaged .onnx one, is the reader's to explain. */
+	models |= WSE_FILE_BIT(WSE_FILE_MISSING);
 	if (is_onnx(path))
 		models |= WSE_FILE_BIT(WSE_FILE_UNKNOWN);
 	*onnx = is_onnx(path) || k == WSE_FILE_ONNX;

@@ -30,12 +30,15 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 	if (!ret)
 		ret = wse_ctl_list(ctl, &st, &count);
 	wse_ctl_close(ctl);
-	if (ret == -ENOENT)
-		return train_fail("no wse devices: the wse kernel module is not loaded (insmod wse.ko; on a build machine run wsetrain in the guest: tools/wsevm --fw 1 -- wsetrain ...)");
-	if (ret)
-		return train_fail("cannot list the wse devices: %s", strerror(-ret));
-	/* train_parse checked the syntax; here, that the device is there. */
-	if (o->devices) {
+	/*
+	 * train_parse checked the syntax; here, that the device is there, when
+	 * the list can be had (opening the device says why, otherwise).
+	 */
+	if (o->devices && ret && ret != -ENOENT) {
+		snprintf(spec, 16, "%s", o->devices);
+		return 0;
+	}
+	if (o->devices && !ret) {
 		char *end;
 		unsigned long want = strtoul(o->devices, &end, 10);
 
@@ -48,6 +51,10 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 		snprintf(spec, 16, "%s", o->devices);
 		return 0;
 	}
+	if (ret == -ENOENT)
+		return train_fail("no wse devices: the wse kernel module is not loaded (insmod wse.ko; on a build machine run wsetrain in the guest: tools/wsevm --fw 1 -- wsetrain ...)");
+	if (ret)
+		return train_fail("cannot list the wse devices: %s", strerror(-ret));
 	for (size_t i = 0; i < count && !found; i++) {
 		if (st[i].link_state == WSE_LINK_STATE_UP && st[i].accel_minor >= 0) {
 			snprintf(spec, 16, "%u", st[i].index);
