@@ -44,9 +44,14 @@ static bool read_varint(const uint8_t *b, size_t n, size_t *at, uint64_t *v)
 	return false;
 }
 
-/* At least two ModelProto fields, or the whole (small) file, parse. */
+/*
+ * At least two ModelProto fields, or the whole (small) file, parse, and a
+ * scalar field comes once: a TensorProto's repeated dims (also field 1,
+ * a varint) are not taken for an ir_version.
+ */
 static bool looks_onnx(const uint8_t *b, size_t n, off_t size)
 {
+	uint32_t seen = 0;
 	size_t at = 0;
 	int fields = 0;
 
@@ -55,6 +60,9 @@ static bool looks_onnx(const uint8_t *b, size_t n, off_t size)
 
 		if (!read_varint(b, n, &at, &tag) || !onnx_model_field(tag >> 3, tag & 7))
 			return false;
+		if ((tag & 7) == 0 && (seen & 1u << (tag >> 3)))
+			return false;
+		seen |= 1u << (tag >> 3);
 		if (!read_varint(b, n, &at, &v))
 			return fields >= 2;
 		if ((tag & 7) == 2) {

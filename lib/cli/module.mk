@@ -9,3 +9,8 @@ wsecli_srcs := lib/cli/filekind.c lib/cli/usage.c
 host_tests += tool_errors_test
 tool_errors_test_srcs := tests/host/tool_errors_test.c
 $(B)/host-tests/tool_errors_test $(B)/host-tests-san/tool_errors_test: | $(B)/bin/wsecc $(B)/bin/wsetrain $(B)/bin/wsectl $(B)/bin/wsereport $(B)/bin/wsefwd $(B)/bin/wse-appliance $(B)/bin/wsebench
+
+# The sniffer on the corpus and on each magic.
+host_tests += filekind_test
+filekind_test_srcs := tests/host/filekind_test.c
+filekind_test_libs := wsecli
