@@ -177,6 +177,19 @@ TEST_F(errs, wsetrain_wants_a_checkpoint_for_init_from)
 	EXPECT_FALSE(exists(self->runs));
 }
 
+TEST_F(errs, inspect_and_wsereport_name_what_they_were_given)
+{
+	snprintf(self->cmd, sizeof(self->cmd), "%swsetrain --inspect %s", BIN,
+		 at(self, "prog.wsep"));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "wse program (.wsep), not a checkpoint"))
+		TH_LOG("%s", self->out);
+	snprintf(self->cmd, sizeof(self->cmd), "%swsereport %s", BIN, at(self, "model.pt"));
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "PyTorch checkpoint (zip), not a run directory"))
+		TH_LOG("%s", self->out);
+}
+
 /* On the host there are no devices: the missing file must be said first. */
 TEST_F(errs, wsetrain_missing_model_before_devices)
 {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/filekind.h"
 #include "wse/usage.h"
 #include "wse_version.h"
 #include "report.h"
@@ -131,7 +132,9 @@ int main(int argc, char **argv)
 	/* gnuplot may be missing or die early: its pipe must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = optind; i < argc; i++)
-		if (report_one(argv[i], gnuplot, quiet))
+		if (wse_file_expect("wsereport", argv[i], WSE_FILE_BIT(WSE_FILE_DIRECTORY),
+				    "a run directory") ||
+		    report_one(argv[i], gnuplot, quiet))
 			ret = EXIT_FAILED;
 	return ret;
 }
