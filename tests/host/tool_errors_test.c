@@ -112,11 +112,40 @@ TEST_F(errs, unknown_option_is_one_line_and_a_hint)
 	}
 }
 
-TEST_F(errs, appliance_dash_V_is_its_version)
+/* wse-appliance and wsefwd took -V for an unknown option. */
+TEST_F(errs, dash_V_is_the_version_everywhere)
 {
-	snprintf(self->cmd, sizeof(self->cmd), "%swse-appliance -V", BIN);
-	EXPECT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
-	EXPECT_EQ(0, strncmp(self->out, "wse-appliance (wse) ", 20)) TH_LOG("%s", self->out);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		char line[64];
+
+		snprintf(self->cmd, sizeof(self->cmd), "%s%s -V", BIN, tools[i]);
+		EXPECT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)))
+			TH_LOG("%s: %s", tools[i], self->out);
+		snprintf(line, sizeof(line), "%s (wse) ", tools[i]);
+		EXPECT_EQ(0, strncmp(self->out, line, strlen(line))) TH_LOG("%s", self->out);
+	}
+}
+
+/* A value refused is one line and the hint too. */
+TEST_F(errs, bad_value_is_one_line_and_a_hint)
+{
+	static const char *const cmds[] = {
+		"wsebench --sizes abc", "wsecc --micro-batch 0 x", "wsetrain --epochs 0 x",
+		"wsefwd",
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *nl;
+
+		snprintf(self->cmd, sizeof(self->cmd), "%s%s", BIN, cmds[i]);
+		EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)))
+			TH_LOG("%s: %s", cmds[i], self->out);
+		nl = strchr(self->out, '\n');
+		ASSERT_NE(NULL, nl) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, strncmp(nl + 1, "Try '", 5)) TH_LOG("%s: %s", cmds[i], self->out);
+		EXPECT_NE(NULL, strstr(nl + 1, "--help' for more information.\n"))
+			TH_LOG("%s", self->out);
+	}
 }
 
 /* Each foreign file, and the words that must name it. */
