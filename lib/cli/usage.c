@@ -13,7 +13,13 @@ int wse_usage_error(const char *tool, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n", tool);
+	fputc('\n', stderr);
+	return wse_usage_hint(tool);
+}
+
+int wse_usage_hint(const char *tool)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", tool);
 	return WSE_EXIT_USAGE;
 }
 

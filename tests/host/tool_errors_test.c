@@ -131,7 +131,9 @@ TEST_F(errs, bad_value_is_one_line_and_a_hint)
 {
 	static const char *const cmds[] = {
 		"wsebench --sizes abc", "wsecc --micro-batch 0 x", "wsetrain --epochs 0 x",
-		"wsefwd",
+		"wsefwd", "wse-appliance --role memoryx --capacity abc",
+		"wse-appliance --role swarmx --no-such-option",
+		"wse-appliance --role coordinator --no-such-option",
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {

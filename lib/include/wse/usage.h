@@ -14,6 +14,9 @@
 int wse_usage_error(const char *tool, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Only the hint, after a line that said what was wrong; returns WSE_EXIT_USAGE. */
+int wse_usage_hint(const char *tool);
+
 /*
  * The message for what getopt_long refused (with opterr = 0): an unknown
  * option or one missing its value. @argv and @optind as getopt left them.
