@@ -46,8 +46,8 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 			found = *end || st[i].index == want;
 		free(st);
 		if (!found)
-			return train_fail("--devices %s: no such device ('wsectl list' lists them)",
-					  o->devices);
+			return train_fail("--devices %s: there is no device %s ('wsectl list' lists them)",
+					  o->devices, o->devices);
 		snprintf(spec, 16, "%s", o->devices);
 		return 0;
 	}
