@@ -244,23 +244,31 @@ static void drain_lingering(struct server *s, sigset_t *waitmask)
 		linger_remove(s, s->nlinger - 1);
 }
 
-int fwd_server_run(struct fwd_device *dev, int listen_fd)
+void fwd_server_catch_signals(void)
 {
-	struct server s = { .dev = dev, .listen_fd = listen_fd };
 	struct sigaction sa = { .sa_handler = on_stop_signal };
-	sigset_t block, waitmask;
-	bool stop_seen = false;
+	sigset_t block;
 
-	signal_wake_fd = dev->exec.wake_fd;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &waitmask);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGINT);
+	sigprocmask(SIG_BLOCK, &block, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+int fwd_server_run(struct fwd_device *dev, int listen_fd)
+{
+	struct server s = { .dev = dev, .listen_fd = listen_fd };
+	sigset_t waitmask;
+	bool stop_seen = false;
+
+	signal_wake_fd = dev->exec.wake_fd;
+	/* A signal that came before (fwd_server_catch_signals()) is pending: ppoll() takes it. */
+	sigprocmask(SIG_BLOCK, NULL, &waitmask);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGINT);
 
 	while (!finished(&s)) {
 		struct pollfd pfds[3 + LINGER_MAX];

@@ -8,6 +8,12 @@
 
 #include "fwd_device.h"
 
+/*
+ * Blocks SIGTERM/SIGINT and installs their handler: called before
+ * fwd_server_listen() writes --port-file, so whoever read the port may stop
+ * us at once and gets a clean stop (fwd_server_run() takes the signal).
+ */
+void fwd_server_catch_signals(void);
 /* Opens the listening socket (and writes --port-file). Returns fd or -1. */
 int fwd_server_listen(const struct fwd_config *cfg);
 /* Serves until SIGTERM/SIGINT (or, with --once, the first host leaves).

@@ -44,6 +44,7 @@ int main(int argc, char **argv)
 		fwd_exec_destroy(&dev.exec);
 		return 1;
 	}
+	fwd_server_catch_signals();
 	fd = fwd_server_listen(&cfg);
 	if (fd < 0) {
 		fwd_memory_free(&dev.mem);

@@ -17,12 +17,34 @@ wsecc carries the state_dict names into the program and its checkpoints,
 so that models/wse_checkpoint.py loads trained weights by name
 (Documentation/onnx-import.rst, "Weights back to PyTorch"). Buffers
 (register_buffer) are not listed: they are not parameters.
+
+An eval-mode export (torch.onnx.export's default) removes Dropout and folds
+BatchNorm into the Conv before it. annotate() lists the modules whose ops
+the graph lacks under "wse.eval_removed", one a line:
+
+  MODULE_NAME<TAB>CLASS
+
+and leaves the folded BatchNorm's parameters out; wsecc warns of each.
 """
 import numpy as np
 import onnx
+import torch
 from onnx import numpy_helper
 
 KEY = "wse.parameters"
+REMOVED_KEY = "wse.eval_removed"
+
+
+def _removed(model, graph):
+    """The Dropout and BatchNorm modules of @model whose ops @graph lacks."""
+    ops = {node.op_type for node in graph.node}
+    out = []
+    for name, mod in model.named_modules():
+        if isinstance(mod, torch.nn.modules.dropout._DropoutNd) and mod.p > 0 and "Dropout" not in ops:
+            out.append((name, type(mod).__name__))
+        elif isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and "BatchNormalization" not in ops:
+            out.append((name, type(mod).__name__))
+    return out
 
 
 def _tensors(graph):
@@ -39,6 +61,12 @@ def annotate(model, path):
     m = onnx.load(path)
     tensors = _tensors(m.graph)
     params = {k: p.detach().cpu().numpy() for k, p in model.named_parameters()}
+    removed = _removed(model, m.graph)
+    folded = {f"{mod}.{p}" if mod else p for mod, _ in removed for p in ("weight", "bias")}
+    # Folding a BatchNorm rewrites the Conv before it: new, unnamed initializers.
+    if any("BatchNorm" in kind for _, kind in removed):
+        folded |= {f"{n}.{p}" for n, mod in model.named_modules()
+                   if isinstance(mod, torch.nn.modules.conv._ConvNd) for p in ("weight", "bias")}
     lines, taken = [], set()
     for name in tensors:
         if name in params:
@@ -49,7 +77,7 @@ def annotate(model, path):
         if name in params or arr.dtype != np.float32:
             continue
         for pname, p in params.items():
-            if pname in taken:
+            if pname in taken or pname in folded:
                 continue
             if p.shape == arr.shape and np.array_equal(p, arr):
                 lines.append(f"{name}\t{pname}")
@@ -59,12 +87,15 @@ def annotate(model, path):
                 continue
             taken.add(pname)
             break
-    missing = sorted(set(params) - taken)
+    missing = sorted(set(params) - taken - folded)
     if missing:
         raise ValueError(f"{path}: parameters not found among the exported tensors: {', '.join(missing)}")
     for i in reversed(range(len(m.metadata_props))):
-        if m.metadata_props[i].key == KEY:
+        if m.metadata_props[i].key in (KEY, REMOVED_KEY):
             del m.metadata_props[i]
     entry = m.metadata_props.add()
     entry.key, entry.value = KEY, "\n".join(lines)
+    if removed:
+        entry = m.metadata_props.add()
+        entry.key, entry.value = REMOVED_KEY, "\n".join(f"{n}\t{k}" for n, k in removed)
     onnx.save(m, path)

@@ -96,6 +96,7 @@ void wsecc_graph_free(struct wsecc_graph *g)
 	}
 	free(g->tensors);
 	free(g->nodes);
+	free(g->notes);
 	wsecc_graph_unmap(g);
 	free(g);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * An ONNX model compiled into a graph program (Documentation/compiler.rst,
- * "Graph programs"): imported at the batch and at one more (the tensors'
- * batch dimensions are what differs), lowered to an engine graph with the
+ * "Graph programs"): imported at the batch and, from shapes only, at one
+ * more (the tensors' batch dimensions are what differs), lowered to an engine graph with the
  * token-level cross-entropy as its loss, cut into units
  * (compiler_units.c), each unit costed on rectangles of PEs
  * (wse/wsep_cost.h) and placed or streamed like a dense layer, and written
@@ -53,9 +53,11 @@ struct build {
 	struct wsecc_error *err;
 };
 
-static int import(struct build *b, struct side *s, uint32_t batch)
+/* @shapes: import the weights' shapes only (the second import finds batch dimensions). */
+static int import(struct build *b, struct side *s, uint32_t batch, bool shapes)
 {
-	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights };
+	struct wsecc_onnx_options io = { .batch = batch, .no_weights = b->o->no_weights || shapes,
+					 .freeze = b->o->freeze, .n_freeze = b->o->n_freeze };
 	struct wsecc_error *err = b->err;
 	size_t nv;
 
@@ -650,7 +652,11 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	if (!gp || !(gp->prog = calloc(1, sizeof(*gp->prog))))
 		goto oom;
 	b.p = gp->prog;
-	if (import(&b, &b.s[0], b.batch) || import(&b, &b.s[1], batch2))
+	/*
+	 * The import at batch2 only says which dimensions follow the batch: it
+	 * never reads the weights, so they are in memory once (the program's).
+	 */
+	if (import(&b, &b.s[0], b.batch, false) || import(&b, &b.s[1], batch2, true))
 		goto fail;
 	b.nv = engine_graph_values(b.s[0].eg);
 	b.nn = engine_graph_nodes(b.s[0].eg);
@@ -684,6 +690,9 @@ static int compile(struct build b, const struct wse_wafer *w, struct wsecc_graph
 	snprintf(gp->file, sizeof(gp->file), "%s", path);
 	snprintf(gp->producer, sizeof(gp->producer), "%s", b.s[0].ir->producer);
 	gp->opset = b.s[0].ir->opset;
+	if (b.s[0].ir->notes && !(gp->notes = strdup(b.s[0].ir->notes))) {
+		goto oom;
+	}
 	gp->params = wsep_total_params(gp->prog->layers, gp->prog->num_layers);
 	release(&b);
 	*out = gp;
@@ -721,5 +730,6 @@ void wsecc_graph_program_free(struct wsecc_graph_program *gp)
 	if (!gp)
 		return;
 	wsep_program_free(gp->prog);
+	free(gp->notes);
 	free(gp);
 }

@@ -360,6 +360,8 @@ static int add_initializers(struct octx *c, const Onnx__GraphProto *gp)
 		/* Its values are read when something needs them (onnx_tensor_load()). */
 		g->tensors[t].source = tp;
 		/* A buffer the export helper did not list as a parameter stays constant. */
+		g->tensors[t].initializer = true;
+		g->tensors[t].frozen = onnx_frozen(c, name);
 		g->tensors[t].from_initializer = onnx_trainable(c, name);
 	}
 	return 0;
@@ -530,7 +532,10 @@ static bool alias_initializer(struct octx *c, size_t i)
 	o->dtype = x->dtype;
 	wsecc_tensor_set_shape(o, x->rank, x->dims);
 	o->kind = WSECC_T_CONST;
-	o->from_initializer = x->dtype == WSECC_DT_F32;
+	/* A parameter of its own (PyTorch's name is the copy's): listed and frozen by it. */
+	o->initializer = true;
+	o->frozen = onnx_frozen(c, o->name);
+	o->from_initializer = x->dtype == WSECC_DT_F32 && onnx_trainable(c, o->name);
 	o->source = x->source;
 	o->no_values = x->no_values;
 	n->state = WSECC_NODE_FOLDED;
@@ -718,6 +723,8 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 		return -1;
 	wsecc_fuse(g);
 	mark_params(g);
+	if (onnx_freeze_check(c) || onnx_params_review(c, m))
+		return -1;
 	onnx_free_unread(c);
 	return 0;
 }

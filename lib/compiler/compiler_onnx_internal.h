@@ -18,6 +18,13 @@ struct octx {
 	struct onnx_uses *uses;		/* compiler_onnx_uses.c */
 };
 
+/* --freeze (compiler_onnx_params.c): does a pattern match @name? */
+bool onnx_frozen(const struct octx *c, const char *name);
+/* -1 with c->err for a --freeze pattern that matches no initializer. */
+int onnx_freeze_check(struct octx *c);
+/* After mark_params: notes on tied weights and eval-mode exports; -1 out of memory. */
+int onnx_params_review(struct octx *c, const Onnx__ModelProto *m);
+
 /* Counts every tensor's readers in @gp (compiler_onnx_uses.c); -1 out of memory. */
 int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp);
 /* Node @i is imported: frees the folded constants it was the last to read. */

@@ -58,8 +58,9 @@ bool onnx_trainable_listed(const struct octx *c)
 
 bool onnx_trainable(const struct octx *c, const char *name)
 {
-	return !c->trainable ||
-	       bsearch(&name, c->trainable, c->n_trainable, sizeof(*c->trainable), cmp_str);
+	return (!c->trainable ||
+		bsearch(&name, c->trainable, c->n_trainable, sizeof(*c->trainable), cmp_str)) &&
+	       !onnx_frozen(c, name);
 }
 
 void onnx_trainable_free(struct octx *c)

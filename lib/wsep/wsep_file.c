@@ -5,14 +5,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "wse/outfile.h"
 #include "wsep_internal.h"
 
-/* Larger than any program we produce (fc-large's weights are ~150 MB). */
-#define WSEP_FILE_LIMIT (1ULL << 30)
+/*
+ * The largest program the format can carry: 2^32 - 1 fp32 weights and as
+ * many constant bytes (wsep-format.rst), with room for the graph. A larger
+ * file is not a program, and is refused before anything is mapped.
+ */
+#define WSEP_FILE_LIMIT (24ULL << 30)
 
 /* "@path: what errno @e says", and -@e. */
 static int fail_errno(char *err, size_t errlen, int e, const char *path)
@@ -21,38 +26,44 @@ static int fail_errno(char *err, size_t errlen, int e, const char *path)
 	return -e;
 }
 
+/*
+ * The file is mapped, not read into memory: wsep_read() copies what it
+ * keeps, so a 1.5 GB program costs its weights once, not twice, and the
+ * mapping's pages are the page cache's.
+ */
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen)
 {
+	static const uint8_t empty[1];
 	struct stat st;
-	uint8_t *buf;
-	size_t got = 0;
+	const void *buf = empty;
 	int fd, ret;
 
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return fail_errno(err, errlen, errno, path);
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > WSEP_FILE_LIMIT) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return wsep_fail(err, errlen, "%s: not a regular file of at most %llu bytes", path,
-				 WSEP_FILE_LIMIT);
+		return wsep_fail(err, errlen, "%s: not a regular file", path);
 	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
-	if (!buf) {
+	if ((uint64_t)st.st_size > WSEP_FILE_LIMIT) {
 		close(fd);
-		return fail_errno(err, errlen, ENOMEM, path);
+		return wsep_fail(err, errlen,
+				 "%s: %llu bytes, more than the largest program the format carries (%llu bytes): not a .wsep program",
+				 path, (unsigned long long)st.st_size, WSEP_FILE_LIMIT);
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
+	if (st.st_size > 0) {
+		buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (buf == MAP_FAILED) {
+			ret = errno;
+			close(fd);
+			return fail_errno(err, errlen, ret, path);
+		}
 	}
 	close(fd);
-	ret = wsep_read(buf, got, out, err, errlen);
+	ret = wsep_read(buf, (size_t)st.st_size, out, err, errlen);
+	if (st.st_size > 0)
+		munmap((void *)buf, (size_t)st.st_size);
 	if (ret) {
 		/* Say which file was bad. */
 		char msg[256];
@@ -60,7 +71,6 @@ int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_
 		snprintf(msg, sizeof(msg), "%s", err ? err : "");
 		wsep_fail(err, errlen, "%s: %s", path, msg);
 	}
-	free(buf);
 	return ret;
 }
 

@@ -16,6 +16,7 @@
 #include "wse/dataset.h"
 #include "wse/splitmix64.h"
 #include "wse/textdata.h"
+#include "test_files.h"
 
 #define FASHION_MNIST "/usr/share/datasets/fashion-mnist"
 
@@ -62,27 +63,6 @@ static int write_gz(const char *path, const void *buf, size_t len)
 		return -1;
 	ok = len == 0 || gzwrite(gz, buf, (unsigned int)len) == (int)len;
 	return gzclose(gz) == Z_OK && ok ? 0 : -1;
-}
-
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)n + 1);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
 }
 
 FIXTURE(data) {
@@ -318,7 +298,7 @@ TEST_F(data, wrong_magic)
 
 	/* Gzipped twice: one layer comes off and the gzip magic shows. */
 	ASSERT_EQ(0, make_images(self->images, 2, 2, 2, 1));
-	buf = read_whole(self->images, &len);
+	buf = test_read_file(self->images, &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_EQ(0, write_gz(self->images, buf, len));
 	free(buf);
@@ -422,7 +402,7 @@ TEST_F(data, corrupt_gzip)
 
 	ASSERT_EQ(0, make_images(self->images, 50, 28, 28, 1));
 	ASSERT_EQ(0, make_labels(self->labels, 50, 10, 0));
-	buf = read_whole(self->images, &len);
+	buf = test_read_file(self->images, &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_GT(len, 40);
 

@@ -99,6 +99,71 @@ TEST(wsecc_no_weights_reports_from_shapes)
 	run(cmd);
 }
 
+TEST(wsecc_lists_and_freezes_parameters)
+{
+	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	/* No wse.parameters: every fp32 initializer a kernel reads trains, listed with its shape. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "parameters: 18 trained (6608 values), 0 frozen by --freeze; no wse.parameters list")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  train   tok.weight                               [96x16]\n"));
+	EXPECT_NE(NULL, strstr(out, "  train   head.bias                                [96]\n"));
+	/* The exporter's Identity copies are parameters of their own, frozen by their own names. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only --freeze 'blocks.0.ln*' --freeze 'head.*'"));
+	EXPECT_NE(NULL, strstr(out, "parameters: 13 trained (6448 values), 5 frozen by --freeze")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  frozen  head.bias                                [96]\n"));
+	EXPECT_NE(NULL, strstr(out, "  frozen  blocks.0.ln2.weight                      [16]\n"));
+	EXPECT_EQ(NULL, strstr(out, "  train   head.bias"));
+	EXPECT_NE(NULL, strstr(out, "  train   ln.weight"));
+	/* The program holds the rest: 96 values fewer. */
+	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 4 --freeze 'head.b*' --report --svg %s/a.svg -o %s/a.wsep",
+		 dir, dir);
+	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "6512 parameters")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "gpt-tiny.onnx: note: 'head.bias' [96] is frozen by --freeze: a constant of the program, not trained"));
+	/* With the export helper's list, --freeze applies on top of it. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tied-tiny.onnx --validate-only --freeze pos"));
+	EXPECT_NE(NULL, strstr(out, "parameters: 16 trained (4944 values), 1 frozen by --freeze; the model lists its parameters (wse.parameters)")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "  frozen  pos                                      [1x8x16]\n"));
+	/* A pattern that matches nothing is a mistake, said as such. */
+	EXPECT_EQ(1, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only --freeze 'head.weigth'"));
+	EXPECT_NE(NULL, strstr(out, "error: --freeze 'head.weigth' matches no initializer of the model")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --freeze 'fc*'"));
+	EXPECT_NE(NULL, strstr(out, "are for ONNX models"));
+	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only --freeze ''"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+}
+
+TEST(wsecc_warns_of_tied_weights)
+{
+	/* A GPT whose head shares the token embedding: the exporter folded its transpose. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tied-tiny.onnx --validate-only -q"));
+	EXPECT_NE(NULL, strstr(out, "gpt-tied-tiny.onnx: warning: 'onnx::MatMul_148' [16x96] is bit for bit the transpose of parameter 'tok.weight' [96x16]")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "wsecc keeps this copy constant while the parameter trains"));
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tied-tiny.onnx --batch 2 --report --svg /dev/null"));
+	EXPECT_NE(NULL, strstr(out, "warning: 'onnx::MatMul_148' [16x96] is bit for bit the transpose")) TH_LOG("%s", out);
+	/* Equal LayerNorm ones and zero biases are not ties. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --validate-only -q"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+}
+
+TEST(wsecc_warns_of_eval_mode_exports)
+{
+	/* Conv, BatchNorm2d, ReLU, Dropout, Linear exported in eval mode, annotated by the helper. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/bn-eval-tiny.onnx --validate-only -q")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "warning: module '1' (BatchNorm2d) is not in the graph: an eval-mode export folded it into the Conv before it")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "warning: module '4' (Dropout) is not in the graph: an eval-mode export removed it"));
+	EXPECT_NE(NULL, strstr(out, "warning: node '/0/Conv' (Conv) reads 'onnx::Conv_15', which is not a parameter of the PyTorch model: it stays constant"));
+	EXPECT_NE(NULL, strstr(out, "training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False"));
+	/* A training-mode export with BatchNorm and one without either op are not warned about. */
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/bn-tiny.onnx --validate-only -q"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run(WSECC " tests/corpus/onnx/cnn-tiny.onnx --validate-only -q"));
+	EXPECT_EQ(NULL, strstr(out, "warning")) TH_LOG("%s", out);
+}
+
 TEST(wsecc_refuses_bad_onnx_files)
 {
 	char dir[] = "/tmp/onnx-cli-XXXXXX", cmd[512];

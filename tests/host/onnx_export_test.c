@@ -22,28 +22,13 @@
 #include "wse/onnx_write.h"
 #include "wse/wafer.h"
 #include "../../tools/wsetrain/train.h"
+#include "test_files.h"
 
 #define CORPUS "tests/corpus/onnx/"
 #define WSETRAIN "build/bin/wsetrain"
 #define BATCH 4
 
 static char out[1 << 16];
-
-static void *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	void *buf = NULL;
-	long n;
-
-	if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n)
-		*len = (size_t)n;
-	else if (buf)
-		free(buf), buf = NULL;
-	if (f)
-		fclose(f);
-	return buf;
-}
 
 static struct wsecc_graph_program *compile(const char *path)
 {
@@ -231,8 +216,8 @@ static void round_trip(struct __test_metadata *_metadata, const char *name, bool
 	EXPECT_EQ(copies, strstr(out, "Identity copies made initializers") != NULL) TH_LOG("%s", out);
 	expect_reimport(_metadata, dst, p, trained);
 
-	orig = slurp(src, &olen);
-	exp = slurp(dst, &elen);
+	orig = test_read_file(src, &olen);
+	exp = test_read_file(dst, &elen);
 	ASSERT_NE(NULL, orig);
 	ASSERT_NE(NULL, exp);
 	in_process(_metadata, orig, olen, exp, elen, p, trained);
@@ -349,7 +334,7 @@ TEST(metadata_lists_the_parameters)
 	ASSERT_NE(NULL, plain);
 	e = put_field(e, 1, "wse.parameters", strlen("wse.parameters"));
 	e = put_field(e, 2, meta, strlen(meta));
-	buf = slurp(CORPUS "cnn-tiny.onnx", &len);
+	buf = test_read_file(CORPUS "cnn-tiny.onnx", &len);
 	ASSERT_NE(NULL, buf);
 	buf = realloc(buf, len + sizeof(entry) + 8);
 	p = put_field(buf + len, 14, entry, (size_t)(e - entry));	/* ModelProto.metadata_props */

@@ -19,29 +19,10 @@
 #include "wse/compiler_graph.h"
 #include "wse/wafer.h"
 #include "wse/wsep.h"
+#include "test_files.h"
 
 #define CORPUS "tests/corpus/onnx/"
 #define LOCATION "ext-tiny.onnx.data"
-
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET)) {
-		buf = malloc((size_t)n);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
 
 static int write_all(const char *path, const void *buf, size_t len)
 {
@@ -111,7 +92,7 @@ TEST(bad_external_locations_refused)
 		{ "ext-tiny.onnx.datX", "No such file or directory" },
 	};
 	size_t len;
-	char *orig = read_all(CORPUS "ext-tiny.onnx", &len), *buf = malloc(len);
+	char *orig = test_read_file(CORPUS "ext-tiny.onnx", &len), *buf = malloc(len);
 
 	ASSERT_NE(NULL, orig) TH_LOG("run from the repository root");
 	ASSERT_NE(NULL, buf);
@@ -137,8 +118,8 @@ TEST(external_range_outside_the_file_refused)
 	struct wsecc_graph *g = NULL;
 	struct wsecc_error err;
 	size_t len, dlen;
-	char *model = read_all(CORPUS "ext-tiny.onnx", &len);
-	char *side = read_all(CORPUS LOCATION, &dlen);
+	char *model = test_read_file(CORPUS "ext-tiny.onnx", &len);
+	char *side = test_read_file(CORPUS LOCATION, &dlen);
 
 	ASSERT_NE(NULL, model);
 	ASSERT_NE(NULL, side);
@@ -207,7 +188,7 @@ TEST(no_weights_compiles_from_shapes)
 	EXPECT_EQ(1, g->n_mapped);
 	wsecc_graph_free(g);
 	g = NULL;
-	buf = read_all(CORPUS "ext-tiny.onnx", &len);
+	buf = test_read_file(CORPUS "ext-tiny.onnx", &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_LT(0, replace_all(buf, len, LOCATION, "ext-tiny.onnx.datX"));
 	EXPECT_EQ(-1, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", &io, &g, &err));
@@ -249,6 +230,49 @@ TEST(more_units_than_a_program_holds_are_merged)
 	EXPECT_NE(NULL, strstr(gp->plan.label[0], "l0 +1")) TH_LOG("%s", gp->plan.label[0]);
 	EXPECT_NE(NULL, strstr(gp->plan.label[34], "l68 +1")) TH_LOG("%s", gp->plan.label[34]);
 	wsecc_graph_program_free(gp);
+}
+
+/*
+ * BERT-large's layers at BERT-large's batch (issue 26): two of its 24
+ * encoder layers (width 1024, 16 heads, sequence 128, vocabulary 30522)
+ * from a shapes-only export. At batch 1024 their activations are 100s of
+ * GB: weight streaming must split the batch into micro-batches, and the
+ * pipeline must hold only the samples in flight, as for the 24 layers.
+ */
+TEST(bert_large_layers_compile_at_batch_1024_in_both_modes)
+{
+	static const enum wsecc_mode modes[] = { WSECC_MODE_WEIGHT_STREAMING, WSECC_MODE_PIPELINED };
+	struct wse_wafer w;
+	char msg[128];
+
+	ASSERT_EQ(0, wse_wafer_parse("wse2", &w, msg, sizeof(msg))) TH_LOG("%s", msg);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct wsecc_graph_options o = { .batch = 1024, .mode = modes[i], .seed = 1,
+						 .no_weights = true,
+						 .opt = { .kind = WSEP_OPT_SGD, .lr = 0.1 } };
+		struct wsecc_graph_program *gp = NULL;
+		struct wsecc_error err;
+
+		ASSERT_EQ(0, wsecc_graph_compile(CORPUS "bert-large-2l-shapes.onnx", &o, &w, &gp, &err))
+			TH_LOG("mode %d: %s", (int)modes[i], err.msg);
+		EXPECT_EQ((enum wsep_mode)modes[i], gp->prog->mode);
+		EXPECT_EQ(1024U, gp->prog->batch);
+		EXPECT_EQ(87865146ULL, gp->params);
+		/* Not the whole batch at once: the wafer holds a part of it. */
+		EXPECT_LE(1U, gp->plan.micro_batch);
+		EXPECT_GT(1024U, gp->plan.in_flight[0]) TH_LOG("mode %d", (int)modes[i]);
+		if (modes[i] == WSECC_MODE_WEIGHT_STREAMING) {
+			EXPECT_EQ(gp->plan.micro_batch, gp->prog->micro_batch);
+			EXPECT_GT(1024U, gp->plan.micro_batch);
+		} else {
+			/* 4 units (embedding, 2 layers, head): depth 2 x 4 - 1 at the first. */
+			EXPECT_EQ(4U, gp->plan.num_layers);
+			EXPECT_EQ(7U * gp->plan.micro_batch, gp->plan.in_flight[0]);
+			EXPECT_EQ(gp->plan.micro_batch, gp->plan.in_flight[3]);
+		}
+		EXPECT_LT(0.0, gp->prog->summary.samples_per_s);
+		wsecc_graph_program_free(gp);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -16,6 +16,7 @@
 #include "kselftest_harness.h"
 #include "onnx_fuzz_run.h"
 #include "wse/splitmix64.h"
+#include "test_files.h"
 
 #define FUZZ_ITERATIONS	1500
 #define FUZZ_SECONDS	20
@@ -25,27 +26,6 @@ static uint64_t rng_state;
 static uint64_t rng(void)
 {
 	return wse_splitmix64(&rng_state);
-}
-
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	b = malloc((size_t)n);
-	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return b;
 }
 
 static uint8_t *mutate(const uint8_t *src, size_t srclen, size_t *len)
@@ -105,7 +85,7 @@ TEST(seeded_mutations_of_pytorch_exports)
 	rng_state = 20261124;
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
 		size_t srclen;
-		uint8_t *src = read_file(files[f], &srclen);
+		uint8_t *src = test_read_file(files[f], &srclen);
 
 		ASSERT_NE(NULL, src);
 		ASSERT_EQ(FUZZ_RAN, onnx_fuzz_run(src, srclen));

@@ -18,6 +18,7 @@
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
 #include "wse/engine_wsep.h"
+#include "test_files.h"
 
 #define CORPUS "tests/corpus/onnx/"
 
@@ -26,27 +27,6 @@ struct run {
 	struct engine_graph *eg;
 	int *ids, input, logits, labels;
 };
-
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 /* Imports @name at @batch and builds its engine graph with the loss. */
 static int open_run(const char *name, int64_t batch, enum engine_optim_kind kind, struct run *r)
@@ -546,7 +526,7 @@ TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
 	struct wsecc_graph *g;
 	struct wsecc_error err;
 	size_t len;
-	char *buf = read_all(CORPUS "gpt-tiny.onnx", &len);
+	char *buf = test_read_file(CORPUS "gpt-tiny.onnx", &len);
 
 	ASSERT_NE(NULL, buf);
 	/* Truncations anywhere: an error, never a graph that runs. */
@@ -572,7 +552,7 @@ TEST(broken_files_and_unsupported_ops_are_refused_naming_the_node)
 	wsecc_graph_free(g);
 	free(buf);
 	/* An unsupported attribute is refused, not ignored. */
-	buf = read_all(CORPUS "cnn-tiny.onnx", &len);
+	buf = test_read_file(CORPUS "cnn-tiny.onnx", &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_TRUE(patch(buf, len, "\x0a\x05group", "\x0a\x05grouq"));	/* a name */
 	ASSERT_EQ(0, wsecc_onnx_import_buffer(buf, len, "attr.onnx", NULL, &g, &err));

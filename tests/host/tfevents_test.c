@@ -23,6 +23,7 @@
 #include "wse/tfevents.h"
 #include "../../lib/metrics/metrics.h"
 #include "tfevent.pb-c.h"
+#include "test_files.h"
 
 #define PYTHON		"/usr/bin/python3"
 #define CHECK_SCRIPT	"tests/host/tfevents_check.py"
@@ -154,33 +155,6 @@ static int parse_file(const uint8_t *buf, size_t len, struct event *evs, int max
 	return n;
 }
 
-static uint8_t *read_whole(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t cap = 0, n = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n == cap) {
-			uint8_t *p = realloc(buf, cap = cap * 2 + 4096);
-
-			if (!p) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = p;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 /* --- what the tests write ------------------------------------------------- */
 
 static const struct sample {
@@ -278,7 +252,7 @@ TEST_F(events, scalars_read_back)
 	int n;
 
 	write_samples(_metadata, self);
-	buf = read_whole(wse_tfevents_path(self->w), &len);
+	buf = test_read_file(wse_tfevents_path(self->w), &len);
 	ASSERT_NE(NULL, buf);
 	n = parse_file(buf, len, self->evs, 64, &why);
 	free(buf);
@@ -430,7 +404,7 @@ TEST_F(events, every_flipped_byte_and_cut_is_detected)
 	int n;
 
 	write_samples(_metadata, self);
-	buf = read_whole(wse_tfevents_path(self->w), &len);
+	buf = test_read_file(wse_tfevents_path(self->w), &len);
 	ASSERT_NE(NULL, buf);
 	for (size_t at = 0; at < len; at++) {
 		for (int bit = 0; bit < 8; bit += 3) {
@@ -530,7 +504,7 @@ TEST_F(events, bad_tags_are_refused_and_write_nothing)
 	EXPECT_EQ(0, wse_tfevents_scalar(self->w, long_tag, INT64_MIN, 1e9, 1.0f));
 	EXPECT_EQ(0, wse_tfevents_flush(self->w));
 
-	buf = read_whole(wse_tfevents_path(self->w), &len);
+	buf = test_read_file(wse_tfevents_path(self->w), &len);
 	ASSERT_NE(NULL, buf);
 	n = parse_file(buf, len, self->evs, 64, &why);
 	free(buf);

@@ -321,6 +321,29 @@ TEST_F(fwd, presets_and_tcp_port_file)
 	close(fd);
 }
 
+/*
+ * Whoever reads --port-file may stop the daemon at once: the SIGTERM
+ * handler is in place before the file is written, so the stop is clean
+ * (exit 0), not a kill (143) in the window before the main loop.
+ */
+TEST_F(fwd, sigterm_right_after_port_file_stops_cleanly)
+{
+	char port_file[200];
+	int status;
+
+	snprintf(port_file, sizeof(port_file), "%s/port", self->dir);
+	snprintf(self->spec, sizeof(self->spec), "tcp:127.0.0.1:0");
+	start_fwd(self, "--wafer", "8x8", "--port-file", port_file);
+	for (int i = 0; i < START_MS && access(port_file, R_OK); i++)
+		usleep(1000);
+	ASSERT_EQ(0, access(port_file, R_OK));
+	ASSERT_EQ(0, kill(self->pid, SIGTERM));
+	status = wait_exit(self->pid, IO_MS);
+	self->pid = 0;
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("wait status %#x: killed by the signal", status);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_F(fwd, version_mismatch_refused)
 {
 	struct wse_link_hello_info hello = default_hello;

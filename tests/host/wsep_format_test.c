@@ -167,6 +167,32 @@ TEST_F(file, file_round_trip)
 	EXPECT_EQ(NULL, q);
 }
 
+/*
+ * A file is mapped, not read into memory, up to the largest program the
+ * format carries (24 GiB); past it, it is refused by its size, before
+ * anything is mapped (a sparse file: no disk is used).
+ */
+TEST_F(file, larger_than_any_program_is_refused_by_size)
+{
+	char path[] = "/tmp/wsep_format_test.XXXXXX";
+	int fd = mkstemp(path);
+	struct wsep_program *q;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, (off_t)(24LL << 30) + 1));
+	close(fd);
+	EXPECT_NE(0, wsep_read_file(path, &q, self->err, sizeof(self->err)));
+	EXPECT_EQ(NULL, q);
+	EXPECT_NE(NULL, strstr(self->err, "25769803777 bytes, more than the largest program"))
+		TH_LOG("%s", self->err);
+	/* At the limit it is read as a program: this one's header is zeros. */
+	ASSERT_EQ(0, truncate(path, 24LL << 30));
+	EXPECT_NE(0, wsep_read_file(path, &q, self->err, sizeof(self->err)));
+	EXPECT_EQ(NULL, strstr(self->err, "more than the largest program")) TH_LOG("%s", self->err);
+	EXPECT_NE(NULL, strstr(self->err, path)) TH_LOG("%s", self->err);
+	unlink(path);
+}
+
 TEST_F(file, truncation_is_named)
 {
 	EXPECT_EQ(-EINVAL, wsep_validate(self->buf, 40, self->err, sizeof(self->err)));

@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "page_shot.h"
+#include "test_files.h"
 
 #define WSEREPORT	"build/bin/wsereport"
 #define WSECC		"build/bin/wsecc"
@@ -35,23 +36,10 @@ static int write_file(const char *dir, const char *name, const char *text)
 
 static char *read_file(const char *dir, const char *name)
 {
-	char path[512], *buf = NULL;
-	size_t len = 0;
-	FILE *f, *m;
-	int c;
+	char path[512];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	m = open_memstream(&buf, &len);
-	if (m) {
-		while ((c = fgetc(f)) != EOF)
-			fputc(c, m);
-		fclose(m);
-	}
-	fclose(f);
-	return buf;
+	return test_read_file(path, NULL);
 }
 
 /* A run of 4 epochs: a training report every 50 steps, an evaluation per epoch. */

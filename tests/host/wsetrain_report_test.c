@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "../../tools/wsetrain/mode.h"
+#include "test_files.h"
 
 #define TB_VS_CSV	"tests/host/tb_vs_csv.py"
 
@@ -112,22 +113,6 @@ static int count(const char *s, const char *what)
 	return n;
 }
 
-static char *slurp(const char *path)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = fopen(path, "r"), *m = open_memstream(&buf, &len);
-	int c;
-
-	while (f && m && (c = fgetc(f)) != EOF)
-		fputc(c, m);
-	if (f)
-		fclose(f);
-	if (m)
-		fclose(m);
-	return buf;
-}
-
 /* tb_vs_csv.py on @dir: its exit status (77: protobuf missing). */
 static int tb_vs_csv(const char *dir)
 {
@@ -146,7 +131,7 @@ TEST_F(report, lines_with_rates_and_the_same_numbers_in_csv_and_tensorboard)
 
 	ASSERT_EQ(0, access(TB_VS_CSV, R_OK)) TH_LOG("run from the repository root");
 	ASSERT_EQ(0, drive(&self->j, self->out));
-	out = slurp(self->out);
+	out = test_read_file(self->out, NULL);
 	ASSERT_NE(NULL, out);
 	EXPECT_EQ(20, count(out, "| Train Epoch="));
 	EXPECT_EQ(20, count(out, ", Rate="));
@@ -174,7 +159,7 @@ TEST_F(report, a_bar_in_place_and_a_line_at_each_epoch_end)
 
 	self->o.progress = TRAIN_PROGRESS_BAR;
 	ASSERT_EQ(0, drive(&self->j, self->out));
-	out = slurp(self->out);
+	out = test_read_file(self->out, NULL);
 	ASSERT_NE(NULL, out);
 	/* Redrawn after every chunk, cleared for every line of its own. */
 	EXPECT_EQ(20, count(out, "\repoch "));

@@ -60,6 +60,8 @@ static const char usage_text[] =
 	"  --seed N            dropout masks and the host's batch order (default 1)\n"
 	"  --input u8|f32      what a float input is fed with: bytes scaled by 1/255\n"
 	"                      on the device (default) or floats\n"
+	"  --freeze PATTERN    keep the initializers whose names match the glob PATTERN\n"
+	"                      constant (repeatable); --validate-only lists what trains\n"
 	"  -q, --quiet         no summary line\n"
 	"  -h, --help          this help\n"
 	"  -V, --version       the version of wsecc\n"
@@ -134,10 +136,32 @@ static int check_model_kind(const char *path, bool *onnx)
 	return wse_file_expect("wsecc", path, models, "a model (ONNX or model text)");
 }
 
-/* An ONNX model with --validate-only: import, list each node and its kernel, check. */
-static int onnx_validate(const char *path, uint32_t batch, bool no_weights, int quiet)
+#define MAX_FREEZE 64
+
+/* --freeze patterns. */
+struct freeze_args {
+	const char *pattern[MAX_FREEZE];
+	size_t n;
+};
+
+/* The importer's warnings and notes about parameters; @warnings_only: not the notes. */
+static void print_notes(const char *path, const char *notes, bool warnings_only)
 {
-	struct wsecc_onnx_options opt = { .batch = batch, .no_weights = no_weights };
+	for (const char *line = notes; line && *line;) {
+		size_t len = strcspn(line, "\n");
+
+		if (!warnings_only || strncmp(line, "note: ", 6))
+			fprintf(stderr, "%s: %.*s\n", path, (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+}
+
+/* An ONNX model with --validate-only: import, list each node and its kernel, check. */
+static int onnx_validate(const char *path, uint32_t batch, bool no_weights,
+			 const struct freeze_args *fz, int quiet)
+{
+	struct wsecc_onnx_options opt = { .batch = batch, .no_weights = no_weights,
+					  .freeze = fz->pattern, .n_freeze = fz->n };
 	struct wsecc_graph *g;
 	struct wsecc_error err;
 	size_t counts[WSECC_NODE_REFUSED + 1];
@@ -156,7 +180,9 @@ static int onnx_validate(const char *path, uint32_t batch, bool no_weights, int 
 		       counts[WSECC_NODE_FOLDED], counts[WSECC_NODE_FUSED],
 		       counts[WSECC_NODE_REFUSED] + counts[WSECC_NODE_PENDING]);
 		wsecc_graph_list(stdout, g);
+		wsecc_graph_list_params(stdout, g);
 	}
+	print_notes(path, g->notes, true);	/* the listing shows what is frozen */
 	wsecc_graph_free(g);
 	if (bad) {
 		print_error(&err);
@@ -265,11 +291,13 @@ static FILE *chatter(const char *output)
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
 static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
-			const struct train_args *t, const char *wafer_spec, enum wsecc_mode mode,
-			bool no_weights, int report, const char *svg, const char *output, int quiet)
+			const struct train_args *t, const struct freeze_args *fz,
+			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
+			const char *svg, const char *output, int quiet)
 {
 	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
-					 .seed = 1, .no_weights = no_weights };
+					 .seed = 1, .no_weights = no_weights,
+					 .freeze = fz->pattern, .n_freeze = fz->n };
 	struct wsecc_graph_program *gp;
 	struct wsecc_error err;
 	struct wse_wafer wafer;
@@ -285,6 +313,7 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		print_error(&err);
 		return EXIT_REFUSED;
 	}
+	print_notes(path, gp->notes, false);
 	if (report) {
 		wsecc_graph_report(chatter(output), gp);
 		if (!svg) {
@@ -322,7 +351,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
-	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT };
+	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "mode", required_argument, NULL, OPT_MODE },
@@ -344,6 +373,7 @@ int main(int argc, char **argv)
 		{ "min-lr", required_argument, NULL, OPT_MIN_LR },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "input", required_argument, NULL, OPT_INPUT },
+		{ "freeze", required_argument, NULL, OPT_FREEZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -360,6 +390,7 @@ int main(int argc, char **argv)
 	struct wse_wafer wafer;
 	char msg[256], path[WSEP_NAME_MAX + 8];
 	struct train_args train = { 0 };
+	struct freeze_args freeze = { 0 };
 	bool train_given = false;
 	bool onnx;
 	int ret;
@@ -391,6 +422,13 @@ int main(int argc, char **argv)
 		case OPT_MIN_LR: train.min_lr = optarg; train_given = true; break;
 		case OPT_SEED: train.seed = optarg; train_given = true; break;
 		case OPT_INPUT: train.input = optarg; train_given = true; break;
+		case OPT_FREEZE:
+			if (freeze.n == MAX_FREEZE)
+				return usage_error("%s", "more than 64 --freeze patterns: use wider globs");
+			if (!optarg[0])
+				return usage_error("%s", "--freeze needs a non-empty PATTERN");
+			freeze.pattern[freeze.n++] = optarg;
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case 'V': fputs(WSE_VERSION_LINE("wsecc"), stdout); return 0;
@@ -421,16 +459,16 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		if (validate)
-			return onnx_validate(argv[optind], (uint32_t)b, weights == 0, quiet);
+			return onnx_validate(argv[optind], (uint32_t)b, weights == 0, &freeze, quiet);
 		/* From shapes alone there is nothing to train: an estimate only. */
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
-		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, &train, wafer_spec,
-				    mode, weights == 0, report, svg,
+		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, &train, &freeze,
+				    wafer_spec, mode, weights == 0, report, svg,
 				    compile || output || !report ? output : NULL, quiet);
 	}
-	if (train_given)
-		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input and the like are for ONNX models: a model text file says its own");
+	if (train_given || freeze.n)
+		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input, --freeze and the like are for ONNX models: a model text file says its own");
 	if (wsecc_parse_file(argv[optind], &model, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;

@@ -89,6 +89,8 @@ struct wsecc_tensor {
 	bool no_values;
 	bool data_mapped;
 	const void *source;
+	bool initializer;	/* one of the model's initializers */
+	bool frozen;		/* an initializer --freeze keeps constant */
 };
 
 enum wsecc_node_state {
@@ -151,6 +153,9 @@ struct wsecc_graph {
 	uint64_t seed;
 	struct wsecc_mapped *mapped;
 	size_t n_mapped;
+	bool trainable_listed;	/* the model says its parameters ("wse.parameters") */
+	/* About the parameters, one a line, each "warning: " or "note: " (or NULL). */
+	char *notes;
 };
 
 /**
@@ -173,6 +178,9 @@ struct wsecc_bind {
  *	consume): they become PARAMs with @no_values. Initializers that
  *	folding or the importer's checks need (shapes, axes, masks) are still
  *	read where the model has their values.
+ * @freeze, @n_freeze: glob patterns (fnmatch()); an initializer whose name
+ *	matches one stays a constant, even one the model lists as a
+ *	parameter. A pattern that matches no initializer is an error.
  *
  * An initializer's values are read when they are needed, not before: by a
  * node that folds over it, by the importer's checks of a node, or at the
@@ -186,6 +194,8 @@ struct wsecc_onnx_options {
 	const struct wsecc_bind *binds;
 	size_t n_binds;
 	bool no_weights;
+	const char *const *freeze;
+	size_t n_freeze;
 };
 
 /* Largest .onnx file read, and largest constant folded, in bytes. */
@@ -236,6 +246,8 @@ void wsecc_graph_counts(const struct wsecc_graph *g, size_t counts[WSECC_NODE_RE
 
 /* The --validate-only listing: one line per node. */
 void wsecc_graph_list(FILE *f, const struct wsecc_graph *g);
+/* The parameters it trains and the initializers frozen, one a line, with shapes. */
+void wsecc_graph_list_params(FILE *f, const struct wsecc_graph *g);
 
 /* Index of the tensor named @name, or -1. */
 int wsecc_graph_find(const struct wsecc_graph *g, const char *name);
@@ -270,6 +282,7 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
  *	the program is planned and estimated and its graph checked, but it
  *	has no weights (prog->weights is NULL), so it cannot be written
  *	(wsep_write() refuses it): it is for the report
+ * @freeze, @n_freeze: as for wsecc_onnx_options
  */
 struct wsecc_graph_options {
 	uint32_t batch;
@@ -279,6 +292,8 @@ struct wsecc_graph_options {
 	uint64_t seed;
 	enum wsep_elem float_input;
 	bool no_weights;
+	const char *const *freeze;
+	size_t n_freeze;
 };
 
 /**
@@ -295,6 +310,7 @@ struct wsecc_graph_program {
 	struct wsep_program *prog;
 	uint64_t params;
 	char unit_ops[WSECC_MAX_LAYERS][96];
+	char *notes;	/* the importer's wsecc_graph.notes (or NULL) */
 };
 
 /**

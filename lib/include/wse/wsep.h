@@ -500,7 +500,11 @@ int wsep_read(const void *buf, size_t len, struct wsep_program **out, char *err,
 int wsep_read_features(const void *buf, size_t len, uint32_t supported, struct wsep_program **out,
 		       char *err, size_t errlen);
 
-/* wsep_read_file() - wsep_read() of a whole file; its open() or read() errno too. */
+/*
+ * wsep_read_file() - wsep_read() of a whole file, memory-mapped (not read
+ * into memory); its open() or mmap() errno too. Refuses a file larger than
+ * the format can carry (24 GiB).
+ */
 int wsep_read_file(const char *path, struct wsep_program **out, char *err, size_t errlen);
 
 void wsep_program_free(struct wsep_program *p);
