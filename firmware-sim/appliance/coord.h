@@ -32,6 +32,7 @@
 #include <sys/uio.h>
 
 #include "hostlink.h"
+#include "svc_proto.h"
 #include "wse/link_region.h"
 #include "wse/wsep.h"
 
@@ -149,6 +150,7 @@ struct coord_slot {
 	/* SLOT_SYSTEM, what the input workers need to feed it (coord_feed.c): */
 	bool feedable;				/* trains on byte images, a label each */
 	uint32_t samples_id, labels_id, record, batch, classes;
+	uint32_t input_rank, input_shape[SVC_INPUT_MAX_RANK];	/* a sample's shape */
 	uint8_t *image;				/* arriving in pieces */
 	uint64_t total, got;
 };

@@ -56,6 +56,7 @@ void coord_feed_note(struct coord_slot *s, const struct wsep_program *prog)
 	s->record = prog->input_dim;
 	s->batch = prog->batch;
 	s->classes = wsep_classes(prog);
+	s->input_rank = wsep_input_shape(prog, s->input_shape, SVC_INPUT_MAX_RANK);
 }
 
 void coord_feed_close(struct coord *c)
@@ -97,12 +98,14 @@ void coord_feed_input(struct coord *c, struct coord_conn *conn, const struct coo
 	struct coord_feed *f = &c->feed;
 	struct coord_slot *s = &c->slots[slot];
 	struct coord_part *sys = &c->sys[s->system];
-	struct svc_in_open o = { .input_dim = s->record, .classes = s->classes };
+	struct svc_in_open o = { .input_dim = s->record, .classes = s->classes,
+				 .rank = s->input_rank };
 	struct iovec iov;
 	uint32_t count = 0;
 	char text[512] = "", why[256] = "--no-regions";
 	size_t n = 0;
 
+	memcpy(o.shape, s->input_shape, sizeof(o.shape));
 	if (in->source == WSE_LINK_INPUT_STREAM) {
 		if (f->slot == slot)
 			f->active = false;

@@ -524,6 +524,7 @@ void coord_job_input(struct coord *c, struct coord_conn *conn, const struct coor
 				 j->prog->input_type == WSEP_ELEM_U8 ? "byte" : "other");
 		return;
 	}
+	o.rank = wsep_input_shape(j->prog, o.shape, SVC_INPUT_MAX_RANK);
 	m = j->in_map;
 	m.region = 1;
 	wse_link_region_map_encode(&raw, &m);

@@ -48,7 +48,7 @@ static void open_input(struct input *in, const struct svc_request *r, struct svc
 	struct wse_link_input_info info;
 	struct svc_in_open o;
 	struct wse_link_err err;
-	char dir[512], text[512];
+	char dir[512], text[512], shape[80];
 
 	if (r->len != sizeof(o)) {
 		svc_refuse(out, WSE_LINK_E_INVAL, "IN_OPEN is %zu bytes, not %zu", r->len, sizeof(o));
@@ -70,8 +70,16 @@ static void open_input(struct input *in, const struct svc_request *r, struct svc
 		}
 		snprintf(in->dir, sizeof(in->dir), "%s", dir);
 		snprintf(in->split, sizeof(in->split), "%s", info.split);
-		fwd_info("dataset %s/%s: %u samples of %u bytes", dir, info.split, in->ds.count,
-			 in->ds.item);
+		wse_dataset_shape_name(&in->ds, shape, sizeof(shape));
+		fwd_info("dataset %s/%s: %u samples of %s (%u bytes)", dir, info.split,
+			 in->ds.count, shape, in->ds.item);
+	}
+	/* The coordinator feeds byte inputs only (coord_feed_note()). */
+	if (o.rank < 1 || o.rank > SVC_INPUT_MAX_RANK ||
+	    wse_dataset_check_input(&in->ds, o.shape, o.rank, false, text, sizeof(text))) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "the appliance's input workers: %s/%s: %s",
+			   in->dir, in->split, o.rank ? text : "no input shape");
+		return;
 	}
 	if (in->ds.item != o.input_dim || in->ds.classes > o.classes) {
 		svc_refuse(out, WSE_LINK_E_INVAL,
@@ -188,9 +196,10 @@ static void usage(FILE *f)
 "usage: wse-appliance --role input --listen ADDR [--data-root DIR]\n"
 "                     [--port-file FILE] [--log-level LEVEL]\n"
 "\n"
-"An input worker: reads IDX datasets under --data-root (the directory the\n"
-"appliance shares with the user node; default /usr/share/datasets) in the\n"
-"order the job names, into the coordinator's input region.\n"
+"An input worker: reads IDX and CIFAR-10 datasets under --data-root (the\n"
+"directory the appliance shares with the user node; default\n"
+"/usr/share/datasets) in the order the job names, into the coordinator's\n"
+"input region.\n"
 "wse-appliance starts it; see Documentation/wse-appliance.rst.\n");
 }
 

@@ -67,10 +67,13 @@ struct svc_reduce {
 };
 
 /* Input: the dataset and order of the coming batches, and what the program takes. */
+#define SVC_INPUT_MAX_RANK	4U	/* WSE_DATASET_MAX_RANK */
 struct svc_in_open {
 	struct wse_link_input in;	/* as the host wrote it (little-endian) */
 	uint32_t input_dim;		/* bytes of one sample */
 	uint32_t classes;
+	uint32_t rank;			/* of a sample: wsep_input_shape() */
+	uint32_t shape[SVC_INPUT_MAX_RANK];
 };
 
 /*

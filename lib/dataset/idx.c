@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * One IDX file of unsigned bytes, plain or gzip-compressed.
+ * One IDX file of unsigned bytes or floats, plain or gzip-compressed.
  *
  * Layout (all integers big-endian):
  *   u8  0, 0		the magic's two zero bytes
- *   u8  type		0x08: unsigned byte (the only element type read here)
+ *   u8  type		0x08: unsigned byte; 0x0D: 32-bit float (images only)
  *   u8  ndims		number of dimensions
  *   u32 dims[ndims]	sizes, outermost first
- *   u8  data[]		dims[0] * ... * dims[ndims - 1] bytes, nothing after
+ *   data[]		dims[0] * ... * dims[ndims - 1] elements, big-endian,
+ *			nothing after
  *
  * zlib's gz* interface reads plain files unchanged ("transparent" mode), so
  * one path serves both. The header is untrusted: memory is grown as data
@@ -15,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,6 @@
 #include "wse/dataset.h"
 #include "idx.h"
 
-#define IDX_TYPE_U8	0x08U
 #define READ_CHUNK	(1U << 20)	/* bytes per gzread and first allocation */
 
 void wsedata_err(char *err, size_t errlen, const char *fmt, ...)
@@ -89,24 +90,55 @@ static int gz_failed(gzFile gz, const char *path, char *err, size_t errlen)
 	return -EIO;
 }
 
+void wsedata_shape_name(char *buf, size_t len, const uint32_t *dims, uint32_t rank)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < rank && at < len; i++) {
+		int n = snprintf(buf + at, len - at, i ? "x%u" : "%u", dims[i]);
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
 /* What the header promises, for messages: "60000 images of 28x28". */
 static void describe(char *buf, size_t len, const char *what, const struct idx_array *a)
 {
-	if (a->ndims == 3)
-		snprintf(buf, len, "%u %s of %ux%u", a->dims[0], what, a->dims[1], a->dims[2]);
-	else if (a->ndims == 2)
-		snprintf(buf, len, "%u %s of %u bytes", a->dims[0], what, a->dims[1]);
-	else
+	char shape[80];
+
+	if (a->ndims == 1) {
 		snprintf(buf, len, "%u %s", a->dims[0], what);
+		return;
+	}
+	wsedata_shape_name(shape, sizeof(shape), a->dims + 1, a->ndims - 1);
+	snprintf(buf, len, "%u %s of %s%s", a->dims[0], what, shape,
+		 a->type == IDX_TYPE_F32 ? " floats" : "");
 }
 
-static int read_header(gzFile gz, const char *path, uint32_t ndims, const char *what,
+static uint32_t elem_size(uint32_t type)
+{
+	return type == IDX_TYPE_F32 ? 4 : 1;
+}
+
+static void dims_wanted(char *buf, size_t len, const struct idx_want *w)
+{
+	if (w->min_dims == w->max_dims)
+		snprintf(buf, len, "%u (0x%08x)", w->min_dims, w->magic);
+	else
+		snprintf(buf, len, "%u to %u (the count, then a sample's shape)", w->min_dims,
+			 w->max_dims);
+}
+
+static int read_header(gzFile gz, const char *path, const struct idx_want *w,
 		       struct idx_array *a, char *err, size_t errlen)
 {
-	uint32_t want_magic = IDX_TYPE_U8 << 8 | ndims;
-	size_t header_len = 4 + 4 * (size_t)ndims;
 	uint8_t h[4 + 4 * IDX_MAX_DIMS];
-	uint32_t magic;
+	size_t header_len = 4;
+	uint32_t magic, ndims = 0;
+	char wanted[80];
 	long long got;
 	int ret;
 
@@ -116,21 +148,26 @@ static int read_header(gzFile gz, const char *path, uint32_t ndims, const char *
 		if (magic >> 16) {
 			wsedata_err(err, errlen,
 				    "%s: not an IDX file (magic 0x%08x); expected 0x%08x",
-				    path, magic, want_magic);
+				    path, magic, w->magic);
 			return -EINVAL;
 		}
-		if (h[2] != IDX_TYPE_U8) {
+		if (h[2] != IDX_TYPE_U8 && !(w->f32 && h[2] == IDX_TYPE_F32)) {
 			wsedata_err(err, errlen,
-				    "%s: IDX element type 0x%02x is not supported; expected 0x%02x (unsigned byte, magic 0x%08x)",
-				    path, h[2], IDX_TYPE_U8, want_magic);
+				    "%s: IDX element type 0x%02x is not supported; expected 0x%02x (unsigned byte, magic 0x%08x)%s",
+				    path, h[2], IDX_TYPE_U8, w->magic,
+				    w->f32 ? " or 0x0d (32-bit float)" : "");
 			return -EINVAL;
 		}
-		if (h[3] != ndims) {
+		ndims = h[3];
+		if (ndims < w->min_dims || ndims > w->max_dims) {
+			dims_wanted(wanted, sizeof(wanted), w);
 			wsedata_err(err, errlen,
-				    "%s: IDX file with %u dimensions (magic 0x%08x); %s files have %u (0x%08x)",
-				    path, h[3], magic, what, ndims, want_magic);
+				    "%s: IDX file with %u dimensions (magic 0x%08x); %s files have %s",
+				    path, ndims, magic, w->what, wanted);
 			return -EINVAL;
 		}
+		a->type = h[2];
+		header_len = 4 + 4 * (size_t)ndims;
 		got = read_some(gz, h + 4, header_len - 4);
 		if (got >= 0)
 			got += 4;
@@ -141,12 +178,16 @@ static int read_header(gzFile gz, const char *path, uint32_t ndims, const char *
 			return ret;
 		if (got == 0) {
 			wsedata_err(err, errlen, "%s: empty file; expected an IDX file (magic 0x%08x)",
-				    path, want_magic);
+				    path, w->magic);
 			return -EINVAL;
 		}
-		wsedata_err(err, errlen,
-			    "%s: truncated header: %lld bytes; an IDX header with %u dimensions is %zu",
-			    path, got, ndims, header_len);
+		if (got < 4)
+			wsedata_err(err, errlen, "%s: truncated header: %lld bytes; an IDX header is at least 4",
+				    path, got);
+		else
+			wsedata_err(err, errlen,
+				    "%s: truncated header: %lld bytes; an IDX header with %u dimensions is %zu",
+				    path, got, ndims, header_len);
 		return -EINVAL;
 	}
 	a->ndims = ndims;
@@ -159,8 +200,8 @@ static int read_header(gzFile gz, const char *path, uint32_t ndims, const char *
 static int check_dims(const char *path, const char *what, const struct idx_array *a,
 		      size_t *len, char *err, size_t errlen)
 {
-	unsigned long long total = 1;
-	char promise[96];
+	unsigned long long total;
+	char promise[128];
 
 	describe(promise, sizeof(promise), what, a);
 	for (uint32_t i = 0; i < a->ndims; i++) {
@@ -175,6 +216,7 @@ static int check_dims(const char *path, const char *what, const struct idx_array
 			return -EFBIG;
 		}
 	}
+	total = elem_size(a->type);
 	for (uint32_t i = 0; i < a->ndims; i++) {
 		/* Each factor is below 2^32 and the running total at most 2^30: no overflow. */
 		total *= a->dims[i];
@@ -193,7 +235,7 @@ static int read_data(gzFile gz, const char *path, const char *what, struct idx_a
 		     size_t need, char *err, size_t errlen)
 {
 	size_t cap = need < READ_CHUNK ? need : READ_CHUNK;
-	char promise[96];
+	char promise[128];
 	uint8_t extra;
 	long long got;
 	int ret;
@@ -246,7 +288,25 @@ nomem:
 	return -ENOMEM;
 }
 
-int wsedata_idx_read(const char *path, uint32_t ndims, const char *what,
+/* The floats from big-endian into host order; each must be finite. */
+static int floats_to_host(const char *path, struct idx_array *a, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < a->len / 4; i++) {
+		uint32_t bits = be32(a->data + 4 * i);
+		float f;
+
+		memcpy(&f, &bits, 4);
+		if (!isfinite(f)) {
+			wsedata_err(err, errlen, "%s: element %zu is %s; a float dataset must be finite",
+				    path, i, isnan(f) ? "NaN" : "infinite");
+			return -EINVAL;
+		}
+		memcpy(a->data + 4 * i, &f, 4);
+	}
+	return 0;
+}
+
+int wsedata_idx_read(const char *path, const struct idx_want *want,
 		     struct idx_array *out, char *err, size_t errlen)
 {
 	struct idx_array a = { 0 };
@@ -273,12 +333,14 @@ int wsedata_idx_read(const char *path, uint32_t ndims, const char *what,
 		wsedata_err(err, errlen, "%s: out of memory opening", path);
 		return -ENOMEM;
 	}
-	ret = read_header(gz, path, ndims, what, &a, err, errlen);
+	ret = read_header(gz, path, want, &a, err, errlen);
 	if (!ret)
-		ret = check_dims(path, what, &a, &need, err, errlen);
+		ret = check_dims(path, want->what, &a, &need, err, errlen);
 	if (!ret)
-		ret = read_data(gz, path, what, &a, need, err, errlen);
+		ret = read_data(gz, path, want->what, &a, need, err, errlen);
 	gzclose(gz);
+	if (!ret && a.type == IDX_TYPE_F32)
+		ret = floats_to_host(path, &a, err, errlen);
 	if (ret) {
 		free(a.data);
 		return ret;

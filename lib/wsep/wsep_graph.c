@@ -23,6 +23,27 @@ uint32_t wsep_label_rows(const struct wsep_program *p)
 	return p->graph ? p->graph->rows : 1;
 }
 
+uint32_t wsep_input_shape(const struct wsep_program *p, uint32_t *shape, uint32_t max)
+{
+	const struct wsep_graph_value *v;
+	uint64_t values = 1;
+	uint32_t rank = 0;
+
+	if (p->graph && p->graph->input >= 0 && (uint32_t)p->graph->input < p->graph->num_values) {
+		v = &p->graph->values[p->graph->input];
+		for (uint32_t i = 0; i < v->rank && rank < max; i++)
+			if ((int32_t)i != v->batch_dim && v->dims[i] <= UINT32_MAX) {
+				shape[rank++] = (uint32_t)v->dims[i];
+				values *= v->dims[i];
+			}
+		/* Every dimension but the batch taken, making input_dim: else the flat size. */
+		if (rank && rank + (v->batch_dim >= 0) == v->rank && values == p->input_dim)
+			return rank;
+	}
+	shape[0] = p->input_dim;
+	return 1;
+}
+
 uint32_t wsep_classes(const struct wsep_program *p)
 {
 	return p->graph ? p->graph->classes : p->layers[p->num_layers - 1].out;

@@ -13,6 +13,10 @@
  * program runs on one of its systems.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "wse/wse.h"
@@ -100,6 +104,173 @@ TEST_F_TIMEOUT(graph, cnn_trains_layer_pipelined, 600)
 	EXPECT_EQ(0, st);
 	EXPECT_NE(NULL, strstr(self->out, "cnn-tiny, pipelined on 1 system"));
 	EXPECT_GT(eval_loss(self->out), 0);
+}
+
+/*
+ * A graph program's input shape is its input value's: cnn-tiny takes
+ * 1x28x28 (Fashion-MNIST's 28x28 fits it, above), and CIFAR-10's 3x32x32
+ * samples are refused with both shapes.
+ */
+TEST_F_TIMEOUT(graph, cnn_refuses_samples_of_another_shape, 300)
+{
+	static uint8_t rec[4 * 3073];
+	FILE *f;
+	int st;
+
+	mkdir("/tmp/cifar-shape", 0755);
+	f = fopen("/tmp/cifar-shape/data_batch_1.bin", "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fwrite(rec, sizeof(rec), 1, f));
+	ASSERT_EQ(0, fclose(f));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --lr 0.01 --mode pipelined -q -o /tmp/cnn-shape.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cnn-shape.wsep %s --data /tmp/cifar-shape --no-eval",
+		       self->devices);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "the data's samples are 3x32x32, the program's input is 1x28x28"))
+		TH_LOG("%s", self->out);
+}
+
+/*
+ * A CIFAR-10 batch of @n records at @path: label i % 10, and an image of
+ * dim noise with a bright stripe whose place (across the three planes)
+ * tells the class.
+ */
+static int write_cifar10(const char *path, uint32_t n, uint32_t seed)
+{
+	uint8_t *buf = malloc((size_t)n * 3073);
+	FILE *f = fopen(path, "w");
+	int ret = 0;
+
+	if (!buf || !f)
+		ret = -1;
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		uint8_t *r = buf + (size_t)i * 3073;
+
+		r[0] = (uint8_t)(i % 10);
+		for (uint32_t j = 0; j < 3072; j++) {
+			seed = seed * 1103515245U + 12345U;
+			r[1 + j] = j / 307 == r[0] ? (uint8_t)(200 + (seed >> 28)) : (uint8_t)(seed >> 27);
+		}
+	}
+	if (!ret && fwrite(buf, 3073, n, f) != n)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	free(buf);
+	return ret;
+}
+
+/* A CNN of 3x32x32 input trains on a generated CIFAR-10 directory. */
+TEST_F_TIMEOUT(graph, cnn_trains_on_cifar10_batches, 600)
+{
+	double acc;
+	int st;
+
+	mkdir("/tmp/cifar-cnn", 0755);
+	ASSERT_EQ(0, write_cifar10("/tmp/cifar-cnn/data_batch_1.bin", 640, 1));
+	ASSERT_EQ(0, write_cifar10("/tmp/cifar-cnn/test_batch.bin", 160, 3));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cifar-cnn-tiny.onnx --batch 32 --lr 0.01 --mode pipelined -q -o /tmp/cifar-cnn.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cifar-cnn.wsep %s --data /tmp/cifar-cnn --epochs 3",
+		       self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	acc = last_after(self->out, "test accuracy ");
+	/* Ten classes told apart by where the stripe is: far above chance (0.1). */
+	EXPECT_LT(0.8, acc);
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/*
+ * Split @split of an IDX dataset in @dir: @n samples of 3x32x32 floats
+ * (NxCxHxW, type 0x0D), the stripe images of write_cifar10() scaled to
+ * 0..1, and their labels.
+ */
+static int write_float_idx(const char *dir, const char *split, uint32_t n, uint32_t seed)
+{
+	size_t len = 20 + (size_t)n * 3072 * 4;
+	uint8_t *buf = malloc(len), lab[8 + 1024];
+	char path[256];
+	FILE *f;
+	int ret = 0;
+
+	if (!buf || n > 1024) {
+		free(buf);
+		return -1;
+	}
+	put_be32(buf, 0xd04);
+	put_be32(buf + 4, n);
+	put_be32(buf + 8, 3);
+	put_be32(buf + 12, 32);
+	put_be32(buf + 16, 32);
+	put_be32(lab, 0x801);
+	put_be32(lab + 4, n);
+	for (uint32_t i = 0; i < n; i++) {
+		lab[8 + i] = (uint8_t)(i % 10);
+		for (uint32_t j = 0; j < 3072; j++) {
+			float x;
+			uint32_t bits;
+
+			seed = seed * 1103515245U + 12345U;
+			x = j / 307 == i % 10 ? 0.8f + (float)(seed >> 28) / 64 :
+						(float)(seed >> 27) / 255;
+			memcpy(&bits, &x, 4);
+			put_be32(buf + 20 + ((size_t)i * 3072 + j) * 4, bits);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/%s-images-idx4-float", dir, split);
+	f = fopen(path, "w");
+	if (!f || fwrite(buf, len, 1, f) != 1)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	snprintf(path, sizeof(path), "%s/%s-labels-idx1-ubyte", dir, split);
+	f = fopen(path, "w");
+	if (!f || fwrite(lab, 8 + n, 1, f) != 1)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	free(buf);
+	return ret;
+}
+
+/*
+ * The same CNN compiled for float inputs (wsecc --input f32) trains on an
+ * IDX dataset of NxCxHxW floats; its byte-input build refuses them.
+ */
+TEST_F_TIMEOUT(graph, cnn_trains_on_float_idx, 600)
+{
+	int st;
+
+	mkdir("/tmp/float-idx", 0755);
+	ASSERT_EQ(0, write_float_idx("/tmp/float-idx", "train", 640, 1));
+	ASSERT_EQ(0, write_float_idx("/tmp/float-idx", "t10k", 160, 3));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cifar-cnn-tiny.onnx --input f32 --batch 32 --lr 0.01 --mode pipelined -q -o /tmp/cifar-f32.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cifar-f32.wsep %s --data /tmp/float-idx --epochs 3",
+		       self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	EXPECT_LT(0.8, last_after(self->out, "test accuracy "));
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/cifar-cnn-tiny.onnx --batch 32 --mode pipelined -q -o /tmp/cifar-u8.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cifar-u8.wsep %s --data /tmp/float-idx --no-eval",
+		       self->devices);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "the data's samples are 3x32x32 floats, the program's input is 3x32x32 bytes (compile it for f32 inputs"))
+		TH_LOG("%s", self->out);
 }
 
 /*

@@ -12,13 +12,13 @@
  *  - the one-block GPT export in both modes: --predict --text writes
  *    every validation window's next token at each position, and their
  *    share that match the corpus is --eval's accuracy;
- *  - SIGTERM while --predict or --eval runs ends it within 2 s, exit 143,
+ *  - SIGTERM while --predict or --eval runs ends it within PROMPT_S (5 s), exit 143,
  *    saying what stopped and no checkpoint, no -o file left behind; the
  *    device serves the next run;
  *  - a firmware that falls silent mid-predict (a wsefwd in the guest,
  *    stopped) fails it within a minute, naming the PREDICT RUN;
  *  - Ctrl-C during a training run's evaluation of its epoch stops it
- *    between chunks: a checkpoint and exit 130 within 2 s, and the
+ *    between chunks: a checkpoint and exit 130 within PROMPT_S, and the
  *    resumed run evaluates that epoch again.
  *
  * A graph program's PREDICT puts its logits on a stream of their own;
@@ -34,6 +34,13 @@
 #include "wse/textdata.h"
 #include "wse/wse.h"
 #include "wse_guest.h"
+
+/*
+ * "At once": 0.01-0.5 s on a quiet machine, 2.5 s seen under a load
+ * average of 5; what the run would take to finish is 10 s and more (60,000
+ * samples). The messages and the missing outputs are what show it stopped.
+ */
+#define PROMPT_S 5.0
 
 #define FMNIST		"/usr/share/datasets/fashion-mnist"
 #define FORTUNES	"/usr/share/games/fortunes/fortunes"
@@ -373,7 +380,7 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 		       self->out, OUT_MAX);
 	TH_LOG("predict: exit %d %.2f s after SIGTERM: %s", st, secs, self->out);
 	EXPECT_EQ(143, st);
-	EXPECT_LT(secs, 2.0);
+	EXPECT_LT(secs, PROMPT_S);
 	EXPECT_NE(NULL, strstr(self->out,
 			       "interrupted (Terminated): the prediction stopped; no predictions were written"));
 	EXPECT_EQ(NULL, strstr(self->out, "checkpoint"));
@@ -385,7 +392,7 @@ TEST_F_TIMEOUT(predict, sigterm_ends_predict_and_eval_at_once, 600)
 		       self->out, OUT_MAX);
 	TH_LOG("eval: exit %d %.2f s after SIGTERM: %s", st, secs, self->out);
 	EXPECT_EQ(143, st);
-	EXPECT_LT(secs, 2.0);
+	EXPECT_LT(secs, PROMPT_S);
 	EXPECT_NE(NULL, strstr(self->out,
 			       "interrupted (Terminated): the evaluation stopped before its loss and accuracy"));
 	EXPECT_EQ(NULL, strstr(self->out, "checkpoint"));
@@ -462,7 +469,7 @@ TEST_F_TIMEOUT(predict, sigint_cuts_a_training_runs_evaluation_short, 600)
 		       &secs, self->out, OUT_MAX);
 	TH_LOG("exit %d %.2f s after SIGINT: %s", st, secs, self->out);
 	EXPECT_EQ(130, st);
-	EXPECT_LT(secs, 2.0);
+	EXPECT_LT(secs, PROMPT_S);
 	EXPECT_NE(NULL, strstr(self->out, "interrupted at step 10; continue with --resume /tmp/cnni.ckpt"));
 	EXPECT_EQ(NULL, strstr(self->out, "| Eval "));
 	st = guest_run(self->out, OUT_MAX,

@@ -492,7 +492,23 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	ASSERT_EQ(0, write_file("/tmp/wide.model", wide_model, sizeof(wide_model) - 1));
 	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/wide.model %s --no-eval", self->devices);
 	EXPECT_EQ(1, st);
-	EXPECT_NE(NULL, strstr(self->out, "28x28")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "the data's samples are 28x28, the program's input is 100"))
+		TH_LOG("%s", self->out);
+
+	/* CIFAR-10 batches, read from their directory, and of the wrong shape for the model. */
+	{
+		static uint8_t rec[2 * 3073];
+
+		mkdir("/tmp/cifar", 0755);
+		rec[0] = 1;
+		rec[3073] = 9;
+		ASSERT_EQ(0, write_file("/tmp/cifar/data_batch_1.bin", rec, sizeof(rec)));
+		st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/small.model %s --data /tmp/cifar --no-eval",
+			       self->devices);
+		EXPECT_EQ(1, st);
+		EXPECT_NE(NULL, strstr(self->out, "the data's samples are 3x32x32, the program's input is 784"))
+			TH_LOG("%s", self->out);
+	}
 
 	/* A corrupt checkpoint to resume from. */
 	ASSERT_EQ(0, write_file("/tmp/junk.ckpt", junk, sizeof(junk)));
@@ -551,6 +567,81 @@ TEST_F_TIMEOUT(wsetrain, bad_input, 600)
 	ASSERT_EQ(0, checkpoint_crc(self->out, OUT_MAX, "/tmp/keep.ckpt", after));
 	EXPECT_STREQ(before[0], after[0]);
 	EXPECT_STREQ(before[1], after[1]);
+}
+
+static int printed_accuracy(const char *out, char *acc, size_t len);
+
+/* An MLP over CIFAR-10's 3x32x32 samples, flat. */
+static const char cifar_model[] =
+	"model cifar\ninput 3072 u8\ndense 3072 16 relu\ndense 16 10 none\n"
+	"loss softmax_xent\noptimizer adam lr=1e-2\nbatch 32\nseed 5\n";
+
+/*
+ * A CIFAR-10 batch of @n records at @path: label i % 10, and an image of
+ * dim noise with a bright stripe whose place (across the three planes)
+ * tells the class.
+ */
+static int write_cifar10(const char *path, uint32_t n, uint32_t seed)
+{
+	uint8_t *buf = malloc((size_t)n * 3073);
+	int ret;
+
+	if (!buf)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *r = buf + (size_t)i * 3073;
+
+		r[0] = (uint8_t)(i % 10);
+		for (uint32_t j = 0; j < 3072; j++) {
+			seed = seed * 1103515245U + 12345U;
+			r[1 + j] = j / 307 == r[0] ? (uint8_t)(200 + (seed >> 28)) : (uint8_t)(seed >> 27);
+		}
+	}
+	ret = write_file(path, buf, (size_t)n * 3073);
+	free(buf);
+	return ret;
+}
+
+/* A directory of generated CIFAR-10 batches trains and evaluates through the driver. */
+TEST_F_TIMEOUT(wsetrain, cifar10_batches_train, 600)
+{
+	char acc[32];
+	int st;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	mkdir("/tmp/cifar-gen", 0755);
+	ASSERT_EQ(0, write_cifar10("/tmp/cifar-gen/data_batch_1.bin", 320, 1));
+	ASSERT_EQ(0, write_cifar10("/tmp/cifar-gen/data_batch_2.bin", 320, 2));
+	ASSERT_EQ(0, write_cifar10("/tmp/cifar-gen/test_batch.bin", 160, 3));
+	ASSERT_EQ(0, write_file("/tmp/cifar.model", cifar_model, sizeof(cifar_model) - 1));
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cifar.model --execution-mode pipelined %s --data /tmp/cifar-gen --epochs 3 --checkpoint /tmp/cifar.ckpt",
+		       self->devices);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, printed_accuracy(self->out, acc, sizeof(acc))) TH_LOG("%s", self->out);
+	/* Ten classes told apart by where the stripe is: far above chance (0.1). */
+	EXPECT_LT(0.8, atof(acc)) TH_LOG("%s", self->out);
+	TH_LOG("640 generated 3x32x32 samples, 3 epochs: test accuracy %s", acc);
+
+	/* --predict takes a batch file; its classes are the test set's labels. */
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cifar.model %s --predict /tmp/cifar.ckpt --data /tmp/cifar-gen/test_batch.bin -o /tmp/cifar-pred.csv",
+		       self->devices);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	{
+		FILE *f = fopen("/tmp/cifar-pred.csv", "r");
+		unsigned int sample, class, rows = 0, right = 0;
+		char line[128];
+
+		ASSERT_NE(NULL, f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%u,%u", &sample, &class) == 2) {
+				rows++;
+				right += class == sample % 10;
+			}
+		fclose(f);
+		EXPECT_EQ(160, rows);
+		EXPECT_LT(128, right) TH_LOG("%u of %u predictions right", right, rows);
+	}
 }
 
 /* The value after the last "| Eval ... Accuracy=" of a run's output, as printed. */

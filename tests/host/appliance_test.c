@@ -739,6 +739,46 @@ static uint32_t name_input(FIXTURE_DATA(appl) *self, bool dataset, uint32_t firs
 		    NULL, NULL, text, textlen);
 }
 
+/* Names dataset @name's train split as the input: the answer's status. */
+static uint32_t name_dataset(FIXTURE_DATA(appl) *self, const char *name, char *text,
+			     size_t textlen)
+{
+	struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
+					   sizeof(struct wse_link_input) };
+	struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET, .split = "train" };
+	struct wse_link_params raw;
+	struct wse_link_input body;
+
+	snprintf(info.dataset, sizeof(info.dataset), "%s", name);
+	wse_link_params_encode(&raw, &in);
+	wse_link_input_encode(&body, &info);
+	return call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw, sizeof(raw), &body, sizeof(body),
+		    NULL, NULL, text, textlen);
+}
+
+/* Two CIFAR-10 records (label, 3x32x32 bytes) as @dir/data/cifar/data_batch_1.bin. */
+static int write_cifar10(const char *dir)
+{
+	static uint8_t rec[2][3073];
+	char path[256];
+	FILE *f;
+	int ret = 0;
+
+	for (int i = 0; i < 2; i++) {
+		rec[i][0] = (uint8_t)(i + 3);
+		memset(rec[i] + 1, 40 * i, 3072);
+	}
+	snprintf(path, sizeof(path), "%s/data/cifar", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/data/cifar/data_batch_1.bin", dir);
+	f = fopen(path, "w");
+	if (!f || fwrite(rec, sizeof(rec), 1, f) != 1)
+		ret = -1;
+	if (f && fclose(f))
+		ret = -1;
+	return ret;
+}
+
 /*
  * Program @prog trained twice from a fresh load over the first 16 batches
  * of the tiny dataset, in RUNs of 6, 3, 6 and 1 steps, each input named
@@ -833,21 +873,13 @@ TEST_F(appl, input_workers_read_the_dataset_in_the_hosts_order)
 	EXPECT_NE(NULL, strstr(text, "samples left")) TH_LOG("%s", text);
 	/* An unknown dataset is refused with the workers' reason. */
 	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
-	{
-		struct wse_link_params_info in = { SLOT, WSE_LINK_PARAMS_INPUT, 0,
-						   sizeof(struct wse_link_input) };
-		struct wse_link_input_info info = { .source = WSE_LINK_INPUT_DATASET,
-						    .dataset = "nothing-here", .split = "train" };
-		struct wse_link_params raw;
-		struct wse_link_input body;
-
-		wse_link_params_encode(&raw, &in);
-		wse_link_input_encode(&body, &info);
-		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_PARAMS_WRITE, Q_CTL, &raw,
-						 sizeof(raw), &body, sizeof(body), NULL, NULL, text,
-						 sizeof(text)));
-		EXPECT_NE(NULL, strstr(text, "nothing-here")) TH_LOG("%s", text);
-	}
+	EXPECT_EQ(WSE_LINK_E_INVAL, name_dataset(self, "nothing-here", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "nothing-here")) TH_LOG("%s", text);
+	/* CIFAR-10 batches are read, and their 3x32x32 refused for 64 inputs, both shapes named. */
+	ASSERT_EQ(0, write_cifar10(self->dir));
+	EXPECT_EQ(WSE_LINK_E_INVAL, name_dataset(self, "cifar", text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "/cifar/train: the data's samples are 3x32x32, the program's input is 64"))
+		TH_LOG("%s", text);
 	/* Host samples again, and an eval RUN of them. */
 	ASSERT_EQ(0, name_input(self, false, 0, text, sizeof(text)));
 	ASSERT_EQ(0, train(self, 1, 0, 2, true, loss[0], text, sizeof(text))) TH_LOG("%s", text);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libwsedata: IDX files written here, plain and gzipped, loaded back; every
- * refusal with the message it must carry; and the real Fashion-MNIST
- * splits when Debian's dataset-fashion-mnist is installed.
+ * libwsedata: IDX files of any rank, bytes and floats, and CIFAR-10
+ * batches, written here, plain and gzipped, loaded back; every refusal
+ * with the message it must carry; the shape check against a program's
+ * input; and the real Fashion-MNIST splits when Debian's
+ * dataset-fashion-mnist is installed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -320,7 +322,7 @@ TEST_F(data, wrong_number_of_dimensions)
 	/* The two files swapped. */
 	EXPECT_EQ(-EINVAL, wse_dataset_load(self->labels, self->images, &self->ds,
 					    self->err, sizeof(self->err)));
-	EXPECT_NE(NULL, strstr(self->err, "/labels: IDX file with 1 dimensions (magic 0x00000801); images files have 3 (0x00000803)"))
+	EXPECT_NE(NULL, strstr(self->err, "/labels: IDX file with 1 dimensions (magic 0x00000801); images files have 2 to 5 (the count, then a sample's shape)"))
 		TH_LOG("%s", self->err);
 	EXPECT_EQ(NULL, self->ds.images);
 }
@@ -478,6 +480,291 @@ TEST_F(data, huge_dimensions)
 	EXPECT_EQ(-EFBIG, wse_dataset_load(self->images, self->labels, &self->ds,
 					   self->err, sizeof(self->err)));
 	EXPECT_NE(NULL, strstr(self->err, "/labels: the header promises 1073741825 labels, over the limit"))
+		TH_LOG("%s", self->err);
+}
+
+/* The same labels file the idx3 tests use, under a split's standard name. */
+static void split_path(char *path, size_t len, const char *dir, const char *split,
+		       const char *rest)
+{
+	snprintf(path, len, "%s/%s-%s", dir, split, rest);
+}
+
+/* N x C x H x W bytes: pixel() over each sample's flat index. */
+TEST_F(data, rank_four_bytes)
+{
+	uint32_t dims[4] = { 5, 3, 4, 2 };
+	uint8_t buf[20 + 5 * 24];
+	char path[256];
+	size_t at = idx_header(buf, 0x804, 4, dims);
+
+	for (uint32_t i = 0; i < 5; i++)
+		for (uint32_t j = 0; j < 24; j++)
+			buf[at++] = pixel(i, j);
+	split_path(path, sizeof(path), self->dir, "train", "images-idx4-ubyte.gz");
+	ASSERT_EQ(0, write_gz(path, buf, at));
+	split_path(path, sizeof(path), self->dir, "train", "labels-idx1-ubyte");
+	ASSERT_EQ(0, make_labels(path, 5, 3, 0));
+	ASSERT_EQ(0, wse_dataset_load_dir(self->dir, "train", &self->ds, self->err,
+					  sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(3, self->ds.rank);
+	EXPECT_EQ(3, self->ds.shape[0]);
+	EXPECT_EQ(4, self->ds.shape[1]);
+	EXPECT_EQ(2, self->ds.shape[2]);
+	EXPECT_EQ(WSE_DATASET_U8, self->ds.elem);
+	EXPECT_EQ(24, self->ds.values);
+	EXPECT_EQ(24, self->ds.item);
+	EXPECT_EQ(4, self->ds.rows);
+	EXPECT_EQ(2, self->ds.cols);
+	EXPECT_EQ(3, self->ds.classes);
+	for (uint32_t i = 0; i < 5; i++) {
+		ASSERT_EQ(i % 3, self->ds.labels[i]);
+		for (uint32_t j = 0; j < 24; j++)
+			ASSERT_EQ(pixel(i, j), wse_dataset_image(&self->ds, i)[j]);
+	}
+	wse_dataset_free(&self->ds);
+
+	/* Rank 2: flat samples. */
+	dims[1] = 6;
+	at = idx_header(buf, 0x802, 2, dims);
+	memset(buf + at, 7, 30);
+	ASSERT_EQ(0, write_plain(self->images, buf, at + 30));
+	ASSERT_EQ(0, make_labels(self->labels, 5, 2, 0));
+	ASSERT_EQ(0, wse_dataset_load(self->images, self->labels, &self->ds, self->err,
+				      sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(1, self->ds.rank);
+	EXPECT_EQ(6, self->ds.item);
+	wse_dataset_free(&self->ds);
+
+	/* Rank 6 is one more than a sample's 4 dimensions allow. */
+	{
+		const uint32_t six[6] = { 1, 1, 1, 1, 1, 1 };
+
+		at = idx_header(buf, 0x806, 6, six);
+		buf[at++] = 0;
+		ASSERT_EQ(0, write_plain(self->images, buf, at));
+	}
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->images, self->labels, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "IDX file with 6 dimensions (magic 0x00000806); images files have 2 to 5"))
+		TH_LOG("%s", self->err);
+}
+
+/* Big-endian floats, as IDX type 0x0D writes them. */
+static size_t put_float(uint8_t *p, float f)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &f, 4);
+	put32(p, bits);
+	return 4;
+}
+
+TEST_F(data, rank_four_floats)
+{
+	uint32_t dims[4] = { 3, 2, 2, 2 };
+	uint8_t buf[20 + 3 * 8 * 4];
+	char path[256];
+	size_t at = idx_header(buf, 0xd04, 4, dims);
+	const float *x;
+
+	for (uint32_t i = 0; i < 24; i++)
+		at += put_float(buf + at, (float)i * -0.25f + 1e-3f);
+	split_path(path, sizeof(path), self->dir, "t10k", "images-idx4-float");
+	ASSERT_EQ(0, write_plain(path, buf, at));
+	split_path(path, sizeof(path), self->dir, "t10k", "labels-idx1-ubyte.gz");
+	ASSERT_EQ(0, make_labels(path, 3, 2, 1));
+	ASSERT_EQ(0, wse_dataset_load_dir(self->dir, "t10k", &self->ds, self->err,
+					  sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(WSE_DATASET_F32, self->ds.elem);
+	EXPECT_EQ(3, self->ds.count);
+	EXPECT_EQ(8, self->ds.values);
+	EXPECT_EQ(32, self->ds.item);
+	x = (const float *)wse_dataset_image(&self->ds, 2);
+	EXPECT_EQ((float)16 * -0.25f + 1e-3f, x[0]);
+	EXPECT_EQ((float)23 * -0.25f + 1e-3f, x[7]);
+	wse_dataset_free(&self->ds);
+
+	/* A NaN is named by its place. */
+	put_float(buf + 20 + 4 * 9, __builtin_nanf(""));
+	ASSERT_EQ(0, write_plain(self->images, buf, at));
+	ASSERT_EQ(0, make_labels(self->labels, 3, 2, 0));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->images, self->labels, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "/images: element 9 is NaN; a float dataset must be finite"))
+		TH_LOG("%s", self->err);
+
+	/* Floats promised, too few given: the size counts 4 bytes each. */
+	ASSERT_EQ(0, write_plain(self->images, buf, at - 1));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->images, self->labels, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "promises 3 images of 2x2x2 floats (96 bytes) but the file holds 95"))
+		TH_LOG("%s", self->err);
+
+	/* Labels are bytes. */
+	put_float(buf + 20 + 4 * 9, 0.5f);
+	ASSERT_EQ(0, write_plain(self->images, buf, at));
+	dims[0] = 3;
+	ASSERT_EQ(0, make_header_only(self->labels, 0xd01, 1, dims, 12));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(self->images, self->labels, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "/labels: IDX element type 0x0d is not supported; expected 0x08"))
+		TH_LOG("%s", self->err);
+}
+
+#define CIFAR_RECORD	3073U
+
+/* A CIFAR-10 batch of @n records: label (first + i) % 10, pixel() bytes. */
+static int make_cifar(const char *path, uint32_t first, uint32_t n, size_t extra)
+{
+	uint8_t *buf = calloc(1, (size_t)n * CIFAR_RECORD + extra);
+	int ret;
+
+	if (!buf)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		buf[(size_t)i * CIFAR_RECORD] = (uint8_t)((first + i) % 10);
+		for (uint32_t j = 0; j < 3072; j++)
+			buf[(size_t)i * CIFAR_RECORD + 1 + j] = pixel(first + i, j);
+	}
+	ret = write_plain(path, buf, (size_t)n * CIFAR_RECORD + extra);
+	free(buf);
+	return ret;
+}
+
+TEST_F(data, cifar10_batches)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/data_batch_1.bin", self->dir);
+	ASSERT_EQ(0, make_cifar(path, 0, 7, 0));
+	snprintf(path, sizeof(path), "%s/data_batch_2.bin", self->dir);
+	ASSERT_EQ(0, make_cifar(path, 7, 5, 0));
+	/* 4 is not 3's successor: not read. */
+	snprintf(path, sizeof(path), "%s/data_batch_4.bin", self->dir);
+	ASSERT_EQ(0, make_cifar(path, 0, 1, 1));
+	ASSERT_EQ(0, wse_dataset_load_dir(self->dir, "train", &self->ds, self->err,
+					  sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(12, self->ds.count);
+	EXPECT_EQ(3, self->ds.rank);
+	EXPECT_EQ(3, self->ds.shape[0]);
+	EXPECT_EQ(32, self->ds.shape[1]);
+	EXPECT_EQ(32, self->ds.shape[2]);
+	EXPECT_EQ(3072, self->ds.item);
+	EXPECT_EQ(WSE_DATASET_U8, self->ds.elem);
+	EXPECT_EQ(10, self->ds.classes);
+	for (uint32_t i = 0; i < 12; i++) {
+		const uint8_t *img = wse_dataset_image(&self->ds, i);
+
+		ASSERT_EQ(i % 10, self->ds.labels[i]);
+		/* Channel-major: red plane, green (byte 1024), blue (2048). */
+		ASSERT_EQ(pixel(i, 0), img[0]);
+		ASSERT_EQ(pixel(i, 1024 + 33), img[1024 + 33]);
+		ASSERT_EQ(pixel(i, 3071), img[3071]);
+	}
+	wse_dataset_free(&self->ds);
+
+	/* No test batch yet: both formats named. */
+	EXPECT_EQ(-ENOENT, wse_dataset_load_dir(self->dir, "t10k", &self->ds, self->err,
+						sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "no t10k-images-idx3-ubyte or t10k-images-idx3-ubyte.gz (nor another rank or -float), and no CIFAR-10 batches (test_batch.bin)"))
+		TH_LOG("%s", self->err);
+
+	/* The test batch, from the directory or as a file (labels and all). */
+	snprintf(path, sizeof(path), "%s/test_batch.bin", self->dir);
+	ASSERT_EQ(0, make_cifar(path, 3, 4, 0));
+	ASSERT_EQ(0, wse_dataset_load_dir(self->dir, "t10k", &self->ds, self->err,
+					  sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(4, self->ds.count);
+	wse_dataset_free(&self->ds);
+	ASSERT_EQ(0, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(4, self->ds.count);
+	EXPECT_EQ(3, self->ds.labels[0]);
+	EXPECT_EQ(pixel(6, 100), wse_dataset_image(&self->ds, 3)[100]);
+	wse_dataset_free(&self->ds);
+	EXPECT_EQ(-EINVAL, wse_dataset_load(path, self->labels, &self->ds, self->err,
+					    sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "test_batch.bin: a CIFAR-10 batch holds its labels"))
+		TH_LOG("%s", self->err);
+}
+
+TEST_F(data, cifar10_refusals)
+{
+	char path[256];
+	uint8_t bad[CIFAR_RECORD] = { 10 };
+
+	snprintf(path, sizeof(path), "%s/x.bin", self->dir);
+	/* A record and a byte: not whole records. */
+	ASSERT_EQ(0, make_cifar(path, 0, 1, 1));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "x.bin: 3074 bytes is not a whole number of CIFAR-10 records (3073 bytes"))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(NULL, self->ds.images);
+
+	ASSERT_EQ(0, write_plain(path, "", 0));
+	EXPECT_EQ(-EINVAL, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "x.bin: 0 bytes is not a whole number")) TH_LOG("%s", self->err);
+
+	/* Label 10 is not CIFAR-10's. */
+	ASSERT_EQ(0, make_cifar(path, 0, 2, 0));
+	{
+		FILE *f = fopen(path, "ab");
+
+		ASSERT_NE(NULL, f);
+		ASSERT_EQ(1, fwrite(bad, sizeof(bad), 1, f));
+		ASSERT_EQ(0, fclose(f));
+	}
+	EXPECT_EQ(-EINVAL, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "x.bin: record 2 has label 10; CIFAR-10's are 0 to 9"))
+		TH_LOG("%s", self->err);
+	EXPECT_EQ(NULL, self->ds.labels);
+
+	snprintf(path, sizeof(path), "%s/none.bin", self->dir);
+	EXPECT_EQ(-ENOENT, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "none.bin: cannot open: No such file")) TH_LOG("%s", self->err);
+}
+
+TEST_F(data, shape_against_the_program)
+{
+	const uint32_t mnist[3] = { 1, 28, 28 }, cifar[3] = { 3, 32, 32 }, flat[1] = { 3072 };
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/b.bin", self->dir);
+	ASSERT_EQ(0, make_cifar(path, 0, 2, 0));
+	ASSERT_EQ(0, wse_dataset_load(path, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, wse_dataset_check_input(&self->ds, cifar, 3, false, self->err,
+					     sizeof(self->err))) TH_LOG("%s", self->err);
+	/* A flat input takes any sample of as many values. */
+	EXPECT_EQ(0, wse_dataset_check_input(&self->ds, flat, 1, false, self->err,
+					     sizeof(self->err)));
+	EXPECT_EQ(-EINVAL, wse_dataset_check_input(&self->ds, mnist, 3, false, self->err,
+						   sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "the data's samples are 3x32x32, the program's input is 1x28x28"))
+		TH_LOG("%s", self->err);
+	/* As many values, another shape: still refused. */
+	{
+		const uint32_t other[3] = { 32, 32, 3 };
+
+		EXPECT_EQ(-EINVAL, wse_dataset_check_input(&self->ds, other, 3, false, self->err,
+							   sizeof(self->err)));
+		EXPECT_NE(NULL, strstr(self->err, "are 3x32x32, the program's input is 32x32x3"))
+			TH_LOG("%s", self->err);
+	}
+	EXPECT_EQ(-EINVAL, wse_dataset_check_input(&self->ds, cifar, 3, true, self->err,
+						   sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "the data's samples are 3x32x32 bytes, the program's input is 3x32x32 floats (compile it for u8 inputs"))
+		TH_LOG("%s", self->err);
+	wse_dataset_free(&self->ds);
+
+	/* MNIST's 28x28 is a 1x28x28 input; 784 values too. */
+	ASSERT_EQ(0, make_images(self->images, 2, 28, 28, 0));
+	ASSERT_EQ(0, wse_dataset_load(self->images, NULL, &self->ds, self->err, sizeof(self->err)));
+	EXPECT_EQ(0, wse_dataset_check_input(&self->ds, mnist, 3, false, self->err,
+					     sizeof(self->err))) TH_LOG("%s", self->err);
+	EXPECT_EQ(-EINVAL, wse_dataset_check_input(&self->ds, flat, 1, false, self->err,
+						   sizeof(self->err)));
+	EXPECT_NE(NULL, strstr(self->err, "the data's samples are 28x28, the program's input is 3072"))
 		TH_LOG("%s", self->err);
 }
 

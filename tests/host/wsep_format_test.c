@@ -637,4 +637,30 @@ TEST(param_names_damaged)
 	wsep_sample_release(&p);
 }
 
+/* A sample's input shape: a graph input without its batch, else input_dim. */
+TEST(input_shape)
+{
+	struct wsep_graph_value v = { .dtype = WSEP_ELEM_F32, .rank = 4, .batch_dim = 0,
+				      .dims = { 32, 3, 32, 32 } };
+	struct wsep_graph g = { .num_values = 1, .input = 0, .values = &v };
+	struct wsep_program p = { .input_dim = 3072, .graph = &g };
+	uint32_t shape[4] = { 0 };
+
+	ASSERT_EQ(3, wsep_input_shape(&p, shape, 4));
+	EXPECT_EQ(3, shape[0]);
+	EXPECT_EQ(32, shape[1]);
+	EXPECT_EQ(32, shape[2]);
+	/* Too many dimensions for the room given: flat. */
+	ASSERT_EQ(1, wsep_input_shape(&p, shape, 2));
+	EXPECT_EQ(3072, shape[0]);
+	/* Dimensions that do not make input_dim: flat. */
+	p.input_dim = 784;
+	ASSERT_EQ(1, wsep_input_shape(&p, shape, 4));
+	EXPECT_EQ(784, shape[0]);
+	/* A layer program: flat. */
+	p.graph = NULL;
+	ASSERT_EQ(1, wsep_input_shape(&p, shape, 4));
+	EXPECT_EQ(784, shape[0]);
+}
+
 TEST_HARNESS_MAIN

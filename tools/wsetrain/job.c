@@ -11,21 +11,27 @@
 
 #include "mode.h"
 
-/* A dataset against the program: input size and type, classes. */
+/* A dataset against the program: input shape and type, classes. */
 static int check_data(const struct train_job *j, const struct wse_dataset *ds)
 {
 	const struct wsep_program *p = j->p;
 	uint32_t classes = wsep_classes(p);
+	uint32_t shape[WSE_DATASET_MAX_RANK], rank;
+	char err[512];
 
 	if (wsep_label_rows(p) != 1)
 		return train_fail("%s predicts %u rows per sample (a program over tokens): give it a text corpus (--text FILE)",
 				  p->model_name, wsep_label_rows(p));
-	if (p->input_type != WSEP_ELEM_U8)
-		return train_fail("%s takes %s inputs; wsetrain feeds IDX bytes (declare 'input N u8')",
-				  p->model_name, "f32");
-	if (ds->item != p->input_dim)
-		return train_fail("the dataset's images are %ux%u = %u values; %s takes %u inputs",
-				  ds->rows, ds->cols, ds->item, p->model_name, p->input_dim);
+	if (p->input_type != WSEP_ELEM_U8 && p->input_type != WSEP_ELEM_F32)
+		return train_fail("%s takes %s inputs; wsetrain feeds bytes or floats",
+				  p->model_name, wsep_elem_name(p->input_type));
+	rank = wsep_input_shape(p, shape, WSE_DATASET_MAX_RANK);
+	if (wse_dataset_check_input(ds, shape, rank, p->input_type == WSEP_ELEM_F32, err,
+				    sizeof(err)))
+		return train_fail("%s (%s)", err, p->model_name);
+	if (ds->item != j->record)
+		return train_fail("the data's samples are %u bytes; %s takes %u", ds->item,
+				  p->model_name, j->record);
 	if (ds->classes > classes)
 		return train_fail("the dataset has %u classes; %s has %u outputs", ds->classes,
 				  p->model_name, classes);
@@ -42,7 +48,7 @@ static int load_data(struct train_job *j, const struct train_opts *o)
 		return 0;	/* train_text_open() once the program is known */
 	if (o->task == TRAIN_TASK_PREDICT) {
 		if (wse_dataset_load(o->data_dir, NULL, &j->test, err, sizeof(err)))
-			return train_fail("--data: %s (an IDX images file, such as t10k-images-idx3-ubyte.gz)",
+			return train_fail("--data: %s (an IDX images file, such as t10k-images-idx3-ubyte.gz, or a CIFAR-10 batch such as test_batch.bin)",
 					  err);
 		return 0;
 	}

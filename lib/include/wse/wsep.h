@@ -534,6 +534,12 @@ uint64_t wsep_total_params(const struct wsep_layer *layers, uint32_t n);
 /* Labels (and predictions) per sample: a graph's rows, else 1; and the classes. */
 uint32_t wsep_label_rows(const struct wsep_program *p);
 uint32_t wsep_classes(const struct wsep_program *p);
+/*
+ * The shape of one input sample, outermost first, into @shape (room for
+ * @max >= 1): a graph program's input value without its batch dimension,
+ * or a layer program's input_dim alone (rank 1). Returns the rank.
+ */
+uint32_t wsep_input_shape(const struct wsep_program *p, uint32_t *shape, uint32_t max);
 /* The features @p uses (what wsep_write() puts in the header). */
 uint32_t wsep_features(const struct wsep_program *p);
 /* Unit @k's nodes of a graph program: [*first, *end). */
