@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
@@ -151,8 +152,7 @@ static int finish(struct fwd_config *cfg, const char *wafer_spec, uint64_t sram_
 	uint64_t pes;
 
 	if (!cfg->listen_spec) {
-		fprintf(stderr, "wsefwd: --listen is required, e.g. --listen unix:/tmp/wse.sock "
-			"or --listen tcp:127.0.0.1:0 (see --help)\n");
+		wse_usage_error("wsefwd", "--listen is required, e.g. --listen unix:/tmp/wse.sock or --listen tcp:127.0.0.1:0");
 		return -1;
 	}
 	if (wse_link_addr_parse(cfg->listen_spec, &cfg->listen, err, sizeof(err))) {
@@ -216,7 +216,7 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hV", long_options, NULL)) != -1) {
 		const char *name = optind > 1 ? argv[optind - 1] : "option";
 
 		switch (opt) {
@@ -288,9 +288,11 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 		case OPT_ONCE:
 			cfg->once = true;
 			break;
+		case 'h':
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
+		case 'V':
 		case OPT_VERSION:
 			/* The package's version, and the firmware's (HELLO). */
 			printf("%sfirmware %s\n", WSE_VERSION_LINE("wsefwd"), FWD_VERSION);
@@ -393,9 +395,9 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 			break;
 		default:
 			if (optopt)
-				fprintf(stderr, "wsefwd: %s needs a value (see --help)\n", name);
+				wse_usage_error("wsefwd", "%s needs a value, or is unknown", name);
 			else
-				fprintf(stderr, "wsefwd: unknown option '%s' (see --help)\n", name);
+				wse_usage_error("wsefwd", "unknown option '%s'", name);
 			return -1;
 		}
 	}

@@ -12,7 +12,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
-wsefwd_libs := wseengine wsep wafer wselink wsenum
+wsefwd_libs := wseengine wsep wafer wselink wsenum wsecli
 wsefwd_ldlibs := -lopenblas -lm -lpthread
 
 # The daemon tests run the real wsefwd; their sanitizer builds run a

@@ -24,6 +24,7 @@
 #include "wse/link_addr.h"
 #include "wse/link_io.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 
 static struct coord coord;
 static atomic_bool serving;
@@ -132,6 +133,7 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 	*o = (struct coord_opts){ .max_program = 256ULL << 20, .memoryx_capacity = 4ULL << 30,
 				  .hello_timeout_ms = 10000, .leaves = COORD_LEAVES };
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		ret = role_common_option(c, optarg, &ro);
 		if (ret < 0)
@@ -179,7 +181,7 @@ static int parse(int argc, char **argv, struct coord_opts *o)
 			o->hello_timeout_ms = (int)v;
 			break;
 		default:
-			usage(stderr);
+			wse_usage_bad_option(ROLE_PROG, argv, optind, optopt);
 			return -1;
 		}
 	}

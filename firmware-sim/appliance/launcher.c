@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wse/usage.h"
 #include "../fwd_log.h"
 #include "coord.h"
 #include "roles.h"
@@ -368,7 +369,8 @@ static int parse(int argc, char **argv, struct launcher *l)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (wse_opt_u64(ROLE_PROG, "--systems", optarg, 1,
@@ -427,13 +429,13 @@ static int parse(int argc, char **argv, struct launcher *l)
 			fputs(WSE_VERSION_LINE("wse-appliance"), stdout);
 			return 1;
 		default:
-			usage(stderr);
+			wse_usage_bad_option(ROLE_PROG, argv, optind, optopt);
 			return -1;
 		}
 	}
 	if (optind < argc || !l->listen) {
-		fprintf(stderr, "%s: %s (see --help)\n", ROLE_PROG,
-			optind < argc ? "unexpected arguments" : "--listen ADDR is required");
+		wse_usage_error(ROLE_PROG, "%s",
+				optind < argc ? "unexpected arguments" : "--listen ADDR is required");
 		return -1;
 	}
 	return 0;

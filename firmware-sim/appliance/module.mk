@@ -7,7 +7,7 @@ wse-appliance_srcs := $(addprefix firmware-sim/appliance/, main.c roles.c launch
 	coord_main.c coord_conn.c coord_parts.c coord_exec.c coord_job.c coord_run.c \
 	coord_feed.c) \
 	firmware-sim/fwd_log.c
-wse-appliance_libs := wseengine wsep wsedata wselink
+wse-appliance_libs := wseengine wsep wsedata wselink wsecli
 wse-appliance_ldlibs := -lopenblas -lz -lm -lpthread
 
 # MemoryX's store and the gradient sum tree, on the host.

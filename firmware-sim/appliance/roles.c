@@ -7,6 +7,7 @@
 #include "../fwd_log.h"
 #include "roles.h"
 #include "svc.h"
+#include "wse/usage.h"
 
 int role_common_option(int c, const char *arg, struct role_opts *o)
 {
@@ -54,10 +55,13 @@ int role_service_main(struct role_service *rs, int argc, char **argv)
 	int c, fd, ret;
 
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", rs->options, NULL)) != -1) {
+		if (c == '?')
+			return wse_usage_bad_option(ROLE_PROG, argv, optind, optopt);
 		ret = role_common_option(c, optarg, &o);
 		if (ret < 0)
-			return 2;
+			return wse_usage_hint(ROLE_PROG);
 		if (ret)
 			continue;
 		if (c == 'h') {
@@ -65,10 +69,11 @@ int role_service_main(struct role_service *rs, int argc, char **argv)
 			return 0;
 		}
 		ret = rs->option ? rs->option(rs, c, optarg) : -1;
+		/* -1: not the role's option; 1: it said what was wrong with the value. */
 		if (ret < 0)
-			rs->usage(stderr);
+			return wse_usage_bad_option(ROLE_PROG, argv, optind, optopt);
 		if (ret)
-			return 2;
+			return wse_usage_hint(ROLE_PROG);
 	}
 	fd = role_listen(&o, rs->role, rs->logname);
 	if (fd < 0)

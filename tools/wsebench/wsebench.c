@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "wsebench.h"
 #include "wse/numparse.h"
@@ -100,6 +101,7 @@ static int parse_uint(const char *opt, const char *arg, uint64_t lo, uint64_t hi
 	return wse_opt_u64("wsebench", opt, arg, lo, hi, WSE_NUM_PLAIN, out) ? -1 : 0;
 }
 
+/* 0, or -1 (a value refused, said in one line) or -2 (a usage error, hint given). */
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
 	static const struct option longopts[] = {
@@ -130,6 +132,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		.reps = 3, .cmds = 2000, .small = 64, .min_bytes = 8 << 20, .inflight = 16,
 		.max_seconds = 20, .baseline = true, .bandwidth = true, .rate = true,
 	};
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "d:f:s:q:r:n:b:m:i:t:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -202,13 +205,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			fputs(WSE_VERSION_LINE("wsebench"), stdout);
 			exit(0);
 		default:
-			usage(stderr);
-			return -1;
+			return wse_usage_bad_option("wsebench", argv, optind, optopt), -2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "wsebench: unexpected argument '%s' (see --help)\n", argv[optind]);
-		return -1;
+		return wse_usage_error("wsebench", "unexpected argument '%s'", argv[optind]), -2;
 	}
 	if (!o->bandwidth)
 		o->baseline = false;
@@ -573,7 +574,11 @@ int main(int argc, char **argv)
 	unsigned int i, d, p;
 	int index, ret;
 
-	if (parse_args(argc, argv, &o))
+	ret = parse_args(argc, argv, &o);
+	/* -2: the hint is out already; -1: a value was refused in one line. */
+	if (ret == -1)
+		fputs("Try 'wsebench --help' for more information.\n", stderr);
+	if (ret)
 		return 2;
 	for (i = 0; i < BENCH_MAX_LIST; i++)
 		for (d = 0; d < 2; d++)

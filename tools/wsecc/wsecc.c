@@ -15,7 +15,9 @@
 #include "wse/compiler.h"
 #include "wse/compiler_graph.h"
 #include "wse/numparse.h"
+#include "wse/filekind.h"
 #include "wse/outfile.h"
+#include "wse/usage.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -81,7 +83,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "wsecc: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nTry 'wsecc --help'.\n");
+	fprintf(stderr, "\nTry 'wsecc --help' for more information.\n");
 	return EXIT_USAGE;
 }
 
@@ -115,6 +117,23 @@ static bool is_onnx(const char *path)
 	size_t n = strlen(path);
 
 	return n > 5 && strcmp(path + n - 5, ".onnx") == 0;
+}
+
+/*
+ * Refuse what is plainly not a model, saying what it is; an ONNX model is
+ * known by its name or its structure.
+ */
+static int check_model_kind(const char *path, bool *onnx)
+{
+	unsigned int models = WSE_FILE_BIT(WSE_FILE_ONNX) | WSE_FILE_BIT(WSE_FILE_TEXT);
+	enum wse_file_kind k = wse_file_kind(path, NULL);
+
+	/* A missing file, or a damaged .onnx one, is the reader's to explain. */
+	models |= WSE_FILE_BIT(WSE_FILE_MISSING);
+	if (is_onnx(path))
+		models |= WSE_FILE_BIT(WSE_FILE_UNKNOWN);
+	*onnx = is_onnx(path) || k == WSE_FILE_ONNX;
+	return wse_file_expect("wsecc", path, models, "a model (ONNX or model text)");
 }
 
 #define MAX_FREEZE 64
@@ -373,8 +392,10 @@ int main(int argc, char **argv)
 	struct train_args train = { 0 };
 	struct freeze_args freeze = { 0 };
 	bool train_given = false;
+	bool onnx;
 	int ret;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_WAFER: wafer_spec = optarg; break;
@@ -411,7 +432,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case 'V': fputs(WSE_VERSION_LINE("wsecc"), stdout); return 0;
-		default: return usage_error("%s", "bad option");
+		default: return wse_usage_bad_option("wsecc", argv, optind, optopt);
 		}
 	}
 	if (optind != argc - 1)
@@ -423,16 +444,18 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
 	if (micro_arg && wse_opt_u64("wsecc", "--micro-batch", micro_arg, 1, WSEP_MAX_BATCH,
 				     WSE_NUM_PLAIN, &micro)) {
-		fprintf(stderr, "Try 'wsecc --help'.\n");
+		fprintf(stderr, "Try 'wsecc --help' for more information.\n");
 		return EXIT_USAGE;
 	}
 
-	if (is_onnx(argv[optind])) {
+	if (check_model_kind(argv[optind], &onnx))
+		return EXIT_REFUSED;
+	if (onnx) {
 		uint64_t b = 1;
 
 		if (batch_arg && wse_opt_u64("wsecc", "--batch", batch_arg, 1, WSEP_MAX_BATCH,
 					     WSE_NUM_PLAIN, &b)) {
-			fprintf(stderr, "Try 'wsecc --help'.\n");
+			fprintf(stderr, "Try 'wsecc --help' for more information.\n");
 			return EXIT_USAGE;
 		}
 		if (validate)
@@ -455,7 +478,7 @@ int main(int argc, char **argv)
 
 		if (wse_opt_u64("wsecc", "--batch", batch_arg, 1, WSEP_MAX_BATCH, WSE_NUM_PLAIN,
 				&b)) {
-			fprintf(stderr, "Try 'wsecc --help'.\n");
+			fprintf(stderr, "Try 'wsecc --help' for more information.\n");
 			return EXIT_USAGE;
 		}
 		model.batch = (uint32_t)b;

@@ -133,7 +133,7 @@ static int bad_usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("; 'wsectl --help' lists commands and options\n", stderr);
+	fputs("\nTry 'wsectl --help' for more information.\n", stderr);
 	return WSECTL_USAGE;
 }
 

@@ -2,7 +2,7 @@
 progs += wsereport
 wsereport_srcs := tools/wsereport/wsereport.c tools/wsereport/metrics_csv.c \
 	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c
-wsereport_libs := wseout
+wsereport_libs := wseout wsecli
 wsereport_ldlibs := -ljson-c
 
 # Runs build/bin/wsereport (and headless Chromium on its page).

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wse/filekind.h"
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "report.h"
 
@@ -106,6 +108,7 @@ int main(int argc, char **argv)
 	bool quiet = false;
 	int c, ret = 0;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
@@ -121,19 +124,17 @@ int main(int argc, char **argv)
 			fputs(WSE_VERSION_LINE("wsereport"), stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'wsereport --help'.\n");
-			return EXIT_USAGE;
+			return wse_usage_bad_option("wsereport", argv, optind, optopt);
 		}
 	}
-	if (optind == argc) {
-		fprintf(stderr, "wsereport: give a run directory (e.g. runs/fc-mnist-20261124T070000Z)\n"
-				"Try 'wsereport --help'.\n");
-		return EXIT_USAGE;
-	}
+	if (optind == argc)
+		return wse_usage_error("wsereport", "give a run directory (e.g. runs/fc-mnist-20261124T070000Z)");
 	/* gnuplot may be missing or die early: its pipe must not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = optind; i < argc; i++)
-		if (report_one(argv[i], gnuplot, quiet))
+		if (wse_file_expect("wsereport", argv[i], WSE_FILE_BIT(WSE_FILE_DIRECTORY),
+				    "a run directory") ||
+		    report_one(argv[i], gnuplot, quiet))
 			ret = EXIT_FAILED;
 	return ret;
 }

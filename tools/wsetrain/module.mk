@@ -3,7 +3,7 @@ progs += wsetrain
 wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c session.c job.c \
 	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c predict.c state.c \
 	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c export.c)
-wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink
+wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink wsecli
 wsetrain_ldlibs := $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) -lz -ljson-c -lopenblas -lm -lpthread
 
 # The ETA on made-up timelines.

@@ -470,20 +470,23 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			*(c == OPT_REPORT ? &o->report : &o->checkpoint_every) = (uint32_t)v;
 			break;
 		default:
-			return train_fail("unknown option or missing value '%s' (see --help)", opt);
+			return train_fail("unknown option, or one missing its value: '%s'", opt);
 		}
 	}
 	if (o->inspect)
 		return 0;
 	if (optind < argc - 1)
-		return train_fail("one model only; '%s' is extra (see --help)", argv[optind + 1]);
+		return train_fail("one model only; '%s' is extra", argv[optind + 1]);
 	if (optind < argc)
 		o->model = argv[optind];
+	if (o->devices && (!o->devices[0] || strlen(o->devices) >= 16 || strchr(o->devices, ',')))
+		return train_fail("--devices '%s': one device index: training runs on one device, a system or an appliance of several (--systems N of them)",
+				  o->devices);
 	if (o->export_ckpt)
 		return check_export(o);
 	/* Evaluating or predicting, the checkpoint's run directory can name the model. */
 	if (!o->model && !o->init_from && !o->resume &&
 	    !(o->task == TRAIN_TASK_EVAL && o->model_dir))
-		return train_fail("no model given (see --help)");
+		return train_fail("no model given");
 	return check_combination(o);
 }

@@ -312,6 +312,9 @@ int train_run(struct train_opts *o)
 		return ret > 0 ? 0 : EXIT_TRAIN_FAILED;
 	if (train_rundir_find_model(o, model, sizeof(model)))
 		return EXIT_TRAIN_FAILED;
+	/* The inputs and the device before the run directory: a refusal leaves nothing behind. */
+	if (train_check_inputs(o))
+		return EXIT_TRAIN_FAILED;
 	if (!training) {
 		o->runs = NULL;	/* inference leaves no run directory behind */
 	} else if ((o->runs || o->model_dir) && train_rundir_open(o, &s.rundir)) {

@@ -13,6 +13,7 @@
 
 #include "train.h"
 #include "wse_genl.h"
+#include "wse/filekind.h"
 
 #define RUN_TIMEOUT_MS		DRM_WSE_TIMEOUT_MS_MAX	/* a chunk of steps */
 #define RING_DEPTH		32
@@ -25,20 +26,31 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 	bool found = false;
 	int ret;
 
-	if (o->devices) {
-		size_t len = strcspn(o->devices, ",");
-
-		if (!len || len >= 16 || o->devices[len])
-			return train_fail("--devices '%s': one device index: training runs on one device, a system or an appliance of several (--systems N of them)",
-					  o->devices);
-		memcpy(spec, o->devices, len);
-		spec[len] = 0;
-		return 0;
-	}
 	ret = wse_ctl_open(&ctl);
 	if (!ret)
 		ret = wse_ctl_list(ctl, &st, &count);
 	wse_ctl_close(ctl);
+	/*
+	 * train_parse checked the syntax; here, that the device is there, when
+	 * the list can be had (opening the device says why, otherwise).
+	 */
+	if (o->devices && ret && ret != -ENOENT) {
+		snprintf(spec, 16, "%s", o->devices);
+		return 0;
+	}
+	if (o->devices && !ret) {
+		char *end;
+		unsigned long want = strtoul(o->devices, &end, 10);
+
+		for (size_t i = 0; i < count && !found; i++)
+			found = *end || st[i].index == want;
+		free(st);
+		if (!found)
+			return train_fail("--devices %s: there is no device %s ('wsectl list' lists them)",
+					  o->devices, o->devices);
+		snprintf(spec, 16, "%s", o->devices);
+		return 0;
+	}
 	if (ret == -ENOENT)
 		return train_fail("no wse devices: the wse kernel module is not loaded (insmod wse.ko; on a build machine run wsetrain in the guest: tools/wsevm --fw 1 -- wsetrain ...)");
 	if (ret)
@@ -53,6 +65,27 @@ int train_pick_device(const struct train_opts *o, char spec[16])
 	if (!found)
 		return train_fail("no device with a live link: attach a system or an appliance with 'wsectl attach tcp:HOST:PORT' (see wsectl --help)");
 	return 0;
+}
+
+int train_check_inputs(const struct train_opts *o)
+{
+	unsigned int models = WSE_FILE_BIT(WSE_FILE_WSEP) | WSE_FILE_BIT(WSE_FILE_ONNX) |
+			      WSE_FILE_BIT(WSE_FILE_TEXT);
+	const unsigned int ckpts = WSE_FILE_BIT(WSE_FILE_CHECKPOINT);
+	size_t n = strlen(o->model);
+	char spec[16];
+
+	/* A damaged .onnx file is the importer's to explain. */
+	if (n > 5 && !strcmp(o->model + n - 5, ".onnx"))
+		models |= WSE_FILE_BIT(WSE_FILE_UNKNOWN);
+	if (wse_file_expect("wsetrain", o->model, models,
+			    "a model or program (.wsep, ONNX or model text)"))
+		return -1;
+	if (o->init_from && wse_file_expect("wsetrain", o->init_from, ckpts, "a checkpoint"))
+		return -1;
+	if (o->resume && wse_file_expect("wsetrain", o->resume, ckpts, "a checkpoint"))
+		return -1;
+	return train_pick_device(o, spec);
 }
 
 int train_system_open(struct train_system *s, const char *spec)

@@ -155,6 +155,8 @@ int train_run_wait(struct train_system *s);
 void train_system_why(struct train_system *s);
 /* Which device: the first of @o->devices, or the first with a live link. */
 int train_pick_device(const struct train_opts *o, char spec[16]);
+/* The model and checkpoint files are of the right kind and the device is there. */
+int train_check_inputs(const struct train_opts *o);
 
 /* job.c: what a run holds fixed. */
 struct train_mode;

@@ -7,16 +7,21 @@
 #include <stdio.h>
 
 #include "train.h"
+#include "wse/filekind.h"
 
 int main(int argc, char **argv)
 {
 	struct train_opts o;
 	int ret = train_parse(argc, argv, &o);
 
+	if (ret < 0)
+		fputs("Try 'wsetrain --help' for more information.\n", stderr);
 	if (ret)
 		return ret > 0 ? 0 : EXIT_USAGE;
 	if (o.inspect)
-		return train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
+		return wse_file_expect("wsetrain", o.inspect, WSE_FILE_BIT(WSE_FILE_CHECKPOINT),
+				       "a checkpoint") ||
+		       train_checkpoint_inspect(o.inspect) ? EXIT_TRAIN_FAILED : 0;
 	if (o.export_ckpt)
 		return train_export(&o) ? EXIT_TRAIN_FAILED : 0;
 	if (o.pass_through)
