@@ -58,8 +58,7 @@ FIXTURE(predict) {
 
 FIXTURE_SETUP(predict)
 {
-	FILE *f = fopen("/wse/appliance-addr", "r");
-	char addr[160] = "";
+	char addr[160];
 
 	/*
 	 * These runs are about their outputs, not their run directories:
@@ -71,13 +70,7 @@ FIXTURE_SETUP(predict)
 	self->out = malloc(OUT_MAX);
 	ASSERT_NE(NULL, self->out);
 	ASSERT_EQ(0, wse_ctl_open(&self->ctl));
-	if (f) {
-		if (!fgets(addr, sizeof(addr), f))
-			addr[0] = 0;
-		fclose(f);
-	}
-	addr[strcspn(addr, "\n")] = 0;
-	if (!addr[0])
+	if (!guest_host_appliance(addr))
 		SKIP(return, "needs an appliance on the host (tools/wsevm --appliance 1)");
 	ASSERT_EQ(0, guest_attach(self->ctl, addr, 0, &self->dev));
 	self->attached = true;

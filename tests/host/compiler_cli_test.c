@@ -13,6 +13,7 @@
 #include "kselftest_harness.h"
 #include "run_cmd.h"
 #include "wse/wsep.h"
+#include "test_files.h"
 
 #define WSECC "build/bin/wsecc"
 
@@ -32,10 +33,7 @@ FIXTURE_SETUP(cli)
 
 FIXTURE_TEARDOWN(cli)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

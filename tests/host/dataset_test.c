@@ -86,10 +86,7 @@ FIXTURE_SETUP(data)
 
 FIXTURE_TEARDOWN(data)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

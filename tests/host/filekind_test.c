@@ -14,6 +14,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/filekind.h"
+#include "test_files.h"
 
 #define CORPUS "tests/corpus/onnx"
 
@@ -30,10 +31,7 @@ FIXTURE_SETUP(kind)
 
 FIXTURE_TEARDOWN(kind)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

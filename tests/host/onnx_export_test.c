@@ -244,8 +244,7 @@ static void round_trip(struct __test_metadata *_metadata, const char *name, bool
 	snprintf(cmd, sizeof(cmd), "%s/x.onnx", dir);
 	EXPECT_NE(0, access(cmd, F_OK)) TH_LOG("a refused export left %s", cmd);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	EXPECT_EQ(0, system(cmd));
+	EXPECT_EQ(0, test_remove_dir(dir));
 	free(trained);
 	wsecc_graph_program_free(gp);
 }
@@ -289,8 +288,7 @@ TEST(checkpoint_carries_names)
 	fclose(f);
 	EXPECT_NE(0, train_checkpoint_load(ckpt, &c, err, sizeof(err)));
 	EXPECT_NE(NULL, strstr(err, "the parameter names' checksum does not match")) TH_LOG("%s", err);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	EXPECT_EQ(0, system(cmd));
+	EXPECT_EQ(0, test_remove_dir(dir));
 	wsecc_graph_program_free(gp);
 }
 

@@ -22,6 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "wse/outfile.h"
+#include "test_files.h"
 
 /* Bytes enough to fill a pipe's buffer several times over. */
 #define BIG	(1 << 20)
@@ -40,10 +41,7 @@ FIXTURE_SETUP(out)
 
 FIXTURE_TEARDOWN(out)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

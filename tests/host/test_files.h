@@ -3,13 +3,16 @@
  * test_files.h - reading a whole file in the host tests. It reads until
  * the end rather than by the file's size, so a FIFO, a pipe or a file
  * still being written works too, and ends what it read with a NUL, so a
- * text file can be used as a string.
+ * text file can be used as a string. And removing a test's own directory
+ * tree, without a shell and without following symbolic links out of it.
  */
 #ifndef WSE_TEST_FILES_H
 #define WSE_TEST_FILES_H
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -58,6 +61,21 @@ static inline void *test_read_file(const char *path, size_t *len)
 	buf = test_read_fd(fd, len);
 	close(fd);
 	return buf;
+}
+
+static inline int test_remove_one(const char *path, const struct stat *st, int type,
+				  struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Removes @dir and everything under it (links themselves, never what they name); 0 or -1. */
+static inline int test_remove_dir(const char *dir)
+{
+	return nftw(dir, test_remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif

@@ -202,11 +202,8 @@ FIXTURE_SETUP(events)
 
 FIXTURE_TEARDOWN(events)
 {
-	char cmd[128];
-
 	wse_tfevents_close(self->w);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

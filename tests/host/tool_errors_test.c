@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "run_cmd.h"
+#include "test_files.h"
 
 #define BIN "build/bin/"
 #define ONNX_MODEL "tests/corpus/onnx/bn-tiny.onnx"
@@ -73,10 +74,7 @@ FIXTURE_SETUP(errs)
 
 FIXTURE_TEARDOWN(errs)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 

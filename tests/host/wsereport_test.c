@@ -89,10 +89,7 @@ FIXTURE_SETUP(report)
 
 FIXTURE_TEARDOWN(report)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
-	if (system(cmd))
+	if (test_remove_dir(self->dir))
 		TH_LOG("could not remove %s", self->dir);
 }
 
