@@ -91,6 +91,44 @@ int engine_bf16_to_f32(const uint16_t *x, size_t n, float *out);
 int engine_f32_to_f16(const float *x, size_t n, uint16_t *out);
 int engine_f16_to_f32(const uint16_t *x, size_t n, float *out);
 
+/* --- mixed precision (precision.c) ----------------------------------------
+ * The calling thread's compute precision (fp32 until set), as autocast's
+ * state is per thread: in fp16 or bf16 every matrix product (dense, MatMul,
+ * Gemm, convolution, attention's two products) rounds its inputs to 16 bits
+ * and accumulates in fp32; element-wise ops, softmax, norms, the loss and
+ * the optimizer stay fp32, as PyTorch's autocast keeps them.
+ * engine_set_precision() returns the previous one (an unknown value changes
+ * nothing). engine_round_f32() rounds n floats to @p and back (ties to even;
+ * out may be x).
+ */
+enum engine_precision { ENGINE_FP32 = 0, ENGINE_FP16 = 1, ENGINE_BF16 = 2 };
+
+enum engine_precision engine_set_precision(enum engine_precision p);
+enum engine_precision engine_precision(void);
+const char *engine_precision_name(enum engine_precision p);	/* "fp32", "fp16", "bf16" */
+int engine_round_f32(enum engine_precision p, const float *x, size_t n, float *out);
+
+/*
+ * Dynamic loss scaling with PyTorch GradScaler's rules (fp16 only: bf16
+ * has fp32's range). The loss gradient is multiplied by @scale; before the
+ * optimizer, engine_unscale() multiplies each gradient by the fp32
+ * reciprocal of the scale and says whether all of it is finite. Then
+ * engine_loss_scaler_update() with whether any was not: an overflow skips
+ * the step (returns false), halves the scale and restarts the count; after
+ * @interval good steps in a row the scale doubles.
+ */
+struct engine_loss_scaler {
+	float scale;		/* 65536 at first */
+	float growth, backoff;	/* 2, 0.5 */
+	uint32_t interval;	/* 2000 */
+	uint32_t good_steps;	/* finite steps since the last change */
+	uint64_t skipped;	/* steps skipped for inf or NaN */
+};
+
+void engine_loss_scaler_init(struct engine_loss_scaler *s);
+bool engine_unscale(float *g, size_t n, float scale);
+bool engine_loss_scaler_update(struct engine_loss_scaler *s, bool found_inf);
+
 /* --- dense layers (dense.c) -----------------------------------------------
  * Forward: y[batch][out] = x[batch][in] * w[out][in]^T + b, then ReLU if
  * relu. b may be NULL (no bias). y is overwritten.
