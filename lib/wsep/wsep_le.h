@@ -136,7 +136,8 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_MIN_LR		160
 /* Format 1.3 (feature MICRO_BATCH when it cuts the batch). */
 #define PRG_MICRO_BATCH		168
-#define PRG_RESERVED_1_2	172
+/* Format 1.4 (feature PRECISION unless fp32); reserved (0) in 1.3. */
+#define PRG_PRECISION		172
 
 /* LAYERS record. */
 #define LAY_KIND		0

@@ -87,6 +87,8 @@ struct wsecc_model {
 	uint32_t batch;
 	/* Samples per micro-batch (wsecc --micro-batch); 0: the compiler chooses. */
 	uint32_t micro_batch;
+	/* Compute precision (wsecc --precision); fp32 unless told. */
+	enum wsep_precision precision;
 	uint64_t seed;
 	char wafer[64];
 	struct wsecc_pos input_pos, loss_pos, opt_pos, batch_pos;

@@ -356,6 +356,9 @@ struct engine_loss_result {
 /* Loss of the logits and, through norm (see engine_xent_backward), their
  * gradient, which engine_backward_layer then carries back.
  */
+/* engine_loss() with the gradient multiplied by @scale (fp16 loss scaling, > 0). */
+int engine_loss_scaled(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
+		       float scale, struct engine_loss_result *res);
 int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
 		struct engine_loss_result *res);
 /*

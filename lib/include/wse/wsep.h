@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	3	/* 3: micro-batches; 2: the optional parameter names */
+#define WSEP_VERSION_MINOR	4	/* 4: precision; 3: micro-batches; 2: the optional parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -51,7 +51,9 @@
 #define WSEP_FEATURE_GRAPH	0x1U	/* a graph of engine ops (sections graph..constants) */
 #define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
 #define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
-#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | WSEP_FEATURE_MICRO_BATCH)
+#define WSEP_FEATURE_PRECISION	0x8U	/* 16-bit compute (fp16 or bf16) */
+#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | WSEP_FEATURE_MICRO_BATCH | \
+				 WSEP_FEATURE_PRECISION)
 
 /* Section types. Types with bit 15 set are optional: a reader that does not
  * know one skips it; an unknown type without that bit is refused.
@@ -95,6 +97,17 @@ enum wsep_section_type {
 enum wsep_mode {
 	WSEP_MODE_PIPELINED = 1,
 	WSEP_MODE_WEIGHT_STREAMING = 2,
+};
+
+/*
+ * Compute precision (format 1.4): the inputs of every matrix product in
+ * 16 bits with fp32 accumulation; master weights, optimizer state and the
+ * other kernels fp32. fp16 scales the loss (GradScaler's rules).
+ */
+enum wsep_precision {
+	WSEP_PRECISION_FP32 = 0,
+	WSEP_PRECISION_FP16 = 1,
+	WSEP_PRECISION_BF16 = 2,
 };
 
 enum wsep_layer_kind {
@@ -442,6 +455,7 @@ struct wsep_program {
 	 * before 1.3: the firmware's own rule.
 	 */
 	uint32_t micro_batch;
+	enum wsep_precision precision;	/* fp32 in formats before 1.4 */
 	uint64_t seed;
 	uint32_t input_dim;
 	enum wsep_elem input_type;
@@ -645,5 +659,6 @@ const char *wsep_limit_name(uint32_t limit);
 const char *wsep_section_name(uint32_t type);
 const char *wsep_op_name(uint32_t op);
 const char *wsep_feature_name(uint32_t feature);
+const char *wsep_precision_name(uint32_t precision);	/* "fp32", "fp16", "bf16" */
 
 #endif /* WSE_WSEP_H */
