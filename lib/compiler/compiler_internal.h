@@ -58,6 +58,7 @@ struct wsecc_stages {
 	uint32_t micro_batch;		/* asked for (--micro-batch); 0: choose */
 	struct wsecc_pos batch_pos;	/* where the model sets its batch */
 	double host_bytes;		/* per sample: its input in, its results out */
+	double weight_bytes;		/* a weight or gradient streamed: 4, 2 at 16 bits; 0: 4 */
 	/*
 	 * Stage @i on a region of @h rows by @w columns, of which it uses no
 	 * more than rows() and cols(), holding the activations of @held

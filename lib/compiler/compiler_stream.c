@@ -103,7 +103,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 		struct wsecc_layer_plan *lp = &plan->layers[i];
 		uint32_t rows = w->height < st->rows(st->ctx, i) ? w->height : st->rows(st->ctx, i);
 		uint32_t cols = w->width < st->cols(st->ctx, i) ? w->width : st->cols(st->ctx, i);
-		double weights_in = (double)lp->params * 4.0 / io;
+		double weights_in = (double)lp->params * (st->weight_bytes > 0 ? st->weight_bytes : 4.0) / io;
 		double f1, b1, f2 = 0, b2 = 0, fwd, bwd;
 
 		micro_cycles(lp, lp->est.fwd_cycles, weights_in, mb, &f1, &b1);

@@ -13,10 +13,12 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
+#include "wse/compiler.h"
 #include "wse/compiler_graph.h"
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
 #include "wse/engine_ops.h"
+#include "wse/wafer.h"
 
 #define CORPUS "tests/corpus/onnx/"
 #define STEPS 20
@@ -294,6 +296,43 @@ TEST(fp16_overflow_halves_the_scale_and_skips_the_step)
 	ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, 50, -1.0, 1, &res));
 	EXPECT_LT(res.loss, first);
 	close_run(&r);
+}
+
+/* fc-large on wse2 at @prec in @mode. */
+static int plan_fc_large(enum wsep_precision prec, enum wsecc_mode mode, struct wsecc_plan *plan)
+{
+	static struct wsecc_model m;
+	struct wsecc_error err;
+	struct wse_wafer w;
+	char msg[128];
+
+	if (wsecc_parse_file("models/fc-large", &m, &err) ||
+	    wse_wafer_parse("wse2", &w, msg, sizeof(msg)))
+		return -1;
+	m.precision = prec;
+	return wsecc_compile(&m, &w, mode, plan, &err);
+}
+
+/*
+ * The estimate at 16 bits: weight streaming moves each weight and gradient
+ * in 2 bytes, not 4 (fc-large on wse2 is weight-I/O bound: twice the
+ * samples/s); pipelined, its matrix products run at the 16-bit peak.
+ */
+TEST(the_estimate_takes_16_bit_weights_and_peak)
+{
+	static struct wsecc_plan p32, p16;
+
+	ASSERT_EQ(0, plan_fc_large(WSEP_PRECISION_FP32, WSECC_MODE_WEIGHT_STREAMING, &p32));
+	ASSERT_EQ(0, plan_fc_large(WSEP_PRECISION_BF16, WSECC_MODE_WEIGHT_STREAMING, &p16));
+	EXPECT_EQ(p32.layers[0].est.io_cycles, 2 * p16.layers[0].est.io_cycles);
+	TH_LOG("weight streaming: fp32 %.4g samples/s, bf16 %.4g", p32.summary.samples_per_s,
+	       p16.summary.samples_per_s);
+	EXPECT_GT(p16.summary.samples_per_s, 1.9 * p32.summary.samples_per_s);
+	ASSERT_EQ(0, plan_fc_large(WSEP_PRECISION_FP32, WSECC_MODE_PIPELINED, &p32));
+	ASSERT_EQ(0, plan_fc_large(WSEP_PRECISION_FP16, WSECC_MODE_PIPELINED, &p16));
+	TH_LOG("pipelined: fp32 %.4g samples/s, fp16 %.4g", p32.summary.samples_per_s,
+	       p16.summary.samples_per_s);
+	EXPECT_GT(p16.summary.samples_per_s, p32.summary.samples_per_s);
 }
 
 TEST_HARNESS_MAIN

@@ -660,5 +660,10 @@ const char *wsep_section_name(uint32_t type);
 const char *wsep_op_name(uint32_t op);
 const char *wsep_feature_name(uint32_t feature);
 const char *wsep_precision_name(uint32_t precision);	/* "fp32", "fp16", "bf16" */
+/* Bytes a weight or gradient takes on the wire to and from the wafer: 4, 2 at 16 bits. */
+static inline double wsep_precision_weight_bytes(enum wsep_precision p)
+{
+	return p == WSEP_PRECISION_FP32 ? 4.0 : 2.0;
+}
 
 #endif /* WSE_WSEP_H */
