@@ -617,7 +617,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	p->micro_batch = wsecc_program_micro_batch(pl, b->o->micro_batch);
 	p->precision = b->o->precision;
 	if (p->precision == WSEP_PRECISION_FP16 && p->mode == WSEP_MODE_WEIGHT_STREAMING)
-		return wsecc_fail(b->err, b->path, 0, 0, "--precision fp16 needs loss scaling, which skips a step whose gradients overflow; weight streaming updates each layer in MemoryX as its gradient arrives, so it cannot: use --precision bf16 (no loss scaling needed), or --mode pipelined");
+		return wsecc_fail(b->err, b->path, 0, 0, WSECC_FP16_STREAMING_REFUSED);
 	p->summary = pl->summary;
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		p->layers[k].sram_bytes = pl->layers[k].sram_bytes;

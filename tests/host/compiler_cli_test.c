@@ -137,6 +137,40 @@ TEST_F(cli, compile_only_writes_a_valid_program)
 	wsep_program_free(p);
 }
 
+/* --precision: recorded in the program (feature 0x8), shown, refused when unknown or fp16 streaming. */
+TEST_F(cli, precision_recorded_shown_and_refused)
+{
+	char path[128], err[256];
+	struct wsep_program *p;
+
+	snprintf(path, sizeof(path), "%s/fc.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer 32x32:48K --precision bf16 -o %s", path);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "pipelined on 32x32:48K in bf16,")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_PRECISION_BF16, p->precision);
+	EXPECT_EQ(WSEP_FEATURE_PRECISION, p->features & WSEP_FEATURE_PRECISION);
+	EXPECT_EQ(4, p->version_minor);
+	wsep_program_free(p);
+	/* An fp32 program announces no precision feature: older readers take it. */
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer 32x32:48K -q -o %s", path);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_PRECISION_FP32, p->precision);
+	EXPECT_EQ(0, p->features & WSEP_FEATURE_PRECISION);
+	wsep_program_free(p);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --precision fp8");
+	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "unknown --precision 'fp8': expected fp32, fp16 or bf16"))
+		TH_LOG("%s", self->out);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --mode weight_streaming --precision fp16 -o %s", path);
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "use --precision bf16")) TH_LOG("%s", self->out);
+}
+
 TEST_F(cli, model_errors_carry_positions)
 {
 	char model[128];

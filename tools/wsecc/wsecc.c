@@ -86,6 +86,12 @@ static int precision_parse(const char *s, enum wsep_precision *out)
 	return -1;
 }
 
+/* " in bf16" for the summary line; nothing for fp32. */
+static const char *precision_note(enum wsep_precision p)
+{
+	return p == WSEP_PRECISION_FP16 ? " in fp16" : p == WSEP_PRECISION_BF16 ? " in bf16" : "";
+}
+
 static void print_error(const struct wsecc_error *e)
 {
 	if (e->line)
@@ -357,8 +363,9 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		}
 		if (!quiet)
 			fprintf(chatter(output),
-				"%s: graph program, %s on %s, %u units, %.4g samples/s estimated -> %s\n",
+				"%s: graph program, %s on %s%s, %u units, %.4g samples/s estimated -> %s\n",
 				gp->prog->model_name, wsep_mode_name(gp->plan.mode), wafer.name,
+				precision_note(gp->prog->precision),
 				gp->prog->num_layers, gp->plan.summary.samples_per_s, output);
 	}
 out:
@@ -550,8 +557,9 @@ int main(int argc, char **argv)
 		}
 		if (!quiet)
 			fprintf(chatter(output),
-				"%s: %s on %s, %.4g samples/s estimated, %s initial weights -> %s\n",
+				"%s: %s on %s%s, %.4g samples/s estimated, %s initial weights -> %s\n",
 				model.name, wsep_mode_name(plan.mode), wafer.name,
+				precision_note(model.precision),
 				plan.summary.samples_per_s, weights ? "with" : "without", output);
 	}
 	return 0;
