@@ -4,9 +4,11 @@
  * inputs with fp32 accumulation, GradScaler's rules for fp16 loss scaling,
  * and training curves in fp32, bf16 and fp16 against PyTorch's
  * (tests/corpus/onnx/NAME.precision, made by make-corpus --precision; no
- * PyTorch needed here): 20 SGD steps of a 2-block GPT and of a CNN, each
- * loss within 2% of PyTorch's at the same precision.
+ * PyTorch needed here): 20 SGD steps of a 2-block GPT, a CNN and a dense
+ * layer stack, each loss within 2% of PyTorch's at the same precision;
+ * and the compiler's estimate at 16 bits.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +298,95 @@ TEST(fp16_overflow_halves_the_scale_and_skips_the_step)
 	ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, 50, -1.0, 1, &res));
 	EXPECT_LT(res.loss, first);
 	close_run(&r);
+}
+
+/* The first @len bytes after an IDX file's header of @header bytes. */
+static int read_idx(const char *path, size_t header, uint8_t *out, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	int ok = f && fseek(f, (long)header, SEEK_SET) == 0 && fread(out, 1, len, f) == len;
+
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* fc-mp: 784-32-16-10 from PyTorch's initial weights, STEPS SGD steps at @p. */
+static int train_dense(enum engine_precision p, double *loss, uint64_t *skipped)
+{
+	static const size_t widths[] = { 784, 32, 16, 10 };
+	static uint8_t px[16 * 784], labels[16];
+	struct engine_loss_scaler scaler;
+	struct engine_loss_result res;
+	struct engine_workspace *ws = NULL;
+	struct engine_params *params = NULL;
+	struct engine_shape shape;
+	struct engine_optim opt;
+	struct wsecc_tensor flat;
+	struct wsecc_error e;
+	const float *f;
+	bool stepped;
+	int err;
+
+	if (read_idx(CORPUS "fc-mp.images.idx", 16, px, sizeof(px)) ||
+	    read_idx(CORPUS "fc-mp.labels.idx", 8, labels, sizeof(labels)) ||
+	    wsecc_onnx_read_tensor(CORPUS "fc-mp.params.pb", &flat, &e))
+		return -1;
+	f = flat.data;
+	err = engine_shape_mlp(&shape, widths, 3) ?:
+	      engine_params_create(&shape, ENGINE_SGD, &params) ?:
+	      engine_workspace_create(&shape, 16, &ws);
+	for (size_t k = 0; !err && k < 3; k++) {
+		struct engine_layer *l = &params->layer[k];
+
+		memcpy(l->w, f, l->in * l->out * sizeof(float));
+		f += l->in * l->out;
+		memcpy(l->b, f, l->out * sizeof(float));
+		f += l->out;
+	}
+	if (!err && (size_t)(f - (const float *)flat.data) != wsecc_tensor_numel(&flat))
+		err = -EINVAL;
+	engine_optim_defaults(&opt, ENGINE_SGD, 0.1);
+	engine_loss_scaler_init(&scaler);
+	engine_set_precision(p);
+	for (int t = 1; t <= STEPS && !err; t++) {
+		if (p == ENGINE_FP16)
+			err = engine_train_step_scaled(ws, params, &opt, (uint64_t)t, px, labels, 16,
+						       &scaler, &res, &stepped);
+		else
+			err = engine_train_step(ws, params, &opt, (uint64_t)t, px, labels, 16, &res);
+		loss[t - 1] = res.loss;
+	}
+	engine_set_precision(ENGINE_FP32);
+	*skipped = scaler.skipped;
+	engine_workspace_destroy(ws);
+	engine_params_destroy(params);
+	wsecc_tensor_release(&flat);
+	return err;
+}
+
+/* A layer program's dense stack, from PyTorch's weights, in each precision. */
+TEST(dense_layers_train_in_bf16_and_fp16_like_pytorch)
+{
+	double l32[STEPS], lb[STEPS], lh[STEPS];
+	uint64_t skipped;
+	struct curves c;
+
+	ASSERT_EQ(0, read_curves("fc-mp", &c));
+	ASSERT_EQ(0, train_dense(ENGINE_FP32, l32, &skipped));
+	ASSERT_EQ(0, train_dense(ENGINE_BF16, lb, &skipped));
+	ASSERT_EQ(0, train_dense(ENGINE_FP16, lh, &skipped));
+	EXPECT_EQ(0, skipped);
+	TH_LOG("fc-mp step %d: fp32 %.5f (PyTorch %.5f), bf16 %.5f (%.5f), fp16 %.5f (%.5f)", STEPS,
+	       l32[STEPS - 1], c.fp32[STEPS - 1], lb[STEPS - 1], c.bf16[STEPS - 1], lh[STEPS - 1],
+	       c.fp16[STEPS - 1]);
+	TH_LOG("fc-mp worst step: fp32 %.3g, bf16 %.3g, fp16 %.3g of PyTorch's loss",
+	       worst(l32, c.fp32), worst(lb, c.bf16), worst(lh, c.fp16));
+	EXPECT_LT(worst(l32, c.fp32), 1e-4);
+	EXPECT_LT(worst(lb, c.bf16), 0.02);
+	EXPECT_LT(worst(lh, c.fp16), 1e-3);
+	EXPECT_NE(0, memcmp(l32, lb, sizeof(l32)));
+	EXPECT_NE(0, memcmp(l32, lh, sizeof(l32)));
 }
 
 /* fc-large on wse2 at @prec in @mode. */

@@ -395,6 +395,16 @@ int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
 		      const uint8_t *px, const uint8_t *labels, size_t batch,
 		      struct engine_loss_result *res);
 /*
+ * engine_train_step() with fp16 loss scaling (engine_loss_scaler): the loss
+ * gradient times the scaler's scale, every layer's gradients unscaled, and
+ * the update only if all are finite (*stepped); the scaler moves on.
+ */
+int engine_train_step_scaled(struct engine_workspace *ws, struct engine_params *params,
+			     const struct engine_optim *opt, uint64_t t, const uint8_t *px,
+			     const uint8_t *labels, size_t batch,
+			     struct engine_loss_scaler *scaler,
+			     struct engine_loss_result *res, bool *stepped);
+/*
  * Forward only. With labels, res gets the loss and the correct count; pred,
  * if not NULL, gets each sample's predicted class. Without labels (NULL)
  * pred is required: plain inference.
