@@ -230,7 +230,7 @@ void wsecc_scale_report(FILE *f, const struct wsecc_plan *plan, const struct wse
 		time_text(step, sizeof(step), pt.step_s);
 		time_text(lat, sizeof(lat), pt.latency_s);
 		time_text(bound, sizeof(bound), pt.boundary_s);
-		fprintf(f, "%7u %12llu %11s %16.2f %8.2fx %9.2f%% %6u %10s %11s\n", pt.systems,
+		fprintf(f, "%7u %12llu %11s %16.2f %8.2fx %9.3f%% %6u %10s %11s\n", pt.systems,
 			(unsigned long long)pt.systems * plan->batch, step, pt.samples_per_s,
 			pt.speedup, 100.0 * pt.efficiency, pt.tree_levels, lat, bound);
 	}

@@ -296,6 +296,7 @@ TEST_F(cli, report_prints_the_table)
 		 WSECC " models/fc-mnist --report --svg %s/b.svg --systems 4", self->dir);
 	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "--mode weight_streaming")) TH_LOG("%s", self->out);
+	EXPECT_EQ(NULL, strstr(self->out, "model:")) TH_LOG("refused after the report: %s", self->out);
 
 	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-large --mode weight_streaming --systems 4",
 				 self->out, sizeof(self->out)));

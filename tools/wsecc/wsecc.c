@@ -293,24 +293,25 @@ struct systems_arg {
 	uint32_t count;
 };
 
-/*
- * The report's table across systems, for a weight-streaming plan; a
- * pipelined plan runs on one system, so --systems asked of one is refused.
- */
-static int report_systems(FILE *f, const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
-			  const struct systems_arg *sys)
+/* A pipelined plan runs on one system: --systems asked of one is refused, before any report. */
+static int check_systems(const struct wsecc_plan *plan, const struct systems_arg *sys)
 {
-	if (plan->mode != WSEP_MODE_WEIGHT_STREAMING) {
-		if (sys->list)
-			return usage_error("%s", "--systems: this model compiles layer-pipelined, which runs on one system; the estimate across systems is for weight streaming: add --mode weight_streaming");
-		return 0;
-	}
+	if (sys->list && plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return usage_error("%s", "--systems: this model compiles layer-pipelined, which runs on one system; the estimate across systems is for weight streaming: add --mode weight_streaming");
+	return 0;
+}
+
+/* The report's table across systems, for a weight-streaming plan. */
+static void report_systems(FILE *f, const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
+			   const struct systems_arg *sys)
+{
+	if (plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return;
 	if (sys->list)
 		wsecc_scale_report(f, plan, opt, sys->n, sys->count);
 	else
 		wsecc_scale_report(f, plan, opt, wsecc_scale_default_systems,
 				   wsecc_scale_default_count);
-	return 0;
 }
 
 /* With -o -, the program is standard output: what wsecc says goes to stderr. */
@@ -345,10 +346,11 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 	}
 	print_notes(path, gp->notes, false);
 	if (report) {
-		wsecc_graph_report(chatter(output), gp);
-		ret = report_systems(chatter(output), &gp->plan, &gp->prog->opt, sys);
+		ret = check_systems(&gp->plan, sys);
 		if (ret)
 			goto out;
+		wsecc_graph_report(chatter(output), gp);
+		report_systems(chatter(output), &gp->plan, &gp->prog->opt, sys);
 		if (!svg) {
 			snprintf(path_svg, sizeof(path_svg), "%s.svg", gp->prog->model_name);
 			svg = path_svg;
@@ -544,10 +546,11 @@ int main(int argc, char **argv)
 		weights = plan.mode == WSEP_MODE_PIPELINED;
 
 	if (report) {
-		wsecc_report(chatter(output), &model, &plan);
-		ret = report_systems(chatter(output), &plan, &model.opt, &systems);
+		ret = check_systems(&plan, &systems);
 		if (ret)
 			return ret;
+		wsecc_report(chatter(output), &model, &plan);
+		report_systems(chatter(output), &plan, &model.opt, &systems);
 		if (!svg) {
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;
