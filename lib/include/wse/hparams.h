@@ -2,8 +2,8 @@
 /*
  * wse/hparams.h - one set of hyperparameters for wsecc and wsetrain, read
  * from a params.yaml in Cerebras ModelZoo's shape (library wseparams, on
- * libyaml). Documentation/params.rst is the user's side: every key, its
- * type and which tool uses it.
+ * libyaml). Documentation/wsetrain.rst, "params.yaml", is the user's
+ * side: every key, its type and which tool uses it.
  *
  *   train_input:  data_dir, batch_size, micro_batch_size, shuffle_seed
  *   model:        input, freeze
@@ -138,5 +138,36 @@ int wse_hparams_add_schedule(struct wse_hparams *h, const struct wse_hp_sched_en
  * ran with. 0 or -EIO.
  */
 int wse_hparams_emit(FILE *f, const struct wse_hparams *h);
+
+/*
+ * A params file as command-line options (params_args.c): a tool turns the
+ * keys it takes into its own options, placed before the command line's,
+ * so that its one option parser checks both and the command line wins.
+ */
+#define WSE_HP_ARGS_MAX		160
+
+struct wse_hp_args {
+	int n;
+	char *word[WSE_HP_ARGS_MAX];
+};
+
+/*
+ * The FILE of --params FILE or --params=FILE in @argv (options end at
+ * "--"): NULL if there is none; *@twice is set when it is given again.
+ */
+const char *wse_hparams_option(int argc, char *const argv[], bool *twice);
+
+/* Appends "--OPT" and, unless NULL, its value (copied). -ENOMEM or -E2BIG. */
+int wse_hp_args_add(struct wse_hp_args *a, const char *opt, const char *value);
+int wse_hp_args_u64(struct wse_hp_args *a, const char *opt, uint64_t v);
+int wse_hp_args_num(struct wse_hp_args *a, const char *opt, double v);
+
+/*
+ * argv[0], then @a's words, then argv[1..]: into *@out (NULL-terminated,
+ * its words borrowed from @a and @argv). 0 or -ENOMEM.
+ */
+int wse_hp_args_argv(const struct wse_hp_args *a, int argc, char *const argv[], int *out_argc,
+		     char ***out_argv);
+void wse_hp_args_free(struct wse_hp_args *a);
 
 #endif /* WSE_HPARAMS_H */
