@@ -106,7 +106,7 @@ TEST_F(cli, large_model_streams_and_refuses_pipelined)
 
 	EXPECT_EQ(1, run_cmd_all(WSECC " models/fc-large --wafer 64x64:48K --mode pipelined", self->out,
 			 sizeof(self->out)));
-	EXPECT_NE(NULL, strstr(self->out, "models/fc-large: error: --mode pipelined refused"));
+	EXPECT_NE(NULL, strstr(self->out, "models/fc-large: error: --execution-mode pipelined refused"));
 	EXPECT_NE(NULL, strstr(self->out, "needs 589.76 MB"));
 	EXPECT_NE(NULL, strstr(self->out, "176.16 MB usable"));
 
