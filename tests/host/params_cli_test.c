@@ -109,7 +109,7 @@ TEST_F(cli, fc_mnist_from_the_example)
 	wsep_program_free(p);
 }
 
-/* The CNN: SGD with a momentum is the momentum optimizer; max_steps is the decay's length. */
+/* The CNN: Adam, max_steps the decay's length. */
 TEST_F(cli, cnn_from_the_example)
 {
 	struct wsep_program *p;
@@ -121,9 +121,7 @@ TEST_F(cli, cnn_from_the_example)
 	ASSERT_NE(NULL, p);
 	EXPECT_EQ(64U, p->batch);
 	EXPECT_EQ(WSEP_MODE_PIPELINED, p->mode);
-	EXPECT_EQ(WSEP_OPT_MOMENTUM, p->opt.kind);
-	EXPECT_EQ(0.9, p->opt.momentum);
-	EXPECT_EQ(0.0001, p->opt.weight_decay);
+	EXPECT_EQ(WSEP_OPT_ADAM, p->opt.kind);
 	EXPECT_EQ(0.01, p->opt.lr);
 	EXPECT_EQ(WSEP_LR_WARMUP_COSINE, p->opt.schedule);
 	EXPECT_EQ(20U, p->opt.warmup);
@@ -164,7 +162,32 @@ TEST_F(cli, wsetrain_compiles_with_the_file)
 	ASSERT_NE(NULL, p);
 	EXPECT_EQ(64U, p->batch);
 	EXPECT_EQ(WSEP_MODE_WEIGHT_STREAMING, p->mode);
+	EXPECT_EQ(WSEP_OPT_ADAM, p->opt.kind);
+	wsep_program_free(p);
+}
+
+/* ModelZoo's SGD with a momentum (and nesterov) is wsecc's nesterov. */
+TEST_F(cli, modelzoo_sgd_with_momentum)
+{
+	struct wsep_program *p;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/sgd.yaml", self->dir);
+	write_file(path, "train_input:\n  batch_size: 16\noptimizer:\n  optimizer_type: SGD\n"
+			 "  momentum: 0.8\n  nesterov: true\n  weight_decay: 0.0001\n"
+			 "  learning_rate: 0.05\n");
+	ASSERT_EQ(0, run(_metadata, self->out,
+			 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --params %s -q -o %s/sgd.wsep",
+			 path, self->dir));
+	p = program(_metadata, self->dir, "sgd.wsep");
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(16U, p->batch);
 	EXPECT_EQ(WSEP_OPT_MOMENTUM, p->opt.kind);
+	EXPECT_EQ(1U, p->opt.nesterov);
+	EXPECT_EQ(0.8, p->opt.momentum);
+	EXPECT_EQ(0.0001, p->opt.weight_decay);
+	EXPECT_EQ(0.05, p->opt.lr);
+	EXPECT_EQ(WSEP_LR_CONSTANT, p->opt.schedule);
 	wsep_program_free(p);
 }
 
