@@ -166,6 +166,26 @@ TEST_F(cli, wsetrain_compiles_with_the_file)
 	wsep_program_free(p);
 }
 
+/*
+ * A program compiled for another batch than the file's is refused naming
+ * the key, before a device is looked for or a run directory made.
+ */
+TEST_F(cli, wsetrain_refuses_a_program_of_another_batch)
+{
+	char path[128];
+
+	ASSERT_EQ(0, run(_metadata, self->out,
+			 "build/bin/wsecc tests/corpus/onnx/cnn-tiny.onnx --params models/params/cnn-tiny.yaml --batch 32 -q -o %s/cnn32.wsep",
+			 self->dir));
+	EXPECT_EQ(1, run(_metadata, self->out,
+			 "build/bin/wsetrain %s/cnn32.wsep --params models/params/cnn-tiny.yaml --model_dir %s/run",
+			 self->dir, self->dir));
+	EXPECT_NE(NULL, strstr(self->out, "models/params/cnn-tiny.yaml:8: train_input.batch_size 64: "));
+	EXPECT_NE(NULL, strstr(self->out, "cnn32.wsep was compiled for batches of 32"));
+	snprintf(path, sizeof(path), "%s/run", self->dir);
+	EXPECT_NE(0, access(path, F_OK));
+}
+
 /* ModelZoo's SGD with a momentum (and nesterov) is wsecc's nesterov. */
 TEST_F(cli, modelzoo_sgd_with_momentum)
 {

@@ -55,6 +55,22 @@ static int check_fixed(const struct wsep_program *p, const char *model)
 	return 0;
 }
 
+int train_hparams_check_file(const struct train_opts *o)
+{
+	size_t n = o->model ? strlen(o->model) : 0;
+	struct wsep_program *p;
+	char err[512];
+	int ret;
+
+	if (!train_params_file() || n <= 5 || strcmp(o->model + n - 5, ".wsep"))
+		return 0;
+	if (wsep_read_file(o->model, &p, err, sizeof(err)))
+		return train_fail("%s: %s", o->model, err);
+	ret = check_fixed(p, o->model);
+	wsep_program_free(p);
+	return ret;
+}
+
 /* The learning rate and schedule the run asks for, into @p. */
 static int run_schedule(const struct train_job *j, struct wsep_optimizer *opt)
 {

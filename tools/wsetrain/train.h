@@ -134,6 +134,8 @@ const struct wse_hparams *train_params_file(void);
  */
 struct train_job;
 int train_hparams_apply(struct train_job *j);
+/* Before the device or a run directory: a .wsep against the params file. */
+int train_hparams_check_file(const struct train_opts *o);
 int train_hparams_record(const struct train_job *j, const char *dir);
 
 /* Messages: "wsetrain: ..." on stderr; returns -1. */
