@@ -262,7 +262,8 @@ TEST_F(cli, one_name_per_concept)
 	EXPECT_EQ(5U, p->opt.warmup);
 	EXPECT_EQ(20U, p->opt.total_steps);
 	wsep_program_free(p);
-	EXPECT_EQ(2, run(_metadata, self->out, "build/bin/wsecc models/fc-mnist --warmup 20 --steps 20"));
+	EXPECT_EQ(2, run(_metadata, self->out, "build/bin/wsecc models/fc-mnist --warmup 20 --max_steps 20"));
+	EXPECT_NE(NULL, strstr(self->out, "--steps '20': outside 21.."));
 	/* A schedule's length apart from the run's. */
 	ASSERT_EQ(0, run(_metadata, self->out,
 			 "build/bin/wsecc models/fc-mnist --min-lr 1e-5 --steps 20 --schedule-steps 50 -q -o %s/c.wsep",

@@ -62,7 +62,7 @@ static const char usage_text[] =
 	"  --momentum X        momentum (default 0.9)\n"
 	"  --weight-decay X    L2 decay, decoupled for adamw (default 0; adamw 0.01)\n"
 	"  --warmup N          linear warm-up steps, then cosine decay to --min-lr\n"
-	"  --steps N, --max-steps N\n"
+	"  --steps N, --max-steps N, --max_steps N\n"
 	"                      the optimizer steps the run takes: the decay ends there\n"
 	"  --schedule-steps N  the step the decay ends at instead (default --steps)\n"
 	"  --min-lr X          the cosine's floor (default 0)\n"
@@ -432,6 +432,7 @@ int main(int argc, char **argv)
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "max-steps", required_argument, NULL, OPT_STEPS },
+		{ "max_steps", required_argument, NULL, OPT_STEPS },
 		{ "schedule-steps", required_argument, NULL, OPT_SCHEDULE_STEPS },
 		{ "min-lr", required_argument, NULL, OPT_MIN_LR },
 		{ "seed", required_argument, NULL, OPT_SEED },
