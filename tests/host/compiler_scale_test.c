@@ -262,7 +262,7 @@ TEST_F(cli, report_prints_the_table)
 	int rows;
 
 	snprintf(self->cmd, sizeof(self->cmd),
-		 WSECC " models/fc-large --mode weight_streaming --report --svg %s/a.svg", self->dir);
+		 WSECC " models/fc-large --execution-mode weight_streaming --report --svg %s/a.svg", self->dir);
 	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "mode:   weight streaming"));
 	EXPECT_NE(NULL, strstr(self->out, "estimate:"));	/* the one-system report stays */
@@ -279,7 +279,7 @@ TEST_F(cli, report_prints_the_table)
 	}
 
 	snprintf(self->cmd, sizeof(self->cmd),
-		 WSECC " models/fc-large --mode weight_streaming --report --svg %s/a.svg --systems 3,48",
+		 WSECC " models/fc-large --execution-mode weight_streaming --report --svg %s/a.svg --systems 3,48",
 		 self->dir);
 	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	rows = table_rows(self->out, sys, sps, speedup, eff, 16);
@@ -295,14 +295,14 @@ TEST_F(cli, report_prints_the_table)
 	snprintf(self->cmd, sizeof(self->cmd),
 		 WSECC " models/fc-mnist --report --svg %s/b.svg --systems 4", self->dir);
 	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
-	EXPECT_NE(NULL, strstr(self->out, "--mode weight_streaming")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "--execution-mode weight_streaming")) TH_LOG("%s", self->out);
 	EXPECT_EQ(NULL, strstr(self->out, "model:")) TH_LOG("refused after the report: %s", self->out);
 
-	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-large --mode weight_streaming --systems 4",
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-large --execution-mode weight_streaming --systems 4",
 				 self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "--systems needs --report")) TH_LOG("%s", self->out);
 	snprintf(self->cmd, sizeof(self->cmd),
-		 WSECC " models/fc-large --mode weight_streaming --report --svg %s/a.svg --systems 1,500",
+		 WSECC " models/fc-large --execution-mode weight_streaming --report --svg %s/a.svg --systems 1,500",
 		 self->dir);
 	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "1..192")) TH_LOG("%s", self->out);
