@@ -50,6 +50,9 @@ static const char usage_text[] =
 	"                      a device or FIFO is written to, never replaced)\n"
 	"  --report            print the placement and estimate report and write an SVG\n"
 	"  --svg FILE          where --report writes the SVG (default MODEL_NAME.svg)\n"
+	"  --systems LIST      the system counts --report estimates a weight-streaming\n"
+	"                      program on, data-parallel at its batch per system\n"
+	"                      (default 1,2,4,8,16,32,64,128,192; each 1..192)\n"
 	"  --weights           include initial weights (default for pipelined)\n"
 	"  --no-weights        leave them out (default for weight streaming: MemoryX\n"
 	"                      makes them from the seed); ONNX: compile from the\n"
@@ -341,6 +344,34 @@ static int write_svg(const struct wsecc_plan *plan, const char *path)
 	return 0;
 }
 
+/* --systems: the system counts of the report's table across systems. */
+struct systems_arg {
+	const char *list;	/* NULL: the default counts */
+	uint32_t n[WSECC_SCALE_MAX_POINTS];
+	uint32_t count;
+};
+
+/* A pipelined plan runs on one system: --systems asked of one is refused, before any report. */
+static int check_systems(const struct wsecc_plan *plan, const struct systems_arg *sys)
+{
+	if (sys->list && plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return usage_error("%s", "--systems: this model compiles layer-pipelined, which runs on one system; the estimate across systems is for weight streaming: add --execution-mode weight_streaming");
+	return 0;
+}
+
+/* The report's table across systems, for a weight-streaming plan. */
+static void report_systems(FILE *f, const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
+			   const struct systems_arg *sys)
+{
+	if (plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return;
+	if (sys->list)
+		wsecc_scale_report(f, plan, opt, sys->n, sys->count);
+	else
+		wsecc_scale_report(f, plan, opt, wsecc_scale_default_systems,
+				   wsecc_scale_default_count);
+}
+
 /* With -o -, the program is standard output: what wsecc says goes to stderr. */
 static FILE *chatter(const char *output)
 {
@@ -351,7 +382,7 @@ static FILE *chatter(const char *output)
 static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 			const struct train_args *t, const struct freeze_args *fz,
 			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
-			const char *svg, const char *output, int quiet)
+			const char *svg, const struct systems_arg *sys, const char *output, int quiet)
 {
 	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
 					 .seed = 1, .no_weights = no_weights,
@@ -373,7 +404,11 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 	}
 	print_notes(path, gp->notes, false);
 	if (report) {
+		ret = check_systems(&gp->plan, sys);
+		if (ret)
+			goto out;
 		wsecc_graph_report(chatter(output), gp);
+		report_systems(chatter(output), &gp->plan, &gp->prog->opt, sys);
 		if (!svg) {
 			snprintf(path_svg, sizeof(path_svg), "%s.svg", gp->prog->model_name);
 			svg = path_svg;
@@ -410,7 +445,7 @@ int main(int argc, char **argv)
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
 	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE, OPT_PARAMS,
-	       OPT_SCHEDULE_STEPS };
+	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "execution-mode", required_argument, NULL, OPT_MODE },
@@ -423,6 +458,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "report", no_argument, NULL, OPT_REPORT },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "systems", required_argument, NULL, OPT_SYSTEMS },
 		{ "weights", no_argument, NULL, OPT_WEIGHTS },
 		{ "no-weights", no_argument, NULL, OPT_NO_WEIGHTS },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
@@ -455,6 +491,7 @@ int main(int argc, char **argv)
 	char msg[256], path[WSEP_NAME_MAX + 8];
 	struct train_args train = { 0 };
 	struct freeze_args freeze = { 0 };
+	struct systems_arg systems = { 0 };
 	bool train_given = false;
 	bool onnx;
 	int ret;
@@ -479,6 +516,7 @@ int main(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case OPT_REPORT: report = 1; break;
 		case OPT_SVG: svg = optarg; break;
+		case OPT_SYSTEMS: systems.list = optarg; break;
 		case OPT_WEIGHTS: weights = 1; break;
 		case OPT_NO_WEIGHTS: weights = 0; break;
 		case OPT_OPTIMIZER: train.optimizer = optarg; train_given = true; break;
@@ -510,6 +548,15 @@ int main(int argc, char **argv)
 							: "expected exactly one MODEL file");
 	if (svg && !report)
 		return usage_error("%s", "--svg needs --report");
+	if (systems.list && !report)
+		return usage_error("%s", "--systems needs --report (it sets the report's table across systems)");
+	if (systems.list) {
+		int n = wsecc_scale_parse(systems.list, systems.n, msg, sizeof(msg));
+
+		if (n < 0)
+			return usage_error("--systems: %s", msg);
+		systems.count = (uint32_t)n;
+	}
 	if (validate && (compile || report || output))
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
 	if (micro_arg && wse_opt_u64("wsecc", "--micro-batch", micro_arg, 1, WSEP_MAX_BATCH,
@@ -534,7 +581,7 @@ int main(int argc, char **argv)
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
 		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, &train, &freeze,
-				    wafer_spec, mode, weights == 0, report, svg,
+				    wafer_spec, mode, weights == 0, report, svg, &systems,
 				    compile || output || !report ? output : NULL, quiet);
 	}
 	if (train.input || freeze.n)
@@ -578,7 +625,11 @@ int main(int argc, char **argv)
 		weights = plan.mode == WSEP_MODE_PIPELINED;
 
 	if (report) {
+		ret = check_systems(&plan, &systems);
+		if (ret)
+			return ret;
 		wsecc_report(chatter(output), &model, &plan);
+		report_systems(chatter(output), &plan, &model.opt, &systems);
 		if (!svg) {
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;
