@@ -115,7 +115,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 			continue;
 		/* Shapes, split sizes, ratios: folded into the attributes. */
 		size_t n_in = n->op == ENGINE_OP_RESHAPE || n->op == ENGINE_OP_SPLIT ||
-			      n->op == ENGINE_OP_DROPOUT ? 1 : n->n_in;
+			      n->op == ENGINE_OP_DROPOUT || n->op == ENGINE_OP_SLICE ? 1 : n->n_in;
 
 		if (n_in > ENGINE_GRAPH_MAX_IO || n->n_out > ENGINE_GRAPH_MAX_IO)
 			return wsecc_fail(err, g->file, 0, 0, "node %s: too many inputs or outputs", n->name);
