@@ -430,6 +430,31 @@ static int op_pending(struct octx *c, size_t i, size_t n_in)
 }
 
 /*
+ * Where on activations: where_f32, when the condition is a constant (a
+ * folded mask). A causal attention's Where is fused into the attention
+ * afterwards; the kernel takes the condition as floats.
+ */
+static int op_where(struct octx *c, size_t i)
+{
+	struct wsecc_tensor *cond;
+
+	if (op_pending(c, i, 3) || c->g->nodes[i].state != WSECC_NODE_PENDING)
+		return 0;
+	cond = IN(c, i, 0);
+	if (cond->dtype != WSECC_DT_BOOL)
+		return wsecc_refuse(c->g, i, WSECC_WHY_DTYPE, "the condition is %s, not bool",
+				    wsecc_dtype_name(cond->dtype));
+	if (need_f32(c, i, 1) || need_f32(c, i, 2))
+		return 0;
+	if (cond->kind != WSECC_T_CONST || !cond->data)
+		return wsecc_refuse(c->g, i, WSECC_WHY_OP,
+				    "the condition '%s' is computed at run time (only a constant condition is supported)",
+				    cond->name);
+	wsecc_map(c->g, i, ENGINE_OP_WHERE, "where_f32");
+	return 0;
+}
+
+/*
  * ReduceMean, shape only: it runs inside a fused RMSNorm. The axes come as
  * the attribute (opset < 18) or the second input; the one reduced axis is
  * kept in attrs.axis for the fusion to check.
@@ -1128,6 +1153,6 @@ int onnx_infer(struct octx *c, size_t i)
 	if (!strcmp(op, "Pow"))
 		return op_pending(c, i, 2);
 	if (!strcmp(op, "Where"))
-		return op_pending(c, i, 3);
+		return op_where(c, i);
 	return wsecc_refuse(c->g, i, WSECC_WHY_OP, "no kernel for %s", op);
 }

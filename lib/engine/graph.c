@@ -27,6 +27,7 @@ static const char *const op_names[ENGINE_OP_COUNT] = {
 	[ENGINE_OP_RESHAPE] = "reshape",     [ENGINE_OP_BATCHNORM] = "batchnorm",
 	[ENGINE_OP_RMSNORM] = "rmsnorm",     [ENGINE_OP_ROTARY] = "rotary",
 	[ENGINE_OP_CONCAT] = "concat",	     [ENGINE_OP_SLICE] = "slice",
+	[ENGINE_OP_WHERE] = "where",
 };
 
 int engine_graph_create(struct engine_graph **g)
@@ -623,6 +624,27 @@ static int prep_slice(struct engine_graph *g, size_t idx)
 	return want_out(g, idx, 0, x->rank, y);
 }
 
+/* The three operands broadcast to y; the condition is a constant. */
+static int prep_where(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *o = &g->v[nd->out[0]];
+	struct engine_where *p = &nd->k.wh;
+
+	if (in_v(g, nd, 0)->kind != ENGINE_VAL_CONST)
+		return bad(g, idx, "the condition must be a constant");
+	memset(p, 0, sizeof(*p));
+	for (size_t k = 0; k < 3; k++) {
+		p->rank[k] = in_v(g, nd, k)->rank;
+		memcpy(p->dims[k], in_v(g, nd, k)->dims, sizeof(p->dims[k]));
+	}
+	p->y_rank = o->rank;
+	memcpy(p->y_dims, o->dims, sizeof(p->y_dims));
+	if (o->dtype != ENGINE_DT_F32 || engine_where_setup(p))
+		return bad(g, idx, "the condition, a and b must broadcast to the output's shape");
+	return 0;
+}
+
 static int prep_batchnorm(struct engine_graph *g, size_t idx)
 {
 	struct gnode *nd = &g->n[idx];
@@ -697,6 +719,8 @@ static int prep_node(struct engine_graph *g, size_t idx)
 		return want_io(g, idx, 1, ENGINE_GRAPH_MAX_IO, 1) ?: prep_concat(g, idx);
 	case ENGINE_OP_SLICE:
 		return want_io(g, idx, 1, 1, 1) ?: prep_slice(g, idx);
+	case ENGINE_OP_WHERE:
+		return want_io(g, idx, 3, 3, 1) ?: prep_where(g, idx);
 	case ENGINE_OP_DROPOUT:
 		if (nd->n_out > 2)
 			return bad(g, idx, "at most 2 outputs (y, mask)");

@@ -150,6 +150,8 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 			xs[i] = F(IN(g, nd, i));
 		return engine_concat(xs, nd->outer, nd->inner, nd->sizes, nd->n_in, y);
 	}
+	case ENGINE_OP_WHERE:
+		return engine_where_forward(&nd->k.wh, F(x), F(i1), F(i2), y);
 	case ENGINE_OP_SLICE:
 		return engine_slice_forward(F(x), nd->outer, nd->len, nd->inner, nd->a.start,
 					    OUT(g, nd, 0)->dims[nd->a.axis], y);
@@ -391,6 +393,9 @@ static int backward_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_RESHAPE:
 		memcpy(t[0], dy, x->n * sizeof(float));
 		err = 0;
+		break;
+	case ENGINE_OP_WHERE:
+		err = engine_where_backward(&nd->k.wh, F(x), dy, t[1], t[2]);
 		break;
 	case ENGINE_OP_SLICE:
 		err = engine_slice_backward(dy, nd->outer, nd->len, nd->inner, nd->a.start,

@@ -33,6 +33,7 @@ struct gnode {
 		struct engine_attention att;
 		struct engine_rotary rot;
 		struct engine_batchnorm bn;
+		struct engine_where wh;
 	} k;
 	/* layernorm (outer rows x inner cols), softmax, gather, split, concat, slice */
 	size_t outer, len, inner;

@@ -26,6 +26,7 @@ static const enum engine_op ops[] = {
 	[WSEP_OP_RESHAPE] = ENGINE_OP_RESHAPE,	   [WSEP_OP_BATCHNORM] = ENGINE_OP_BATCHNORM,
 	[WSEP_OP_RMSNORM] = ENGINE_OP_RMSNORM,	   [WSEP_OP_ROTARY] = ENGINE_OP_ROTARY,
 	[WSEP_OP_CONCAT] = ENGINE_OP_CONCAT,	   [WSEP_OP_SLICE] = ENGINE_OP_SLICE,
+	[WSEP_OP_WHERE] = ENGINE_OP_WHERE,
 };
 
 static const enum engine_binary_kind binaries[] = {

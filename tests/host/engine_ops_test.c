@@ -1001,6 +1001,46 @@ TEST(transpose_split_concat_round_trips)
 	EXPECT_EQ(-EINVAL, engine_transpose(x, dims, 4, bad, t));
 }
 
+/* where: cond [3][1] (rows 0 and 2 true), a [3][4], b [4] broadcast to [3][4]. */
+static const float where_cond[3] = { 1.0f, 0.0f, 1.0f };
+static const struct engine_where where_p = {
+	.rank = { 2, 2, 1 }, .dims = { { 3, 1 }, { 3, 4 }, { 4 } }, .y_rank = 2, .y_dims = { 3, 4 },
+};
+
+static int where_fwd(struct fd *f, float *y)
+{
+	return engine_where_forward(&where_p, where_cond, f->in[0], f->in[1], y);
+}
+
+static int where_bwd(struct fd *f, const float *dy, float **d)
+{
+	return engine_where_backward(&where_p, where_cond, dy, d[0], d[1]);
+}
+
+TEST(where_selects_broadcast_operands_and_splits_the_gradient)
+{
+	struct engine_rng rng;
+	struct fd f = { .n_in = 2, .y_n = 12, .fwd = where_fwd, .bwd = where_bwd };
+	struct engine_where bad = where_p;
+	float y[12];
+
+	engine_rng_seed(&rng, 24);
+	f.in_n[0] = 12;
+	f.in_n[1] = 4;
+	f.in[0] = randoms(&rng, 12, -1.0f, 1.0f);
+	f.in[1] = randoms(&rng, 4, -1.0f, 1.0f);
+	ASSERT_EQ(0, engine_where_setup((struct engine_where *)&where_p));
+	ASSERT_EQ(0, where_fwd(&f, y));
+	for (int r = 0; r < 3; r++)
+		for (int j = 0; j < 4; j++)
+			ASSERT_EQ(r == 1 ? f.in[1][j] : f.in[0][r * 4 + j], y[r * 4 + j]);
+	/* b's gradient sums row 1's only; a's is dy on rows 0 and 2. */
+	fd_check(_metadata, &f, 1400);
+	bad.dims[2][0] = 3;
+	EXPECT_EQ(-EINVAL, engine_where_setup(&bad));
+	fd_free(&f);
+}
+
 /* x [6][4][5] sliced along the middle axis, [1, 3): its rows 1 and 2. */
 static int slice_fwd(struct fd *f, float *y)
 {

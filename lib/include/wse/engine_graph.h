@@ -65,6 +65,7 @@ enum engine_op {
 	ENGINE_OP_ROTARY,	/* x [batch, seq, width], cos, sin (constants [seq, head width]) -> y */
 	ENGINE_OP_CONCAT,	/* x0, x1, ... -> y, along the axis */
 	ENGINE_OP_SLICE,	/* x -> y = x[start:start + y's length] along the axis */
+	ENGINE_OP_WHERE,	/* cond (a constant, 1 or 0), a, b -> y = cond ? a : b */
 	ENGINE_OP_COUNT,
 };
 

@@ -285,6 +285,24 @@ int engine_slice_forward(const float *x, size_t outer, size_t len, size_t inner,
 int engine_slice_backward(const float *dy, size_t outer, size_t len, size_t inner, size_t start,
 			  size_t count, float *dx);
 
+/* --- where (where.c) -----------------------------------------------------------
+ * y = cond ? a : b per element, the three operands (0: cond, 1: a, 2: b)
+ * broadcast to y numpy's way. The condition is floats, true where not 0; it
+ * gets no gradient. Backward: da = dy where cond, db = dy elsewhere, each
+ * summed over its operand's broadcast dimensions (NULL: not wanted).
+ */
+struct engine_where {
+	size_t rank[3], dims[3][ENGINE_MAX_RANK];
+	size_t y_rank, y_dims[ENGINE_MAX_RANK];
+};
+
+/* Checks that the operands broadcast to y's shape (set by the caller). */
+int engine_where_setup(struct engine_where *p);
+int engine_where_forward(const struct engine_where *p, const float *cond, const float *a,
+			 const float *b, float *y);
+int engine_where_backward(const struct engine_where *p, const float *cond, const float *dy,
+			  float *da, float *db);
+
 /* --- token-level softmax cross-entropy (xent_tokens.c) ---------------------------
  * logits[n][classes], labels[n] in [0, classes) or ENGINE_XENT_IGNORE: mean
  * loss over the rows not ignored (summed in double; 0 when all are) and the

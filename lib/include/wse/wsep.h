@@ -315,8 +315,9 @@ enum wsep_op {
 	WSEP_OP_ROTARY,		/* x, cos, sin -> y */
 	WSEP_OP_CONCAT,		/* x0, x1, ... -> y */
 	WSEP_OP_SLICE,		/* x -> y */
+	WSEP_OP_WHERE,		/* cond, a, b -> y */
 };
-#define WSEP_OP_COUNT	WSEP_OP_SLICE
+#define WSEP_OP_COUNT	WSEP_OP_WHERE
 
 enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
 enum wsep_act_fn {
