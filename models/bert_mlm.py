@@ -19,6 +19,11 @@ VOCAB]. The vocabulary is models/gpt_data.py's 96 characters and two
 more: MASK_ID, the [MASK] token, and PAD_ID, padding. The masked-LM loss
 is the token cross-entropy over the masked positions only: every other
 label is IGNORE (-100, F.cross_entropy's ignore_index).
+
+models/compare_bert.py trains it here and with wse-graphtrain --mlm (the
+engine's graph executor, the mask fed as the second input) and compares.
+A graph program takes one input, so wsecc does not compile it for the
+device yet.
 """
 import argparse
 import math
