@@ -106,6 +106,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 		double weights_in = (double)lp->params * (st->weight_bytes > 0 ? st->weight_bytes : 4.0) / io;
 		double f1, b1, f2 = 0, b2 = 0, fwd, bwd;
 
+		lp->fwd_compute = lp->est.fwd_cycles;
 		micro_cycles(lp, lp->est.fwd_cycles, weights_in, mb, &f1, &b1);
 		if (rest)
 			micro_cycles(lp, lp->est.fwd_cycles, weights_in, rest, &f2, &b2);
