@@ -48,7 +48,7 @@ double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i);
 #define WSECC_FP16_STREAMING_REFUSED \
 	"--precision fp16 needs loss scaling, which skips a step whose gradients overflow; " \
 	"weight streaming updates each layer in MemoryX as its gradient arrives, so it cannot: " \
-	"use --precision bf16 (no loss scaling needed), or --mode pipelined"
+	"use --precision bf16 (no loss scaling needed), or --execution-mode pipelined"
 
 /*
  * What placement, weight streaming and the mode choice need of a network,
