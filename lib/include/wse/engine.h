@@ -18,12 +18,14 @@
  *               hyperparameter, a layer stack call out of order
  *   -EOVERFLOW  a dimension too large for the BLAS interface (int)
  *   -EDOM       a label not smaller than the number of classes
- *   -ENOMEM     out of memory (only the create functions allocate)
+ *   -ENOMEM     out of memory (only the create functions allocate, and a
+ *               matrix product in fp16 or bf16: its rounded inputs)
  * engine_strerror() turns them into a sentence. Outputs are left untouched
  * when a function fails.
  *
  * Threads: the functions keep no global state and may run concurrently on
- * different data; the OpenBLAS thread count (engine_set_threads) is global.
+ * different data; the OpenBLAS thread count (engine_set_threads) is global,
+ * the compute precision (engine_set_precision) per thread.
  */
 #ifndef WSE_ENGINE_H
 #define WSE_ENGINE_H
