@@ -4,6 +4,7 @@
  * SVG, and the programs it writes. Runs build/bin/wsecc from the
  * repository root (as make check does).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,18 @@ TEST_F(cli, precision_recorded_shown_and_refused)
 	EXPECT_EQ(WSEP_FEATURE_PRECISION, p->features & WSEP_FEATURE_PRECISION);
 	EXPECT_EQ(4, p->version_minor);
 	wsep_program_free(p);
+	/* A reader without the feature refuses it rather than train in fp32. */
+	{
+		size_t len;
+		void *buf = test_read_file(path, &len);
+
+		ASSERT_NE(NULL, buf);
+		EXPECT_EQ(-EINVAL, wsep_read_features(buf, len, WSEP_FEATURES_KNOWN &
+						      ~WSEP_FEATURE_PRECISION, &p, err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, "needs 16-bit compute (fp16 or bf16) (feature 0x8)"))
+			TH_LOG("%s", err);
+		free(buf);
+	}
 	/* An fp32 program announces no precision feature: older readers take it. */
 	snprintf(self->cmd, sizeof(self->cmd),
 		 WSECC " models/fc-mnist --wafer 32x32:48K -q -o %s", path);
