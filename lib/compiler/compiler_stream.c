@@ -96,6 +96,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 	}
 	per_pe = (acts + pes - 1) / pes + STREAM_BUFFER_BYTES;
 	plan->micro_batch = mb;
+	plan->weight_bytes = st->weight_bytes > 0 ? st->weight_bytes : 4.0;
 
 	plan->summary.active_pes = 0;
 	plan->summary.sram_bytes = per_pe * pes;

@@ -207,6 +207,8 @@ struct wsecc_layer_plan {
  * @in_flight: pipelined, per stage, the samples whose activations it holds
  *	between their forward and backward passes (the pipeline depth times
  *	@micro_batch, at most the batch); weight streaming, @micro_batch
+ * @weight_bytes: weight streaming, the bytes a weight or gradient takes on
+ *	the wire (4, 2 in fp16 or bf16)
  */
 struct wsecc_plan {
 	struct wse_wafer wafer;
@@ -226,6 +228,7 @@ struct wsecc_plan {
 	struct wsep_summary summary;
 	double host_io_samples_per_s;
 	double total_flops_per_sample;
+	double weight_bytes;
 };
 
 /*
