@@ -95,11 +95,13 @@ static void wsecc_report_recompute(FILE *f, const struct wsecc_plan *plan)
 	wsecc_bytes(whole, sizeof(whole), (double)plan->act_full_per_pe);
 	if (plan->recompute)
 		fprintf(f, "recompute:   on: each stage but the last keeps only its input and runs its\n"
-			   "             forward pass again before its backward; activations %s per PE\n"
-			   "             (the stages' inputs and one stage's whole), %s without\n",
+			   "             forward pass again before its backward; a micro-batch's\n"
+			   "             activations %s per PE (the stages' inputs and one stage's\n"
+			   "             whole), %s with every stage's kept\n",
 			held, whole);
 	else
-		fprintf(f, "recompute:   off: every stage's activations kept, %s per PE\n", held);
+		fprintf(f, "recompute:   off: every stage's activations kept, %s per PE a micro-batch\n",
+			held);
 }
 
 /* The micro-batch, and pipelined the depth: how many samples each stage holds. */
