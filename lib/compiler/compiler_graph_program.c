@@ -582,6 +582,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 		.ctx = &us, .file = b->path, .name = p->model_name,
 		.opt_name = wsep_optimizer_name(p->opt.kind), .n = p->num_layers, .batch = p->batch,
 		.micro_batch = b->o->micro_batch, .recompute = b->o->recompute,
+		.can_recompute = true,
 		.host_bytes = p->input_dim * (p->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) +
 			      8.0 * p->graph->rows + 4.0,
 		.cost = unit_cost, .rows = unit_rows, .cols = unit_cols, .describe = unit_describe,

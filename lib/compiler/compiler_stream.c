@@ -107,14 +107,14 @@ static void per_sample_bytes(const struct wsecc_stages *st, const struct wsecc_p
 /*
  * Whether to recompute: as asked, or (auto) when the micro-batch asked
  * for, or a single sample, does not fit with every activation kept.
- * Never for one stage: it has nothing to recompute.
+ * Never for dense layers or one stage: nothing to recompute.
  */
 static bool want_recompute(const struct wsecc_stages *st, uint64_t full, uint64_t kept,
 			   uint64_t room)
 {
 	uint64_t fit = full ? room / full : WSEP_MAX_BATCH;
 
-	if (st->n < 2 || st->recompute == WSECC_RECOMPUTE_OFF)
+	if (!st->can_recompute || st->n < 2 || st->recompute == WSECC_RECOMPUTE_OFF)
 		return false;
 	if (st->recompute == WSECC_RECOMPUTE_ON)
 		return true;
@@ -140,10 +140,9 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 	if (plan->recompute) {
 		wsecc_bytes(b, sizeof(b), (double)((full + pes - 1) / pes + STREAM_BUFFER_BYTES));
 		snprintf(how, sizeof(how),
-			 " and recompute (the stages' inputs and one stage's activations; all of them would need %s)",
+			 " and recompute (the stages' inputs and one stage's activations; all of them would need %s per PE)",
 			 b);
-	} else if (st->recompute == WSECC_RECOMPUTE_OFF && st->n > 1 && kept < full &&
-		   kept <= room) {
+	} else if (st->can_recompute && st->n > 1 && kept < full && kept <= room) {
 		wsecc_bytes(a, sizeof(a), (double)((kept + pes - 1) / pes + STREAM_BUFFER_BYTES));
 		snprintf(how, sizeof(how), " without recompute (with it a sample needs %s per PE)", a);
 	}
