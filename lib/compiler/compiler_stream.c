@@ -131,20 +131,21 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 	uint64_t usable = w->sram_per_pe - wsecc_reserve_per_pe(w), per_pe;
 	uint64_t room = usable > STREAM_BUFFER_BYTES ? (usable - STREAM_BUFFER_BYTES) * pes : 0;
 	uint32_t mb, full_count, rest, count;
-	char how[160] = "", a[32], b[32];
+	char how[160] = "", one[32];
 
 	for (uint32_t i = 0; i < st->n; i++)
 		st->cost(st->ctx, i, w, w->height, w->width, 1, &plan->layers[i]);
 	per_sample_bytes(st, plan, &full, &kept);
 	plan->recompute = want_recompute(st, full, kept, room);
 	if (plan->recompute) {
-		wsecc_bytes(b, sizeof(b), (double)((full + pes - 1) / pes + STREAM_BUFFER_BYTES));
+		wsecc_bytes(one, sizeof(one), (double)((full + pes - 1) / pes + STREAM_BUFFER_BYTES));
 		snprintf(how, sizeof(how),
 			 " and recompute (the stages' inputs and one stage's activations; all of them would need %s per PE)",
-			 b);
+			 one);
 	} else if (st->can_recompute && st->n > 1 && kept < full && kept <= room) {
-		wsecc_bytes(a, sizeof(a), (double)((kept + pes - 1) / pes + STREAM_BUFFER_BYTES));
-		snprintf(how, sizeof(how), " without recompute (with it a sample needs %s per PE)", a);
+		wsecc_bytes(one, sizeof(one), (double)((kept + pes - 1) / pes + STREAM_BUFFER_BYTES));
+		snprintf(how, sizeof(how), " without recompute (with it a sample needs %s per PE)",
+			 one);
 	}
 	mb = choose_micro_batch(st, w, plan->recompute ? kept : full, pes, usable, how,
 				&plan->micro_batch_fit, err);
