@@ -318,6 +318,10 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		return EXIT_REFUSED;
 	}
 	print_notes(path, gp->notes, false);
+	if (recompute == WSECC_RECOMPUTE_ON && gp->plan.mode == WSEP_MODE_PIPELINED)
+		fprintf(stderr,
+			"%s: note: --recompute on is for weight streaming; the model fits layer-pipelined, which runs without it (add --mode weight_streaming to recompute)\n",
+			path);
 	if (report) {
 		wsecc_graph_report(chatter(output), gp);
 		if (!svg) {
