@@ -77,6 +77,8 @@ struct fwd_program {
 	uint64_t est_cycles_per_step;
 	struct engine_shape shape;
 	struct engine_optim opt;
+	/* The learning rate step by step (layer programs; graphs keep their own). */
+	struct engine_lr_schedule sched;
 	/* A step's batch is cut into micro-batches of micro_size samples (the
 	 * last may be shorter), each with its own workspace so that pipeline
 	 * stages can hold different ones at once: micro_max workspaces of

@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wse/engine_wsep.h"
 #include "fwd_graph.h"
 #include "fwd_log.h"
 #include "fwd_pipeline.h"
@@ -470,9 +471,13 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		engine_vec_add(dw, rw, (size_t)l->in * l->out);
 		engine_vec_add(db, rb, l->out);
 		return 0;
-	case TASK_U:
+	case TASK_U: {
+		/* The program's schedule, as a graph program's and MemoryX's follow it. */
+		struct engine_optim o = engine_optim_at(&p->opt, &p->sched, step->t);
+
 		*what = "the optimizer update";
-		return engine_params_update_layer(p->params, &p->opt, step->t, t->k);
+		return engine_params_update_layer(p->params, &o, step->t, t->k);
+	}
 	case TASK_NONE:
 		break;
 	}

@@ -196,6 +196,8 @@ static uint32_t build_layers(struct fwd_exec *x, struct fwd_program *p, char *te
 		err = engine_optim_from_wsep(&prog->opt, &p->opt);
 	if (!err)
 		err = engine_optim_check(&p->opt);
+	if (!err)
+		err = engine_lr_from_wsep(&prog->opt, &p->sched);
 	if (err) {
 		snprintf(text, len, "the engine refuses the program: %s", engine_strerror(err));
 		return WSE_LINK_E_INVAL;

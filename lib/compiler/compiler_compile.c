@@ -91,7 +91,7 @@ int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
 		if (plan->mem.total > plan->mem.usable) {
 			if (mode == WSECC_MODE_PIPELINED)
 				return wsecc_fail(err, st->file, 0, 0,
-						  "--mode pipelined refused: %s needs %s of SRAM to run layer-pipelined, but the %s wafer has %s. Use --mode weight_streaming (or auto), or a larger --wafer",
+						  "--execution-mode pipelined refused: %s needs %s of SRAM to run layer-pipelined, but the %s wafer has %s. Use --execution-mode weight_streaming (or auto), or a larger --wafer",
 						  st->name, need, w->name, have);
 			snprintf(plan->mode_note, sizeof(plan->mode_note),
 				 "auto: layer-pipelined would need %.200s, the wafer has %.150s", need,
@@ -99,17 +99,17 @@ int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
 		} else if (wsecc_place_pipelined(&piped, plan, &why) == 0) {
 			plan->mode = WSEP_MODE_PIPELINED;
 			snprintf(plan->mode_note, sizeof(plan->mode_note), "%s: fits, needs %.200s of %.150s",
-				 mode == WSECC_MODE_AUTO ? "auto" : "--mode pipelined", need, have);
+				 mode == WSECC_MODE_AUTO ? "auto" : "--execution-mode pipelined", need, have);
 			goto done;
 		} else if (mode == WSECC_MODE_PIPELINED) {
 			return wsecc_fail(err, why.file, why.line, why.col,
-					  "--mode pipelined refused: %.380s. Use --mode weight_streaming (or auto), or a larger --wafer",
+					  "--execution-mode pipelined refused: %.380s. Use --execution-mode weight_streaming (or auto), or a larger --wafer",
 					  why.msg);
 		} else {
 			snprintf(plan->mode_note, sizeof(plan->mode_note), "auto: %.400s", why.msg);
 		}
 	} else {
-		snprintf(plan->mode_note, sizeof(plan->mode_note), "--mode weight_streaming");
+		snprintf(plan->mode_note, sizeof(plan->mode_note), "--execution-mode weight_streaming");
 	}
 
 	memset(plan->layers, 0, sizeof(plan->layers));

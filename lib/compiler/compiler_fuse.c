@@ -3,7 +3,8 @@
  * Pattern fusion: exporters spell some ops as several primitive nodes.
  * torch.onnx.export (opset < 20) writes GELU as x * 0.5 * (1 + erf(x /
  * sqrt 2)) and causal self-attention as reshapes and transposes around
- * MatMul, a scale, a Where over a constant triangular mask, Softmax and a
+ * MatMul, a scale, a Where over a constant triangular mask (or BERT's
+ * additive key padding mask, computed from an input), Softmax and a
  * second MatMul; LLaMA's RMSNorm as Pow, ReduceMean, Add, Sqrt, Div and
  * Mul, SiLU as Sigmoid times its input, and the rotary embedding of q and
  * k as Slices, Neg, Concat, Muls by cos and sin tables and an Add. These
@@ -457,9 +458,21 @@ static bool causal_add(const struct wsecc_tensor *m, int64_t t)
 	return true;
 }
 
+/*
+ * A key padding mask made additive (BERT's (1 - mask[:, None, None, :]) *
+ * -10000, computed from a graph input): a float [batch, 1, 1, T] that is
+ * not a constant, added to every head's and query's scores.
+ */
+static bool key_mask_add(const struct wsecc_tensor *m, const struct wsecc_tensor *scores)
+{
+	return (m->kind == WSECC_T_INPUT || m->kind == WSECC_T_VALUE) && m->dtype == WSECC_DT_F32 &&
+	       m->rank == 4 && m->dims[0] == scores->dims[0] && m->dims[1] == 1 && m->dims[2] == 1 &&
+	       m->dims[3] == scores->dims[3];
+}
+
 static void fuse_attention(struct wsecc_graph *g, int sm)
 {
-	int nodes[16], q, k, v, hq, hk, hv, mm1, scores, cur, pv, tr, rs, kt;
+	int nodes[16], q, k, v, hq, hk, hv, mm1, scores, cur, pv, tr, rs, kt, key_mask = -1;
 	struct rotary rq, rk;
 	size_t nn = 0;
 	bool causal = false;
@@ -497,7 +510,12 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 				causal = true;
 				scores = a->in[1 - s];
 			}
-		if (!causal)
+		for (int s = 0; s < 2 && !causal && key_mask < 0; s++)
+			if (key_mask_add(&g->tensors[a->in[s]], so)) {
+				key_mask = a->in[s];
+				scores = a->in[1 - s];
+			}
+		if (!causal && key_mask < 0)
 			return;
 		nodes[nn++] = cur;
 		cur = producer(g, scores);
@@ -585,9 +603,9 @@ static void fuse_attention(struct wsecc_graph *g, int sm)
 		return;
 	if (rk.add >= 0 && (k = apply_rotary(g, &rk)) < 0)
 		return;
-	const int in[3] = { q, k, v };
+	const int in[4] = { q, k, v, key_mask };
 
-	if (!become(g, rs, in, 3, ENGINE_OP_ATTENTION, "attention_f32"))
+	if (!become(g, rs, in, key_mask >= 0 ? 4 : 3, ENGINE_OP_ATTENTION, "attention_f32"))
 		return;
 	g->nodes[rs].attrs.heads = (size_t)hq;
 	g->nodes[rs].attrs.scale = (float)scale;

@@ -15,6 +15,7 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 		     bool param_data, struct wsecc_error *err)
 {
 	const void *data = NULL;
+	float *as_float = NULL;
 	const struct wsecc_tensor *x = &g->tensors[t];
 	size_t dims[WSECC_MAX_RANK];
 	enum engine_dtype dt;
@@ -32,6 +33,17 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 		break;
 	case WSECC_DT_I64:
 		dt = ENGINE_DT_I64;
+		break;
+	case WSECC_DT_BOOL:	/* a Where's constant condition: 1 and 0 as floats */
+		if (x->kind != WSECC_T_CONST || !x->data)
+			return wsecc_fail(err, g->file, 0, 0, "tensor '%s' of bool is not a constant",
+					  x->name);
+		dt = ENGINE_DT_F32;
+		as_float = malloc(wsecc_tensor_numel(x) * sizeof(float) + 1);
+		if (!as_float)
+			return wsecc_fail(err, g->file, 0, 0, "out of memory");
+		for (uint64_t i = 0; i < wsecc_tensor_numel(x); i++)
+			as_float[i] = ((const uint8_t *)x->data)[i] ? 1.0f : 0.0f;
 		break;
 	default:
 		return wsecc_fail(err, g->file, 0, 0, "tensor '%s' of %s cannot reach a kernel", x->name,
@@ -58,8 +70,9 @@ static int value_for(const struct wsecc_graph *g, struct engine_graph *eg, int *
 		return wsecc_fail(err, g->file, 0, 0, "constant '%s' of uint8", x->name);
 	if (kind == ENGINE_VAL_CONST ||
 	    ((kind == ENGINE_VAL_PARAM || kind == ENGINE_VAL_STATE) && param_data))
-		data = x->data;
+		data = as_float ? as_float : x->data;
 	id = engine_graph_add_value(eg, dt, kind, x->rank, dims, data);
+	free(as_float);
 	if (id < 0)
 		return wsecc_fail(err, g->file, 0, 0, "tensor '%s': %s", x->name,
 				  engine_graph_error(eg));
@@ -115,7 +128,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 			continue;
 		/* Shapes, split sizes, ratios: folded into the attributes. */
 		size_t n_in = n->op == ENGINE_OP_RESHAPE || n->op == ENGINE_OP_SPLIT ||
-			      n->op == ENGINE_OP_DROPOUT ? 1 : n->n_in;
+			      n->op == ENGINE_OP_DROPOUT || n->op == ENGINE_OP_SLICE ? 1 : n->n_in;
 
 		if (n_in > ENGINE_GRAPH_MAX_IO || n->n_out > ENGINE_GRAPH_MAX_IO)
 			return wsecc_fail(err, g->file, 0, 0, "node %s: too many inputs or outputs", n->name);

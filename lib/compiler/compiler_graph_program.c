@@ -612,7 +612,7 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	p->mode = pl->mode;
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && has_state(p))
 		return wsecc_fail(b->err, b->path, 0, 0,
-				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --mode pipelined (or export the model in eval mode)");
+				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --execution-mode pipelined (or export the model in eval mode)");
 	p->micro_batch = wsecc_program_micro_batch(pl, b->o->micro_batch);
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && pl->recompute)
 		p->exec_flags |= WSEP_EXEC_RECOMPUTE;

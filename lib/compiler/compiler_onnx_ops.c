@@ -430,6 +430,31 @@ static int op_pending(struct octx *c, size_t i, size_t n_in)
 }
 
 /*
+ * Where on activations: where_f32, when the condition is a constant (a
+ * folded mask). A causal attention's Where is fused into the attention
+ * afterwards; the kernel takes the condition as floats.
+ */
+static int op_where(struct octx *c, size_t i)
+{
+	struct wsecc_tensor *cond;
+
+	if (op_pending(c, i, 3) || c->g->nodes[i].state != WSECC_NODE_PENDING)
+		return 0;
+	cond = IN(c, i, 0);
+	if (cond->dtype != WSECC_DT_BOOL)
+		return wsecc_refuse(c->g, i, WSECC_WHY_DTYPE, "the condition is %s, not bool",
+				    wsecc_dtype_name(cond->dtype));
+	if (need_f32(c, i, 1) || need_f32(c, i, 2))
+		return 0;
+	if (cond->kind != WSECC_T_CONST || !cond->data)
+		return wsecc_refuse(c->g, i, WSECC_WHY_OP,
+				    "the condition '%s' is computed at run time (only a constant condition is supported)",
+				    cond->name);
+	wsecc_map(c->g, i, ENGINE_OP_WHERE, "where_f32");
+	return 0;
+}
+
+/*
  * ReduceMean, shape only: it runs inside a fused RMSNorm. The axes come as
  * the attribute (opset < 18) or the second input; the one reduced axis is
  * kept in attrs.axis for the fusion to check.
@@ -461,17 +486,19 @@ static int op_reduce_mean(struct octx *c, size_t i)
 }
 
 /*
- * Slice of an activation, shape only: it runs inside a fused rotary
- * embedding (the halves of each head). One axis, step 1; the axis is kept
- * in attrs.axis, the start stays in the constant input.
+ * Slice of an activation: slice_f32 along one axis, step 1. Several axes
+ * are accepted when all but one keep their whole length (x[:, :T] written
+ * with every axis). The fused rotary embedding finds the start in the
+ * constant input; the kernel has it in attrs.start.
  */
 static int op_slice(struct octx *c, size_t i)
 {
+	struct engine_node_attrs *a = &c->g->nodes[i].attrs;
 	struct wsecc_tensor *x;
-	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[WSECC_MAX_RANK] = { 0 };
-	int64_t steps[WSECC_MAX_RANK] = { 1 }, dims[WSECC_MAX_RANK], s, e, len;
-	size_t ns, ne, na = 1, nst = 1;
-	unsigned ax;
+	int64_t starts[WSECC_MAX_RANK], ends[WSECC_MAX_RANK], axes[WSECC_MAX_RANK];
+	int64_t steps[WSECC_MAX_RANK], dims[WSECC_MAX_RANK];
+	size_t ns, ne, na, nst;
+	unsigned cut = 0;
 
 	if (arity(c, i, 3, 5, 1) || onnx_attrs_known(c, i, NULL) || need_f32(c, i, 0) ||
 	    const_ints(c, i, 1, starts, WSECC_MAX_RANK, &ns, "starts") ||
@@ -480,23 +507,49 @@ static int op_slice(struct octx *c, size_t i)
 	    (IN(c, i, 4) && const_ints(c, i, 4, steps, WSECC_MAX_RANK, &nst, "steps")))
 		return 0;
 	x = IN(c, i, 0);
-	if (ns != 1 || ne != 1 || na != 1 || nst != 1 || steps[0] != 1 ||
-	    onnx_axis(axes[0], x->rank, &ax))
+	if (!IN(c, i, 3))
+		for (na = 0; na < ns; na++)
+			axes[na] = (int64_t)na;
+	if (!IN(c, i, 4))
+		for (nst = 0; nst < ns; nst++)
+			steps[nst] = 1;
+	if (ns != ne || ns != na || ns != nst || !ns || ns > x->rank)
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
-				    "a slice of an activation along one axis with step 1 is supported");
-	len = x->dims[ax];
-	s = starts[0] < 0 ? starts[0] + len : starts[0];
-	e = ends[0] < 0 ? ends[0] + len : ends[0];
-	s = s < 0 ? 0 : s > len ? len : s;
-	e = e < 0 ? 0 : e > len ? len : e;
+				    "starts, ends, axes and steps must be as many, at most the rank");
 	memcpy(dims, x->dims, sizeof(dims));
-	dims[ax] = e > s ? e - s : 0;
-	c->g->nodes[i].attrs.axis = ax;
+	for (size_t k = 0; k < ns; k++) {
+		int64_t len, s, e;
+		unsigned ax;
+
+		if (onnx_axis(axes[k], x->rank, &ax))
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "axis %lld is out of range",
+					    (long long)axes[k]);
+		if (steps[k] != 1)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+					    "a slice of an activation with step %lld (only step 1 is supported)",
+					    (long long)steps[k]);
+		len = x->dims[ax];
+		s = starts[k] < 0 ? starts[k] + len : starts[k];
+		e = ends[k] < 0 ? ends[k] + len : ends[k];
+		s = s < 0 ? 0 : s > len ? len : s;
+		e = e < 0 ? 0 : e > len ? len : e;
+		if (e <= s)
+			return wsecc_refuse(c->g, i, WSECC_WHY_SHAPE, "the slice of axis %u is empty", ax);
+		if (e - s == len)
+			continue;
+		if (cut++)
+			return wsecc_refuse(c->g, i, WSECC_WHY_ATTR,
+					    "a slice of an activation along more than one axis");
+		dims[ax] = e - s;
+		a->axis = ax;
+		a->start = (size_t)s;
+	}
 	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
-	return 0;	/* stays WSECC_NODE_PENDING */
+	wsecc_map(c->g, i, cut ? ENGINE_OP_SLICE : ENGINE_OP_RESHAPE, cut ? "slice_f32" : "copy_f32");
+	return 0;
 }
 
-/* Concat of activations, shape only: it runs inside a fused rotary embedding. */
+/* Concat of activations along one axis: concat_f32. */
 static int op_concat(struct octx *c, size_t i)
 {
 	static const char *const known[] = { "axis", NULL };
@@ -523,7 +576,8 @@ static int op_concat(struct octx *c, size_t i)
 	}
 	c->g->nodes[i].attrs.axis = ax;
 	set_out(c, i, 0, WSECC_DT_F32, x->rank, dims);
-	return 0;	/* stays WSECC_NODE_PENDING */
+	wsecc_map(c->g, i, ENGINE_OP_CONCAT, "concat_f32");
+	return 0;
 }
 
 /* --- normalization, softmax, gather -------------------------------------------------------- */
@@ -1099,6 +1153,6 @@ int onnx_infer(struct octx *c, size_t i)
 	if (!strcmp(op, "Pow"))
 		return op_pending(c, i, 2);
 	if (!strcmp(op, "Where"))
-		return op_pending(c, i, 3);
+		return op_where(c, i);
 	return wsecc_refuse(c->g, i, WSECC_WHY_OP, "no kernel for %s", op);
 }

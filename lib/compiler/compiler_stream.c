@@ -180,6 +180,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 		bool again = plan->recompute && i + 1 < st->n;
 		double f1, b1, f2 = 0, b2 = 0, fwd, bwd, back;
 
+		lp->fwd_compute = lp->est.fwd_cycles;
 		micro_cycles(lp, lp->est.fwd_cycles, weights_in, mb, again, &f1, &b1);
 		if (rest)
 			micro_cycles(lp, lp->est.fwd_cycles, weights_in, rest, again, &f2, &b2);

@@ -9,7 +9,8 @@ wsecompiler_srcs := lib/compiler/compiler_error.c lib/compiler/compiler_parse.c 
 	lib/compiler/compiler_ops.c lib/compiler/compiler_cost.c \
 	lib/compiler/compiler_place.c lib/compiler/compiler_stream.c \
 	lib/compiler/compiler_compile.c lib/compiler/compiler_report.c \
-	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c lib/compiler/compiler_param_names.c
+	lib/compiler/compiler_svg.c lib/compiler/compiler_emit.c lib/compiler/compiler_param_names.c \
+	lib/compiler/compiler_scale.c
 
 # The graph IR, the ONNX importer and the bridge to the engine's graph
 # executor (Documentation/onnx-import.rst). The importer parses with
@@ -36,6 +37,13 @@ host_tests += compiler_place_test
 compiler_place_test_srcs := tests/host/compiler_place_test.c
 compiler_place_test_libs := wsecompiler wsep wafer
 compiler_place_test_ldlibs := -lm
+
+# Weight streaming across 1..192 systems: the sweep's shape, the
+# documented formulas, and wsecc --report's table (runs build/bin/wsecc).
+host_tests += compiler_scale_test
+compiler_scale_test_srcs := tests/host/compiler_scale_test.c
+compiler_scale_test_libs := wsecompiler wsep wafer
+compiler_scale_test_ldlibs := -lm
 
 # Runs build/bin/wsecc; listed here so the compiler's tests stay together.
 host_tests += compiler_cli_test

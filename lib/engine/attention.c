@@ -4,8 +4,9 @@
  * scale * Q K^T, the causal mask, the softmax and P V, without the
  * reshapes and transposes of the unfused graph: a head is a column slice
  * of q, k, v ([batch][seq][heads * head_dim]), which sgemm reads with a
- * leading dimension of heads * head_dim. The probabilities are kept for
- * the backward pass, and with attention dropout the mask, which the
+ * leading dimension of heads * head_dim. A key padding mask (BERT's, made
+ * additive) is added to the scores of each query before the softmax. The
+ * probabilities are kept for the backward pass, and with attention dropout the mask, which the
  * backward pass applies again to the probabilities and their gradient.
  */
 #include <errno.h>
@@ -39,6 +40,14 @@ static void dropped(const float *pr, const uint8_t *keep, size_t n, float ratio,
 
 	for (size_t i = 0; i < n; i++)
 		out[i] = keep[i] ? pr[i] * scale : 0.0f;
+}
+
+/* Each query's scores (a T x T block's rows) plus the sample's key mask. */
+static void add_key_mask(float *s, const float *mask, size_t t)
+{
+	for (size_t i = 0; i < t; i++)
+		for (size_t j = 0; j < t; j++)
+			s[i * t + j] += mask[j];
 }
 
 /* Row-wise softmax of the T x T scores in place; masked entries become 0. */
@@ -89,6 +98,8 @@ static int forward(const struct engine_attention *p, const float *q, const float
 
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, p->scale, q + off,
 				    c, k + off, c, 0.0f, pr, t);
+			if (p->key_mask)
+				add_key_mask(pr, p->key_mask + b * p->seq, p->seq);
 			masked_softmax(pr, p->seq, p->causal);
 			if (keep) {
 				uint8_t *kp = keep + (b * p->heads + h) * tt;

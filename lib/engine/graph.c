@@ -26,6 +26,8 @@ static const char *const op_names[ENGINE_OP_COUNT] = {
 	[ENGINE_OP_TRANSPOSE] = "transpose", [ENGINE_OP_SPLIT] = "split",
 	[ENGINE_OP_RESHAPE] = "reshape",     [ENGINE_OP_BATCHNORM] = "batchnorm",
 	[ENGINE_OP_RMSNORM] = "rmsnorm",     [ENGINE_OP_ROTARY] = "rotary",
+	[ENGINE_OP_CONCAT] = "concat",	     [ENGINE_OP_SLICE] = "slice",
+	[ENGINE_OP_WHERE] = "where",
 };
 
 int engine_graph_create(struct engine_graph **g)
@@ -500,6 +502,13 @@ static int prep_attention(struct engine_graph *g, size_t idx)
 	};
 	if (!(p->ratio >= 0.0f && p->ratio < 1.0f))
 		return bad(g, idx, "the dropout ratio must be in [0, 1)");
+	if (nd->n_in > 3 && in_v(g, nd, 3)) {
+		const struct gvalue *m = in_v(g, nd, 3);
+
+		if (!(m->rank == 2 || (m->rank == 4 && m->dims[1] == 1 && m->dims[2] == 1)) ||
+		    m->dims[0] != p->batch || m->dims[m->rank - 1] != p->seq)
+			return bad(g, idx, "the key mask must be [batch, seq] or [batch, 1, 1, seq]");
+	}
 	if (p->ratio > 0.0f)
 		nd->keep_n = p->batch * p->heads * p->seq * p->seq;
 	if (prep_same_shape(g, idx))
@@ -572,6 +581,70 @@ static int prep_split(struct engine_graph *g, size_t idx)
 	return total == nd->len ? 0 : bad(g, idx, "the outputs do not add up to the input");
 }
 
+/* Inputs alike but along the axis; nd->sizes their lengths there. */
+static int prep_concat(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *x = in_v(g, nd, 0);
+	size_t y[ENGINE_MAX_RANK];
+
+	if (around_axis(g, idx))
+		return -EINVAL;
+	memcpy(y, x->dims, sizeof(y));
+	y[nd->a.axis] = 0;
+	for (size_t i = 0; i < nd->n_in; i++) {
+		const struct gvalue *v = in_v(g, nd, i);
+
+		if (!v)
+			return bad(g, idx, "every input is required");
+		for (size_t d = 0; d < x->rank; d++)
+			if (v->rank != x->rank || (d != nd->a.axis && v->dims[d] != x->dims[d]))
+				return bad(g, idx, "the inputs must differ in the axis' length only");
+		nd->sizes[i] = v->dims[nd->a.axis];
+		y[nd->a.axis] += nd->sizes[i];
+	}
+	nd->len = y[nd->a.axis];	/* the output's, which backward cuts */
+	return want_out(g, idx, 0, x->rank, y);
+}
+
+/* y is x but along the axis: y's length from nd->a.start, inside x. */
+static int prep_slice(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *x = in_v(g, nd, 0), *o = &g->v[nd->out[0]];
+	size_t y[ENGINE_MAX_RANK];
+
+	if (around_axis(g, idx))
+		return -EINVAL;
+	if (o->rank != x->rank || !o->dims[nd->a.axis] || nd->a.start > nd->len ||
+	    o->dims[nd->a.axis] > nd->len - nd->a.start)
+		return bad(g, idx, "the slice must lie inside the input along the axis");
+	memcpy(y, x->dims, sizeof(y));
+	y[nd->a.axis] = o->dims[nd->a.axis];
+	return want_out(g, idx, 0, x->rank, y);
+}
+
+/* The three operands broadcast to y; the condition is a constant. */
+static int prep_where(struct engine_graph *g, size_t idx)
+{
+	struct gnode *nd = &g->n[idx];
+	const struct gvalue *o = &g->v[nd->out[0]];
+	struct engine_where *p = &nd->k.wh;
+
+	if (in_v(g, nd, 0)->kind != ENGINE_VAL_CONST)
+		return bad(g, idx, "the condition must be a constant");
+	memset(p, 0, sizeof(*p));
+	for (size_t k = 0; k < 3; k++) {
+		p->rank[k] = in_v(g, nd, k)->rank;
+		memcpy(p->dims[k], in_v(g, nd, k)->dims, sizeof(p->dims[k]));
+	}
+	p->y_rank = o->rank;
+	memcpy(p->y_dims, o->dims, sizeof(p->y_dims));
+	if (o->dtype != ENGINE_DT_F32 || engine_where_setup(p))
+		return bad(g, idx, "the condition, a and b must broadcast to the output's shape");
+	return 0;
+}
+
 static int prep_batchnorm(struct engine_graph *g, size_t idx)
 {
 	struct gnode *nd = &g->n[idx];
@@ -641,7 +714,13 @@ static int prep_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_GATHER:
 		return want_io(g, idx, 2, 2, 1) ?: prep_gather(g, idx);
 	case ENGINE_OP_ATTENTION:
-		return want_io(g, idx, 3, 3, 1) ?: prep_attention(g, idx);
+		return want_io(g, idx, 3, 4, 1) ?: prep_attention(g, idx);
+	case ENGINE_OP_CONCAT:
+		return want_io(g, idx, 1, ENGINE_GRAPH_MAX_IO, 1) ?: prep_concat(g, idx);
+	case ENGINE_OP_SLICE:
+		return want_io(g, idx, 1, 1, 1) ?: prep_slice(g, idx);
+	case ENGINE_OP_WHERE:
+		return want_io(g, idx, 3, 3, 1) ?: prep_where(g, idx);
 	case ENGINE_OP_DROPOUT:
 		if (nd->n_out > 2)
 			return bad(g, idx, "at most 2 outputs (y, mask)");
@@ -732,6 +811,10 @@ int engine_graph_check(struct engine_graph *g)
 				rg = true;
 		for (size_t j = 0; j < nd->n_out; j++)
 			g->v[nd->out[j]].requires_grad = rg;
+		/* The attention's key mask is data (a padding mask): no gradient. */
+		if (nd->op == ENGINE_OP_ATTENTION && nd->n_in > 3 && nd->in[3] >= 0 &&
+		    g->v[nd->in[3]].requires_grad)
+			return bad(g, i, "the key mask must not depend on a parameter");
 	}
 	g->checked = true;
 	return 0;

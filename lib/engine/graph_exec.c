@@ -109,6 +109,7 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	case ENGINE_OP_GATHER:
 		return engine_gather_forward(F(x), nd->outer, nd->len, nd->inner, i1->data, i1->n, y);
 	case ENGINE_OP_ATTENTION:
+		nd->k.att.key_mask = nd->n_in > 3 && IN(g, nd, 3) ? F(IN(g, nd, 3)) : NULL;
 		nd->dropped = training && nd->a.ratio > 0.0f;
 		if (nd->dropped)
 			return engine_attention_forward_dropout(&nd->k.att, F(x), F(i1), F(i2),
@@ -143,6 +144,18 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	case ENGINE_OP_RESHAPE:
 		memcpy(y, F(x), x->n * sizeof(float));
 		return 0;
+	case ENGINE_OP_CONCAT: {
+		const float *xs[ENGINE_GRAPH_MAX_IO];
+
+		for (size_t i = 0; i < nd->n_in; i++)
+			xs[i] = F(IN(g, nd, i));
+		return engine_concat(xs, nd->outer, nd->inner, nd->sizes, nd->n_in, y);
+	}
+	case ENGINE_OP_WHERE:
+		return engine_where_forward(&nd->k.wh, F(x), F(i1), F(i2), y);
+	case ENGINE_OP_SLICE:
+		return engine_slice_forward(F(x), nd->outer, nd->len, nd->inner, nd->a.start,
+					    OUT(g, nd, 0)->dims[nd->a.axis], y);
 	default:
 		return -EINVAL;
 	}
@@ -246,6 +259,9 @@ int engine_graph_loss_norm(struct engine_graph *g, bool grad, size_t norm,
 		return err;
 	if (!z->requires_grad)
 		return -EINVAL;
+	/* The mean's own count: the rows whose label is not ignored. */
+	if (!norm)
+		norm = engine_xent_tokens_counted(l->data, g->loss_rows);
 	err = engine_xent_tokens_backward(F(z), l->data, g->loss_rows, g->classes,
 					  norm ? norm : g->loss_rows, z->grad);
 	if (err)
@@ -296,6 +312,36 @@ static void settle(struct engine_graph *g, struct gnode *nd, size_t i, float *t,
 	v->fresh = true;
 }
 
+/*
+ * Concat's inputs each take their piece of dy: written into a gradient
+ * nothing wrote yet this step, else added (an input read twice, or by
+ * another node too).
+ */
+static int backward_concat(struct engine_graph *g, struct gnode *nd, const float *dy)
+{
+	size_t at = 0;
+
+	for (size_t i = 0; i < nd->n_in; i++) {
+		struct gvalue *v = IN(g, nd, i);
+		size_t piece = nd->sizes[i];
+
+		if (v->requires_grad) {
+			float *dst = v->fresh ? g->acc[0] : v->grad;
+			int err = engine_slice_forward(dy, nd->outer, nd->len, nd->inner, at, piece,
+						       dst);
+
+			if (err)
+				return err;
+			if (v->fresh)
+				for (size_t j = 0; j < v->n; j++)
+					v->grad[j] += dst[j];
+			v->fresh = true;
+		}
+		at += piece;
+	}
+	return 0;
+}
+
 static int backward_node(struct engine_graph *g, size_t idx)
 {
 	struct gnode *nd = &g->n[idx];
@@ -318,6 +364,8 @@ static int backward_node(struct engine_graph *g, size_t idx)
 			o->fresh = true;
 		}
 	}
+	if (nd->op == ENGINE_OP_CONCAT)
+		return backward_concat(g, nd, yv->grad);
 	if (nd->op == ENGINE_OP_GATHER)
 		slots = 1;	/* the indices have no gradient */
 	for (size_t i = 0; i < slots; i++)
@@ -399,6 +447,13 @@ static int backward_node(struct engine_graph *g, size_t idx)
 	case ENGINE_OP_RESHAPE:
 		memcpy(t[0], dy, x->n * sizeof(float));
 		err = 0;
+		break;
+	case ENGINE_OP_WHERE:
+		err = engine_where_backward(&nd->k.wh, F(x), dy, t[1], t[2]);
+		break;
+	case ENGINE_OP_SLICE:
+		err = engine_slice_backward(dy, nd->outer, nd->len, nd->inner, nd->a.start,
+					    yv->dims[nd->a.axis], t[0]);
 		break;
 	case ENGINE_OP_BATCHNORM:
 		err = engine_batchnorm_backward(&nd->k.bn, nd->dropped, F(x), F(i1), nd->aux,

@@ -33,9 +33,11 @@ struct gnode {
 		struct engine_attention att;
 		struct engine_rotary rot;
 		struct engine_batchnorm bn;
+		struct engine_where wh;
 	} k;
-	size_t outer, len, inner;	/* layernorm (outer rows x inner cols), softmax, gather, split */
-	size_t sizes[ENGINE_GRAPH_MAX_IO];	/* split */
+	/* layernorm (outer rows x inner cols), softmax, gather, split, concat, slice */
+	size_t outer, len, inner;
+	size_t sizes[ENGINE_GRAPH_MAX_IO];	/* split, concat */
 	float *aux;		/* layernorm and batchnorm mean and rstd, attention probabilities */
 	uint8_t *keep;		/* dropout mask */
 	size_t aux_n, keep_n;	/* their sizes, set by the check */

@@ -25,6 +25,8 @@ static const enum engine_op ops[] = {
 	[WSEP_OP_TRANSPOSE] = ENGINE_OP_TRANSPOSE, [WSEP_OP_SPLIT] = ENGINE_OP_SPLIT,
 	[WSEP_OP_RESHAPE] = ENGINE_OP_RESHAPE,	   [WSEP_OP_BATCHNORM] = ENGINE_OP_BATCHNORM,
 	[WSEP_OP_RMSNORM] = ENGINE_OP_RMSNORM,	   [WSEP_OP_ROTARY] = ENGINE_OP_ROTARY,
+	[WSEP_OP_CONCAT] = ENGINE_OP_CONCAT,	   [WSEP_OP_SLICE] = ENGINE_OP_SLICE,
+	[WSEP_OP_WHERE] = ENGINE_OP_WHERE,
 };
 
 static const enum engine_binary_kind binaries[] = {
@@ -94,6 +96,7 @@ void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_a
 	w->heads = (uint32_t)a->heads;
 	w->scale = a->scale;
 	w->ratio = a->ratio;
+	w->start = (uint32_t)a->start;
 	for (int i = 0; i < WSEP_GRAPH_MAX_RANK && i < ENGINE_MAX_RANK; i++)
 		w->perm[i] = (uint8_t)a->perm[i];
 }
@@ -113,7 +116,7 @@ void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node
 		.binary = binaries[w->binary <= WSEP_BIN_DIV ? w->binary : 0],
 		.act = acts[w->act <= WSEP_FN_SILU ? w->act : 0],
 		.axis = w->axis, .epsilon = w->epsilon, .heads = w->heads, .scale = w->scale,
-		.ratio = w->ratio,
+		.ratio = w->ratio, .start = w->start,
 	};
 	for (int i = 0; i < 2; i++) {
 		a->kernel[i] = w->kernel[i];

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Data movement: transposes of any rank, split and concatenation. */
+/* Data movement: transposes of any rank, split, concatenation and slices. */
 #include <errno.h>
 #include <string.h>
 
@@ -90,6 +90,38 @@ int engine_concat(const float *const *xs, size_t outer, size_t inner, const size
 			       sizes[p] * inner * sizeof(float));
 			at += sizes[p];
 		}
+	}
+	return 0;
+}
+
+static int slice_args(size_t outer, size_t len, size_t inner, size_t start, size_t count)
+{
+	return outer && len && inner && count && start <= len && count <= len - start ? 0 : -EINVAL;
+}
+
+int engine_slice_forward(const float *x, size_t outer, size_t len, size_t inner, size_t start,
+			 size_t count, float *y)
+{
+	if (!x || !y || slice_args(outer, len, inner, start, count))
+		return -EINVAL;
+	for (size_t o = 0; o < outer; o++)
+		memcpy(y + o * count * inner, x + (o * len + start) * inner,
+		       count * inner * sizeof(float));
+	return 0;
+}
+
+int engine_slice_backward(const float *dy, size_t outer, size_t len, size_t inner, size_t start,
+			  size_t count, float *dx)
+{
+	if (!dy || !dx || slice_args(outer, len, inner, start, count))
+		return -EINVAL;
+	for (size_t o = 0; o < outer; o++) {
+		float *row = dx + o * len * inner;
+
+		memset(row, 0, start * inner * sizeof(float));
+		memcpy(row + start * inner, dy + o * count * inner, count * inner * sizeof(float));
+		memset(row + (start + count) * inner, 0,
+		       (len - start - count) * inner * sizeof(float));
 	}
 	return 0;
 }

@@ -7,7 +7,7 @@ wseengine_srcs := $(addprefix lib/engine/, \
 # The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
 wseengine_srcs += $(addprefix lib/engine/, \
 	activation.c attention.c batchnorm.c binary.c conv.c dropout.c gather.c graph.c graph_exec.c graph_wsep.c \
-	layernorm.c layout.c rmsnorm.c rotary.c matmul.c pool.c softmax.c xent_tokens.c)
+	layernorm.c layout.c rmsnorm.c rotary.c matmul.c pool.c softmax.c where.c xent_tokens.c)
 
 # Element-wise loops left to GCC's vectorizer (vec.h, ENGINE_VECTOR_CLONES).
 $(B)/obj/lib/engine/optim.o $(B)/obj-san/lib/engine/optim.o: \

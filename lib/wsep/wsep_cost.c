@@ -135,7 +135,7 @@ static void node_work(const struct wsep_program *p, const struct wsep_graph_node
 		break;
 	case WSEP_OP_RESHAPE:
 		break;		/* the same elements, read in another shape */
-	default:		/* binary, gather, dropout, transpose, split: one pass */
+	default:		/* binary, gather, dropout, transpose, split, concat, slice, where: one pass */
 		w->elems[K_ELEMENTWISE] = ys;
 	}
 }

@@ -224,7 +224,8 @@ static inline void put_f32(uint8_t *p, float f)
 #define NOD_RATIO		156
 #define NOD_PERM		160	/* 6 x u8 */
 #define NOD_MOMENTUM		168
-#define NOD_END			172
+#define NOD_START		172
+#define NOD_END			176
 
 /* PARAM_NAMES record (format 1.2, optional section). */
 #define PNM_OFFSET		0

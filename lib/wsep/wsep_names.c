@@ -95,6 +95,7 @@ const char *wsep_op_name(uint32_t op)
 		[WSEP_OP_TRANSPOSE] = "transpose", [WSEP_OP_SPLIT] = "split",
 		[WSEP_OP_RESHAPE] = "reshape", [WSEP_OP_BATCHNORM] = "batchnorm",
 		[WSEP_OP_RMSNORM] = "rmsnorm", [WSEP_OP_ROTARY] = "rotary",
+		[WSEP_OP_CONCAT] = "concat", [WSEP_OP_SLICE] = "slice", [WSEP_OP_WHERE] = "where",
 	};
 
 	return op >= 1 && op <= WSEP_OP_COUNT ? names[op] : "?";

@@ -436,6 +436,7 @@ static void decode_attrs(const uint8_t *r, struct wsep_graph_attrs *a)
 	a->ratio = get_f32(r + NOD_RATIO);
 	memcpy(a->perm, r + NOD_PERM, WSEP_GRAPH_MAX_RANK);
 	a->momentum = get_f32(r + NOD_MOMENTUM);
+	a->start = get_le32(r + NOD_START);
 }
 
 /* The graph sections of a graph program; their contents are checked by wsep_check_graph(). */
@@ -517,8 +518,7 @@ static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
 			nd->out[k] = (int32_t)get_le32(r + NOD_OUT + 4 * k);
 		}
 		decode_attrs(r, &nd->a);
-		if (zeros(r, NOD_PERM + WSEP_GRAPH_MAX_RANK, NOD_MOMENTUM) ||
-		    zeros(r, NOD_END, WSEP_NODE_RECORD))
+		if (zeros(r, NOD_PERM + WSEP_GRAPH_MAX_RANK, NOD_MOMENTUM))
 			return SECFAIL(ns, "node %u: reserved bytes are not 0", i);
 	}
 	if (cs)

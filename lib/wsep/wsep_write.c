@@ -126,6 +126,7 @@ static void write_node(uint8_t *r, const struct wsep_graph_node *nd)
 	put_f32(r + NOD_RATIO, a->ratio);
 	memcpy(r + NOD_PERM, a->perm, WSEP_GRAPH_MAX_RANK);
 	put_f32(r + NOD_MOMENTUM, a->momentum);
+	put_le32(r + NOD_START, a->start);
 }
 
 static void write_records(uint8_t *r, uint32_t type, const struct wsep_program *p)

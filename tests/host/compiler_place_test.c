@@ -193,7 +193,7 @@ TEST(mode_choice_on_both_sides_of_the_sram_boundary)
 	EXPECT_NE(NULL, strstr(p.mode_note, "would need"));
 	/* Forced pipelined is refused, with the numbers. */
 	EXPECT_EQ(-EINVAL, wsecc_compile(&m, &w, WSECC_MODE_PIPELINED, &p, &e));
-	EXPECT_NE(NULL, strstr(e.msg, "--mode pipelined refused")) TH_LOG("%s", e.msg);
+	EXPECT_NE(NULL, strstr(e.msg, "--execution-mode pipelined refused")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "weights 1.08 MB")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "adam state 2.15 MB")) TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "usable (256 PEs x")) TH_LOG("%s", e.msg);
@@ -260,7 +260,7 @@ TEST(fc_large_streams_and_pipelined_is_refused)
 	EXPECT_NE(NULL, strstr(e.msg, "needs 589.76 MB (weights 147.28 MB + gradients 147.28 MB + adam state 294.55 MB + activations 661.0 kB of the samples in flight, up to 7 of batch 128"))
 		TH_LOG("%s", e.msg);
 	EXPECT_NE(NULL, strstr(e.msg, "the 64x64:48K wafer has 176.16 MB usable")) TH_LOG("%s", e.msg);
-	EXPECT_NE(NULL, strstr(e.msg, "Use --mode weight_streaming"));
+	EXPECT_NE(NULL, strstr(e.msg, "Use --execution-mode weight_streaming"));
 }
 
 TEST(streaming_refuses_a_batch_that_does_not_fit)

@@ -53,6 +53,7 @@ wsetrain --input appliance stream
 wsetrain --progress auto bar lines
 wsecc --wafer wse1 wse2 wse3
 wsecc --mode auto pipelined weight_streaming
+wsecc --execution-mode auto pipelined weight_streaming
 wsecc --optimizer adam adamw momentum nesterov sgd
 wsecc --input f32 u8
 wsefwd --wafer wse2 wse3

@@ -4,9 +4,10 @@
  * as the firmware does (Documentation/engine.rst, "The graph executor"):
  * the check that allocates nothing, node ranges, parameters bound to
  * memory the caller owns, the loss normalised by a whole batch so that
- * micro-batches add up to it, and activation checkpointing (a part's
+ * micro-batches add up to it, activation checkpointing (a part's
  * activations forgotten after its forward pass and recomputed before its
- * backward).
+ * backward); and the gradients of Concat (an input read twice) and Slice
+ * through the executor.
  */
 #include <errno.h>
 #include <math.h>
@@ -260,6 +261,71 @@ TEST(bind_takes_parameters_only)
 	/* Inputs have no memory before prepare(). */
 	ASSERT_EQ(-EINVAL, engine_graph_set_input(m.g, m.x, w));
 	engine_graph_destroy(m.g);
+}
+
+/*
+ * Concat of p [2, 3], q [2, 2] and p again along axis 1, then a slice of
+ * columns 3..6 (q and the second p's first two columns) into the loss:
+ * p's gradient gathers its pieces', q's is its own, each against central
+ * differences of the loss.
+ */
+static double concat_slice_loss(struct engine_graph *g, int labels, bool grad)
+{
+	struct engine_loss_result res;
+	const int64_t lab[2] = { 1, 3 };
+
+	if (engine_graph_set_input(g, labels, lab) || engine_graph_forward(g, true, 0) ||
+	    engine_graph_loss(g, grad, &res) || (grad && engine_graph_backward(g)))
+		return NAN;
+	return res.loss;
+}
+
+TEST(concat_and_slice_gradients_match_finite_differences)
+{
+	struct engine_node_attrs cat = { .axis = 1 }, sl = { .axis = 1, .start = 3 };
+	float p0[6] = { 0.1f, -0.4f, 0.7f, 0.2f, 0.9f, -0.3f }, q0[4] = { 0.5f, -0.8f, 0.3f, 0.6f };
+	struct engine_graph *g;
+	int p, q, y, z, labels;
+
+	ASSERT_EQ(0, engine_graph_create(&g));
+	p = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 2, (size_t[]){ 2, 3 }, p0);
+	q = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_PARAM, 2, (size_t[]){ 2, 2 }, q0);
+	y = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2, (size_t[]){ 2, 8 }, NULL);
+	z = engine_graph_add_value(g, ENGINE_DT_F32, ENGINE_VAL_ACT, 2, (size_t[]){ 2, 4 }, NULL);
+	labels = engine_graph_add_value(g, ENGINE_DT_I64, ENGINE_VAL_INPUT, 1, (size_t[]){ 2 }, NULL);
+	ASSERT_LE(0, engine_graph_add_node(g, ENGINE_OP_CONCAT, &cat, 3, (int[]){ p, q, p }, 1, &y));
+	ASSERT_LE(0, engine_graph_add_node(g, ENGINE_OP_SLICE, &sl, 1, &y, 1, &z));
+	ASSERT_EQ(0, engine_graph_set_loss(g, z, labels));
+	ASSERT_EQ(0, engine_graph_prepare(g, ENGINE_SGD)) TH_LOG("%s", engine_graph_error(g));
+	float grads[2][6];
+
+	ASSERT_FALSE(isnan(concat_slice_loss(g, labels, true)));
+	ASSERT_NE(NULL, engine_graph_grad(g, p));
+	ASSERT_NE(NULL, engine_graph_grad(g, q));
+	memcpy(grads[0], engine_graph_grad(g, p), 6 * sizeof(float));
+	memcpy(grads[1], engine_graph_grad(g, q), 4 * sizeof(float));
+	/* Column 2 of p lies outside the slice in both copies: no gradient. */
+	EXPECT_EQ(0.0f, grads[0][2]);
+	EXPECT_EQ(0.0f, grads[0][5]);
+	for (int v = 0; v < 2; v++) {
+		int id = v ? q : p;
+		size_t n = v ? 4 : 6;
+		float *grad = grads[v], *data = engine_graph_data(g, id);
+
+		for (size_t i = 0; i < n; i++) {
+			float keep = data[i];
+			double lp, lm;
+
+			data[i] = keep + 1e-2f;
+			lp = concat_slice_loss(g, labels, false);
+			data[i] = keep - 1e-2f;
+			lm = concat_slice_loss(g, labels, false);
+			data[i] = keep;
+			EXPECT_LT(fabs((lp - lm) / 2e-2 - grad[i]), 2e-3 + 2e-2 * fabs(grad[i]))
+				TH_LOG("value %d element %zu: %g against %g", v, i, grad[i], (lp - lm) / 2e-2);
+		}
+	}
+	engine_graph_destroy(g);
 }
 
 TEST_HARNESS_MAIN

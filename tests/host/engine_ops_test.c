@@ -773,6 +773,8 @@ static void att_ref(const struct engine_attention *p, const float *q, const floa
 						s[j] += (double)q[(b * p->seq + i) * c + h * p->head_dim + e] *
 							k[(b * p->seq + j) * c + h * p->head_dim + e];
 					s[j] *= p->scale;
+					if (p->key_mask)
+						s[j] += p->key_mask[b * p->seq + j];
 					m = s[j] > m ? s[j] : m;
 				}
 				for (size_t j = 0; j < n; j++)
@@ -791,9 +793,14 @@ TEST(attention_matches_unfused_and_finite_differences)
 {
 	struct engine_rng rng;
 
+	/* Variant 2: a key padding mask, sample 1's last two keys padded. */
+	static const float key_mask[10] = { 0, 0, 0, 0, 0, 0, 0, 0, -10000.0f, -10000.0f };
+
 	engine_rng_seed(&rng, 20);
-	for (int causal = 0; causal < 2; causal++) {
-		struct engine_attention p = { 2, 5, 2, 3, 0.57735f, causal };
+	for (int variant = 0; variant < 3; variant++) {
+		bool causal = variant == 1;
+		struct engine_attention p = { 2, 5, 2, 3, 0.57735f, causal, 0.0f,
+					      variant == 2 ? key_mask : NULL };
 		struct fd f = { .n_in = 3, .p = &p, .fwd = att_fwd, .bwd = att_bwd };
 		double ref[60];
 		float y[60];
@@ -807,11 +814,20 @@ TEST(attention_matches_unfused_and_finite_differences)
 		att_ref(&p, f.in[0], f.in[1], f.in[2], ref);
 		for (int i = 0; i < 60; i++)
 			ASSERT_LT(fabs(y[i] - ref[i]), 1e-5);
-		fd_check(_metadata, &f, 1100 + causal);
+		fd_check(_metadata, &f, 1100 + variant);
 		/* Causal: the first position sees only itself, so y = v there. */
 		if (causal)
 			for (int e = 0; e < 6; e++)
 				EXPECT_EQ(f.in[2][e], y[e]);
+		/* Padded keys: sample 1's output ignores their values. */
+		if (variant == 2) {
+			float y2[60];
+
+			for (int e = 0; e < 12; e++)
+				f.in[2][30 + 18 + e] += 5.0f;
+			ASSERT_EQ(0, att_fwd(&f, y2));
+			EXPECT_EQ(0, memcmp(y, y2, sizeof(y)));
+		}
 		fd_free(&f);
 	}
 }
@@ -985,6 +1001,77 @@ TEST(transpose_split_concat_round_trips)
 	EXPECT_EQ(-EINVAL, engine_transpose(x, dims, 4, bad, t));
 }
 
+/* where: cond [3][1] (rows 0 and 2 true), a [3][4], b [4] broadcast to [3][4]. */
+static const float where_cond[3] = { 1.0f, 0.0f, 1.0f };
+static const struct engine_where where_p = {
+	.rank = { 2, 2, 1 }, .dims = { { 3, 1 }, { 3, 4 }, { 4 } }, .y_rank = 2, .y_dims = { 3, 4 },
+};
+
+static int where_fwd(struct fd *f, float *y)
+{
+	return engine_where_forward(&where_p, where_cond, f->in[0], f->in[1], y);
+}
+
+static int where_bwd(struct fd *f, const float *dy, float **d)
+{
+	return engine_where_backward(&where_p, where_cond, dy, d[0], d[1]);
+}
+
+TEST(where_selects_broadcast_operands_and_splits_the_gradient)
+{
+	struct engine_rng rng;
+	struct fd f = { .n_in = 2, .y_n = 12, .fwd = where_fwd, .bwd = where_bwd };
+	struct engine_where bad = where_p;
+	float y[12];
+
+	engine_rng_seed(&rng, 24);
+	f.in_n[0] = 12;
+	f.in_n[1] = 4;
+	f.in[0] = randoms(&rng, 12, -1.0f, 1.0f);
+	f.in[1] = randoms(&rng, 4, -1.0f, 1.0f);
+	ASSERT_EQ(0, engine_where_setup((struct engine_where *)&where_p));
+	ASSERT_EQ(0, where_fwd(&f, y));
+	for (int r = 0; r < 3; r++)
+		for (int j = 0; j < 4; j++)
+			ASSERT_EQ(r == 1 ? f.in[1][j] : f.in[0][r * 4 + j], y[r * 4 + j]);
+	/* b's gradient sums row 1's only; a's is dy on rows 0 and 2. */
+	fd_check(_metadata, &f, 1400);
+	bad.dims[2][0] = 3;
+	EXPECT_EQ(-EINVAL, engine_where_setup(&bad));
+	fd_free(&f);
+}
+
+/* x [6][4][5] sliced along the middle axis, [1, 3): its rows 1 and 2. */
+static int slice_fwd(struct fd *f, float *y)
+{
+	return engine_slice_forward(f->in[0], 6, 4, 5, 1, 2, y);
+}
+
+static int slice_bwd(struct fd *f, const float *dy, float **d)
+{
+	return engine_slice_backward(dy, 6, 4, 5, 1, 2, d[0]);
+}
+
+TEST(slice_takes_its_window_and_scatters_the_gradient_back)
+{
+	struct engine_rng rng;
+	struct fd f = { .n_in = 1, .y_n = 60, .fwd = slice_fwd, .bwd = slice_bwd };
+	float y[60];
+
+	engine_rng_seed(&rng, 23);
+	f.in_n[0] = 120;
+	f.in[0] = randoms(&rng, 120, -1.0f, 1.0f);
+	ASSERT_EQ(0, slice_fwd(&f, y));
+	for (int o = 0; o < 6; o++)
+		for (int i = 0; i < 2; i++)
+			for (int e = 0; e < 5; e++)
+				ASSERT_EQ(f.in[0][(o * 4 + 1 + i) * 5 + e], y[(o * 2 + i) * 5 + e]);
+	fd_check(_metadata, &f, 1300);
+	EXPECT_EQ(-EINVAL, engine_slice_forward(f.in[0], 6, 4, 5, 3, 2, y));
+	EXPECT_EQ(-EINVAL, engine_slice_forward(f.in[0], 6, 4, 5, 0, 0, y));
+	fd_free(&f);
+}
+
 static const int64_t xent_labels[] = { 3, 0, 4, 1, 1, 2 };
 
 static int xent_fwd(struct fd *f, float *y)
@@ -1026,6 +1113,25 @@ TEST(token_cross_entropy_agrees_with_the_byte_label_one)
 		EXPECT_LT(fabsf(d1[i] - d2[i]), 1e-7f);
 	fd_check(_metadata, &f, 1200);
 	EXPECT_EQ(-EDOM, engine_xent_tokens_forward(f.in[0], bad, 6, 5, &l1, &c1));
+	/*
+	 * ignore_index: rows labelled -100 leave the mean (over rows 1, 3 and
+	 * 5 here, the same as those three rows alone) and get no gradient.
+	 */
+	const int64_t some[6] = { -100, 0, -100, 1, -100, 2 }, only[3] = { 0, 1, 2 };
+	float alone[15], d3[15];
+
+	for (int r = 0; r < 3; r++)
+		memcpy(alone + r * 5, f.in[0] + (2 * r + 1) * 5, 5 * sizeof(float));
+	ASSERT_EQ(0, engine_xent_tokens_forward(f.in[0], some, 6, 5, &l1, &c1));
+	ASSERT_EQ(0, engine_xent_tokens_forward(alone, only, 3, 5, &l2, &c2));
+	EXPECT_EQ(l2, l1);
+	EXPECT_EQ(c2, c1);
+	EXPECT_EQ(3, engine_xent_tokens_counted(some, 6));
+	ASSERT_EQ(0, engine_xent_tokens_backward(f.in[0], some, 6, 5, 3, d1));
+	ASSERT_EQ(0, engine_xent_tokens_backward(alone, only, 3, 5, 3, d3));
+	for (int r = 0; r < 6; r++)
+		for (int j = 0; j < 5; j++)
+			EXPECT_EQ(r % 2 ? d3[(r / 2) * 5 + j] : 0.0f, d1[r * 5 + j]);
 	fd_free(&f);
 }
 

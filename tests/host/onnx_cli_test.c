@@ -4,7 +4,7 @@
  * runs them): wsecc --validate-only on PyTorch exports, its exit statuses
  * and messages; --no-weights on a shapes-only export; and short
  * wse-graphtrain runs on real data (Fashion-MNIST, a fortunes file) whose
- * loss must fall: the smoke versions of the CNN and GPT trainings of
+ * loss must fall: the smoke versions of the CNN, GPT and BERT trainings of
  * Documentation/onnx-import.rst.
  */
 #include <stdio.h>
@@ -64,9 +64,11 @@ TEST(wsecc_compiles_pytorch_exports)
 	/* Training options are refused where they do not apply, saying why. */
 	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --optimizer adam --momentum 0.5"));
 	EXPECT_NE(NULL, strstr(out, "--momentum needs --optimizer momentum or nesterov"));
-	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --warmup 5"));
-	EXPECT_NE(NULL, strstr(out, "--warmup and --steps go together"));
-	EXPECT_EQ(2, run(WSECC " models/fc-mnist --lr 0.1"));
+	/* The decay needs steps after the warm-up. */
+	EXPECT_EQ(2, run(WSECC " tests/corpus/onnx/gpt-tiny.onnx --warmup 5 --steps 5"));
+	EXPECT_NE(NULL, strstr(out, "--steps '5'"));
+	/* A model text's optimizer may be overridden; its input and parameters are its own. */
+	EXPECT_EQ(2, run(WSECC " models/fc-mnist --freeze 0.weight"));
 	EXPECT_NE(NULL, strstr(out, "are for ONNX models"));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	run(cmd);
@@ -222,6 +224,29 @@ TEST(gpt_loss_falls_on_fortunes)
 	last = last_value("step 60 val_loss ");
 	TH_LOG("validation loss %.4f -> %.4f", first, last);
 	EXPECT_LT(last, first - 1.0);
+}
+
+/*
+ * The BERT-style encoder with its padding-mask input, masked-LM batches
+ * (--mlm); the GPT-style model, with one input, is refused for --mlm, and
+ * --mlm without text is a usage error.
+ */
+TEST(bert_masked_lm_loss_falls_on_fortunes)
+{
+	double first, last;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	ASSERT_EQ(0, run(TRAIN " tests/corpus/onnx/bert-tiny.onnx --mlm --text " FORTUNES
+			 " --steps 60 --batch 8 --lr 0.01 --eval-every 60 --log-every 0")) TH_LOG("%s", out);
+	first = atof(strstr(out, "step 0 val_loss ") + strlen("step 0 val_loss "));
+	last = last_value("step 60 val_loss ");
+	TH_LOG("masked-LM validation loss %.4f -> %.4f", first, last);
+	EXPECT_LT(last, first - 1.0);
+	EXPECT_EQ(1, run(TRAIN " tests/corpus/onnx/gpt-tiny.onnx --mlm --text " FORTUNES " --steps 1"));
+	EXPECT_NE(NULL, strstr(out, "two inputs (tokens and the padding mask)")) TH_LOG("%s", out);
+	EXPECT_EQ(2, run(TRAIN " tests/corpus/onnx/bert-tiny.onnx --mlm --images /tmp --steps 1"));
+	EXPECT_NE(NULL, strstr(out, "--mlm needs --text FILE"));
 }
 
 TEST_HARNESS_MAIN

@@ -58,9 +58,14 @@ static void close_run(struct run *r)
 	free(r->ids);
 }
 
+/*
+ * The logits of NAME.input.pb (and NAME.mask.pb, a second input, where the
+ * model has one) are NAME.logits.pb, and three SGD steps at lr 0.1 on
+ * NAME.labels.pb give NAME.steps' losses, then the eval loss its fourth.
+ */
 static void matches_pytorch(struct __test_metadata *_metadata, const char *name)
 {
-	struct wsecc_tensor in, want, labels;
+	struct wsecc_tensor in, want, labels, mask = { 0 };
 	struct wsecc_error err;
 	struct engine_optim opt;
 	struct engine_loss_result res;
@@ -83,6 +88,11 @@ static void matches_pytorch(struct __test_metadata *_metadata, const char *name)
 
 	ASSERT_EQ(0, open_run(name, in.dims[0], ENGINE_SGD, &r));
 	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	snprintf(path, sizeof(path), CORPUS "%s.mask.pb", name);
+	if (r.g->n_inputs > 1) {
+		ASSERT_EQ(0, wsecc_onnx_read_tensor(path, &mask, &err)) TH_LOG("%s", err.msg);
+		ASSERT_EQ(0, engine_graph_set_input(r.eg, r.ids[r.g->inputs[1]], mask.data));
+	}
 	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
 	ASSERT_EQ(0, engine_graph_forward(r.eg, false, 0));
 	const float *got = engine_graph_data(r.eg, r.logits);
@@ -106,6 +116,8 @@ static void matches_pytorch(struct __test_metadata *_metadata, const char *name)
 	wsecc_tensor_release(&in);
 	wsecc_tensor_release(&want);
 	wsecc_tensor_release(&labels);
+	if (mask.data)
+		wsecc_tensor_release(&mask);
 }
 
 TEST(cnn_forward_and_sgd_steps_match_pytorch)
@@ -263,6 +275,38 @@ TEST(llama_fuses_rmsnorm_rotary_attention_swiglu_and_matches_pytorch)
 		params += engine_graph_kind(r.eg, (int)v) == ENGINE_VAL_PARAM;
 	EXPECT_EQ(10, params);
 	close_run(&r);
+}
+
+/*
+ * A BERT-style encoder (models/bert_mlm.py) with its padding mask as a
+ * second graph input, made additive in the model ((1 - mask) * -10000):
+ * the attention is fused with the mask as its key mask, and the masked-LM
+ * loss counts only the masked positions (labels -100 elsewhere), as
+ * PyTorch's cross_entropy does.
+ */
+TEST(bert_with_padding_mask_fuses_attention_and_matches_pytorch)
+{
+	struct wsecc_onnx_options opt = { .batch = 2 };
+	struct wsecc_graph *g = NULL;
+	struct wsecc_error err;
+	size_t att = 0;
+
+	matches_pytorch(_metadata, "bert-tiny");
+	ASSERT_EQ(0, wsecc_onnx_import(CORPUS "bert-tiny.onnx", &opt, &g, &err)) TH_LOG("%s", err.msg);
+	ASSERT_EQ(2, g->n_inputs);
+	for (size_t i = 0; i < g->n_nodes; i++) {
+		const struct wsecc_node *n = &g->nodes[i];
+
+		EXPECT_TRUE(n->state != WSECC_NODE_PENDING && n->state != WSECC_NODE_REFUSED)
+			TH_LOG("%s: %s", n->name, n->reason);
+		if (n->state == WSECC_NODE_KERNEL && n->op == ENGINE_OP_ATTENTION) {
+			att++;
+			EXPECT_EQ(4, n->n_in);
+			EXPECT_FALSE(n->attrs.causal);
+		}
+	}
+	EXPECT_EQ(1, att);
+	wsecc_graph_free(g);
 }
 
 TEST(gpt_export_fuses_attention_and_gelu_and_folds_shapes)

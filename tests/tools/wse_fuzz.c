@@ -535,37 +535,46 @@ static void thread_times(const char *dir, char *state, unsigned long long *ut,
 /*
  * Where each thread of a hung worker is (root only): its state, whether
  * it spends a second in user or kernel mode, its system call, where it
- * sleeps and its kernel stack.
+ * sleeps and its kernel stack. One second is sampled for all threads at
+ * once, so that the report comes before whoever runs us gives up.
  */
 static void where_it_waits(pid_t pid)
 {
-	char path[192], dir[64], tdir[128];
-	unsigned long long ut[2], st[2];
+	enum { MAX_SEEN = MAX_THREADS + 16 };
+	static char tids[MAX_SEEN][16];
+	unsigned long long ut[MAX_SEEN][2], st[MAX_SEEN][2];
+	char path[192], dir[64], tdir[128], state[MAX_SEEN][2];
 	struct dirent *e;
-	char state[2];
+	int i, n = 0;
 	DIR *d;
-	int n = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	status_lines(pid, path);
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	d = opendir(dir);
-	if (!d)
+	if (!d) {
 		fprintf(stderr, "wse-fuzz: process %d: %s: %s\n", (int)pid, dir, strerror(errno));
-	while (d && n++ < MAX_THREADS + 4 && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(tdir, sizeof(tdir), "%s/%.32s", dir, e->d_name);
+		return;
+	}
+	while (n < MAX_SEEN && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			snprintf(tids[n++], sizeof(tids[0]), "%.15s", e->d_name);
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		snprintf(tdir, sizeof(tdir), "%.63s/%.15s", dir, tids[i]);
+		thread_times(tdir, &state[i][0], &ut[i][0], &st[i][0]);
+	}
+	sleep(1);
+	for (i = 0; i < n; i++) {
+		snprintf(tdir, sizeof(tdir), "%.63s/%.15s", dir, tids[i]);
+		thread_times(tdir, &state[i][1], &ut[i][1], &st[i][1]);
 		/* Its name: an io_uring worker (iou-wrk-PID) is a thread too. */
-		fprintf(stderr, "wse-fuzz: process %d, thread %s is ", (int)pid, e->d_name);
+		fprintf(stderr, "wse-fuzz: process %d, thread %s is ", (int)pid, tids[i]);
 		snprintf(path, sizeof(path), "%s/comm", tdir);
 		print_proc_file(path, "");
-		thread_times(tdir, &state[0], &ut[0], &st[0]);
-		sleep(1);
-		thread_times(tdir, &state[1], &ut[1], &st[1]);
 		fprintf(stderr,
 			"wse-fuzz: process %d, thread %s: state %c, in a second %llu ticks in user mode and %llu in the kernel; system call: ",
-			(int)pid, e->d_name, state[1], ut[1] - ut[0], st[1] - st[0]);
+			(int)pid, tids[i], state[i][1], ut[i][1] - ut[i][0], st[i][1] - st[i][0]);
 		snprintf(path, sizeof(path), "%s/syscall", tdir);
 		print_proc_file(path, "");
 		fprintf(stderr, "    sleeps in: ");
@@ -574,8 +583,6 @@ static void where_it_waits(pid_t pid)
 		snprintf(path, sizeof(path), "%s/stack", tdir);
 		print_proc_file(path, "    ");
 	}
-	if (d)
-		closedir(d);
 }
 
 /* The report's lines about the links; the number of required ones that died. */

@@ -14,6 +14,11 @@
  *           models/gpt_data.py says; the last 10% is the validation split.
  *           Each step takes --batch windows at offsets drawn from splitmix64
  *           (seed --seed), the next character of each position its label.
+ *   masked LM: --text FILE... --mlm for a BERT-style model whose inputs are
+ *           int64 tokens and a float padding mask [batch, context] and
+ *           whose logits cover the characters, [MASK] and [PAD]: the same
+ *           windows, corrupted as models/bert_mlm.py's mlm_sample() does
+ *           (wse_graphtrain_mlm.c); the loss counts the masked positions.
  *
  * The loss is the token-level softmax cross-entropy; the optimizer and the
  * learning-rate schedule have PyTorch's semantics. Prints one line per
@@ -34,6 +39,7 @@
 #include "wse/engine_graph.h"
 #include "wse/numparse.h"
 #include "wse/textdata.h"
+#include "wse_graphtrain_mlm.h"
 
 #define MAX_TEXT_FILES	8
 
@@ -43,6 +49,9 @@ static const char usage_text[] =
 	"\n"
 	"  --images DIR        IDX image data (train and t10k splits)\n"
 	"  --text FILE         a text corpus (repeat to concatenate several files)\n"
+	"  --mlm               text: masked-LM batches for a model with a padding-mask\n"
+	"                      input (models/bert_mlm.py); the validation loss is over\n"
+	"                      the masked positions of every validation window\n"
 	"  --batch N           samples (windows) per step (default 128; 16 for text)\n"
 	"  --epochs N          images: passes over the training set (default 1)\n"
 	"  --steps N           stop after N steps (text: required; images: optional)\n"
@@ -71,6 +80,7 @@ struct opts {
 	double lr, momentum, weight_decay, min_lr;
 	const char *optimizer;
 	uint64_t seed;
+	bool mlm;
 };
 
 static int usage_error(const char *msg, const char *arg)
@@ -95,7 +105,7 @@ struct model {
 	struct wsecc_graph *ir;
 	struct engine_graph *g;
 	int *ids;
-	int input, logits, labels;
+	int input, mask, logits, labels;
 	size_t in_rank, in_dims[ENGINE_MAX_RANK], out_rank, out_dims[ENGINE_MAX_RANK];
 	size_t in_n, rows, classes;
 	bool tokens;
@@ -110,8 +120,10 @@ static int load_model(const struct opts *o, enum engine_optim_kind kind, struct 
 	memset(m, 0, sizeof(*m));
 	if (wsecc_onnx_import(o->model, &io, &m->ir, &err) || wsecc_graph_check(m->ir, &err))
 		goto refused;
-	if (m->ir->n_inputs != 1 || m->ir->n_outputs < 1) {
-		fprintf(stderr, "%s: error: the model must have one input (pixels or tokens)\n", o->model);
+	if (m->ir->n_inputs != (o->mlm ? 2U : 1U) || m->ir->n_outputs < 1) {
+		fprintf(stderr, "%s: error: the model must have %s\n", o->model,
+			o->mlm ? "two inputs (tokens and the padding mask)" :
+				 "one input (pixels or tokens)");
 		return -1;
 	}
 	m->ids = malloc(m->ir->n_tensors * sizeof(int));
@@ -124,6 +136,7 @@ static int load_model(const struct opts *o, enum engine_optim_kind kind, struct 
 		return -1;
 	}
 	m->input = m->ids[m->ir->inputs[0]];
+	m->mask = o->mlm ? m->ids[m->ir->inputs[1]] : -1;
 	m->logits = m->ids[m->ir->outputs[0]];
 	engine_graph_shape(m->g, m->input, &m->in_rank, m->in_dims);
 	engine_graph_shape(m->g, m->logits, &m->out_rank, m->out_dims);
@@ -440,13 +453,153 @@ out:
 	return rc;
 }
 
+/* --- masked LM ----------------------------------------------------------------------- */
+
+/* Windows at @offsets corrupted from @state: tokens, padding mask, labels. */
+static void mlm_batch(const struct wse_text *t, const uint64_t *offsets, size_t b, size_t ctx,
+		      uint64_t *state, int64_t *x, float *mask, int64_t *y)
+{
+	for (size_t i = 0; i < b; i++)
+		mlm_sample(t, offsets[i], ctx, state, x + i * ctx, mask + i * ctx, y + i * ctx);
+}
+
+/*
+ * The masked-LM validation loss: every validation window once, corrupted
+ * from MLM_VAL_STREAM (the same each time), the loss summed over every
+ * predicted position and divided by their number.
+ */
+static int evaluate_mlm(struct model *m, const struct wse_text *t, int64_t *x, float *mask,
+			int64_t *y, uint64_t *offsets, double *loss)
+{
+	const size_t b = m->in_dims[0], ctx = m->in_dims[1];
+	uint64_t n = wse_text_val_windows(t, (uint32_t)ctx), state = MLM_VAL_STREAM;
+	double total = 0.0;
+	size_t counted = 0;
+
+	for (uint64_t at = 0; at < n; at += b) {
+		size_t real = n - at < b ? (size_t)(n - at) : b;
+		const float *z;
+		int err;
+
+		for (size_t i = 0; i < b; i++)
+			offsets[i] = wse_text_val_offset(t, at + i % real, (uint32_t)ctx);
+		/* Only the real windows draw: the repeats are not counted. */
+		mlm_batch(t, offsets, real, ctx, &state, x, mask, y);
+		for (size_t i = real; i < b; i++) {
+			memcpy(x + i * ctx, x, ctx * sizeof(*x));
+			memcpy(mask + i * ctx, mask, ctx * sizeof(*mask));
+		}
+		err = engine_graph_set_input(m->g, m->input, x) ?:
+		      engine_graph_set_input(m->g, m->mask, mask) ?:
+		      engine_graph_forward(m->g, false, 0);
+		if (err)
+			return err;
+		z = engine_graph_data(m->g, m->logits);
+		for (size_t i = 0; i < real; i++) {
+			size_t k = engine_xent_tokens_counted(y + i * ctx, ctx), correct;
+			float l;
+
+			err = engine_xent_tokens_forward(z + i * ctx * m->classes, y + i * ctx, ctx,
+							 m->classes, &l, &correct);
+			if (err)
+				return err;
+			total += (double)l * (double)k;
+			counted += k;
+		}
+	}
+	*loss = counted ? total / (double)counted : 0.0;
+	return 0;
+}
+
+static int train_mlm(const struct opts *o, struct model *m, const struct engine_optim *opt,
+		     const struct engine_lr_schedule *sched)
+{
+	const size_t b = m->in_dims[0], ctx = m->in_rank == 2 ? m->in_dims[1] : 0;
+	uint64_t state = MLM_TRAIN_STREAM(o->seed), *offsets = NULL;
+	struct wse_text t;
+	int64_t *x = NULL, *y = NULL;
+	float *mask = NULL;
+	double t0 = now(), sum = 0.0, vl;
+	char msg[512];
+	long since = 0;
+	int rc = 1;
+
+	if (wse_text_load(o->text, o->n_text, &t, msg, sizeof(msg))) {
+		fprintf(stderr, "wse-graphtrain: %s\n", msg);
+		return 1;
+	}
+	if (!m->tokens || m->in_rank != 2 || m->out_rank != 3 || m->classes != MLM_VOCAB) {
+		fprintf(stderr, "%s: error: masked-LM training needs int64 tokens and a float mask [batch, context] in and logits [batch, context, %d] out\n",
+			o->model, MLM_VOCAB);
+		goto out;
+	}
+	if (wse_text_check(&t, (uint32_t)ctx, msg, sizeof(msg))) {
+		fprintf(stderr, "wse-graphtrain: %s\n", msg);
+		goto out;
+	}
+	x = malloc(b * ctx * sizeof(*x));
+	y = malloc(b * ctx * sizeof(*y));
+	mask = malloc(b * ctx * sizeof(*mask));
+	offsets = malloc(b * sizeof(*offsets));
+	if (!x || !y || !mask || !offsets)
+		goto out;
+	printf("model: %s, %zu parameters, masked LM, batch %zu x context %zu, %s lr %g, %llu characters (%llu for validation)\n",
+	       o->model, engine_graph_param_floats(m->g), b, ctx, o->optimizer, o->lr,
+	       (unsigned long long)t.n, (unsigned long long)(t.n - t.split));
+	if (evaluate_mlm(m, &t, x, mask, y, offsets, &vl))
+		goto out;
+	printf("step 0 val_loss %.4f\n", vl);
+	for (uint64_t s = 1; s <= (uint64_t)o->steps; s++) {
+		struct engine_loss_result res;
+		double lr = engine_lr_at(sched, o->lr, s);
+		int err;
+
+		for (size_t i = 0; i < b; i++)
+			offsets[i] = wse_text_train_offset(&t, o->seed, (s - 1) * b + i, (uint32_t)ctx);
+		mlm_batch(&t, offsets, b, ctx, &state, x, mask, y);
+		err = engine_graph_set_input(m->g, m->input, x) ?:
+		      engine_graph_set_input(m->g, m->mask, mask) ?:
+		      engine_graph_set_input(m->g, m->labels, y) ?:
+		      engine_graph_train_step(m->g, opt, s, lr, o->seed + s, &res);
+		if (err) {
+			fprintf(stderr, "step %llu: %s (%s)\n", (unsigned long long)s, engine_strerror(err),
+				engine_graph_error(m->g));
+			goto out;
+		}
+		sum += res.loss;
+		since++;
+		if (o->log_every > 0 && s % (uint64_t)o->log_every == 0) {
+			printf("step %llu loss %.4f lr %.3g (%.2f s/step)\n", (unsigned long long)s,
+			       sum / since, lr, (now() - t0) / s);
+			sum = 0.0;
+			since = 0;
+		}
+		if ((o->eval_every > 0 && s % (uint64_t)o->eval_every == 0) || s == (uint64_t)o->steps) {
+			if (evaluate_mlm(m, &t, x, mask, y, offsets, &vl))
+				goto out;
+			printf("step %llu val_loss %.4f\n", (unsigned long long)s, vl);
+		}
+		fflush(stdout);
+	}
+	printf("trained %ld steps in %.1f s\n", o->steps, now() - t0);
+	rc = 0;
+out:
+	wse_text_free(&t);
+	free(x);
+	free(y);
+	free(mask);
+	free(offsets);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_IMAGES = 256, O_TEXT, O_BATCH, O_EPOCHS, O_STEPS, O_LIMIT, O_OPT, O_LR, O_MOM,
-	       O_WD, O_WARMUP, O_MINLR, O_SEED, O_EVAL, O_LOG, O_THREADS };
+	       O_WD, O_WARMUP, O_MINLR, O_SEED, O_EVAL, O_LOG, O_THREADS, O_MLM };
 	static const struct option longopts[] = {
 		{ "images", required_argument, NULL, O_IMAGES },
 		{ "text", required_argument, NULL, O_TEXT },
+		{ "mlm", no_argument, NULL, O_MLM },
 		{ "batch", required_argument, NULL, O_BATCH },
 		{ "epochs", required_argument, NULL, O_EPOCHS },
 		{ "steps", required_argument, NULL, O_STEPS },
@@ -515,6 +668,7 @@ int main(int argc, char **argv)
 			else o.min_lr = d;
 			break;
 		case O_OPT: o.optimizer = optarg; break;
+		case O_MLM: o.mlm = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: return usage_error("%s", "bad option");
 		}
@@ -524,6 +678,8 @@ int main(int argc, char **argv)
 	o.model = argv[optind];
 	if (!!o.images == !!o.n_text)
 		return usage_error("%s", "give --images DIR or --text FILE");
+	if (o.mlm && !o.n_text)
+		return usage_error("%s", "--mlm needs --text FILE");
 	if (o.n_text && o.steps <= 0)
 		return usage_error("%s", "text training needs --steps N");
 	if (!o.batch)
@@ -543,7 +699,8 @@ int main(int argc, char **argv)
 		free_model(&m);
 		return 1;
 	}
-	rc = o.images ? train_images(&o, &m, &opt, &sched) : train_text(&o, &m, &opt, &sched);
+	rc = o.images ? train_images(&o, &m, &opt, &sched) :
+	     o.mlm ? train_mlm(&o, &m, &opt, &sched) : train_text(&o, &m, &opt, &sched);
 	free_model(&m);
 	return rc;
 }

@@ -18,6 +18,7 @@
 #include "wse/filekind.h"
 #include "wse/outfile.h"
 #include "wse/usage.h"
+#include "params.h"
 
 #define EXIT_REFUSED	1
 #define EXIT_USAGE	2
@@ -31,7 +32,12 @@ static const char usage_text[] =
 	"\n"
 	"  --wafer SPEC        wse1, wse2, wse3, or WxH[:SRAM][@CLOCK] (e.g. 64x64:48K);\n"
 	"                      default: the model's 'wafer' statement, else " WSE_WAFER_DEFAULT "\n"
-	"  --mode MODE         auto (default), pipelined or weight_streaming\n"
+	"  --execution-mode MODE\n"
+	"                      auto (default), pipelined or weight_streaming\n"
+	"                      (--mode MODE is the older spelling)\n"
+	"  --params FILE       settings from a params.yaml (ModelZoo's sections\n"
+	"                      train_input, model, optimizer, runconfig); options\n"
+	"                      given on the command line override it\n"
 	"  --batch N           override the model's batch size (1..65536); for ONNX, the\n"
 	"                      value of a symbolic first input dimension (default 1)\n"
 	"  --micro-batch N     samples per micro-batch (1..the batch): weight streaming\n"
@@ -44,20 +50,27 @@ static const char usage_text[] =
 	"                      a device or FIFO is written to, never replaced)\n"
 	"  --report            print the placement and estimate report and write an SVG\n"
 	"  --svg FILE          where --report writes the SVG (default MODEL_NAME.svg)\n"
+	"  --systems LIST      the system counts --report estimates a weight-streaming\n"
+	"                      program on, data-parallel at its batch per system\n"
+	"                      (default 1,2,4,8,16,32,64,128,192; each 1..192)\n"
 	"  --weights           include initial weights (default for pipelined)\n"
 	"  --no-weights        leave them out (default for weight streaming: MemoryX\n"
 	"                      makes them from the seed); ONNX: compile from the\n"
 	"                      shapes alone, never reading the weights, for --report\n"
 	"                      or --validate-only (no program is written)\n"
-	"ONNX models only (a text model says its own):\n"
+	"Training (an ONNX model's; they override a model text's 'optimizer' and\n"
+	"'seed'; wsetrain can set --lr and the schedule again at run time):\n"
 	"  --optimizer KIND    sgd, momentum, nesterov, adam (default), adamw\n"
 	"  --lr X              learning rate (default 1e-3)\n"
 	"  --momentum X        momentum (default 0.9)\n"
 	"  --weight-decay X    L2 decay, decoupled for adamw (default 0; adamw 0.01)\n"
-	"  --warmup N          linear warm-up steps, then cosine decay to --min-lr at --steps\n"
-	"  --steps N           the schedule's last step (with --warmup)\n"
+	"  --warmup N          linear warm-up steps, then cosine decay to --min-lr\n"
+	"  --steps N, --max-steps N, --max_steps N\n"
+	"                      the optimizer steps the run takes: the decay ends there\n"
+	"  --schedule-steps N  the step the decay ends at instead (default --steps)\n"
 	"  --min-lr X          the cosine's floor (default 0)\n"
 	"  --seed N            dropout masks and the host's batch order (default 1)\n"
+	"ONNX models only:\n"
 	"  --recompute WHEN    weight streaming: auto (default: when a micro-batch's\n"
 	"                      activations do not fit), on or off; with it each unit\n"
 	"                      keeps only its input and recomputes the rest before its\n"
@@ -198,14 +211,12 @@ static int onnx_validate(const char *path, uint32_t batch, bool no_weights,
 /* The training an ONNX model lacks, from the command line. */
 struct train_args {
 	const char *optimizer, *lr, *momentum, *weight_decay, *warmup, *steps, *min_lr, *seed, *input;
+	const char *schedule_steps;
 };
 
-static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_options *o)
+/* A fresh optimizer of kind @k with torch.optim's defaults. */
+static int optimizer_kind(const char *k, struct wsep_optimizer *opt)
 {
-	struct wsep_optimizer *opt = &o->opt;
-	const char *k = t->optimizer ? t->optimizer : "adam";
-	uint64_t v;
-
 	*opt = (struct wsep_optimizer){ .lr = 1e-3 };
 	if (!strcmp(k, "sgd")) {
 		opt->kind = WSEP_OPT_SGD;
@@ -214,7 +225,6 @@ static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_op
 		opt->momentum = 0.9;
 		opt->nesterov = !strcmp(k, "nesterov");
 	} else if (!strcmp(k, "adam") || !strcmp(k, "adamw")) {
-		/* torch.optim's defaults. */
 		opt->kind = !strcmp(k, "adam") ? WSEP_OPT_ADAM : WSEP_OPT_ADAMW;
 		opt->beta1 = 0.9;
 		opt->beta2 = 0.999;
@@ -222,6 +232,59 @@ static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_op
 		opt->weight_decay = opt->kind == WSEP_OPT_ADAMW ? 0.01 : 0;
 	} else {
 		return usage_error("--optimizer '%s': expected sgd, momentum, nesterov, adam or adamw", k);
+	}
+	return 0;
+}
+
+/*
+ * The learning-rate schedule: --warmup (and --min-lr) over the run's
+ * --steps, or --schedule-steps when the decay ends elsewhere. Without a
+ * length the run's is not known yet: wsetrain sets the schedule then.
+ */
+static int schedule_from_args(const struct train_args *t, struct wsep_optimizer *opt, int quiet)
+{
+	const char *len_opt = t->schedule_steps ? "--schedule-steps" : "--steps";
+	const char *len = t->schedule_steps ? t->schedule_steps : t->steps;
+	uint64_t warmup = 0, total;
+
+	if (!t->warmup && !t->min_lr) {
+		if (t->schedule_steps)
+			return usage_error("%s", "--schedule-steps is the length of a schedule: add --warmup N (0 for none) or --min-lr X");
+		return 0;
+	}
+	if (t->warmup && wse_opt_u64("wsecc", "--warmup", t->warmup, 0, UINT32_MAX, WSE_NUM_PLAIN,
+				     &warmup))
+		return EXIT_USAGE;
+	if (!len) {
+		if (!quiet)
+			fprintf(stderr, "wsecc: note: the schedule has no length yet (--steps or --schedule-steps): the program keeps a constant rate, and wsetrain given the same --warmup/--min-lr (or --params) sets the schedule from the run's steps\n");
+		opt->min_lr = 0;	/* a constant rate has no floor */
+		return 0;
+	}
+	if (wse_opt_u64("wsecc", len_opt, len, warmup + 1, UINT32_MAX, WSE_NUM_PLAIN, &total))
+		return EXIT_USAGE;
+	opt->warmup = warmup;
+	opt->total_steps = total;
+	opt->schedule = WSEP_LR_WARMUP_COSINE;
+	return 0;
+}
+
+/*
+ * The optimizer from the command line: @base (a model text's own) with
+ * what is given over it, or a fresh one of --optimizer's kind (default
+ * adam, for an ONNX model).
+ */
+static int optimizer_from_args(const struct train_args *t, const struct wsep_optimizer *base,
+			       struct wsep_optimizer *opt, int quiet)
+{
+	int ret;
+
+	if (base && !t->optimizer) {
+		*opt = *base;
+	} else {
+		ret = optimizer_kind(t->optimizer ? t->optimizer : "adam", opt);
+		if (ret)
+			return ret;
 	}
 	if ((t->lr && wse_opt_double("wsecc", "--lr", t->lr, 0, 1e6, &opt->lr)) ||
 	    (t->weight_decay &&
@@ -234,19 +297,17 @@ static int optimizer_from_args(const struct train_args *t, struct wsecc_graph_op
 		if (wse_opt_double("wsecc", "--momentum", t->momentum, 0, 0.999999, &opt->momentum))
 			return EXIT_USAGE;
 	}
-	if (t->warmup || t->steps) {
-		if (!t->warmup || !t->steps)
-			return usage_error("%s", "--warmup and --steps go together (warm-up, then cosine decay to --steps)");
-		if (wse_opt_u64("wsecc", "--warmup", t->warmup, 0, UINT32_MAX, WSE_NUM_PLAIN, &v))
-			return EXIT_USAGE;
-		opt->warmup = v;
-		if (wse_opt_u64("wsecc", "--steps", t->steps, v + 1, UINT32_MAX, WSE_NUM_PLAIN, &v))
-			return EXIT_USAGE;
-		opt->total_steps = v;
-		opt->schedule = WSEP_LR_WARMUP_COSINE;
-	} else if (t->min_lr) {
-		return usage_error("%s", "--min-lr needs --warmup and --steps");
-	}
+	return schedule_from_args(t, opt, quiet);
+}
+
+/* An ONNX model's training: the optimizer, the seed and what feeds a float input. */
+static int graph_training_from_args(const struct train_args *t, struct wsecc_graph_options *o,
+				    int quiet)
+{
+	int ret = optimizer_from_args(t, NULL, &o->opt, quiet);
+
+	if (ret)
+		return ret;
 	if (t->seed && wse_opt_u64("wsecc", "--seed", t->seed, 0, UINT64_MAX, WSE_NUM_PLAIN, &o->seed))
 		return EXIT_USAGE;
 	if (t->input && strcmp(t->input, "u8") && strcmp(t->input, "f32"))
@@ -287,6 +348,34 @@ static int write_svg(const struct wsecc_plan *plan, const char *path)
 	return 0;
 }
 
+/* --systems: the system counts of the report's table across systems. */
+struct systems_arg {
+	const char *list;	/* NULL: the default counts */
+	uint32_t n[WSECC_SCALE_MAX_POINTS];
+	uint32_t count;
+};
+
+/* A pipelined plan runs on one system: --systems asked of one is refused, before any report. */
+static int check_systems(const struct wsecc_plan *plan, const struct systems_arg *sys)
+{
+	if (sys->list && plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return usage_error("%s", "--systems: this model compiles layer-pipelined, which runs on one system; the estimate across systems is for weight streaming: add --execution-mode weight_streaming");
+	return 0;
+}
+
+/* The report's table across systems, for a weight-streaming plan. */
+static void report_systems(FILE *f, const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
+			   const struct systems_arg *sys)
+{
+	if (plan->mode != WSEP_MODE_WEIGHT_STREAMING)
+		return;
+	if (sys->list)
+		wsecc_scale_report(f, plan, opt, sys->n, sys->count);
+	else
+		wsecc_scale_report(f, plan, opt, wsecc_scale_default_systems,
+				   wsecc_scale_default_count);
+}
+
 /* With -o -, the program is standard output: what wsecc says goes to stderr. */
 static FILE *chatter(const char *output)
 {
@@ -295,9 +384,10 @@ static FILE *chatter(const char *output)
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
 static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
-			enum wsecc_recompute recompute, const struct train_args *t, const struct freeze_args *fz,
+			enum wsecc_recompute recompute, const struct train_args *t,
+			const struct freeze_args *fz,
 			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
-			const char *svg, const char *output, int quiet)
+			const char *svg, const struct systems_arg *sys, const char *output, int quiet)
 {
 	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
 					 .recompute = recompute, .seed = 1, .no_weights = no_weights,
@@ -308,7 +398,7 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 	char msg[256], path_svg[WSEP_NAME_MAX + 8], path_wsep[WSEP_NAME_MAX + 8];
 	int ret;
 
-	ret = optimizer_from_args(t, &o);
+	ret = graph_training_from_args(t, &o, quiet);
 	if (ret)
 		return ret;
 	if (wse_wafer_parse(wafer_spec ? wafer_spec : WSE_WAFER_DEFAULT, &wafer, msg, sizeof(msg)))
@@ -323,7 +413,11 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 			"%s: note: --recompute on is for weight streaming; the model fits layer-pipelined, which runs without it (add --mode weight_streaming to recompute)\n",
 			path);
 	if (report) {
+		ret = check_systems(&gp->plan, sys);
+		if (ret)
+			goto out;
 		wsecc_graph_report(chatter(output), gp);
+		report_systems(chatter(output), &gp->plan, &gp->prog->opt, sys);
 		if (!svg) {
 			snprintf(path_svg, sizeof(path_svg), "%s.svg", gp->prog->model_name);
 			svg = path_svg;
@@ -359,10 +453,13 @@ int main(int argc, char **argv)
 {
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
-	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE, OPT_RECOMPUTE };
+	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE, OPT_PARAMS,
+	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS, OPT_RECOMPUTE };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
+		{ "execution-mode", required_argument, NULL, OPT_MODE },
 		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "micro-batch", required_argument, NULL, OPT_MICRO },
 		{ "validate-only", no_argument, NULL, OPT_VALIDATE },
@@ -370,6 +467,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "report", no_argument, NULL, OPT_REPORT },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "systems", required_argument, NULL, OPT_SYSTEMS },
 		{ "weights", no_argument, NULL, OPT_WEIGHTS },
 		{ "no-weights", no_argument, NULL, OPT_NO_WEIGHTS },
 		{ "optimizer", required_argument, NULL, OPT_OPTIMIZER },
@@ -378,6 +476,9 @@ int main(int argc, char **argv)
 		{ "weight-decay", required_argument, NULL, OPT_WD },
 		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "steps", required_argument, NULL, OPT_STEPS },
+		{ "max-steps", required_argument, NULL, OPT_STEPS },
+		{ "max_steps", required_argument, NULL, OPT_STEPS },
+		{ "schedule-steps", required_argument, NULL, OPT_SCHEDULE_STEPS },
 		{ "min-lr", required_argument, NULL, OPT_MIN_LR },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "input", required_argument, NULL, OPT_INPUT },
@@ -402,17 +503,22 @@ int main(int argc, char **argv)
 	char msg[256], path[WSEP_NAME_MAX + 8];
 	struct train_args train = { 0 };
 	struct freeze_args freeze = { 0 };
+	struct systems_arg systems = { 0 };
 	bool train_given = false;
 	bool onnx;
 	int ret;
 
+	/* A params file's settings come first: the command line overrides them. */
+	ret = wsecc_params_argv(argc, argv, &argc, &argv);
+	if (ret)
+		return ret;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_WAFER: wafer_spec = optarg; break;
 		case OPT_MODE:
 			if (wsecc_mode_parse(optarg, &mode))
-				return usage_error("unknown --mode '%s': expected auto, pipelined or weight_streaming",
+				return usage_error("--execution-mode '%s': expected auto, pipelined or weight_streaming",
 						   optarg);
 			break;
 		case OPT_BATCH: batch_arg = optarg; break;
@@ -422,6 +528,7 @@ int main(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case OPT_REPORT: report = 1; break;
 		case OPT_SVG: svg = optarg; break;
+		case OPT_SYSTEMS: systems.list = optarg; break;
 		case OPT_WEIGHTS: weights = 1; break;
 		case OPT_NO_WEIGHTS: weights = 0; break;
 		case OPT_OPTIMIZER: train.optimizer = optarg; train_given = true; break;
@@ -430,6 +537,8 @@ int main(int argc, char **argv)
 		case OPT_WD: train.weight_decay = optarg; train_given = true; break;
 		case OPT_WARMUP: train.warmup = optarg; train_given = true; break;
 		case OPT_STEPS: train.steps = optarg; train_given = true; break;
+		case OPT_SCHEDULE_STEPS: train.schedule_steps = optarg; train_given = true; break;
+		case OPT_PARAMS: break;		/* read before the options */
 		case OPT_MIN_LR: train.min_lr = optarg; train_given = true; break;
 		case OPT_SEED: train.seed = optarg; train_given = true; break;
 		case OPT_INPUT: train.input = optarg; train_given = true; break;
@@ -457,6 +566,15 @@ int main(int argc, char **argv)
 							: "expected exactly one MODEL file");
 	if (svg && !report)
 		return usage_error("%s", "--svg needs --report");
+	if (systems.list && !report)
+		return usage_error("%s", "--systems needs --report (it sets the report's table across systems)");
+	if (systems.list) {
+		int n = wsecc_scale_parse(systems.list, systems.n, msg, sizeof(msg));
+
+		if (n < 0)
+			return usage_error("--systems: %s", msg);
+		systems.count = (uint32_t)n;
+	}
 	if (validate && (compile || report || output))
 		return usage_error("%s", "--validate-only does not combine with --compile-only, --report or -o");
 	if (micro_arg && wse_opt_u64("wsecc", "--micro-batch", micro_arg, 1, WSEP_MAX_BATCH,
@@ -483,17 +601,25 @@ int main(int argc, char **argv)
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
 		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, recompute, &train,
-				    &freeze,
-				    wafer_spec, mode, weights == 0, report, svg,
+				    &freeze, wafer_spec, mode, weights == 0, report, svg, &systems,
 				    compile || output || !report ? output : NULL, quiet);
 	}
-	if (train_given || freeze.n)
-		return usage_error("%s", "--optimizer, --lr, --warmup, --seed, --input, --freeze and the like are for ONNX models: a model text file says its own");
+	if (train.input || freeze.n)
+		return usage_error("%s", "--input and --freeze are for ONNX models: a model text file says its own input and trains every layer");
 	if (recompute_arg)
 		return usage_error("%s", "--recompute is for ONNX models (graph programs): a text model's dense layer keeps only its input and output, there is nothing to recompute");
 	if (wsecc_parse_file(argv[optind], &model, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;
+	}
+	/* The command line's (or a params file's) training over the model's own. */
+	if (train_given) {
+		ret = optimizer_from_args(&train, &model.opt, &model.opt, quiet);
+		if (ret)
+			return ret;
+		if (train.seed && wse_opt_u64("wsecc", "--seed", train.seed, 0, UINT64_MAX,
+					      WSE_NUM_PLAIN, &model.seed))
+			return EXIT_USAGE;
 	}
 	if (batch_arg) {
 		uint64_t b;
@@ -521,7 +647,11 @@ int main(int argc, char **argv)
 		weights = plan.mode == WSEP_MODE_PIPELINED;
 
 	if (report) {
+		ret = check_systems(&plan, &systems);
+		if (ret)
+			return ret;
 		wsecc_report(chatter(output), &model, &plan);
+		report_systems(chatter(output), &plan, &model.opt, &systems);
 		if (!svg) {
 			snprintf(path, sizeof(path), "%s.svg", model.name);
 			svg = path;

@@ -128,7 +128,8 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 			return train_fail("%s refused a job on %u system%s: %s", j->sys[0].name, j->n,
 					  j->n == 1 ? "" : "s", wse_strerror(ret));
 	}
-	if (train_system_load(&j->sys[0], j->image, j->image_len))
+	/* The run's learning rate and schedule, now that its steps are known. */
+	if (train_hparams_apply(j) || train_system_load(&j->sys[0], j->image, j->image_len))
 		return -1;
 	return j->mode->open(j, &j->mode_state);
 }

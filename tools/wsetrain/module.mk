@@ -2,9 +2,11 @@
 progs += wsetrain
 wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c session.c job.c \
 	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c predict.c state.c \
-	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c export.c)
-wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink wsecli
-wsetrain_ldlibs := $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) -lz -ljson-c -lopenblas -lm -lpthread
+	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c export.c \
+	params.c hparams.c)
+wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink wsecli wseparams
+wsetrain_ldlibs = $(WSE_LDLIBS) $(PROTOBUF_C_LIBS) $(WSEPARAMS_LDLIBS) -lz -ljson-c -lopenblas -lm \
+	-lpthread
 
 # The ETA on made-up timelines.
 host_tests += wsetrain_eta_test
@@ -14,17 +16,17 @@ wsetrain_eta_test_ldlibs := -lm
 # What a run shows and records: lines, the bar, CSV and TensorBoard alike.
 host_tests += wsetrain_report_test
 wsetrain_report_test_srcs := tests/host/wsetrain_report_test.c tools/wsetrain/report.c \
-	tools/wsetrain/metrics.c tools/wsetrain/eta.c tools/wsetrain/options.c
-wsetrain_report_test_libs := wsemetrics wsep wsenum
-wsetrain_report_test_ldlibs := $(PROTOBUF_C_LIBS) -lm
+	tools/wsetrain/metrics.c tools/wsetrain/eta.c tools/wsetrain/options.c tools/wsetrain/params.c
+wsetrain_report_test_libs := wsemetrics wsep wseparams wsenum
+wsetrain_report_test_ldlibs = $(PROTOBUF_C_LIBS) $(WSEPARAMS_LDLIBS) -lm
 
 # --export: a checkpoint's weights back into the ONNX model, round trip
 # through the importer (runs build/bin/wsetrain; needs no PyTorch).
 host_tests += onnx_export_test
 onnx_export_test_srcs := tests/host/onnx_export_test.c tools/wsetrain/checkpoint.c \
-	tools/wsetrain/options.c
-onnx_export_test_libs := wsecompiler wsep wafer wseengine wsenum
-onnx_export_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+	tools/wsetrain/options.c tools/wsetrain/params.c
+onnx_export_test_libs := wsecompiler wsep wafer wseengine wseparams wsenum
+onnx_export_test_ldlibs = $(PROTOBUF_C_LIBS) $(WSEPARAMS_LDLIBS) -lopenblas -lm
 $(B)/host-tests/onnx_export_test: | $(B)/bin/wsetrain
 $(B)/host-tests-san/onnx_export_test: | $(B)/bin/wsetrain
 # models/wse_checkpoint.py against PyTorch; skipped where python3-torch is not.

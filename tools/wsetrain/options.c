@@ -55,7 +55,13 @@ void train_usage(FILE *f)
 "  --test-limit N        evaluate on the first N test samples only\n"
 "  --execution-mode M    auto (default: the compiler decides), pipelined or\n"
 "                        weight_streaming\n"
-"  --lr X                the learning rate, instead of the model's\n"
+"  --params FILE         settings from a params.yaml (ModelZoo's train_input,\n"
+"                        model, optimizer and runconfig); the command line\n"
+"                        overrides it, and wsecc is given it too\n"
+"  --lr X                the learning rate, instead of the program's\n"
+"  --warmup N            linear warm-up steps, then cosine decay to --min-lr\n"
+"  --min-lr X            the decay's floor (default 0)\n"
+"  --schedule-steps N    the step the decay ends at (default: the run's last)\n"
 "  --wsecc PATH          the compiler (default: wsecc beside wsetrain, else PATH)\n"
 "Systems:\n"
 "  --systems N, --num_csx N\n"
@@ -67,8 +73,9 @@ void train_usage(FILE *f)
 "                        directory --data names, from the shared directory)\n"
 "Schedule:\n"
 "  --epochs N            passes over the training data (default 1)\n"
-"  --steps N, --max_steps N\n"
-"                        stop after N optimizer steps in all\n"
+"  --steps N, --max-steps N, --max_steps N\n"
+"                        stop after N optimizer steps in all (default: the\n"
+"                        epochs over the data)\n"
 "  --seed N              shuffle seed (default: the model's seed)\n"
 "  --chunk N             steps per RUN job on the device (default 64)\n"
 "  --no-eval             skip the test-set evaluation after each epoch (--mode train)\n"
@@ -162,6 +169,7 @@ enum {
 	OPT_INIT_FROM, OPT_EVAL, OPT_PREDICT, OPT_MODEL_DIR, OPT_RUNS, OPT_KEEP, OPT_LR,
 	OPT_INSPECT, OPT_CSV, OPT_TENSORBOARD, OPT_REPORT, OPT_PROGRESS, OPT_EXPECT,
 	OPT_INPUT, OPT_TEXT, OPT_SAMPLE, OPT_PROMPT, OPT_TEMPERATURE, OPT_EXPORT,
+	OPT_PARAMS, OPT_WARMUP, OPT_MIN_LR, OPT_SCHEDULE_STEPS,
 };
 
 /* Checks what the options mean together; fills in what one implies. */
@@ -256,6 +264,11 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
 		{ "steps", required_argument, NULL, OPT_STEPS },
 		{ "max_steps", required_argument, NULL, OPT_STEPS },
+		{ "max-steps", required_argument, NULL, OPT_STEPS },
+		{ "params", required_argument, NULL, OPT_PARAMS },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
+		{ "min-lr", required_argument, NULL, OPT_MIN_LR },
+		{ "schedule-steps", required_argument, NULL, OPT_SCHEDULE_STEPS },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "chunk", required_argument, NULL, OPT_CHUNK },
 		{ "no-eval", no_argument, NULL, OPT_NO_EVAL },
@@ -299,6 +312,9 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 		.runs_root = runs_env && *runs_env ? runs_env : NULL,
 		.runs_from_env = runs_env && *runs_env,
 	};
+	/* A params file's settings first: the command line overrides them. */
+	if (train_params_argv(argc, argv, &argc, &argv))
+		return -1;
 	opterr = 0;
 	while ((idx = -1, c = getopt_long(argc, argv, "hVo:q", lo, &idx)) != -1) {
 		/* The option as named in messages: "--epochs", or the word given. */
@@ -424,6 +440,24 @@ int train_parse(int argc, char **argv, struct train_opts *o)
 			if (wse_opt_double("wsetrain", opt, optarg, 1e-12, 1e6, &o->lr))
 				return -1;
 			o->lr_set = true;
+			break;
+		case OPT_PARAMS:
+			o->params = optarg;	/* its settings are in argv already */
+			break;
+		case OPT_WARMUP:
+			if (number(opt, optarg, 0, UINT32_MAX, &o->warmup))
+				return -1;
+			o->warmup_set = true;
+			break;
+		case OPT_SCHEDULE_STEPS:
+			if (number(opt, optarg, 1, UINT32_MAX, &o->schedule_steps))
+				return -1;
+			o->schedule_steps_set = true;
+			break;
+		case OPT_MIN_LR:
+			if (wse_opt_double("wsetrain", opt, optarg, 0, 1e6, &o->min_lr))
+				return -1;
+			o->min_lr_set = true;
 			break;
 		case OPT_SYSTEMS:
 			if (number(opt, optarg, 1, TRAIN_MAX_SYSTEMS, &v))

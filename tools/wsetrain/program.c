@@ -79,8 +79,12 @@ int train_pass_through(const struct train_opts *o)
 	args[n++] = compiler(o, buf, sizeof(buf));
 	args[n++] = o->model;
 	args[n++] = o->pass_through;
+	if (o->params) {
+		args[n++] = "--params";
+		args[n++] = o->params;
+	}
 	if (strcmp(o->exec_mode, "auto")) {
-		args[n++] = "--mode";
+		args[n++] = "--execution-mode";
 		args[n++] = o->exec_mode;
 	}
 	if (o->output) {
@@ -89,22 +93,6 @@ int train_pass_through(const struct train_opts *o)
 	}
 	args[n] = NULL;
 	return run_compiler(args[0], args, NULL);
-}
-
-/* --lr: the program's optimizer with another learning rate, and its image rewritten. */
-static int set_lr(const struct train_opts *o, void **image, size_t *len, struct wsep_program *p)
-{
-	char err[512];
-	void *img;
-	size_t n;
-
-	p->opt.lr = o->lr;
-	if (wsep_write(p, &img, &n, err, sizeof(err)))
-		return train_fail("%s with --lr %g: %s", o->model, o->lr, err);
-	free(*image);
-	*image = img;
-	*len = n;
-	return 0;
 }
 
 static bool is_program(const char *path)
@@ -148,24 +136,31 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 
 	*image = NULL;
 	*prog = NULL;
-	if (strlen(o->model) > 5 && !strcmp(o->model + strlen(o->model) - 5, ".onnx"))
-		return train_fail("%s: an ONNX model has no batch or optimizer of its own: compile it first (wsecc %s --batch N [--optimizer adam --lr X --warmup N --steps N] -o MODEL.wsep) and train the .wsep",
+	/* A params file says what an ONNX model lacks; else it is compiled first. */
+	if (!o->params && strlen(o->model) > 5 && !strcmp(o->model + strlen(o->model) - 5, ".onnx"))
+		return train_fail("%s: an ONNX model has no batch or optimizer of its own: give them in a params file (--params FILE), or compile it first (wsecc %s --batch N [--optimizer adam --lr X --warmup N --steps N] -o MODEL.wsep) and train the .wsep",
 				  o->model, o->model);
 	if (!is_program(o->model)) {
-		const char *args[16] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
-					 "--mode", o->exec_mode, "--compile-only", "-q", "-o", path };
+		const char *args[20] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
+					 "--execution-mode", o->exec_mode, "--compile-only", "-q",
+					 "-o", path };
+		int a = 10;
 		struct wse_out out = { .fd = -1 };
 
 		/* A run directory keeps the placement report and the wafer map. */
 		if (o->model_dir) {
 			snprintf(svg, sizeof(svg), "%s/wafer.svg", o->model_dir);
 			snprintf(report, sizeof(report), "%s/compile-report.txt", o->model_dir);
-			args[10] = "--report";
-			args[11] = "--svg";
-			args[12] = svg;
+			args[a++] = "--report";
+			args[a++] = "--svg";
+			args[a++] = svg;
 			/* Replaced whole once the compiler is done, as every output. */
 			if (wse_out_open(&out, report, 0, err, sizeof(err)))
 				return train_fail("%s", err);
+		}
+		if (o->params) {
+			args[a++] = "--params";
+			args[a++] = o->params;
 		}
 
 		/* The device's own geometry, so placement and capacity are its. */
@@ -206,7 +201,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 		*image = NULL;
 		return train_fail("%s: %s", o->model, err);
 	}
-	return o->lr_set ? set_lr(o, image, len, *prog) : 0;
+	return 0;
 }
 
 int train_find_streams(const struct wsep_program *p, struct train_streams *s)

@@ -273,6 +273,16 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 	set_str(rd->root, "optimizer", wsep_optimizer_name(p->opt.kind));
 	set_num(rd->root, "lr", p->opt.lr);
 	set_int(rd->root, "epochs", o->epochs);
+	set_int(rd->root, "steps", (int64_t)train_steps_total(j, NULL));
+	if (p->opt.schedule == WSEP_LR_WARMUP_COSINE) {
+		set_int(rd->root, "warmup", (int64_t)p->opt.warmup);
+		set_int(rd->root, "schedule_steps", (int64_t)p->opt.total_steps);
+		set_num(rd->root, "min_lr", p->opt.min_lr);
+	}
+	/* Every setting resolved, as a params file that repeats the run. */
+	if (train_hparams_record(j, rd->dir))
+		return -1;
+	set_str(rd->root, "params", "params.yaml");
 	set_int(rd->root, "train_samples", j->used);
 	set_int(rd->root, "test_samples", o->no_eval ? 0 :
 		o->test_limit && o->test_limit < j->test.count ? o->test_limit : j->test.count);

@@ -160,6 +160,17 @@ static int stop_here(struct schedule *s)
 	return ret;
 }
 
+uint64_t train_steps_total(const struct train_job *j, uint32_t *per_epoch)
+{
+	const struct train_opts *o = j->o;
+	uint32_t n = j->used, epoch = n / j->batch + (n % j->batch >= j->n);
+	uint64_t total = (uint64_t)epoch * o->epochs;
+
+	if (per_epoch)
+		*per_epoch = epoch;
+	return o->max_steps && o->max_steps < total ? o->max_steps : total;
+}
+
 static int train(struct schedule *s)
 {
 	const struct train_opts *o = s->o;
@@ -169,10 +180,7 @@ static int train(struct schedule *s)
 	uint64_t start_step;
 	double accuracy;
 
-	s->steps_per_epoch = n / j->batch + (n % j->batch >= j->n);
-	s->steps_total = (uint64_t)s->steps_per_epoch * o->epochs;
-	if (o->max_steps && o->max_steps < s->steps_total)
-		s->steps_total = o->max_steps;
+	s->steps_total = train_steps_total(j, &s->steps_per_epoch);
 	if (o->resume && train_state_resume(j, at))
 		return EXIT_TRAIN_FAILED;
 	if (o->init_from && train_state_init_from(j, "--init-from", o->init_from))

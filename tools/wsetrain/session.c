@@ -85,6 +85,8 @@ int train_check_inputs(const struct train_opts *o)
 		return -1;
 	if (o->resume && wse_file_expect("wsetrain", o->resume, ckpts, "a checkpoint"))
 		return -1;
+	if (train_hparams_check_file(o))
+		return -1;
 	return train_pick_device(o, spec);
 }
 

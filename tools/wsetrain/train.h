@@ -3,6 +3,8 @@
  * wsetrain's parts, one concern each (Documentation/wsetrain.rst):
  *
  *   options.c    the command line
+ *   params.c     --params FILE as options
+ *   hparams.c    the run's learning rate and schedule, params.yaml in the run directory
  *   program.c    the program: a .wsep, or a model compiled by wsecc
  *   session.c    the device (a system or an appliance): queues, rings, the program
  *   job.c        what a run holds fixed: data, systems, program, mode
@@ -94,6 +96,11 @@ struct train_opts {
 	bool seed_set;
 	double lr;			/* overrides the model's learning rate */
 	bool lr_set;
+	/* The schedule at run time (hparams.c); unset: the program's. */
+	uint64_t warmup, schedule_steps;
+	double min_lr;
+	bool warmup_set, schedule_steps_set, min_lr_set;
+	const char *params;		/* --params FILE, handed to wsecc too */
 	bool quiet;
 	bool no_eval;			/* no evaluation after the epochs */
 	enum train_progress_style progress;
@@ -111,6 +118,25 @@ struct train_opts {
 /* options.c: 0 run, 1 done (--help), -1 usage error (message printed). */
 int train_parse(int argc, char **argv, struct train_opts *o);
 void train_usage(FILE *f);
+
+/*
+ * params.c: --params FILE's settings as options before @argv's own into
+ * *@out_argv (0, or -1 after a message); the file as read (NULL: none).
+ */
+int train_params_argv(int argc, char **argv, int *out_argc, char ***out_argv);
+struct wse_hparams;
+const struct wse_hparams *train_params_file(void);
+
+/*
+ * hparams.c: the run's learning rate and schedule into @j's program
+ * before it is loaded, checked against what the program fixed; the
+ * resolved set as DIR/params.yaml.
+ */
+struct train_job;
+int train_hparams_apply(struct train_job *j);
+/* Before the device or a run directory: a .wsep against the params file. */
+int train_hparams_check_file(const struct train_opts *o);
+int train_hparams_record(const struct train_job *j, const char *dir);
 
 /* Messages: "wsetrain: ..." on stderr; returns -1. */
 int train_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -480,6 +506,11 @@ int train_metrics_close(struct train_metrics *m);
 
 /* schedule.c: the whole run; returns the exit status. */
 int train_run(struct train_opts *o);
+/*
+ * The optimizer steps the run takes: --steps, or the epochs over the
+ * samples used, whichever ends first; *@per_epoch (if not NULL) an epoch's.
+ */
+uint64_t train_steps_total(const struct train_job *j, uint32_t *per_epoch);
 
 /*
  * predict.c: inference with the weights @j was given: the test set's loss

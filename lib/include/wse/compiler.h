@@ -199,6 +199,10 @@ struct wsecc_layer_plan {
 	uint64_t act_bytes, params;
 	/* The stage's input activations of those samples: what recompute keeps. */
 	uint64_t in_bytes;
+	/* Weight streaming: the forward compute per sample (est.fwd_cycles
+	 * becomes the batch's), for the estimate across systems.
+	 */
+	double fwd_compute;
 };
 
 /**
@@ -261,6 +265,80 @@ void wsecc_memory_needed(const struct wsecc_model *m, const struct wse_wafer *w,
  */
 int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum wsecc_mode mode,
 		  struct wsecc_plan *plan, struct wsecc_error *err);
+
+/*
+ * Weight streaming across systems (Documentation/timing-model.rst, "Across
+ * systems"): N systems train data-parallel, each on the program's batch;
+ * SwarmX broadcasts each layer's weights from MemoryX to all of them and
+ * sums their gradients on the way back, MemoryX updates once per step.
+ */
+#define WSECC_SCALE_MAX_SYSTEMS	192U	/* the largest cluster Cerebras describes */
+#define WSECC_SCALE_MAX_POINTS	32U
+
+/**
+ * struct wsecc_scale_params - what the estimate across systems assumes
+ * @fanout: systems (or nodes) one SwarmX node broadcasts to and reduces from
+ * @hop_latency_s: one SwarmX level's latency, and MemoryX's link's
+ * @memoryx_bytes_per_s: MemoryX memory bandwidth for the optimizer update
+ */
+struct wsecc_scale_params {
+	uint32_t fanout;
+	double hop_latency_s;
+	double memoryx_bytes_per_s;
+};
+
+/* The defaults for @plan's wafer, each with its source in compiler_scale.c. */
+void wsecc_scale_default_params(const struct wsecc_plan *plan, struct wsecc_scale_params *p);
+
+/**
+ * struct wsecc_scale_point - one step of N systems
+ * @systems: N
+ * @tree_levels: SwarmX levels between MemoryX and a system, ceil(log_fanout N)
+ * @latency_s: one way, MemoryX to a system: (1 + @tree_levels) hops
+ * @update_s: MemoryX's update of every parameter, once per step
+ * @boundary_s: what the step boundary adds to one system's compute and
+ *	streaming: the last gradients' way back, the updates not yet hidden
+ *	behind the backward pass, the first weights' way out
+ * @step_s: one step of N x batch samples
+ * @samples_per_s: N x batch / @step_s
+ * @speedup: @samples_per_s over one system's
+ * @efficiency: @speedup / N
+ */
+struct wsecc_scale_point {
+	uint32_t systems;
+	uint32_t tree_levels;
+	double latency_s;
+	double update_s;
+	double boundary_s;
+	double step_s;
+	double samples_per_s;
+	double speedup;
+	double efficiency;
+};
+
+/**
+ * wsecc_scale_estimate() - a weight-streaming @plan on @systems systems
+ * @opt: the program's optimizer (the state MemoryX reads and writes)
+ * Return: 0, or -EINVAL if @plan is not weight streaming or @systems is
+ * not 1..WSECC_SCALE_MAX_SYSTEMS.
+ */
+int wsecc_scale_estimate(const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
+			 const struct wsecc_scale_params *p, uint32_t systems,
+			 struct wsecc_scale_point *pt);
+
+/* 1, 2, 4 ... 128, 192: what --report prints unless told otherwise. */
+extern const uint32_t wsecc_scale_default_systems[];
+extern const uint32_t wsecc_scale_default_count;
+
+/**
+ * wsecc_scale_parse() - "1,2,4,16" into @systems (at most WSECC_SCALE_MAX_POINTS)
+ * Return: the count, or -EINVAL with @err saying what was wrong.
+ */
+int wsecc_scale_parse(const char *list, uint32_t *systems, char *err, size_t errlen);
+
+/* The report's table of a weight-streaming @plan on each of @systems. */
+void wsecc_scale_report(FILE *f, const struct wsecc_plan *plan, const struct wsep_optimizer *opt,
+			const uint32_t *systems, uint32_t count);
 
 /* The text report (placement and estimates). */
 void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan *plan);

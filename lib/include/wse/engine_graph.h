@@ -54,7 +54,7 @@ enum engine_op {
 	ENGINE_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] (no gradient) */
 	ENGINE_OP_SOFTMAX,	/* x -> y */
 	ENGINE_OP_GATHER,	/* data, indices (i64) -> y */
-	ENGINE_OP_ATTENTION,	/* q, k, v -> y */
+	ENGINE_OP_ATTENTION,	/* q, k, v[, key mask [batch, seq] or [batch, 1, 1, seq]] -> y */
 	ENGINE_OP_DROPOUT,	/* x -> y[, mask (1 kept, 0 dropped)] */
 	ENGINE_OP_TRANSPOSE,	/* x -> y */
 	ENGINE_OP_SPLIT,	/* x -> y0, y1, ... */
@@ -63,6 +63,9 @@ enum engine_op {
 	ENGINE_OP_BATCHNORM,
 	ENGINE_OP_RMSNORM,	/* x, scale -> y */
 	ENGINE_OP_ROTARY,	/* x [batch, seq, width], cos, sin (constants [seq, head width]) -> y */
+	ENGINE_OP_CONCAT,	/* x0, x1, ... -> y, along the axis */
+	ENGINE_OP_SLICE,	/* x -> y = x[start:start + y's length] along the axis */
+	ENGINE_OP_WHERE,	/* cond (a constant, 1 or 0), a, b -> y = cond ? a : b */
 	ENGINE_OP_COUNT,
 };
 
@@ -77,8 +80,9 @@ struct engine_node_attrs {
 	/* BINARY, ACT */
 	enum engine_binary_kind binary;
 	enum engine_act_kind act;
-	/* LAYERNORM, RMSNORM, SOFTMAX, GATHER, SPLIT: the axis, >= 0 */
+	/* LAYERNORM, RMSNORM, SOFTMAX, GATHER, SPLIT, CONCAT, SLICE: the axis, >= 0 */
 	size_t axis;
+	size_t start;		/* SLICE: the first element taken along the axis */
 	float epsilon;		/* LAYERNORM, RMSNORM, BATCHNORM */
 	/* BATCHNORM: ONNX's momentum (the running statistics' weight); batch
 	 * statistics when training (else the running ones always); the
@@ -202,9 +206,9 @@ int engine_graph_recompute_nodes(struct engine_graph *g, size_t first, size_t en
 int engine_graph_loss(struct engine_graph *g, bool grad, struct engine_loss_result *res);
 /*
  * The same with the gradient divided by @norm rows instead of this graph's
- * own (0: its own): the rows of a whole batch when this graph holds one
- * micro-batch of it, so that the micro-batches' gradients add up to the
- * batch's.
+ * own (0: its own, those whose label is not ENGINE_XENT_IGNORE): the rows
+ * of a whole batch when this graph holds one micro-batch of it, so that
+ * the micro-batches' gradients add up to the batch's.
  */
 int engine_graph_loss_norm(struct engine_graph *g, bool grad, size_t norm,
 			   struct engine_loss_result *res);

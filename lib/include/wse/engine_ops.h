@@ -225,13 +225,17 @@ int engine_gather_backward(const float *dy, size_t outer, size_t len, size_t inn
  * [seq]) keeps P for the backward pass. With a dropout @ratio (nn.Dropout
  * on the probabilities, in training) Y = (P * keep / (1 - ratio)) V, the
  * mask keep ([batch][heads][seq][seq]) drawn from @seed as dropout_f32
- * draws it and kept for the backward pass.
+ * draws it and kept for the backward pass. A @key_mask ([batch][seq], BERT's
+ * padding mask made additive: 0 to attend, very negative to ignore a key) is
+ * added to every query's scores of its sample before the softmax; it is an
+ * input of the model, so it gets no gradient.
  */
 struct engine_attention {
 	size_t batch, seq, heads, head_dim;
 	float scale;
 	bool causal;
 	float ratio;		/* attention dropout, [0, 1); only the _dropout functions apply it */
+	const float *key_mask;	/* NULL: none */
 };
 
 int engine_attention_forward(const struct engine_attention *p, const float *q, const float *k,
@@ -272,12 +276,44 @@ int engine_split(const float *x, size_t outer, size_t inner, const size_t *sizes
 		 float *const *ys);
 int engine_concat(const float *const *xs, size_t outer, size_t inner, const size_t *sizes,
 		  size_t parts, float *y);
+/*
+ * x viewed as [outer][len][inner]: y = x[:, start:start + count, :] (ONNX
+ * Slice along one axis, step 1); backward writes dy there and 0 elsewhere.
+ */
+int engine_slice_forward(const float *x, size_t outer, size_t len, size_t inner, size_t start,
+			 size_t count, float *y);
+int engine_slice_backward(const float *dy, size_t outer, size_t len, size_t inner, size_t start,
+			  size_t count, float *dx);
+
+/* --- where (where.c) -----------------------------------------------------------
+ * y = cond ? a : b per element, the three operands (0: cond, 1: a, 2: b)
+ * broadcast to y numpy's way. The condition is floats, true where not 0; it
+ * gets no gradient. Backward: da = dy where cond, db = dy elsewhere, each
+ * summed over its operand's broadcast dimensions (NULL: not wanted).
+ */
+struct engine_where {
+	size_t rank[3], dims[3][ENGINE_MAX_RANK];
+	size_t y_rank, y_dims[ENGINE_MAX_RANK];
+};
+
+/* Checks that the operands broadcast to y's shape (set by the caller). */
+int engine_where_setup(struct engine_where *p);
+int engine_where_forward(const struct engine_where *p, const float *cond, const float *a,
+			 const float *b, float *y);
+int engine_where_backward(const struct engine_where *p, const float *cond, const float *dy,
+			  float *da, float *db);
 
 /* --- token-level softmax cross-entropy (xent_tokens.c) ---------------------------
- * logits[n][classes], labels[n] in [0, classes): mean loss over the n rows
- * (summed in double) and the count of rows whose first argmax is the label.
- * Backward: dlogits = (softmax - onehot) / norm (norm as engine_xent_backward).
+ * logits[n][classes], labels[n] in [0, classes) or ENGINE_XENT_IGNORE: mean
+ * loss over the rows not ignored (summed in double; 0 when all are) and the
+ * count of those whose first argmax is the label. Backward: dlogits =
+ * (softmax - onehot) / norm (norm as engine_xent_backward), 0 for an
+ * ignored row. An ignored label is PyTorch's ignore_index default, the
+ * masked-LM convention for the positions that are not predicted.
  */
+#define ENGINE_XENT_IGNORE	(-100)
+/* The rows of @labels that are not ENGINE_XENT_IGNORE. */
+size_t engine_xent_tokens_counted(const int64_t *labels, size_t n);
 int engine_xent_tokens_forward(const float *logits, const int64_t *labels, size_t n,
 			       size_t classes, float *loss, size_t *correct);
 int engine_xent_tokens_backward(const float *logits, const int64_t *labels, size_t n,

@@ -316,7 +316,7 @@ enum wsep_op {
 	WSEP_OP_LAYERNORM,	/* x, scale[, bias] -> y[, mean, inv_std_dev] */
 	WSEP_OP_SOFTMAX,	/* x -> y */
 	WSEP_OP_GATHER,		/* data, indices -> y */
-	WSEP_OP_ATTENTION,	/* q, k, v -> y */
+	WSEP_OP_ATTENTION,	/* q, k, v[, key mask] -> y */
 	WSEP_OP_DROPOUT,	/* x -> y */
 	WSEP_OP_TRANSPOSE,	/* x -> y */
 	WSEP_OP_SPLIT,		/* x -> y0, y1, ... */
@@ -324,8 +324,11 @@ enum wsep_op {
 	WSEP_OP_BATCHNORM,	/* x, scale, bias, mean, var -> y[, mean, var] */
 	WSEP_OP_RMSNORM,	/* x, scale -> y */
 	WSEP_OP_ROTARY,		/* x, cos, sin -> y */
+	WSEP_OP_CONCAT,		/* x0, x1, ... -> y */
+	WSEP_OP_SLICE,		/* x -> y */
+	WSEP_OP_WHERE,		/* cond, a, b -> y */
 };
-#define WSEP_OP_COUNT	WSEP_OP_ROTARY
+#define WSEP_OP_COUNT	WSEP_OP_WHERE
 
 enum wsep_binary { WSEP_BIN_ADD, WSEP_BIN_SUB, WSEP_BIN_MUL, WSEP_BIN_DIV };
 enum wsep_act_fn {
@@ -349,13 +352,14 @@ struct wsep_graph_attrs {
 	float alpha, beta;	/* gemm */
 	uint32_t binary;	/* enum wsep_binary */
 	uint32_t act;		/* enum wsep_act_fn */
-	uint32_t axis;		/* layernorm, rmsnorm, softmax, gather, split */
+	uint32_t axis;		/* layernorm, rmsnorm, softmax, gather, split, concat, slice */
 	float epsilon;		/* layernorm, rmsnorm, batchnorm */
 	uint32_t heads;		/* attention, rotary */
 	float scale;		/* attention */
 	float ratio;		/* dropout */
 	uint8_t perm[WSEP_GRAPH_MAX_RANK];	/* transpose */
 	float momentum;		/* batchnorm: ONNX's (the running statistics' weight) */
+	uint32_t start;		/* slice: the first element taken along the axis */
 };
 
 /**
