@@ -345,7 +345,7 @@ TEST_F(graph, batchnorm_cnn_trains_pipelined_and_is_refused_streamed)
 		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 64 --wafer 64x64 --mode weight_streaming -q -o %s 2>&1",
 		 prog);
 	EXPECT_EQ(1, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "--mode pipelined")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "--execution-mode pipelined")) TH_LOG("%s", self->out);
 	start(_metadata, self, 1);
 	snprintf(cmd, sizeof(cmd),
 		 "build/bin/wsecc tests/corpus/onnx/bn-tiny.onnx --batch 64 --wafer 64x64 --mode pipelined --lr 0.05 -q -o %s 2>&1",
