@@ -99,6 +99,7 @@ static struct wse_link_req *wse_link_entry_req(void *entry, bool *abandoned)
 }
 
 static void wse_link_tx_work(struct work_struct *work);
+static void wse_link_tx_kick(struct wse_link *link);
 
 /* Sets up a device's link: no socket yet, nothing in flight. */
 void wse_link_init(struct wse_link *link)
@@ -196,6 +197,11 @@ void wse_link_fail(struct wse_link *link, int err, const char *reason)
 	if (link->sock)
 		kernel_sock_shutdown(link->sock, SHUT_RDWR);
 	wse_link_fail_pending(link, -ENOTCONN);
+	/* The frames still queued - a send that failed leaves those behind it -
+	 * go back to their owners now: the transmit work sends nothing on a
+	 * dead link, it drops.
+	 */
+	wse_link_tx_kick(link);
 	pr_warn_ratelimited("wse %u: link to %s down: %s (%d)\n",
 			    wse_link_device(link)->index, link->peer, reason, err);
 	wse_genl_notify(wse_link_device(link), WSE_EVENT_LINK_DOWN, err, reason);
@@ -417,6 +423,25 @@ static void wse_link_tx_work(struct work_struct *work)
 		wse_link_fail(link, ret, "sending a request failed");
 	wse_link_tx_finish(&done);
 	wse_device_put(wse_link_device(link));
+}
+
+/* Drops every frame still queued on a dead link, handing each back. */
+static void wse_link_tx_drop(struct wse_link *link)
+{
+	unsigned int rounds;
+	int ret;
+
+	/* Each round moves at most WSE_TX_BUDGET frames; submit refuses new ones. */
+	for (rounds = 0; rounds < 1024; rounds++) {
+		LIST_HEAD(done);
+
+		mutex_lock(&link->tx_lock);
+		ret = wse_link_tx_drain(link, &done, true);
+		mutex_unlock(&link->tx_lock);
+		wse_link_tx_finish(&done);
+		if (ret != -EAGAIN)
+			break;
+	}
 }
 
 /* How wse_link_send() may wait. */
@@ -933,6 +958,8 @@ void wse_link_stop(struct wse_link *link)
 		cancel_delayed_work_sync(&link->keepalive_work);
 	}
 	flush_work(&link->tx_work);
+	/* Whatever no sender got to is handed back before the device can go. */
+	wse_link_tx_drop(link);
 }
 
 /* A CANCEL the link sends for a request whose owner gave up on it. */

@@ -468,8 +468,12 @@ static void *xfer_until_error(void *arg)
 	int i;
 
 	x->result = 0;
-	for (i = 0; i < 1000 && !x->result; i++)
+	for (i = 0; i < 1000 && !x->result; i++) {
 		x->result = guest_xfer(x->fd, x->handle, DRM_WSE_XFER_TO_DEVICE, 0, 0, x->size);
+		/* A signal (SIGCHLD of a stopped firmware) ends a wait: go on. */
+		if (x->result == -EINTR)
+			x->result = 0;
+	}
 	x->count = i;
 	return NULL;
 }
@@ -497,6 +501,75 @@ TEST_F(link, detach_during_transfer)
 		TH_LOG("transfer %d ended with %d", x.count, x.result);
 	EXPECT_EQ(-ENODEV, guest_xfer(x.fd, x.handle, DRM_WSE_XFER_TO_DEVICE, 0, 0, 4096));
 	close(x.fd);
+}
+
+struct stats_loop {
+	uint32_t index;
+	int asked;
+	int result;
+};
+
+/* Asks for the firmware's counters until the link is down (bounded). */
+static void *stats_until_down(void *arg)
+{
+	struct stats_loop *l = arg;
+	struct wse_dev_status st;
+	struct wse_ctl *ctl;
+	int64_t end = guest_now_ms() + 10000;
+
+	l->result = wse_ctl_open(&ctl);
+	if (l->result)
+		return NULL;
+	for (l->asked = 0; l->asked < 100 && guest_now_ms() < end; l->asked++) {
+		l->result = wse_ctl_get(ctl, l->index, true, &st);
+		if (l->result || st.link_state != WSE_LINK_STATE_UP)
+			break;
+	}
+	wse_ctl_close(ctl);
+	return NULL;
+}
+
+/*
+ * The firmware stops reading while a transfer is half sent and requests
+ * for its counters queue behind it; then it dies. The failed send kills
+ * the link, and the frames still queued must be handed back too: every
+ * caller hears ENOTCONN and detach finds the link's queue empty (the
+ * kernel warns otherwise).
+ */
+TEST_F(link, firmware_dies_with_frames_queued)
+{
+	struct stats_loop l[3];
+	struct wse_dev_status dev;
+	struct xfer_loop x;
+	pthread_t t[4];
+	int fd, i;
+
+	ASSERT_EQ(0, guest_peer_start(&self->fw, "wsefwd", NULL));
+	ASSERT_EQ(0, attach_tracked(_metadata, self, self->fw.addr, 0, &dev));
+	fd = guest_open_accel(dev.accel_minor);
+	ASSERT_LE(0, fd);
+	x = (struct xfer_loop){ .fd = fd, .size = 4 << 20 };
+	ASSERT_EQ(0, guest_bo(fd, x.size, &x.handle, NULL));
+	ASSERT_EQ(0, kill(self->fw.pid, SIGSTOP));
+	ASSERT_EQ(0, pthread_create(&t[0], NULL, xfer_until_error, &x));
+	/* Time for the socket to fill before the counters are asked for. */
+	usleep(300000);
+	for (i = 0; i < 3; i++) {
+		l[i] = (struct stats_loop){ .index = dev.index };
+		ASSERT_EQ(0, pthread_create(&t[i + 1], NULL, stats_until_down, &l[i]));
+	}
+	usleep(300000);
+	ASSERT_EQ(0, kill(self->fw.pid, SIGKILL));
+	waitpid(self->fw.pid, NULL, 0);
+	self->fw.pid = 0;
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(-ENOTCONN, x.result) TH_LOG("transfer %d", x.count);
+	close(fd);
+	ASSERT_EQ(0, guest_wait_state(self->ctl, dev.index, WSE_LINK_STATE_DEAD, 3000, &dev));
+	EXPECT_EQ(0, dev.stats.inflight);
+	ASSERT_EQ(0, wse_ctl_detach(self->ctl, dev.index));
+	forget(self, dev.index);
 }
 
 /* SIGTERM makes wsefwd say SHUTDOWN; the driver answers and marks the

@@ -55,7 +55,7 @@ TEST(wsecc_compiles_pytorch_exports)
 	snprintf(cmd, sizeof(cmd), WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 4 --mode weight_streaming"
 		 " --optimizer adamw --warmup 2 --steps 10 --report --svg %s/g.svg", dir);
 	ASSERT_EQ(0, run(cmd)) TH_LOG("%s", out);
-	EXPECT_NE(NULL, strstr(out, "weight streaming (--mode weight_streaming)"));
+	EXPECT_NE(NULL, strstr(out, "weight streaming (--execution-mode weight_streaming)"));
 	EXPECT_NE(NULL, strstr(out, "   1 blocks.0    layernorm matmul binary split attention"));
 	EXPECT_NE(NULL, strstr(out, "adamw lr=0.001 beta1=0.9 beta2=0.999 eps=1e-08 weight_decay=0.01, 2 warm-up steps then cosine to 0 at step 10"));
 	snprintf(cmd, sizeof(cmd), "grep -c '<rect id=\"layer' %s/g.svg", dir);

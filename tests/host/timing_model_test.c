@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kselftest_harness.h"
 #include "wse/compiler.h"
@@ -180,6 +181,7 @@ TEST(compiler_estimate_and_model_agree_on_every_model)
 	ASSERT_NE(NULL, d);
 	while ((de = readdir(d))) {
 		char path[300], wafer[64];
+		struct stat st;
 
 		size_t len = strlen(de->d_name);
 
@@ -188,6 +190,9 @@ TEST(compiler_estimate_and_model_agree_on_every_model)
 		    (len > 3 && !strcmp(de->d_name + len - 3, ".py")))
 			continue;
 		snprintf(path, sizeof(path), "models/%s", de->d_name);
+		/* Not the directories beside them (models/params: params.yaml files). */
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
 		for (int i = 0; i < 2; i++) {
 			struct wsep_program *p = compile_model(path, modes[i], wafer, sizeof(wafer));
 
