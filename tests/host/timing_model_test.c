@@ -185,9 +185,8 @@ TEST(compiler_estimate_and_model_agree_on_every_model)
 
 		size_t len = strlen(de->d_name);
 
-		/* Model files; not the PyTorch scripts that export ONNX ones, nor models/params/. */
-		if (de->d_name[0] == '.' || de->d_type == DT_DIR ||
-		    (len > 3 && !strcmp(de->d_name + len - 3, ".py")))
+		/* Model files; not the PyTorch scripts that export ONNX ones. */
+		if (de->d_name[0] == '.' || (len > 3 && !strcmp(de->d_name + len - 3, ".py")))
 			continue;
 		snprintf(path, sizeof(path), "models/%s", de->d_name);
 		/* Not the directories beside them (models/params: params.yaml files). */
