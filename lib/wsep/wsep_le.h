@@ -136,7 +136,8 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_MIN_LR		160
 /* Format 1.3 (feature MICRO_BATCH when it cuts the batch). */
 #define PRG_MICRO_BATCH		168
-#define PRG_RESERVED_1_2	172
+/* Format 1.4 (feature RECOMPUTE when it says so); 0 before. */
+#define PRG_EXEC_FLAGS		172
 
 /* LAYERS record. */
 #define LAY_KIND		0

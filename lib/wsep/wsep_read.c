@@ -291,8 +291,7 @@ static int decode_fixed(const uint8_t *b, const struct section *s, uint32_t n,
 	}
 	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
 		p->micro_batch = get_le32(r + PRG_MICRO_BATCH);
-		if (get_le32(r + PRG_RESERVED_1_2))
-			return SECFAIL(sec, "%s", "reserved bytes 172..175 are not 0");
+		p->exec_flags = get_le32(r + PRG_EXEC_FLAGS);
 	}
 	if (p->num_layers < 1 || p->num_layers > WSEP_MAX_LAYERS)
 		return SECFAIL(sec, "%u layers, expected 1..%u", p->num_layers, WSEP_MAX_LAYERS);

@@ -166,4 +166,50 @@ TEST_F(cli, model_errors_carry_positions)
 	EXPECT_NE(NULL, strstr(self->out, "dense_bwd_weights  -> gemm_nt_bias_grad_f32"));
 }
 
+/*
+ * --recompute: its usage errors; forced on, the program records it and the
+ * report says it, with the micro-batch it fits; with --mode auto a model
+ * that fits layer-pipelined is compiled so, and a note says why.
+ */
+TEST_F(cli, recompute_option)
+{
+	char prog[128], err[256];
+	struct wsep_program *p;
+
+	EXPECT_EQ(2, run_cmd_all(WSECC " tests/corpus/onnx/gpt-tiny.onnx --recompute maybe",
+				 self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "unknown --recompute 'maybe': expected auto, on or off"));
+	EXPECT_EQ(2, run_cmd_all(WSECC " models/fc-mnist --recompute on", self->out,
+				 sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "--recompute is for ONNX models")) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, run_cmd_all(WSECC " tests/corpus/onnx/gpt-tiny.onnx --recompute on --mode pipelined",
+				 self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "--recompute on is for weight streaming"));
+
+	snprintf(prog, sizeof(prog), "%s/gpt.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --recompute on --mode weight_streaming --report --svg /dev/null -o %s",
+		 prog);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "recompute:   on: each stage but the last keeps only its input"))
+		TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(prog, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_EXEC_RECOMPUTE, p->exec_flags);
+	EXPECT_EQ(WSEP_FEATURE_RECOMPUTE, p->features & WSEP_FEATURE_RECOMPUTE);
+	wsep_program_free(p);
+
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode weight_streaming --report --svg /dev/null");
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "recompute:   off: every stage's activations kept"))
+		TH_LOG("%s", self->out);
+
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --recompute on -o %s",
+		 prog);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "note: --recompute on is for weight streaming; the model fits layer-pipelined"))
+		TH_LOG("%s", self->out);
+}
+
 TEST_HARNESS_MAIN

@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	3	/* 3: micro-batches; 2: the optional parameter names */
+#define WSEP_VERSION_MINOR	4	/* 4: recompute; 3: micro-batches; 2: the optional parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -51,7 +51,18 @@
 #define WSEP_FEATURE_GRAPH	0x1U	/* a graph of engine ops (sections graph..constants) */
 #define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
 #define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
-#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | WSEP_FEATURE_MICRO_BATCH)
+#define WSEP_FEATURE_RECOMPUTE	0x8U	/* activation checkpointing (WSEP_EXEC_RECOMPUTE) */
+#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | \
+				 WSEP_FEATURE_MICRO_BATCH | WSEP_FEATURE_RECOMPUTE)
+
+/*
+ * struct wsep_program's exec_flags. RECOMPUTE (weight streaming, graph
+ * programs): each unit but the last keeps only its input between its
+ * forward and backward passes and recomputes the rest from it before its
+ * backward pass (Documentation/compiler.rst, "Activation checkpointing").
+ */
+#define WSEP_EXEC_RECOMPUTE	0x1U
+#define WSEP_EXEC_KNOWN		WSEP_EXEC_RECOMPUTE
 
 /* Section types. Types with bit 15 set are optional: a reader that does not
  * know one skips it; an unknown type without that bit is refused.
@@ -446,6 +457,7 @@ struct wsep_program {
 	 * before 1.3: the firmware's own rule.
 	 */
 	uint32_t micro_batch;
+	uint32_t exec_flags;	/* WSEP_EXEC_*; 0 in formats before 1.4 */
 	uint64_t seed;
 	uint32_t input_dim;
 	enum wsep_elem input_type;
