@@ -1,9 +1,18 @@
 # python/: the wse Python package (Documentation/python.rst).
 #
 # Host test: its ctypes layouts against the headers, its errors, and (with
-# PyTorch) its optimizer mapping.
+# PyTorch) its optimizer mapping. Guest test: wse.fit through the driver,
+# run where tools/wsevm --host-usr gives the guest the host's Python.
 host_scripts += python_test
 $(B)/host-tests/python_test: tests/host/python_layout.c tests/host/python_test.py
+
+userspace: $(B)/tests/python_fit_test $(B)/tests/python_fit_test.py
+$(B)/tests/python_fit_test: tests/guest/python_fit_test.sh
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+$(B)/tests/python_fit_test.py: tests/guest/python_fit_test.py
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 # `make install`: the package where Debian's python3 looks (PYTHONDIR):
 # under /usr beside what python3-torch installs, /usr/lib/python3/dist-packages;

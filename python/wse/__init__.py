@@ -14,14 +14,18 @@ Documentation/python.rst has the whole of it. Device access goes through
 libwse.so.0 (ctypes); compiling and training through the project's wsecc
 and wsetrain.
 """
-from .devices import device, devices, open_device, close_device  # noqa: F401
-from .errors import ToolError, UnsupportedError, WseError  # noqa: F401
+from .devices import close_device, device, devices, open_device
+from .errors import ToolError, UnsupportedError, WseError
+
+_TRAINING = ("fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint", "Run",
+             "compile_model", "parse_progress")
+__all__ = ["close_device", "device", "devices", "open_device", "ToolError", "UnsupportedError",
+           "WseError", *_TRAINING]
 
 
 def __getattr__(name):
     # The training half needs torch and onnx; device access does not.
-    if name in ("fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint", "Run",
-                "compile_model", "parse_progress"):
+    if name in _TRAINING:
         import importlib
         return getattr(importlib.import_module(".training", __name__), name)
     raise AttributeError(f"module 'wse' has no attribute {name!r}")

@@ -20,14 +20,16 @@ import tempfile
 import numpy as np
 import torch
 
-from . import checkpoint, devices, export, optim, tools
+from . import checkpoint, export, optim, tools
 from . import data as idx
+from .devices import devices as list_devices
 from .errors import UnsupportedError
 
 LOSSES = ("cross_entropy",)
 MODES = ("auto", "pipelined", "weight_streaming")
 _RUN_ATTR = "_wse_run"
 _LINE = re.compile(r"\b(Train|Eval) (.*)$")
+_EVAL_SUMMARY = re.compile(r"^eval: .* on (\d+) test samples: loss ([-+0-9.eEinfa]+), accuracy ([0-9.]+)", re.M)
 
 
 class Run:
@@ -96,7 +98,7 @@ def parse_progress(line):
 
 def _device(index):
     """The device to run on: @index, or the first whose link is up."""
-    devs = devices.devices(parts=False)
+    devs = list_devices(parts=False)
     if index is not None:
         for d in devs:
             if d["index"] == int(index):
@@ -138,15 +140,15 @@ def compile_model(model, example, directory, batch, device=None, execution_mode=
                   optimizer=None, scheduler=None, element="f32", seed=None, quiet=True):
     """Exports @model over @example to DIRECTORY/model.onnx and compiles it
     with wsecc for @device's wafer: DIRECTORY/model.wsep. Returns (onnx, wsep)."""
+    train_args = (optim.optimizer_args(optimizer, model) if optimizer is not None else []) + \
+        optim.scheduler_args(scheduler)
     onnx_path = os.path.join(directory, "model.onnx")
     wsep = os.path.join(directory, "model.wsep")
     export.export(model, onnx_path, example)
     args = [onnx_path, "--batch", batch, "--mode", execution_mode, "--input", element, "-o", wsep]
     if device is not None:
         args += ["--wafer", _wafer(device)]
-    if optimizer is not None:
-        args += optim.optimizer_args(optimizer, model)
-    args += optim.scheduler_args(scheduler)
+    args += train_args
     if seed is not None:
         args += ["--seed", seed]
     tools.run("wsecc", args, quiet=quiet)
@@ -170,6 +172,9 @@ def fit(model, loss="cross_entropy", optimizer=None, data=None, epochs=1, execut
     if input not in ("stream", "appliance"):
         raise ValueError(f"input {input!r}: 'stream' (wsetrain sends the samples) or 'appliance' "
                          "(its input workers read a dataset directory)")
+    # What the device cannot do is refused before anything is made or run.
+    optim.optimizer_args(optimizer, model)
+    optim.scheduler_args(scheduler)
     if data is None or isinstance(data, (str, os.PathLike)):
         raise ValueError("give data: a DataLoader (or an iterable) of (inputs, labels) batches; "
                          "a directory of IDX files is wsetrain's own --data")
@@ -249,11 +254,11 @@ def evaluate(model, loader, device=None, quiet=True):
         ckpt = _current_checkpoint(model, run, tmp)
         out = tools.run("wsetrain", [run.program, "--eval", ckpt, "--data", tmp,
                                      "--devices", dev["index"], "--progress", "lines"], quiet=quiet)
-    for line in out.splitlines():
-        p = parse_progress(line)
-        if p and p["kind"] == "eval":
-            return {"loss": p.get("loss"), "accuracy": p.get("accuracy"), "samples": p.get("samples")}
-    raise RuntimeError("wsetrain --eval printed no Eval line:\n" + out[-2000:])
+    # "eval: CKPT on N test samples: loss X, accuracy Y (Ts)"
+    m = _EVAL_SUMMARY.search(out)
+    if not m:
+        raise RuntimeError("wsetrain --eval printed no result line:\n" + out[-2000:])
+    return {"samples": int(m.group(1)), "loss": float(m.group(2)), "accuracy": float(m.group(3))}
 
 
 def predict(model, inputs, device=None, quiet=True):
