@@ -120,35 +120,70 @@ static uint32_t held_at(const struct fwd_program *p, uint32_t k)
 	return depth < p->micro_max ? depth : p->micro_max;
 }
 
+/* Dropout's masks: the program's seed, the step, the micro-batch. */
+static uint64_t step_seed(const struct fwd_program *p, const struct fwd_step *step, uint32_t m)
+{
+	uint64_t state = p->prog->seed ^ (0xD1B54A32D192ED03ULL * (step->t + 1)) ^ m;
+
+	return wse_splitmix64(&state);
+}
+
+/* Unit @k keeps only its input between its passes (the last has nothing to wait for). */
+static bool recomputes(const struct fwd_program *p, uint32_t k)
+{
+	return (p->prog->exec_flags & WSEP_EXEC_RECOMPUTE) && k + 1 < p->prog->num_layers;
+}
+
 /*
  * Bytes the graphs of @p's micro-batches hold at once (values and their
  * gradients, at the largest micro-batch's size) and its resident arrays:
- * what a device's SRAM would have to hold. 0 if out of memory.
+ * what a device's SRAM would have to hold. A program that recomputes
+ * holds the values that cross from one unit to a later one and, one unit
+ * at a time, the values that stay inside a unit: the largest unit's. 0 if
+ * out of memory.
  */
 static uint64_t graph_bytes(const struct fwd_program *p)
 {
 	const struct wsep_program *prog = p->prog;
 	const struct wsep_graph *wg = prog->graph;
-	uint64_t n = wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2);
+	uint64_t n = wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2), most = 0;
 	uint32_t size = fwd_micro_at(p, prog->batch, 0).count;
 	uint32_t *unit = calloc(wg->num_values, sizeof(*unit));
+	uint32_t *last = calloc(wg->num_values, sizeof(*last));
+	uint64_t inside[WSEP_MAX_LAYERS] = { 0 };
 
-	if (!unit)
+	if (!unit || !last) {
+		free(unit);
+		free(last);
 		return 0;
+	}
 	/* A value belongs to the unit of the node that makes it (an input: unit 0). */
-	for (uint32_t i = 0; i < wg->num_nodes; i++)
+	for (uint32_t i = 0; i < wg->num_nodes; i++) {
 		for (uint32_t o = 0; o < wg->nodes[i].n_out; o++)
 			if (wg->nodes[i].out[o] >= 0)
 				unit[wg->nodes[i].out[o]] = wg->nodes[i].unit;
+		for (uint32_t k = 0; k < wg->nodes[i].n_in; k++)
+			if (wg->nodes[i].in[k] >= 0)
+				last[wg->nodes[i].in[k]] = wg->nodes[i].unit;
+	}
 	for (uint32_t v = 0; v < wg->num_values; v++) {
 		const struct wsep_graph_value *x = &wg->values[v];
+		uint64_t bytes;
 
-		if (x->kind == WSEP_VAL_INPUT || x->kind == WSEP_VAL_ACT)
-			n += wsep_graph_value_elems(prog, x, size) * held_at(p, unit[v]) *
-			     (x->dtype == WSEP_ELEM_I64 ? 12 : 8);
+		if (x->kind != WSEP_VAL_INPUT && x->kind != WSEP_VAL_ACT)
+			continue;
+		bytes = wsep_graph_value_elems(prog, x, size) * held_at(p, unit[v]) *
+			(x->dtype == WSEP_ELEM_I64 ? 12 : 8);
+		if (x->kind == WSEP_VAL_ACT && recomputes(p, unit[v]) && last[v] <= unit[v])
+			inside[unit[v]] += bytes;
+		else
+			n += bytes;
 	}
+	for (uint32_t k = 0; k < prog->num_layers; k++)
+		most = inside[k] > most ? inside[k] : most;
 	free(unit);
-	return n;
+	free(last);
+	return n + most;
 }
 
 uint32_t fwd_graph_create(struct fwd_program *p, uint64_t sram, struct fwd_graph **out,
@@ -309,8 +344,6 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 	struct engine_graph *eg = g->inst[m];
 	struct fwd_micro s = fwd_micro_at(p, step->batch, m);
 	bool train = step->kind == WSE_LINK_RUN_TRAIN;
-	/* Dropout's masks: the program's seed, the step, the micro-batch. */
-	uint64_t state = p->prog->seed ^ (0xD1B54A32D192ED03ULL * (step->t + 1)) ^ m;
 	struct engine_loss_result res;
 	int err;
 
@@ -322,7 +355,9 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 			return err;
 	}
 	*what = "the forward pass";
-	err = engine_graph_forward_nodes(eg, g->first[k], g->end[k], train, wse_splitmix64(&state));
+	err = engine_graph_forward_nodes(eg, g->first[k], g->end[k], train, step_seed(p, step, m));
+	if (!err && train && recomputes(p, k))
+		err = engine_graph_forget_nodes(eg, g->first[k], g->end[k]);
 	if (err || k + 1 < g->L)
 		return err;
 	err = results(p, step, eg, s, what);
@@ -339,11 +374,21 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 	return engine_graph_loss_norm(eg, true, (size_t)step->norm * p->prog->graph->rows, &res);
 }
 
-int fwd_graph_backward(struct fwd_program *p, uint32_t k, uint32_t m, const float *w)
+int fwd_graph_backward(struct fwd_program *p, const struct fwd_step *step, uint32_t k,
+		       uint32_t m, const float *w, const char **what)
 {
 	struct fwd_graph *g = p->graph;
+	int err;
 
 	bind_unit(g, g->inst[m], k, w);
+	if (recomputes(p, k)) {
+		*what = "the recomputed forward pass";
+		err = engine_graph_recompute_nodes(g->inst[m], g->first[k], g->end[k],
+						   step_seed(p, step, m));
+		if (err)
+			return err;
+	}
+	*what = "the backward pass";
 	return engine_graph_backward_nodes(g->inst[m], g->first[k], g->end[k]);
 }
 

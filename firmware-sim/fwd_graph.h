@@ -45,10 +45,17 @@ void fwd_graph_destroy(struct fwd_graph *g);
 /* Before a step of @batch samples: each micro-batch's graph at its size. */
 uint32_t fwd_graph_fit(struct fwd_program *p, uint32_t batch, char *text, size_t len);
 
-/* The tasks; *@what names the part that failed. */
+/*
+ * The tasks; *@what names the part that failed. A program that
+ * recomputes (WSEP_EXEC_RECOMPUTE) has each unit but the last forget, in
+ * training, what its forward pass made for its backward pass but its
+ * output; its backward pass makes it again first, from the unit's input
+ * and with the step's dropout masks.
+ */
 int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32_t k,
 		      uint32_t m, const float *w, const char **what);
-int fwd_graph_backward(struct fwd_program *p, uint32_t k, uint32_t m, const float *w);
+int fwd_graph_backward(struct fwd_program *p, const struct fwd_step *step, uint32_t k,
+		       uint32_t m, const float *w, const char **what);
 int fwd_graph_gradients(struct fwd_program *p, uint32_t k, uint32_t m, bool first, float *dw);
 int fwd_graph_update(struct fwd_program *p, uint32_t k, uint64_t t);
 

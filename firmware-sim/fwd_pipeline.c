@@ -462,8 +462,7 @@ static int run_graph_task(struct fwd_pipeline *pl, const struct task *t, const c
 		}
 		return fwd_graph_forward(p, &pl->step, t->k, t->m, ls->w, what);
 	case TASK_X:
-		*what = "the backward pass";
-		return fwd_graph_backward(p, t->k, t->m, ls->wx);
+		return fwd_graph_backward(p, &pl->step, t->k, t->m, ls->wx, what);
 	case TASK_G:
 		*what = "the backward pass";
 		dw = pair_buf(pl, t->k, t->m / 2, &db);

@@ -135,6 +135,9 @@ static void unit_cost(const struct fwd_timing *t, const struct wsep_program *pro
 		out->stage = max2(max2(out->compute, out->sram), max2(out->fabric, out->host));
 		return;
 	}
+	/* Recompute: a unit but the last runs its forward pass again before its backward. */
+	if ((prog->exec_flags & WSEP_EXEC_RECOMPUTE) && k + 1 < prog->num_layers)
+		uc.bwd += uc.fwd;
 	out->weights = (double)wsep_layer_params(&prog->layers[k]) *
 		       wsep_precision_weight_bytes(prog->precision) / io_bytes_per_cycle(t);
 	out->compute = batch * (train ? uc.fwd + uc.bwd : uc.fwd);

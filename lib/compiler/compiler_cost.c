@@ -221,6 +221,8 @@ void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st)
 		.opt_name = wsep_optimizer_name(m->opt.kind), .n = m->num_layers,
 		.batch = m->batch, .micro_batch = m->micro_batch, .batch_pos = m->batch_pos,
 		.weight_bytes = wsep_precision_weight_bytes(m->precision),
+		/* A dense layer keeps only its input and output: nothing to recompute. */
+		.recompute = WSECC_RECOMPUTE_OFF, .can_recompute = false,
 		.host_bytes = m->input_dim * input_elem_bytes(m) + WSECC_HOST_EXTRA_BYTES,
 		.cost = model_cost, .rows = model_rows, .cols = model_cols,
 		.describe = model_describe,

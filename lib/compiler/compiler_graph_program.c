@@ -404,6 +404,7 @@ static int unit_cost(const void *ctx, uint32_t i, const struct wse_wafer *wf, ui
 		.sram_bytes = uc.sram_per_pe * (uint64_t)w * h, .bwd_compute = uc.bwd,
 		.opt_cycles = uc.opt, .act_bytes = uc.act_bytes,
 		.params = wsep_layer_params(&us->p->layers[i]),
+		.in_bytes = 4ULL * held * us->p->layers[i].in,
 	};
 	compute = uc.fwd + uc.bwd + uc.opt;
 	*e = (struct wsep_estimate){ .flops_per_sample = uc.flops, .fwd_cycles = uc.fwd,
@@ -582,7 +583,8 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	struct wsecc_stages st = {
 		.ctx = &us, .file = b->path, .name = p->model_name,
 		.opt_name = wsep_optimizer_name(p->opt.kind), .n = p->num_layers, .batch = p->batch,
-		.micro_batch = b->o->micro_batch,
+		.micro_batch = b->o->micro_batch, .recompute = b->o->recompute,
+		.can_recompute = true,
 		.weight_bytes = wsep_precision_weight_bytes(b->o->precision),
 		.host_bytes = p->input_dim * (p->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) +
 			      8.0 * p->graph->rows + 4.0,
@@ -618,6 +620,8 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 	p->precision = b->o->precision;
 	if (p->precision == WSEP_PRECISION_FP16 && p->mode == WSEP_MODE_WEIGHT_STREAMING)
 		return wsecc_fail(b->err, b->path, 0, 0, WSECC_FP16_STREAMING_REFUSED);
+	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && pl->recompute)
+		p->exec_flags |= WSEP_EXEC_RECOMPUTE;
 	p->summary = pl->summary;
 	for (uint32_t k = 0; k < p->num_layers; k++) {
 		p->layers[k].sram_bytes = pl->layers[k].sram_bytes;

@@ -62,6 +62,8 @@ struct wsecc_stages {
 	const char *opt_name;		/* its optimizer's, for the memory it needs */
 	uint32_t n, batch;
 	uint32_t micro_batch;		/* asked for (--micro-batch); 0: choose */
+	enum wsecc_recompute recompute;	/* weight streaming (--recompute) */
+	bool can_recompute;		/* its stages can (graph units; not dense layers) */
 	struct wsecc_pos batch_pos;	/* where the model sets its batch */
 	double host_bytes;		/* per sample: its input in, its results out */
 	double weight_bytes;		/* a weight or gradient streamed: 4, 2 at 16 bits; 0: 4 */

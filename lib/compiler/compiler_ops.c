@@ -164,3 +164,16 @@ int wsecc_mode_parse(const char *s, enum wsecc_mode *mode)
 		return -EINVAL;
 	return 0;
 }
+
+int wsecc_recompute_parse(const char *s, enum wsecc_recompute *r)
+{
+	if (strcmp(s, "auto") == 0)
+		*r = WSECC_RECOMPUTE_AUTO;
+	else if (strcmp(s, "on") == 0)
+		*r = WSECC_RECOMPUTE_ON;
+	else if (strcmp(s, "off") == 0)
+		*r = WSECC_RECOMPUTE_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}

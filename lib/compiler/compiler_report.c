@@ -86,6 +86,24 @@ void wsecc_report(FILE *f, const struct wsecc_model *m, const struct wsecc_plan 
 	wsecc_report_summary(f, plan);
 }
 
+/* Weight streaming: whether stages recompute, and the activations a PE holds. */
+static void wsecc_report_recompute(FILE *f, const struct wsecc_plan *plan)
+{
+	char held[32], whole[32];
+
+	wsecc_bytes(held, sizeof(held), (double)plan->act_per_pe);
+	wsecc_bytes(whole, sizeof(whole), (double)plan->act_full_per_pe);
+	if (plan->recompute)
+		fprintf(f, "recompute:   on: each stage but the last keeps only its input and runs its\n"
+			   "             forward pass again before its backward; a micro-batch's\n"
+			   "             activations %s per PE (the stages' inputs and one stage's\n"
+			   "             whole), %s with every stage's kept\n",
+			held, whole);
+	else
+		fprintf(f, "recompute:   off: every stage's activations kept, %s per PE a micro-batch\n",
+			held);
+}
+
 /* The micro-batch, and pipelined the depth: how many samples each stage holds. */
 static void wsecc_report_micro_batch(FILE *f, const struct wsecc_plan *plan)
 {
@@ -96,6 +114,7 @@ static void wsecc_report_micro_batch(FILE *f, const struct wsecc_plan *plan)
 			   "             stream in for each, gradients are summed over them, MemoryX\n"
 			   "             updates once per batch\n",
 			plan->micro_batch, count, plan->batch, plan->micro_batch_fit);
+		wsecc_report_recompute(f, plan);
 		return;
 	}
 	fprintf(f, "pipeline:    depth %u micro-batches of %u at stage 0 (2 x %u stages - 1), 1 at\n"

@@ -103,7 +103,9 @@ static double boundary_s(const struct wsecc_plan *plan, double upd_bytes, double
 	for (uint32_t i = 0; i < n; i++) {
 		const struct wsecc_layer_plan *lp = &plan->layers[i];
 		double weights_in = (double)lp->params * wire_bytes(plan) / io;
-		double bwd = last * lp->bwd_compute;
+		/* Recompute: a unit but the last runs its forward pass again first. */
+		bool again = plan->recompute && i + 1 < n;
+		double bwd = last * (lp->bwd_compute + (again ? lp->fwd_compute : 0));
 
 		done[i] = end_bwd;	/* layer i's backward ends here (negative) */
 		end_bwd -= ((bwd > weights_in ? bwd : weights_in) + weights_in) / clock;

@@ -51,6 +51,13 @@ compiler_cli_test_srcs := tests/host/compiler_cli_test.c
 compiler_cli_test_libs := wsep
 compiler_cli_test_ldlibs := -lm
 
+# GPT-J 6B, LLaMA-7B and GPT-3 175B compiled by build/bin/wsecc from their
+# gzipped shapes-only exports, recompute on, the compiler's peak memory.
+host_tests += reference_compile_test
+reference_compile_test_srcs := tests/host/reference_compile_test.c
+$(B)/host-tests/reference_compile_test: | $(B)/bin/wsecc
+$(B)/host-tests-san/reference_compile_test: | $(B)/bin/wsecc
+
 # ONNX's node tests, each supported op forward against libonnx-testdata.
 host_tests += onnx_node_test
 onnx_node_test_srcs := tests/host/onnx_node_test.c

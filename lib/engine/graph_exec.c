@@ -161,9 +161,25 @@ static int forward_node(struct engine_graph *g, size_t idx, bool training, uint6
 	}
 }
 
+static int run_forward(struct engine_graph *g, size_t first, size_t end, bool training,
+		       uint64_t seed)
+{
+	for (size_t i = first; i < end; i++) {
+		int err = forward_node(g, i, training, seed);
+
+		if (err) {
+			snprintf(g->err, sizeof(g->err), "node %zu: %s", i, engine_strerror(err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int engine_graph_forward_nodes(struct engine_graph *g, size_t first, size_t end, bool training,
 			       uint64_t seed)
 {
+	int err;
+
 	if (!g || !g->prepared || first > end || end > g->nn)
 		return -EINVAL;
 	/* A step starts at node 0: nothing of the last one counts any more. */
@@ -173,16 +189,53 @@ int engine_graph_forward_nodes(struct engine_graph *g, size_t first, size_t end,
 		g->loss_done = false;
 	}
 	g->forward_done = false;
-	for (size_t i = first; i < end; i++) {
-		int err = forward_node(g, i, training, seed);
+	err = run_forward(g, first, end, training, seed);
+	if (!err)
+		g->forward_done = end == g->nn;
+	return err;
+}
 
-		if (err) {
-			snprintf(g->err, sizeof(g->err), "node %zu: %s", i, engine_strerror(err));
-			return err;
+/* Whether a node at or after @end reads value @v. */
+static bool read_from(const struct engine_graph *g, int v, size_t end)
+{
+	for (size_t i = end; i < g->nn; i++)
+		for (size_t k = 0; k < g->n[i].n_in; k++)
+			if (g->n[i].in[k] == v)
+				return true;
+	return false;
+}
+
+int engine_graph_forget_nodes(struct engine_graph *g, size_t first, size_t end)
+{
+	if (!g || !g->prepared || first > end || end > g->nn)
+		return -EINVAL;
+	for (size_t i = first; i < end; i++) {
+		struct gnode *nd = &g->n[i];
+
+		for (size_t k = 0; k < nd->n_out; k++) {
+			struct gvalue *v = &g->v[nd->out[k]];
+
+			if (read_from(g, nd->out[k], end))
+				continue;
+			if (v->dtype == ENGINE_DT_F32)
+				for (size_t j = 0; j < v->n; j++)
+					((float *)v->data)[j] = NAN;
+			else
+				memset(v->data, 0xff, v->n * sizeof(int64_t));
 		}
+		for (size_t j = 0; j < nd->aux_n; j++)
+			nd->aux[j] = NAN;
+		if (nd->keep_n)
+			memset(nd->keep, 0, nd->keep_n);
 	}
-	g->forward_done = end == g->nn;
 	return 0;
+}
+
+int engine_graph_recompute_nodes(struct engine_graph *g, size_t first, size_t end, uint64_t seed)
+{
+	if (!g || !g->prepared || !g->loss_done || first > end || end > g->nn)
+		return -EINVAL;
+	return run_forward(g, first, end, true, seed);
 }
 
 int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed)

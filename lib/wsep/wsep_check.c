@@ -285,6 +285,12 @@ static int check_program(const struct wsep_program *p, bool need_weights, char *
 	if (p->micro_batch > p->batch)
 		return wsep_fail(err, errlen, "program: micro-batch of %u samples, more than the batch of %u",
 				 p->micro_batch, p->batch);
+	if (p->exec_flags & ~WSEP_EXEC_KNOWN)
+		return wsep_fail(err, errlen, "program: unknown execution flags 0x%x",
+				 p->exec_flags & ~WSEP_EXEC_KNOWN);
+	if ((p->exec_flags & WSEP_EXEC_RECOMPUTE) &&
+	    (!p->graph || p->mode != WSEP_MODE_WEIGHT_STREAMING))
+		return wsep_fail(err, errlen, "program: recompute is for graph programs in weight streaming");
 	if (p->input_dim < 1 || p->input_dim > WSEP_MAX_DIM)
 		return wsep_fail(err, errlen, "program: input dimension %u outside 1..%u",
 				 p->input_dim, WSEP_MAX_DIM);

@@ -136,8 +136,11 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_MIN_LR		160
 /* Format 1.3 (feature MICRO_BATCH when it cuts the batch). */
 #define PRG_MICRO_BATCH		168
-/* Format 1.4 (feature PRECISION unless fp32); reserved (0) in 1.3. */
-#define PRG_PRECISION		172
+/* Format 1.4 (feature RECOMPUTE when it says so); 0 before. */
+#define PRG_EXEC_FLAGS		172
+/* Format 1.5 (feature PRECISION unless fp32); 180..183 reserved, 0. */
+#define PRG_PRECISION		176
+#define PRG_RESERVED_1_5	180
 
 /* LAYERS record. */
 #define LAY_KIND		0

@@ -107,6 +107,7 @@ const char *wsep_feature_name(uint32_t feature)
 	case WSEP_FEATURE_GRAPH: return "graph execution";
 	case WSEP_FEATURE_TRAINING: return "AdamW, Nesterov, dampening or a learning-rate schedule";
 	case WSEP_FEATURE_MICRO_BATCH: return "micro-batches";
+	case WSEP_FEATURE_RECOMPUTE: return "recompute (activation checkpointing)";
 	case WSEP_FEATURE_PRECISION: return "16-bit compute (fp16 or bf16)";
 	}
 	return "an unknown feature";

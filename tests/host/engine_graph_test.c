@@ -3,9 +3,11 @@
  * The graph executor's entry points for running a graph a part at a time,
  * as the firmware does (Documentation/engine.rst, "The graph executor"):
  * the check that allocates nothing, node ranges, parameters bound to
- * memory the caller owns, and the loss normalised by a whole batch so that
- * micro-batches add up to it; and the gradients of Concat (an input read
- * twice) and Slice through the executor.
+ * memory the caller owns, the loss normalised by a whole batch so that
+ * micro-batches add up to it, activation checkpointing (a part's
+ * activations forgotten after its forward pass and recomputed before its
+ * backward); and the gradients of Concat (an input read twice) and Slice
+ * through the executor.
  */
 #include <errno.h>
 #include <math.h>
@@ -37,12 +39,12 @@ struct mlp {
 	size_t unit0_end;	/* nodes [0, unit0_end) are the first unit */
 };
 
-/* x [b, IN] -> gemm (w1 [HID, IN] transposed) + b1 -> relu -> gemm -> logits [b, CLS] */
-static int build(struct mlp *m, size_t b, bool prepare)
+/* x [b, IN] -> gemm (w1 [HID, IN] transposed) + b1 -> @act -> gemm -> logits [b, CLS] */
+static int build_act(struct mlp *m, size_t b, bool prepare, enum engine_act_kind act)
 {
 	float w1[HID * IN], b1[HID], w2[CLS * HID], b2[CLS];
 	struct engine_node_attrs gemm = { .trans_b = true, .alpha = 1.0f, .beta = 1.0f };
-	struct engine_node_attrs relu = { .act = ENGINE_ACT_RELU };
+	struct engine_node_attrs relu = { .act = act };
 	int h, r, err;
 
 	weights(w1, b1, w2, b2);
@@ -71,6 +73,11 @@ static int build(struct mlp *m, size_t b, bool prepare)
 	if (err)
 		return err;
 	return prepare ? engine_graph_prepare(m->g, ENGINE_SGD) : 0;
+}
+
+static int build(struct mlp *m, size_t b, bool prepare)
+{
+	return build_act(m, b, prepare, ENGINE_ACT_RELU);
 }
 
 static void batch(size_t b, float *x, int64_t *labels)
@@ -175,6 +182,68 @@ TEST(micro_batches_with_bound_weights_add_up_to_the_batch)
 	for (int m = 0; m < 2; m++)
 		engine_graph_destroy(part[m].g);
 	engine_graph_destroy(whole.g);
+}
+
+/* One step of @m on a batch of 3, unit 0 forgotten after its forward pass when @forget. */
+static int step_parts(struct mlp *m, bool forget, bool recompute)
+{
+	float x[3 * IN];
+	int64_t labels[3];
+	struct engine_loss_result res;
+	size_t n = engine_graph_nodes(m->g);
+	int err;
+
+	batch(3, x, labels);
+	err = engine_graph_set_input(m->g, m->x, x) ?: engine_graph_set_input(m->g, m->labels, labels) ?:
+	      engine_graph_forward_nodes(m->g, 0, m->unit0_end, true, 7);
+	if (!err && forget)
+		err = engine_graph_forget_nodes(m->g, 0, m->unit0_end);
+	err = err ?: engine_graph_forward_nodes(m->g, m->unit0_end, n, true, 7) ?:
+	      engine_graph_loss(m->g, true, &res) ?:
+	      engine_graph_backward_nodes(m->g, m->unit0_end, n);
+	if (!err && recompute)
+		err = engine_graph_recompute_nodes(m->g, 0, m->unit0_end, 7);
+	return err ?: engine_graph_backward_nodes(m->g, 0, m->unit0_end);
+}
+
+/*
+ * Unit 0 (a GELU, whose backward pass reads its input) forgotten after
+ * its forward pass: its output (unit 1's input) stays, its hidden
+ * pre-activation does not; recomputed before its
+ * backward pass, the gradients are those of keeping everything, bit for
+ * bit; not recomputed, its weights' gradient is NaN (what was forgotten
+ * is really gone).
+ */
+TEST(a_forgotten_part_recomputed_gives_the_same_gradients)
+{
+	struct mlp keep, again, lost;
+	const float *g0, *g1, *g2;
+
+	ASSERT_EQ(0, build_act(&keep, 3, true, ENGINE_ACT_GELU));
+	ASSERT_EQ(0, build_act(&again, 3, true, ENGINE_ACT_GELU));
+	ASSERT_EQ(0, build_act(&lost, 3, true, ENGINE_ACT_GELU));
+	/* Nothing to recompute from before the loss. */
+	ASSERT_EQ(-EINVAL, engine_graph_recompute_nodes(again.g, 0, again.unit0_end, 7));
+	ASSERT_EQ(-EINVAL, engine_graph_forget_nodes(again.g, 0, engine_graph_nodes(again.g) + 1));
+	ASSERT_EQ(0, step_parts(&keep, false, false));
+	ASSERT_EQ(0, step_parts(&again, true, true));
+	ASSERT_EQ(0, step_parts(&lost, true, false));
+	g0 = engine_graph_grad(keep.g, keep.w1);
+	g1 = engine_graph_grad(again.g, again.w1);
+	g2 = engine_graph_grad(lost.g, lost.w1);
+	ASSERT_NE(NULL, g0);
+	ASSERT_NE(NULL, g1);
+	ASSERT_NE(NULL, g2);
+	EXPECT_EQ(0, memcmp(g0, g1, HID * IN * sizeof(float)));
+	EXPECT_EQ(0, memcmp(engine_graph_grad(keep.g, keep.w2), engine_graph_grad(again.g, again.w2),
+			    CLS * HID * sizeof(float)));
+	EXPECT_TRUE(isnan(g2[0]));
+	/* The second layer's gradient needs only unit 0's output, which stayed. */
+	EXPECT_EQ(0, memcmp(engine_graph_grad(keep.g, keep.w2), engine_graph_grad(lost.g, lost.w2),
+			    CLS * HID * sizeof(float)));
+	engine_graph_destroy(keep.g);
+	engine_graph_destroy(again.g);
+	engine_graph_destroy(lost.g);
 }
 
 TEST(bind_takes_parameters_only)

@@ -241,6 +241,61 @@ TEST(compiler_estimate_and_model_agree_on_graph_programs)
 }
 
 /*
+ * Recompute (activation checkpointing): each unit but the last runs its
+ * forward pass again before its backward. Forced on for the GPT by weight
+ * streaming, the timing model and the compiler's estimate still agree,
+ * and both count more cycles for a training step than with it off (the
+ * extra forward passes), the same for a forward-only RUN (nothing is
+ * recomputed there).
+ */
+TEST(recompute_costs_an_extra_forward_in_model_and_estimate)
+{
+	static const char *const wafers[] = { "64x64", "wse2" };
+
+	for (int w = 0; w < 2; w++) {
+		uint64_t cyc[2][2], est[2][2];
+		struct wse_wafer wf;
+		struct fwd_timing t;
+		char msg[256];
+
+		ASSERT_EQ(0, wse_wafer_parse(wafers[w], &wf, msg, sizeof(msg)));
+		ASSERT_EQ(0, load_model(&t, wafers[w]));
+		for (int r = 0; r < 2; r++) {
+			struct wsecc_graph_options o = {
+				/* The same micro-batches: recompute may fit larger ones. */
+				.batch = 16, .micro_batch = 4, .mode = WSECC_MODE_WEIGHT_STREAMING,
+				.seed = 1, .recompute = r ? WSECC_RECOMPUTE_ON : WSECC_RECOMPUTE_OFF,
+				.opt = { .kind = WSEP_OPT_ADAM, .lr = 1e-3, .beta1 = 0.9,
+					 .beta2 = 0.999, .eps = 1e-8 },
+			};
+			struct wsecc_graph_program *gp;
+			struct wsecc_error err;
+
+			ASSERT_EQ(0, wsecc_graph_compile("tests/corpus/onnx/gpt-tiny.onnx", &o, &wf,
+							 &gp, &err))
+				TH_LOG("%s", err.msg);
+			EXPECT_EQ(r ? WSEP_EXEC_RECOMPUTE : 0U, gp->prog->exec_flags);
+			EXPECT_EQ(r ? true : false, gp->plan.recompute);
+			agree(_metadata, gp->prog, "gpt-tiny --recompute on", wafers[w]);
+			t.wafer.clock_hz = gp->prog->wafer.clock_hz;
+			for (int kind = FWD_TIMING_TRAIN; kind <= FWD_TIMING_FORWARD; kind++) {
+				cyc[r][kind] = fwd_timing_run_cycles(&t, gp->prog, kind, 1, 16);
+				est[r][kind] = fwd_timing_est_cycles(gp->prog, kind, 1, 16);
+			}
+			wsecc_graph_program_free(gp);
+		}
+		TH_LOG("%s: a step %llu cycles modelled, %llu estimated; recomputing %llu, %llu",
+		       wafers[w], (unsigned long long)cyc[0][FWD_TIMING_TRAIN],
+		       (unsigned long long)est[0][FWD_TIMING_TRAIN],
+		       (unsigned long long)cyc[1][FWD_TIMING_TRAIN],
+		       (unsigned long long)est[1][FWD_TIMING_TRAIN]);
+		EXPECT_GT(cyc[1][FWD_TIMING_TRAIN], cyc[0][FWD_TIMING_TRAIN]);
+		EXPECT_GT(est[1][FWD_TIMING_TRAIN], est[0][FWD_TIMING_TRAIN]);
+		EXPECT_EQ(cyc[1][FWD_TIMING_FORWARD], cyc[0][FWD_TIMING_FORWARD]);
+	}
+}
+
+/*
  * fc-mnist on the whole WSE-2, pipelined: the batch at the slowest stage's
  * rate (128 x 14.2 = 1,816 cycles) is less than half the step; the rest is
  * the pipeline's fill and drain, mostly the trip across 784 rows and 266

@@ -16,6 +16,11 @@
  *    executor to PyTorch);
  *  - the GPT by weight streaming on 1 and 2 systems of an appliance: the
  *    same losses, bit for bit (data parallel, SwarmX summing the shards);
+ *  - the GPT with dropout by weight streaming with recompute forced on
+ *    (wsecc --recompute on): the systems forget each unit's activations
+ *    after its forward pass and recompute them, with the same dropout
+ *    masks, before its backward pass; the losses are those of keeping
+ *    everything (to 1e-6 relative), the modelled cycles more;
  *  - the small CNN on Fashion-MNIST in both modes, the loss falling;
  *  - a program whose graph the engine refuses (a convolution's kernel
  *    attribute not the weights' shape) refused at PROGRAM_LOAD, naming
@@ -244,6 +249,58 @@ TEST_F(graph, gpt_on_1_and_2_systems_agrees)
 	EXPECT_NE(0U, strlen(loss[0]));
 	EXPECT_STREQ(loss[0], loss[1]);
 	EXPECT_STREQ(val[0], val[1]);
+}
+
+/* Step @n's loss in @out ("step     n  loss X"), -1 if none. */
+static double step_loss(const char *out, int n)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), "step %5d  loss ", n);
+	p = strstr(out, key);
+	return p ? atof(p + strlen(key)) : -1.0;
+}
+
+TEST_F(graph, gpt_recomputing_trains_as_keeping_every_activation)
+{
+	static const char *const when[] = { "off", "on" };
+	char cmd[1024], prog[2][128], out[2][16384], err[256];
+	struct wsep_program *p;
+	double cycles[2];
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	start(_metadata, self, 2);
+	for (int r = 0; r < 2; r++) {
+		snprintf(prog[r], sizeof(prog[r]), "%s/gpt-recompute-%s.wsep", self->dir, when[r]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/gpt-drop-tiny.onnx --batch 8 --wafer 64x64 --mode weight_streaming --recompute %s --optimizer adamw --lr 0.01 -q -o %s 2>&1",
+			 when[r], prog[r]);
+		ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		ASSERT_EQ(0, wsep_read_file(prog[r], &p, err, sizeof(err))) TH_LOG("%s", err);
+		EXPECT_EQ(r ? WSEP_EXEC_RECOMPUTE : 0U, p->exec_flags & WSEP_EXEC_RECOMPUTE);
+		EXPECT_EQ(r ? WSEP_FEATURE_RECOMPUTE : 0U, p->features & WSEP_FEATURE_RECOMPUTE);
+		wsep_program_free(p);
+		EXPECT_EQ(0, trainhost(self, prog[r],
+				       "--steps 8 --report 1 --loss-digits 9 --text " FORTUNES))
+			TH_LOG("%s", self->out);
+		TH_LOG("recompute %s:\n%s", when[r], self->out);
+		memcpy(out[r], self->out, sizeof(out[r]));
+		cycles[r] = after(out[r], "samples, ");
+	}
+	for (int step = 1; step <= 8; step++) {
+		double a = step_loss(out[0], step), b = step_loss(out[1], step);
+
+		EXPECT_GT(a, 0) TH_LOG("step %d", step);
+		EXPECT_LE(fabs(a - b), 1e-6 * a) TH_LOG("step %d: %.9f kept, %.9f recomputed",
+							step, a, b);
+	}
+	/* Dropout is on: the masks recomputed are the forward pass's. */
+	EXPECT_LT(step_loss(out[1], 8), step_loss(out[1], 1));
+	/* The backward passes of units 0 and 1 run their forward passes again. */
+	EXPECT_GT(cycles[1], cycles[0]) TH_LOG("%.0f cycles kept, %.0f recomputed", cycles[0],
+					       cycles[1]);
 }
 
 TEST_F(graph, cnn_trains_in_both_modes)

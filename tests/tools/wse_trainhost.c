@@ -44,6 +44,7 @@ struct opts {
 	const char *text[WSE_TEXT_MAX_FILES];
 	size_t n_text;
 	uint32_t steps, report, run_steps, systems, predict;
+	uint32_t loss_digits;	/* decimals of the reported loss */
 	uint64_t seed;
 	int timeout_ms;
 	bool expect_falling, evaluate;
@@ -76,6 +77,7 @@ static void usage(FILE *f)
 "  --program FILE      a .wsep program (wsecc --compile-only)\n"
 "  --steps N           training steps (default 200)\n"
 "  --report N          print the mean loss and accuracy every N steps (default 50)\n"
+"  --loss-digits N     decimals of the loss printed (1..9, default 4)\n"
 "  --run-steps N       steps per RUN request (default: all in one RUN)\n"
 "  --systems N         an appliance's systems the job uses (default: all)\n"
 "  --images FILE       IDX images (u8, e.g. Fashion-MNIST train-images-idx3-ubyte)\n"
@@ -498,8 +500,8 @@ static int train_steps(struct trainer *t)
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
-			printf("step %5u  loss %.4f  accuracy %.3f  cycles %llu (compiler %llu)\n",
-			       step, window / n, (double)right / ((double)n * b * t->rows),
+			printf("step %5u  loss %.*f  accuracy %.3f  cycles %llu (compiler %llu)\n",
+			       step, (int)o->loss_digits, window / n, (double)right / ((double)n * b * t->rows),
 			       (unsigned long long)t->cycles, (unsigned long long)t->est);
 			fflush(stdout);
 			if (first < 0)
@@ -780,6 +782,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "expect-falling", no_argument, NULL, 'e' }, { "help", no_argument, NULL, 'h' },
 		{ "run-steps", required_argument, NULL, 'R' },
 		{ "systems", required_argument, NULL, 'N' },
+		{ "loss-digits", required_argument, NULL, 'D' },
 		{ "text", required_argument, NULL, 'T' },
 		{ "evaluate", no_argument, NULL, 'E' },
 		{ "predict", required_argument, NULL, 'P' },
@@ -788,7 +791,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	uint64_t v;
 	int c;
 
-	*o = (struct opts){ .steps = 200, .report = 50, .seed = 1, .timeout_ms = 60000 };
+	*o = (struct opts){ .steps = 200, .report = 50, .seed = 1, .timeout_ms = 60000,
+			    .loss_digits = 4 };
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		if (c == 'h') {
@@ -839,8 +843,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->systems = (uint32_t)v;
 		else if (c == 'P')
 			o->predict = (uint32_t)v;
+		else if (c == 'D')
+			o->loss_digits = (uint32_t)v;
 		else
 			o->timeout_ms = (int)v;
+	}
+	if (o->loss_digits > 9) {
+		fail("--loss-digits %u: expected 1..9", o->loss_digits);
+		return -1;
 	}
 	if (!o->connect || !o->program) {
 		fail("--connect and --program are required (see --help)");

@@ -74,6 +74,10 @@ static const char usage_text[] =
 	"  --min-lr X          the cosine's floor (default 0)\n"
 	"  --seed N            dropout masks and the host's batch order (default 1)\n"
 	"ONNX models only:\n"
+	"  --recompute WHEN    weight streaming: auto (default: when a micro-batch's\n"
+	"                      activations do not fit), on or off; with it each unit\n"
+	"                      keeps only its input and recomputes the rest before its\n"
+	"                      backward pass\n"
 	"  --input u8|f32      what a float input is fed with: bytes scaled by 1/255\n"
 	"                      on the device (default) or floats\n"
 	"  --freeze PATTERN    keep the initializers whose names match the glob PATTERN\n"
@@ -403,13 +407,13 @@ static FILE *chatter(const char *output)
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
 static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
-			enum wsep_precision precision,
+			enum wsep_precision precision, enum wsecc_recompute recompute,
 			const struct train_args *t, const struct freeze_args *fz,
 			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
 			const char *svg, const struct systems_arg *sys, const char *output, int quiet)
 {
 	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
-					 .precision = precision,
+					 .precision = precision, .recompute = recompute,
 					 .seed = 1, .no_weights = no_weights,
 					 .freeze = fz->pattern, .n_freeze = fz->n };
 	struct wsecc_graph_program *gp;
@@ -428,6 +432,10 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		return EXIT_REFUSED;
 	}
 	print_notes(path, gp->notes, false);
+	if (recompute == WSECC_RECOMPUTE_ON && gp->plan.mode == WSEP_MODE_PIPELINED)
+		fprintf(stderr,
+			"%s: note: --recompute on is for weight streaming; the model fits layer-pipelined, which runs without it (add --mode weight_streaming to recompute)\n",
+			path);
 	if (report) {
 		ret = check_systems(&gp->plan, sys);
 		if (ret)
@@ -471,7 +479,7 @@ int main(int argc, char **argv)
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
 	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE, OPT_PARAMS,
-	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS, OPT_PRECISION };
+	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS, OPT_PRECISION, OPT_RECOMPUTE };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "execution-mode", required_argument, NULL, OPT_MODE },
@@ -501,6 +509,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "input", required_argument, NULL, OPT_INPUT },
 		{ "freeze", required_argument, NULL, OPT_FREEZE },
+		{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -512,6 +521,8 @@ int main(int argc, char **argv)
 	enum wsep_precision precision = WSEP_PRECISION_FP32;
 	int validate = 0, compile = 0, report = 0, weights = -1, quiet = 0, c;
 	enum wsecc_mode mode = WSECC_MODE_AUTO;
+	enum wsecc_recompute recompute = WSECC_RECOMPUTE_AUTO;
+	const char *recompute_arg = NULL;
 	static struct wsecc_model model;
 	static struct wsecc_plan plan;
 	struct wsecc_error err;
@@ -570,6 +581,12 @@ int main(int argc, char **argv)
 				return usage_error("%s", "--freeze needs a non-empty PATTERN");
 			freeze.pattern[freeze.n++] = optarg;
 			break;
+		case OPT_RECOMPUTE:
+			if (wsecc_recompute_parse(optarg, &recompute))
+				return usage_error("unknown --recompute '%s': expected auto, on or off",
+						   optarg);
+			recompute_arg = optarg;
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case 'V': fputs(WSE_VERSION_LINE("wsecc"), stdout); return 0;
@@ -598,6 +615,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	if (recompute == WSECC_RECOMPUTE_ON && mode == WSECC_MODE_PIPELINED)
+		return usage_error("%s", "--recompute on is for weight streaming: a pipelined stage holds its samples' activations until their backward pass; drop one of --recompute on and --mode pipelined");
 	if (check_model_kind(argv[optind], &onnx))
 		return EXIT_REFUSED;
 	if (onnx) {
@@ -613,12 +632,14 @@ int main(int argc, char **argv)
 		/* From shapes alone there is nothing to train: an estimate only. */
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
-		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, precision, &train,
-				    &freeze, wafer_spec, mode, weights == 0, report, svg, &systems,
-				    compile || output || !report ? output : NULL, quiet);
+		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, precision, recompute,
+				    &train, &freeze, wafer_spec, mode, weights == 0, report, svg,
+				    &systems, compile || output || !report ? output : NULL, quiet);
 	}
 	if (train.input || freeze.n)
 		return usage_error("%s", "--input and --freeze are for ONNX models: a model text file says its own input and trains every layer");
+	if (recompute_arg)
+		return usage_error("%s", "--recompute is for ONNX models (graph programs): a text model's dense layer keeps only its input and output, there is nothing to recompute");
 	if (wsecc_parse_file(argv[optind], &model, &err)) {
 		print_error(&err);
 		return EXIT_REFUSED;

@@ -153,6 +153,19 @@ enum wsecc_mode {
 /* Parses "auto", "pipelined", "weight_streaming"; -EINVAL if none. */
 int wsecc_mode_parse(const char *s, enum wsecc_mode *mode);
 
+/*
+ * Activation checkpointing in weight streaming (wsecc --recompute): auto
+ * turns it on only when a micro-batch's full activations do not fit.
+ */
+enum wsecc_recompute {
+	WSECC_RECOMPUTE_AUTO = 0,
+	WSECC_RECOMPUTE_ON,
+	WSECC_RECOMPUTE_OFF,
+};
+
+/* Parses "auto", "on", "off"; -EINVAL if none. */
+int wsecc_recompute_parse(const char *s, enum wsecc_recompute *r);
+
 /**
  * struct wsecc_memory - SRAM a model needs to run layer-pipelined
  * @usable: SRAM of the whole mesh after each PE's reserve
@@ -186,6 +199,8 @@ struct wsecc_layer_plan {
 	 */
 	double bwd_compute, opt_cycles;
 	uint64_t act_bytes, params;
+	/* The stage's input activations of those samples: what recompute keeps. */
+	uint64_t in_bytes;
 	/* Weight streaming: the forward compute per sample (est.fwd_cycles
 	 * becomes the batch's), for the estimate across systems.
 	 */
@@ -204,6 +219,12 @@ struct wsecc_layer_plan {
  *	pipeline in (1: sample by sample)
  * @micro_batch_fit: weight streaming, the most samples whose activations
  *	fit (not capped by the batch; at most WSEP_MAX_BATCH)
+ * @recompute: weight streaming, activation checkpointing is on: every
+ *	stage but the last keeps only its input between its passes and
+ *	recomputes the rest before its backward pass
+ * @act_per_pe: weight streaming, the activations a PE holds at most for
+ *	one micro-batch (all stages', or with @recompute the stages' inputs
+ *	and one stage's whole); @act_full_per_pe, what all stages' would be
  * @in_flight: pipelined, per stage, the samples whose activations it holds
  *	between their forward and backward passes (the pipeline depth times
  *	@micro_batch, at most the batch); weight streaming, @micro_batch
@@ -219,6 +240,8 @@ struct wsecc_plan {
 	char mode_note[512];
 	uint32_t batch;
 	uint32_t micro_batch, micro_batch_fit;
+	bool recompute;
+	uint64_t act_per_pe, act_full_per_pe;
 	uint32_t in_flight[WSECC_MAX_LAYERS];
 	uint32_t num_layers;
 	struct wsecc_layer_plan layers[WSECC_MAX_LAYERS];

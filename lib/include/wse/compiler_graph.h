@@ -274,6 +274,8 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
  * @micro_batch: samples per micro-batch (0: the compiler chooses), as for
  *	a text model's
  * @mode: as for a text model
+ * @recompute: activation checkpointing in weight streaming (auto: when
+ *	a micro-batch's full activations do not fit)
  * @opt: the optimizer and its learning-rate schedule (ONNX has none)
  * @seed: dropout masks and the host's batch order
  * @float_input: what a float input is fed with: WSEP_ELEM_U8 (pixels,
@@ -290,6 +292,7 @@ struct wsecc_graph_options {
 	uint32_t micro_batch;
 	enum wsep_precision precision;
 	enum wsecc_mode mode;
+	enum wsecc_recompute recompute;
 	struct wsep_optimizer opt;
 	uint64_t seed;
 	enum wsep_elem float_input;

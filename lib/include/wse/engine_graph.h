@@ -185,6 +185,21 @@ int engine_graph_forward(struct engine_graph *g, bool training, uint64_t seed);
  */
 int engine_graph_forward_nodes(struct engine_graph *g, size_t first, size_t end, bool training,
 			       uint64_t seed);
+/*
+ * Activation checkpointing, for a graph run a part at a time in training.
+ * engine_graph_forget_nodes() drops what nodes [@first, @end) keep for
+ * their backward pass: the values they make that no later node reads
+ * (their outputs read later, the next part's input, stay) and their saved
+ * state (normalization statistics, attention probabilities, dropout
+ * masks). The memory stays allocated; the values are overwritten (NaN),
+ * so a backward pass that used them without recomputing them would
+ * produce NaN. engine_graph_recompute_nodes() makes them again: the
+ * training forward pass of those nodes with the step's @seed (the same
+ * dropout masks), after the loss and before their backward pass, without
+ * starting a step as engine_graph_forward_nodes() from node 0 would.
+ */
+int engine_graph_forget_nodes(struct engine_graph *g, size_t first, size_t end);
+int engine_graph_recompute_nodes(struct engine_graph *g, size_t first, size_t end, uint64_t seed);
 /* Loss and correct count of the last forward pass; with @grad the loss's
  * gradient too, which engine_graph_backward() carries back.
  */

@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	4	/* 4: precision; 3: micro-batches; 2: the optional parameter names */
+#define WSEP_VERSION_MINOR	5	/* 5: precision; 4: recompute; 3: micro-batches; 2: parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -51,9 +51,20 @@
 #define WSEP_FEATURE_GRAPH	0x1U	/* a graph of engine ops (sections graph..constants) */
 #define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
 #define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
-#define WSEP_FEATURE_PRECISION	0x8U	/* 16-bit compute (fp16 or bf16) */
-#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | WSEP_FEATURE_MICRO_BATCH | \
+#define WSEP_FEATURE_RECOMPUTE	0x8U	/* activation checkpointing (WSEP_EXEC_RECOMPUTE) */
+#define WSEP_FEATURE_PRECISION	0x10U	/* 16-bit compute (fp16 or bf16), format 1.5 */
+#define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | \
+				 WSEP_FEATURE_MICRO_BATCH | WSEP_FEATURE_RECOMPUTE | \
 				 WSEP_FEATURE_PRECISION)
+
+/*
+ * struct wsep_program's exec_flags. RECOMPUTE (weight streaming, graph
+ * programs): each unit but the last keeps only its input between its
+ * forward and backward passes and recomputes the rest from it before its
+ * backward pass (Documentation/compiler.rst, "Activation checkpointing").
+ */
+#define WSEP_EXEC_RECOMPUTE	0x1U
+#define WSEP_EXEC_KNOWN		WSEP_EXEC_RECOMPUTE
 
 /* Section types. Types with bit 15 set are optional: a reader that does not
  * know one skips it; an unknown type without that bit is refused.
@@ -80,7 +91,8 @@ enum wsep_section_type {
  * accept larger records and read the prefix they know).
  */
 #define WSEP_WAFER_RECORD	96U
-#define WSEP_PROGRAM_RECORD	176U	/* 168 in formats 1.1 and 1.2, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD	184U	/* 176 in 1.3 and 1.4, 168 in 1.1 and 1.2, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD_1_3	176U
 #define WSEP_PROGRAM_RECORD_1_1	168U
 #define WSEP_PROGRAM_RECORD_1_0	128U
 #define WSEP_LAYER_RECORD	40U	/* 32 in format 1.0 */
@@ -100,7 +112,7 @@ enum wsep_mode {
 };
 
 /*
- * Compute precision (format 1.4): the inputs of every matrix product in
+ * Compute precision (format 1.5): the inputs of every matrix product in
  * 16 bits with fp32 accumulation; master weights, optimizer state and the
  * other kernels fp32. fp16 scales the loss (GradScaler's rules).
  */
@@ -459,7 +471,8 @@ struct wsep_program {
 	 * before 1.3: the firmware's own rule.
 	 */
 	uint32_t micro_batch;
-	enum wsep_precision precision;	/* fp32 in formats before 1.4 */
+	uint32_t exec_flags;	/* WSEP_EXEC_*; 0 in formats before 1.4 */
+	enum wsep_precision precision;	/* fp32 in formats before 1.5 */
 	uint64_t seed;
 	uint32_t input_dim;
 	enum wsep_elem input_type;

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""wse (python/wse) in the guest, through the driver, on a firmware
+simulator tools/wsevm started on the host:
+
+- wse.devices() and wse.device(N) say what `wsectl -j list` and
+  `wsectl -j info N` say; a device that is not there raises WseError
+  (ENODEV) with the kernel's message;
+- wse.fit trains models/cnn_fashion.py's CNN (AdamW, a small part of
+  Fashion-MNIST) through wsecc and wsetrain, and leaves the trained
+  weights in the module: evaluated in plain PyTorch it scores the
+  device's test accuracy to 1e-4, and wse.evaluate of it again agrees;
+- wse.predict's logits are PyTorch's for the same weights;
+- save_checkpoint writes a checkpoint wsetrain evaluates, and
+  load_checkpoint reads it back into a fresh module, bit for bit;
+- an optimizer the device does not have is refused before anything runs;
+- wsetrain on the very program and data, for the time beside wse.fit's.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+import wse
+
+sys.path.insert(0, "/wse/models")
+import cnn_fashion  # noqa: E402
+
+FMNIST = "/usr/share/datasets/fashion-mnist"
+TRAIN, TEST, BATCH = 4096, 1000, 64
+n = failed = skipped = 0
+started = time.monotonic()
+
+
+def check(name, ok, why=""):
+    global n, failed
+    n += 1
+    print(f"{'ok' if ok else 'not ok'} {n} {name}" + ("" if ok else "\n#   " + str(why)), flush=True)
+    failed += not ok
+
+
+def finish():
+    print(f"# python_fit_test: {time.monotonic() - started:.0f} s in all, torch imported")
+    print(f"# Totals: pass:{n - failed - skipped} fail:{failed} xfail:0 xpass:0 skip:{skipped} error:0")
+    sys.exit(1 if failed else 0)
+
+
+def wsectl(*args):
+    r = subprocess.run(["wsectl", *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def read_idx(path):
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def loader(split, count, shuffle=False):
+    x = read_idx(f"{FMNIST}/{split}-images-idx3-ubyte.gz")[:count]
+    y = read_idx(f"{FMNIST}/{split}-labels-idx1-ubyte.gz")[:count]
+    x = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
+    ds = torch.utils.data.TensorDataset(x, torch.from_numpy(y.astype(np.int64)))
+    return torch.utils.data.DataLoader(ds, batch_size=BATCH, shuffle=shuffle)
+
+
+def torch_accuracy(model, test):
+    model.eval()
+    right = total = 0
+    with torch.no_grad():
+        for x, y in test:
+            right += (model(x).argmax(1) == y).sum().item()
+            total += len(y)
+    return right / total
+
+
+# --- a device -----------------------------------------------------------------
+attached = None
+with open("/wse/fw-addrs") as f:
+    addrs = f.read().split()
+if not any(d["link"] == "up" for d in wse.devices(parts=False)) and addrs:
+    rc, out, err = wsectl("attach", addrs[0])
+    check(f"wsectl attach {addrs[0]}", rc == 0, err)
+    attached = next(d["index"] for d in wse.devices(parts=False) if d["peer"].endswith(addrs[0].split(":", 1)[1])
+                    or addrs[0].endswith(d["peer"]))
+dev = next(d for d in wse.devices(parts=False) if d["link"] == "up")
+
+rc, out, err = wsectl("-j", "list")
+check("wse.devices(parts=False) is what wsectl -j list says", rc == 0 and json.loads(out) == wse.devices(parts=False),
+      f"wsectl: {out} {err}; wse: {wse.devices(parts=False)}")
+rc, out, err = wsectl("-j", "info", str(dev["index"]))
+check(f"wse.device({dev['index']}) is what wsectl -j info says", rc == 0 and json.loads(out) == wse.device(dev["index"]),
+      f"wsectl: {out} {err}; wse: {wse.device(dev['index'])}")
+rc, out, err = wsectl("info", "99")
+try:
+    wse.device(99)
+    check("wse.device(99) raises WseError", False, "no exception")
+except wse.WseError as e:
+    print(f"# wse.device(99): {e}")
+    check("wse.device(99) raises WseError with the errno and kernel message wsectl info 99 prints",
+          rc != 0 and os.strerror(e.errno) in err and e.message and e.message in err, f"{e!r} / wsectl: {err}")
+
+# --- refused before anything runs ------------------------------------------------
+m = cnn_fashion.CNN()
+try:
+    wse.fit(m, optimizer=torch.optim.RMSprop(m.parameters()), data=loader("train", 64), model_dir="/tmp/never")
+    check("RMSprop is refused", False, "accepted")
+except wse.UnsupportedError as e:
+    check("RMSprop is refused, saying why, and no run directory is made",
+          "RMSprop" in str(e) and not os.path.exists("/tmp/never"), e)
+
+# --- fit ------------------------------------------------------------------------
+torch.manual_seed(1)
+model = cnn_fashion.CNN()
+before = {k: v.clone() for k, v in model.state_dict().items()}
+train, test = loader("train", TRAIN, shuffle=True), loader("t10k", TEST)
+# A directory of its own, removed at the end: not WSETRAIN_RUNS, whose
+# run directories the host's rundir_test draws afterwards.
+tmp = tempfile.mkdtemp(prefix="python-fit-")
+model_dir = os.path.join(tmp, "run")
+seen = []
+t0 = time.monotonic()
+run = wse.fit(model, loss="cross_entropy", optimizer=torch.optim.AdamW(model.parameters(), lr=1e-3),
+              data=train, eval_data=test, epochs=1, execution_mode="pipelined",
+              model_dir=model_dir, device=dev["index"], callback=seen.append, quiet=False)
+fit_s = time.monotonic() - t0
+final = run.final
+check("wse.fit trains: run.json's final has a test accuracy above 0.6",
+      final.get("test_accuracy", 0) > 0.6, final)
+check("run.metrics holds train and test rows from metrics.csv",
+      any(r["kind"] == "train" for r in run.metrics) and any(r["kind"] == "test" for r in run.metrics),
+      run.metrics[:3])
+check("the callback saw the progress lines", any(p["kind"] == "train" for p in seen)
+      and any(p["kind"] == "eval" for p in seen), seen[:3])
+check("the model holds new weights", any(not torch.equal(before[k], v) for k, v in model.state_dict().items()))
+acc = torch_accuracy(model, test)
+print(f"# device test accuracy {final['test_accuracy']:.6f}, PyTorch's of the returned model {acc:.6f}")
+check("the returned model in plain PyTorch scores the device's test accuracy to 1e-4",
+      abs(acc - final["test_accuracy"]) <= 1e-4, f"{acc} vs {final['test_accuracy']}")
+
+t0 = time.monotonic()
+ev = wse.evaluate(model, test, device=dev["index"])
+eval_s = time.monotonic() - t0
+check("wse.evaluate on the device agrees with PyTorch to 1e-4", abs(ev["accuracy"] - acc) <= 1e-4
+      and ev["samples"] == TEST, ev)
+
+x, _ = next(iter(test))
+logits = wse.predict(model, x, device=dev["index"])
+with torch.no_grad():
+    want = model(x)
+check("wse.predict's logits are PyTorch's (1e-3)", logits.shape == want.shape
+      and torch.allclose(logits, want, atol=1e-3, rtol=1e-3), (logits - want).abs().max())
+
+# --- checkpoints ----------------------------------------------------------------
+with torch.no_grad():
+    model.classifier[3].bias[0] += 2.0     # weights of its own, not the run's: class 0 wins more
+changed = torch_accuracy(model, test)
+saved = os.path.join(model_dir, "python-saved.ckpt")
+wse.save_checkpoint(model, saved)
+r = subprocess.run(["wsetrain", run.program, "--eval", saved, "--data", os.path.join(model_dir, "data"),
+                    "--devices", str(dev["index"])], capture_output=True, text=True)
+m = re.search(r"^eval: .* accuracy ([0-9.]+)", r.stdout, re.M)
+print(f"# after bias[0] += 2: PyTorch {changed:.4f}, wsetrain --eval of save_checkpoint's file "
+      f"{m.group(1) if m else '?'}")
+check("wsetrain --eval reads save_checkpoint's file: PyTorch's accuracy of the changed weights to 1e-4",
+      r.returncode == 0 and m and abs(float(m.group(1)) - changed) <= 1e-4 and abs(changed - acc) > 1e-3,
+      r.stdout[-800:] + r.stderr[-800:])
+ev = wse.evaluate(model, test, device=dev["index"])
+check("wse.evaluate of the changed weights agrees with PyTorch to 1e-4", abs(ev["accuracy"] - changed) <= 1e-4, ev)
+fresh = cnn_fashion.CNN()
+wse.load_checkpoint(saved, fresh)
+check("load_checkpoint reads it back into a fresh CNN bit for bit",
+      all(torch.equal(v, model.state_dict()[k]) for k, v in fresh.state_dict().items()))
+
+# --- wsetrain on the same program and data, for the time ----------------------------
+cmp_dir = tempfile.mkdtemp(prefix="wsetrain-same-")
+t0 = time.monotonic()
+r = subprocess.run(["wsetrain", run.program, "--model_dir", cmp_dir, "--data", os.path.join(model_dir, "data"),
+                    "--epochs", "1", "--devices", str(dev["index"]), "--progress", "lines"],
+                   capture_output=True, text=True)
+wsetrain_s = time.monotonic() - t0
+with open(os.path.join(cmp_dir, "run.json")) as f:
+    same = json.load(f).get("final", {})
+check("wsetrain on the same program and data reaches the same test accuracy",
+      r.returncode == 0 and same.get("test_accuracy") == final["test_accuracy"], (same, final))
+print(f"# times: wse.fit {fit_s:.1f} s (export, compile, data, train, load), wsetrain alone "
+      f"{wsetrain_s:.1f} s; wse.evaluate {eval_s:.1f} s")
+shutil.rmtree(cmp_dir, ignore_errors=True)
+
+shutil.rmtree(tmp, ignore_errors=True)
+if attached is not None:
+    rc, out, err = wsectl("detach", str(attached))
+    check("wsectl detach", rc == 0, err)
+finish()

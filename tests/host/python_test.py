@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""python/wse on the host (run by python_test.sh with PYTHONPATH=python):
+
+- errors: libwse's failures raise wse.WseError, an OSError whose errno
+  is the one libwse returned, with libwse's message and what failed; on a
+  host without the module (this one never loads it) listing the devices
+  fails as `wsectl -j list` does, with the same errno text;
+- the torch optimizers and schedulers the device has map to wsecc's
+  options, and the rest are refused saying why (needs python3-torch).
+"""
+import errno
+import os
+import subprocess
+import sys
+
+import wse
+
+failed = 0
+
+
+def check(name, ok, why=""):
+    global failed
+    print(("ok " if ok else "not ok ") + name + ("" if ok else "\n#   " + why))
+    failed += not ok
+
+
+def skip(name, why):
+    print(f"ok {name} # SKIP {why}")
+
+
+def raises(fn, kind=Exception):
+    try:
+        fn()
+    except kind as e:
+        return e
+    return None
+
+
+# --- errors -----------------------------------------------------------------
+e = raises(lambda: wse.open_device("/nonexistent/accel9"), wse.WseError)
+check("a missing node raises WseError(ENOENT), an OSError naming it",
+      e is not None and isinstance(e, OSError) and e.errno == errno.ENOENT
+      and "/nonexistent/accel9" in str(e) and e.strerror, f"got {e!r}")
+e = raises(lambda: wse.open_device(""), wse.WseError)
+check("an empty spec raises WseError(EINVAL)", e is not None and e.errno == errno.EINVAL, f"got {e!r}")
+e = raises(lambda: wse.open_device("/dev/null"), wse.WseError)
+check("a node that is not a wse device raises WseError(ENOTTY)",
+      e is not None and e.errno == errno.ENOTTY, f"got {e!r}")
+
+if os.path.exists("/sys/module/wse"):
+    skip("without the module, devices() fails as wsectl does", "the wse module is loaded here")
+else:
+    e = raises(wse.devices, wse.WseError)
+    r = subprocess.run(["build/bin/wsectl", "-j", "list"], capture_output=True, text=True)
+    check("without the module, devices() fails as wsectl -j list does (errno and text)",
+          e is not None and r.returncode != 0 and os.strerror(e.errno) in r.stderr
+          and "wse module is not loaded" in str(e),
+          f"python: {e!r}; wsectl ({r.returncode}): {r.stderr.strip()}")
+
+# --- the optimizer and scheduler mapping ------------------------------------
+try:
+    import torch
+except ImportError:
+    skip("optimizer and scheduler mapping", "no torch (python3-torch is not installed)")
+    sys.exit(1 if failed else 0)
+
+from wse import optim  # noqa: E402
+
+model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+P = model.parameters
+
+
+def args(o):
+    a = optim.optimizer_args(o, model)
+    return dict(zip(a[::2], a[1::2]))
+
+
+cases = [
+    ("SGD", torch.optim.SGD(P(), lr=0.1), {"--optimizer": "sgd", "--lr": "0.1", "--weight-decay": "0.0"}),
+    ("SGD with momentum and weight decay", torch.optim.SGD(P(), lr=0.05, momentum=0.8, weight_decay=1e-4),
+     {"--optimizer": "momentum", "--momentum": "0.8", "--lr": "0.05", "--weight-decay": "0.0001"}),
+    ("SGD nesterov", torch.optim.SGD(P(), lr=0.01, momentum=0.9, nesterov=True),
+     {"--optimizer": "nesterov", "--momentum": "0.9", "--lr": "0.01", "--weight-decay": "0.0"}),
+    ("Adam", torch.optim.Adam(P(), lr=1e-3),
+     {"--optimizer": "adam", "--lr": "0.001", "--weight-decay": "0.0"}),
+    ("AdamW", torch.optim.AdamW(P(), lr=3e-4),
+     {"--optimizer": "adamw", "--lr": "0.0003", "--weight-decay": "0.01"}),
+]
+for name, o, want in cases:
+    got = args(o)
+    check(f"{name} maps to {' '.join(f'{k} {v}' for k, v in want.items())}", got == want, f"got {got}")
+
+refused = [
+    ("RMSprop", lambda: torch.optim.RMSprop(P()), "RMSprop"),
+    ("Adam amsgrad", lambda: torch.optim.Adam(P(), amsgrad=True), "amsgrad"),
+    ("Adam betas", lambda: torch.optim.Adam(P(), betas=(0.8, 0.99)), "betas"),
+    ("AdamW eps", lambda: torch.optim.AdamW(P(), eps=1e-6), "eps"),
+    ("SGD dampening", lambda: torch.optim.SGD(P(), lr=0.1, momentum=0.9, dampening=0.1), "dampening"),
+    ("two parameter groups", lambda: torch.optim.SGD(
+        [{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 0.5}], lr=0.1),
+     "parameter groups"),
+    ("a parameter the optimizer lacks", lambda: torch.optim.SGD(model[0].parameters(), lr=0.1), "2.weight"),
+]
+for name, make, word in refused:
+    e = raises(lambda: optim.optimizer_args(make(), model), wse.UnsupportedError)
+    check(f"{name} is refused, saying {word!r}", e is not None and word in str(e), f"got {e!r}")
+
+sched = torch.optim.lr_scheduler
+o = torch.optim.AdamW(P(), lr=1e-3)
+got = optim.scheduler_args(sched.CosineAnnealingLR(o, T_max=500, eta_min=1e-5))
+check("CosineAnnealingLR maps to --warmup 0 --steps 500 --min-lr 1e-05",
+      got == ["--warmup", "0", "--steps", "500", "--min-lr", "1e-05"], f"got {got}")
+o = torch.optim.AdamW(P(), lr=1e-3)
+s = sched.SequentialLR(o, [sched.LinearLR(o, start_factor=0.01, total_iters=100),
+                           sched.CosineAnnealingLR(o, T_max=900)], milestones=[100])
+got = optim.scheduler_args(s)
+check("SequentialLR(LinearLR, CosineAnnealingLR) maps to --warmup 100 --steps 1000",
+      got == ["--warmup", "100", "--steps", "1000", "--min-lr", "0.0"], f"got {got}")
+o = torch.optim.SGD(P(), lr=0.1)
+e = raises(lambda: optim.scheduler_args(sched.StepLR(o, step_size=10)), wse.UnsupportedError)
+check("StepLR is refused, naming it", e is not None and "StepLR" in str(e), f"got {e!r}")
+
+from wse import training as wfit  # noqa: E402
+
+p = wfit.parse_progress("2026-11-26 06:23:37 | Eval Epoch=1/14, Step=469, Loss=0.44704, "
+                        "Accuracy=0.8419, Samples=10000, Time=0.39s")
+check("an Eval line parses", p == {"kind": "eval", "epoch": 1, "step": 469, "loss": 0.44704,
+                                   "accuracy": 0.8419, "samples": 10000, "time": 0.39}, f"got {p}")
+e = raises(lambda: wfit._loss("mse"), wse.UnsupportedError)
+check("a loss other than cross-entropy is refused", e is not None and "cross" in str(e), f"got {e!r}")
+
+sys.exit(1 if failed else 0)
