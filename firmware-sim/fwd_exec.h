@@ -91,6 +91,9 @@ struct fwd_program {
 	struct fwd_graph *graph;	/* a graph program's graphs and weights (fwd_graph.h) */
 	struct fwd_pipeline *pipeline;	/* the worker threads that run its steps */
 	uint64_t step;			/* optimizer steps taken (Adam's t) */
+	/* fp16, pipelined: the loss scale, GradScaler's rules (fwd_pipeline.c). */
+	bool loss_scaling;
+	struct engine_loss_scaler scaler;
 	struct fwd_stream *streams;	/* prog->num_streams */
 	bool resident;			/* pipelined: the weights live here */
 	int samples, labels, losses, predictions, logits;	/* stream indexes, -1 if none */

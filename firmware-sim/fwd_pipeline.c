@@ -16,7 +16,11 @@
  *   A(k, i)   adds pair buffer i of layer k into the one on its left in
  *             the reduction tree (below), once both are complete.
  *   U(k)      layer pipelined: layer k's optimizer update, once the step's
- *             last X(k, .) and the tree's root are done.
+ *             last X(k, .) and the tree's root are done. With fp16 loss
+ *             scaling, once every layer's are: U(0) divides every layer's
+ *             gradient by the scale and, if any is not finite, skips the
+ *             step (every U) and halves the scale (GradScaler's rules);
+ *             the other U(k) follow it.
  * Dependencies: F(k, m) after F(k - 1, m) and layer k's forward weights;
  * X(k, m) after m's gradient reached layer k (the loss, or X(k + 1, m));
  * G(k, m) after the same and, for the second of a pair, after the first.
@@ -65,6 +69,7 @@
 #include "wse/engine_wsep.h"
 #include "fwd_graph.h"
 #include "fwd_log.h"
+#include "wse/engine_wsep.h"
 #include "fwd_pipeline.h"
 
 #define TEXT_MAX	256
@@ -120,6 +125,8 @@ struct fwd_pipeline {
 	uint32_t status;
 	char text[TEXT_MAX];
 	bool updated;
+	/* fp16 loss scaling this step; U(0) has checked every gradient; one was inf or NaN. */
+	bool scaling, scale_checked, found_inf;
 	struct layer_state layer[ENGINE_MAX_LAYERS];
 	struct micro_state micro[FWD_MICRO_BATCHES_MAX];
 	/* Pair buffers 1.. of each layer (W then b each), for scratch_pairs pairs. */
@@ -255,6 +262,25 @@ static bool may_enter(const struct fwd_pipeline *pl, uint32_t k, uint32_t m)
  * still being summed, and layer 0's update, which the next step waits
  * for first, is the only one left at the end. The order changes no bit.
  */
+/* Lock held. Are layer k's gradients complete, ready for its update? */
+static bool grads_ready(const struct fwd_pipeline *pl, uint32_t k)
+{
+	const struct layer_state *ls = &pl->layer[k];
+
+	return grads_done(pl, ls) && ((!k && !pl->graph) || ls->inputs == pl->n);
+}
+
+/* Lock held. May U(k) start? Loss scaling waits for every gradient and U(0)'s check. */
+static bool may_update(const struct fwd_pipeline *pl, uint32_t k)
+{
+	if (!pl->scaling)
+		return grads_ready(pl, k);
+	for (uint32_t j = 0; j < pl->L; j++)
+		if (!grads_ready(pl, j))
+			return false;
+	return k == 0 || pl->scale_checked;
+}
+
 static struct task pick(const struct fwd_pipeline *pl)
 {
 	uint32_t L = pl->L, n = pl->n;
@@ -266,8 +292,7 @@ static struct task pick(const struct fwd_pipeline *pl)
 		for (uint32_t k = 0; pl->resident && k < L; k++) {
 			const struct layer_state *ls = &pl->layer[k];
 
-			if (!ls->updated && !ls->updating && grads_done(pl, ls) &&
-			    ((!k && !pl->graph) || ls->inputs == n))
+			if (!ls->updated && !ls->updating && may_update(pl, k))
 				return (struct task){ TASK_U, k, 0, 0 };
 		}
 		for (uint32_t m = 0; m < n; m++) {
@@ -373,12 +398,53 @@ static bool complete(struct fwd_pipeline *pl, const struct task *t)
 	case TASK_U:
 		ls->updating = false;
 		ls->updated = true;
+		pl->scale_checked |= t->k == 0;
 		pl->updated = true;
 		return true;
 	case TASK_NONE:
 		break;
 	}
 	return false;
+}
+
+/*
+ * U(0) under fp16 loss scaling: every layer's gradient divided by the
+ * step's scale; whether all are finite decides the step and moves the
+ * scaler on. The other U tasks wait for this one.
+ */
+static void unscale_all(struct fwd_pipeline *pl)
+{
+	struct fwd_program *p = pl->p;
+	float scale = p->scaler.scale;
+	bool finite = true;
+
+	for (uint32_t k = 0; k < pl->L; k++) {
+		const struct wsep_layer *l = &p->prog->layers[k];
+		struct layer_state *ls = &pl->layer[k];
+
+		if (pl->graph) {
+			finite &= engine_unscale(ls->dw, wsep_layer_params(l), scale);
+		} else {
+			finite &= engine_unscale(ls->dw, (size_t)l->in * l->out, scale);
+			finite &= engine_unscale(ls->db, l->out, scale);
+		}
+	}
+	pl->found_inf = !finite;
+	engine_loss_scaler_update(&p->scaler, !finite);
+	if (!finite)
+		fwd_info("step %llu: fp16 gradients overflowed at loss scale %g: the step is skipped, the scale is now %g (%llu skipped)",
+			 (unsigned long long)pl->step.number, scale, p->scaler.scale,
+			 (unsigned long long)p->scaler.skipped);
+}
+
+/* U(k): the update, unless loss scaling found the step's gradients not finite. */
+static bool update_skipped(struct fwd_pipeline *pl, const struct task *t)
+{
+	if (!pl->scaling)
+		return false;
+	if (t->k == 0)
+		unscale_all(pl);
+	return pl->found_inf;
 }
 
 /* A graph program's task (fwd_graph.h). */
@@ -409,7 +475,7 @@ static int run_graph_task(struct fwd_pipeline *pl, const struct task *t, const c
 		return 0;
 	case TASK_U:
 		*what = "the optimizer update";
-		return fwd_graph_update(p, t->k, pl->step.t);
+		return update_skipped(pl, t) ? 0 : fwd_graph_update(p, t->k, pl->step.t);
 	case TASK_NONE:
 		break;
 	}
@@ -429,6 +495,8 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 	float *dw, *db, *rw, *rb;
 	int err;
 
+	/* Matrix products at the program's precision, on whichever worker. */
+	engine_set_precision(engine_precision_from_wsep(p->prog->precision));
 	if (pl->graph)
 		return run_graph_task(pl, t, what);
 	switch (t->kind) {
@@ -449,7 +517,12 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		if (err || !pl->train)
 			return err;
 		*what = "the loss";
-		err = engine_loss(ws, p->labels_u8 + s.first, step->norm, &res);
+		if (pl->scaling && !(p->scaler.scale > 0.0f)) {
+			*what = "fp16 loss scaling (every step overflowed until the scale fell to 0: the weights have diverged)";
+			return -ERANGE;
+		}
+		err = engine_loss_scaled(ws, p->labels_u8 + s.first, step->norm,
+					 pl->scaling ? p->scaler.scale : 1.0f, &res);
 		if (!err) {
 			*what = "the backward pass";
 			err = engine_backward_mask(ws, t->k);
@@ -476,7 +549,8 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		struct engine_optim o = engine_optim_at(&p->opt, &p->sched, step->t);
 
 		*what = "the optimizer update";
-		return engine_params_update_layer(p->params, &o, step->t, t->k);
+		return update_skipped(pl, t) ? 0 :
+		       engine_params_update_layer(p->params, &o, step->t, t->k);
 	}
 	case TASK_NONE:
 		break;
@@ -623,6 +697,9 @@ void fwd_pipeline_begin(struct fwd_pipeline *pl, const struct fwd_step *step,
 	pl->notify_layers = !pl->resident;
 	pl->abort = false;
 	pl->updated = false;
+	pl->scaling = p->loss_scaling && pl->resident && pl->train;
+	pl->scale_checked = false;
+	pl->found_inf = false;
 	pl->status = WSE_LINK_OK;
 	pl->text[0] = '\0';
 	memset(pl->layer, 0, sizeof(pl->layer[0]) * pl->L);

@@ -115,6 +115,8 @@ static void unit_cost(const struct fwd_timing *t, const struct wsep_program *pro
 		.opt_flops = opt_flops_per_param(p, &prog->opt),
 		.sram_bytes_per_weight = p->sram_bytes_per_weight,
 		.fabric_directions = p->fabric_directions,
+		.product_flops_per_cycle = wse_wafer_product_flops_per_cycle(
+			&t->wafer, prog->precision != WSEP_PRECISION_FP32),
 	};
 	bool train = kind == FWD_TIMING_TRAIN;
 	unsigned int state = prog->opt.kind == WSEP_OPT_MOMENTUM ? 1 :
@@ -136,7 +138,8 @@ static void unit_cost(const struct fwd_timing *t, const struct wsep_program *pro
 	/* Recompute: a unit but the last runs its forward pass again before its backward. */
 	if ((prog->exec_flags & WSEP_EXEC_RECOMPUTE) && k + 1 < prog->num_layers)
 		uc.bwd += uc.fwd;
-	out->weights = (double)wsep_layer_params(&prog->layers[k]) * 4.0 / io_bytes_per_cycle(t);
+	out->weights = (double)wsep_layer_params(&prog->layers[k]) *
+		       wsep_precision_weight_bytes(prog->precision) / io_bytes_per_cycle(t);
 	out->compute = batch * (train ? uc.fwd + uc.bwd : uc.fwd);
 	out->stage = streaming_layer(prog, batch, train, uc.fwd, uc.bwd, out->weights);
 }
@@ -152,7 +155,8 @@ void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *pro
 	uint32_t cols = r->w < l->out ? r->w : l->out;
 	double ti = ceil_div(l->in, rows), to = ceil_div(l->out, cols);
 	double fpc = t->wafer.fp32_flops_per_cycle, e = p->elementwise_cycles;
-	double mm = 2.0 * ti * to / fpc;
+	double mm = 2.0 * ti * to /
+		    wse_wafer_product_flops_per_cycle(&t->wafer, prog->precision != WSEP_PRECISION_FP32);
 	double relu = l->act == WSEP_ACT_RELU ? to * e : 0;
 	bool last = k + 1 == prog->num_layers;
 	double fwd, bwd, opt;
@@ -184,7 +188,8 @@ void fwd_timing_layer(const struct fwd_timing *t, const struct wsep_program *pro
 		return;
 	}
 	/* Weight streaming: a micro-batch at a time on the whole wafer. */
-	out->weights = (double)wsep_layer_params(l) * 4.0 / io_bytes_per_cycle(t);
+	out->weights = (double)wsep_layer_params(l) * wsep_precision_weight_bytes(prog->precision) /
+		       io_bytes_per_cycle(t);
 	out->compute = batch * (train ? fwd + bwd : fwd);
 	out->stage = streaming_layer(prog, batch, train, fwd, bwd, out->weights);
 }

@@ -126,7 +126,8 @@ int wsecc_cost_pipelined(const struct wsecc_model *m, uint32_t i, const struct w
 	uint32_t rows = h < l->in ? h : l->in, cols = w < l->out ? w : l->out;
 	uint32_t ti = ceil_div(l->in, rows), to = ceil_div(l->out, cols);
 	double fpc = wf->fp32_flops_per_cycle;
-	double mm = 2.0 * ti * to / fpc;
+	double mm = 2.0 * ti * to /
+		    wse_wafer_product_flops_per_cycle(wf, m->precision != WSEP_PRECISION_FP32);
 	double relu = l->act == WSECC_ACT_NONE ? 0 : to * WSECC_ELEMENTWISE_CYCLES;
 	int last = i == m->num_layers - 1;
 	uint64_t params_pe = (uint64_t)ti * to + to;
@@ -219,6 +220,7 @@ void wsecc_model_stages(const struct wsecc_model *m, struct wsecc_stages *st)
 		.ctx = m, .file = m->file, .name = m->name,
 		.opt_name = wsep_optimizer_name(m->opt.kind), .n = m->num_layers,
 		.batch = m->batch, .micro_batch = m->micro_batch, .batch_pos = m->batch_pos,
+		.weight_bytes = wsep_precision_weight_bytes(m->precision),
 		/* A dense layer keeps only its input and output: nothing to recompute. */
 		.recompute = WSECC_RECOMPUTE_OFF, .can_recompute = false,
 		.host_bytes = m->input_dim * input_elem_bytes(m) + WSECC_HOST_EXTRA_BYTES,

@@ -54,6 +54,7 @@ int wsecc_build_program(const struct wsecc_model *m, const struct wsecc_plan *pl
 	p->mode = plan->mode;
 	p->batch = m->batch;
 	p->micro_batch = wsecc_program_micro_batch(plan, m->micro_batch);
+	p->precision = m->precision;
 	p->seed = m->seed;
 	p->input_dim = m->input_dim;
 	p->input_type = m->input_type;

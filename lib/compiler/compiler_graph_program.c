@@ -576,13 +576,16 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 		       .loss_bwd = WSECC_LOSS_BWD_CYCLES,
 		       .opt_flops = wsecc_opt_flops_per_param(&p->opt),
 		       .sram_bytes_per_weight = WSECC_SRAM_BYTES_PER_WEIGHT,
-		       .fabric_directions = WSECC_FABRIC_DIRECTIONS },
+		       .fabric_directions = WSECC_FABRIC_DIRECTIONS,
+		       .product_flops_per_cycle = wse_wafer_product_flops_per_cycle(
+			       w, b->o->precision != WSEP_PRECISION_FP32) },
 	};
 	struct wsecc_stages st = {
 		.ctx = &us, .file = b->path, .name = p->model_name,
 		.opt_name = wsep_optimizer_name(p->opt.kind), .n = p->num_layers, .batch = p->batch,
 		.micro_batch = b->o->micro_batch, .recompute = b->o->recompute,
 		.can_recompute = true,
+		.weight_bytes = wsep_precision_weight_bytes(b->o->precision),
 		.host_bytes = p->input_dim * (p->input_type == WSEP_ELEM_U8 ? 1.0 : 4.0) +
 			      8.0 * p->graph->rows + 4.0,
 		.cost = unit_cost, .rows = unit_rows, .cols = unit_cols, .describe = unit_describe,
@@ -614,6 +617,9 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 		return wsecc_fail(b->err, b->path, 0, 0,
 				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --execution-mode pipelined (or export the model in eval mode)");
 	p->micro_batch = wsecc_program_micro_batch(pl, b->o->micro_batch);
+	p->precision = b->o->precision;
+	if (p->precision == WSEP_PRECISION_FP16 && p->mode == WSEP_MODE_WEIGHT_STREAMING)
+		return wsecc_fail(b->err, b->path, 0, 0, WSECC_FP16_STREAMING_REFUSED);
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && pl->recompute)
 		p->exec_flags |= WSEP_EXEC_RECOMPUTE;
 	p->summary = pl->summary;

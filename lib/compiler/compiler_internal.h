@@ -44,6 +44,12 @@ double wsecc_opt_flops_per_param(const struct wsep_optimizer *o);
 /* Forward + backward + amortised update FLOPs of layer @i per sample. */
 double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i);
 
+/* Why fp16 cannot stream (loss scaling must be able to skip a whole step). */
+#define WSECC_FP16_STREAMING_REFUSED \
+	"--precision fp16 needs loss scaling, which skips a step whose gradients overflow; " \
+	"weight streaming updates each layer in MemoryX as its gradient arrives, so it cannot: " \
+	"use --precision bf16 (no loss scaling needed), or --execution-mode pipelined"
+
 /*
  * What placement, weight streaming and the mode choice need of a network,
  * whatever it is made of: its stages (dense layers, or the units of a
@@ -60,6 +66,7 @@ struct wsecc_stages {
 	bool can_recompute;		/* its stages can (graph units; not dense layers) */
 	struct wsecc_pos batch_pos;	/* where the model sets its batch */
 	double host_bytes;		/* per sample: its input in, its results out */
+	double weight_bytes;		/* a weight or gradient streamed: 4, 2 at 16 bits; 0: 4 */
 	/*
 	 * Stage @i on a region of @h rows by @w columns, of which it uses no
 	 * more than rows() and cols(), holding the activations of @held

@@ -74,6 +74,12 @@ static double update_bytes_per_param(const struct wsep_optimizer *opt)
 	return 4.0 * (1 + 2 * (1 + wsecc_opt_state_per_param(opt)));
 }
 
+/* Bytes a weight or gradient takes on the wire: 4, 2 at 16 bits. */
+static double wire_bytes(const struct wsecc_plan *plan)
+{
+	return plan->weight_bytes > 0 ? plan->weight_bytes : 4.0;
+}
+
 /*
  * The step boundary, seconds, for a one-way latency @lat. Time 0 is the end
  * of the last micro-batch's backward pass (layer 0 last). Layer i's
@@ -96,7 +102,7 @@ static double boundary_s(const struct wsecc_plan *plan, double upd_bytes, double
 	/* Backward ends: layer 0 at 0, layer i at minus the backward of layers below it. */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct wsecc_layer_plan *lp = &plan->layers[i];
-		double weights_in = (double)lp->params * 4.0 / io;
+		double weights_in = (double)lp->params * wire_bytes(plan) / io;
 		/* Recompute: a unit but the last runs its forward pass again first. */
 		bool again = plan->recompute && i + 1 < n;
 		double bwd = last * (lp->bwd_compute + (again ? lp->fwd_compute : 0));
@@ -112,7 +118,7 @@ static double boundary_s(const struct wsecc_plan *plan, double upd_bytes, double
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct wsecc_layer_plan *lp = &plan->layers[i];
-		double weights_in = (double)lp->params * 4.0 / io;
+		double weights_in = (double)lp->params * wire_bytes(plan) / io;
 		double fwd = mb * lp->fwd_compute;
 		double ready = done[i] + lat;
 

@@ -169,6 +169,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 					   : plan->act_full_per_pe;
 	per_pe = plan->act_per_pe + STREAM_BUFFER_BYTES;
 	plan->micro_batch = mb;
+	plan->weight_bytes = st->weight_bytes > 0 ? st->weight_bytes : 4.0;
 
 	plan->summary.active_pes = 0;
 	plan->summary.sram_bytes = per_pe * pes;
@@ -176,7 +177,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 		struct wsecc_layer_plan *lp = &plan->layers[i];
 		uint32_t rows = w->height < st->rows(st->ctx, i) ? w->height : st->rows(st->ctx, i);
 		uint32_t cols = w->width < st->cols(st->ctx, i) ? w->width : st->cols(st->ctx, i);
-		double weights_in = (double)lp->params * 4.0 / io;
+		double weights_in = (double)lp->params * (st->weight_bytes > 0 ? st->weight_bytes : 4.0) / io;
 		bool again = plan->recompute && i + 1 < st->n;
 		double f1, b1, f2 = 0, b2 = 0, fwd, bwd, back;
 

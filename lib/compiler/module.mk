@@ -70,6 +70,12 @@ onnx_graph_test_srcs := tests/host/onnx_graph_test.c
 onnx_graph_test_libs := wsecompiler wsep wafer wseengine
 onnx_graph_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
 
+# Mixed precision: fp32, bf16 and fp16 training curves against PyTorch's.
+host_tests += precision_test
+precision_test_srcs := tests/host/precision_test.c
+precision_test_libs := wsecompiler wsep wafer wseengine
+precision_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
+
 # Models of any size: external data, --no-weights, counts beyond 2^32.
 host_tests += onnx_external_test
 onnx_external_test_srcs := tests/host/onnx_external_test.c

@@ -13,7 +13,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include <cblas.h>
+#include "gemm.h"
 
 #include "wse/engine.h"
 #include "wse/engine_ops.h"
@@ -96,8 +96,8 @@ static int forward(const struct engine_attention *p, const float *q, const float
 			float *pr = probs + (b * p->heads + h) * tt;
 			const float *pv = pr;
 
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, p->scale, q + off,
-				    c, k + off, c, 0.0f, pr, t);
+			SGEMM_OR_RETURN(engine_sgemm(false, true, t, t, d, p->scale, q + off,
+				    c, k + off, c, 0.0f, pr, t));
 			if (p->key_mask)
 				add_key_mask(pr, p->key_mask + b * p->seq, p->seq);
 			masked_softmax(pr, p->seq, p->causal);
@@ -109,8 +109,8 @@ static int forward(const struct engine_attention *p, const float *q, const float
 				dropped(pr, kp, tt, p->ratio, scratch);
 				pv = scratch;
 			}
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, 1.0f, pv, t,
-				    v + off, c, 0.0f, y + off, c);
+			SGEMM_OR_RETURN(engine_sgemm(false, false, t, d, t, 1.0f, pv, t,
+				    v + off, c, 0.0f, y + off, c));
 		}
 	return 0;
 }
@@ -156,15 +156,15 @@ static int backward(const struct engine_attention *p, const float *q, const floa
 				pv = scratch + tt;
 			}
 			if (dv)		/* dV = P^T dY */
-				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, 1.0f, pv, t,
-					    dy + off, c, 0.0f, dv + off, c);
+				SGEMM_OR_RETURN(engine_sgemm(true, false, t, d, t, 1.0f, pv, t,
+					    dy + off, c, 0.0f, dv + off, c));
 			if (!dq && !dk)
 				continue;
 			/* dP = dY V^T (through the dropout's mask and scale), then
 			 * dS = P * (dP - rowsum(dP * P)).
 			 */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, t, t, d, 1.0f, dy + off, c,
-				    v + off, c, 0.0f, ds, t);
+			SGEMM_OR_RETURN(engine_sgemm(false, true, t, t, d, 1.0f, dy + off, c,
+				    v + off, c, 0.0f, ds, t));
 			if (kp)
 				dropped(ds, kp, tt, p->ratio, ds);
 			for (size_t i = 0; i < p->seq; i++) {
@@ -178,11 +178,11 @@ static int backward(const struct engine_attention *p, const float *q, const floa
 					row[j] = pi[j] * (row[j] - (float)dot);
 			}
 			if (dq)		/* dQ = scale dS K */
-				cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, t, d, t, p->scale, ds,
-					    t, k + off, c, 0.0f, dq + off, c);
+				SGEMM_OR_RETURN(engine_sgemm(false, false, t, d, t, p->scale, ds,
+					    t, k + off, c, 0.0f, dq + off, c));
 			if (dk)		/* dK = scale dS^T Q */
-				cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, t, d, t, p->scale, ds, t,
-					    q + off, c, 0.0f, dk + off, c);
+				SGEMM_OR_RETURN(engine_sgemm(true, false, t, d, t, p->scale, ds, t,
+					    q + off, c, 0.0f, dk + off, c));
 		}
 	return 0;
 }

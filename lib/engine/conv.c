@@ -9,7 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include <cblas.h>
+#include "gemm.h"
 
 #include "wse/engine_ops.h"
 
@@ -147,8 +147,8 @@ int engine_conv2d_forward(const struct engine_conv2d *p, const float *x, const f
 		float *ys = y + s * out_sz;
 
 		im2col(p, x + s * in_sz, scratch);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, w, k,
-			    scratch, n, 0.0f, ys, n);
+		SGEMM_OR_RETURN(engine_sgemm(false, false, m, n, k, 1.0f, w, k,
+			    scratch, n, 0.0f, ys, n));
 		if (b) {
 			for (int o = 0; o < m; o++) {
 				float *row = ys + (size_t)o * n;
@@ -195,14 +195,14 @@ int engine_conv2d_backward(const struct engine_conv2d *p, const float *x, const 
 		/* dw (+)= dy_s [m][n] * col^T [n][k] */
 		if (dw) {
 			im2col(p, x + s * in_sz, scratch);
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, dys, n,
-				    scratch, n, s ? 1.0f : 0.0f, dw, k);
+			SGEMM_OR_RETURN(engine_sgemm(false, true, m, k, n, 1.0f, dys, n,
+				    scratch, n, s ? 1.0f : 0.0f, dw, k));
 		}
 		if (!dx)
 			continue;
 		/* dcol [k][n] = w^T [k][m] * dy_s [m][n], then back into place. */
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, w, k, dys, n,
-			    0.0f, scratch, n);
+		SGEMM_OR_RETURN(engine_sgemm(true, false, k, n, m, 1.0f, w, k, dys, n,
+			    0.0f, scratch, n));
 		col2im(p, scratch, dx + s * in_sz);
 	}
 	return 0;

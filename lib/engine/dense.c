@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include <cblas.h>
+#include "gemm.h"
 
 #include "wse/engine.h"
 #include "relu.h"
@@ -56,8 +56,8 @@ int engine_dense_forward(const float *x, const float *w, const float *b,
 		return -EINVAL;
 
 	/* y = x * w^T: w is [out][in], so "transposed" is its natural layout. */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)batch, (int)out,
-		    (int)in, 1.0f, x, (int)in, w, (int)in, 0.0f, y, (int)out);
+	SGEMM_OR_RETURN(engine_sgemm(false, true, (int)batch, (int)out,
+		    (int)in, 1.0f, x, (int)in, w, (int)in, 0.0f, y, (int)out));
 	if (b)
 		add_bias(y, b, batch, out, relu);
 	else if (relu)
@@ -106,8 +106,8 @@ int engine_dense_backward_input(const float *dy, const float *w, size_t batch,
 	if (!dy || !w || !dx)
 		return -EINVAL;
 	/* dx[batch][in] = dy[batch][out] * w[out][in] */
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)batch, (int)in,
-		    (int)out, 1.0f, dy, (int)out, w, (int)in, 0.0f, dx, (int)in);
+	SGEMM_OR_RETURN(engine_sgemm(false, false, (int)batch, (int)in,
+		    (int)out, 1.0f, dy, (int)out, w, (int)in, 0.0f, dx, (int)in));
 	return 0;
 }
 
@@ -122,9 +122,9 @@ int engine_dense_backward_params(const float *dy, const float *x, size_t batch,
 	if (!dy || !x || !dw)
 		return -EINVAL;
 	/* dw[out][in] = dy^T * x; BLAS ignores dw's contents when beta is 0. */
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)out, (int)in,
+	SGEMM_OR_RETURN(engine_sgemm(true, false, (int)out, (int)in,
 		    (int)batch, 1.0f, dy, (int)out, x, (int)in, grad_beta, dw,
-		    (int)in);
+		    (int)in));
 	if (db)
 		bias_grad(dy, batch, out, grad_beta, db);
 	return 0;

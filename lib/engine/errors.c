@@ -17,6 +17,8 @@ const char *engine_strerror(int err)
 		return "label out of range (not smaller than the number of classes)";
 	case -ENOMEM:
 		return "out of memory";
+	case -ERANGE:
+		return "no loss scale gives finite fp16 gradients";
 	default:
 		return "unknown engine error";
 	}

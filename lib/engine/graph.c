@@ -39,6 +39,7 @@ int engine_graph_create(struct engine_graph **g)
 		return -ENOMEM;
 	(*g)->loss_logits = -1;
 	(*g)->loss_labels = -1;
+	(*g)->loss_scale = 1.0f;
 	return 0;
 }
 

@@ -266,6 +266,9 @@ int engine_graph_loss_norm(struct engine_graph *g, bool grad, size_t norm,
 					  norm ? norm : g->loss_rows, z->grad);
 	if (err)
 		return err;
+	if (g->loss_scale != 1.0f)
+		for (size_t i = 0; i < g->loss_rows * g->classes; i++)
+			z->grad[i] *= g->loss_scale;
 	z->fresh = true;
 	g->loss_done = true;
 	return 0;
@@ -524,4 +527,45 @@ int engine_graph_train_step(struct engine_graph *g, const struct engine_optim *o
 {
 	return engine_graph_forward(g, true, seed) ?: engine_graph_loss(g, true, res) ?:
 	       engine_graph_backward(g) ?: engine_graph_update(g, opt, t, lr);
+}
+
+int engine_graph_set_loss_scale(struct engine_graph *g, float scale)
+{
+	if (!g || !(scale > 0.0f) || !isfinite(scale))
+		return -EINVAL;
+	g->loss_scale = scale;
+	return 0;
+}
+
+int engine_graph_unscale(struct engine_graph *g, bool *finite)
+{
+	if (!g || !g->prepared || !finite)
+		return -EINVAL;
+	*finite = true;
+	for (size_t i = 0; i < g->nv; i++) {
+		struct gvalue *v = &g->v[i];
+
+		if (v->kind == ENGINE_VAL_PARAM && v->fresh)
+			*finite &= engine_unscale(v->grad, v->n, g->loss_scale);
+	}
+	return 0;
+}
+
+int engine_graph_train_step_scaled(struct engine_graph *g, const struct engine_optim *opt,
+				   uint64_t t, double lr, uint64_t seed,
+				   struct engine_loss_scaler *scaler,
+				   struct engine_loss_result *res, bool *stepped)
+{
+	bool finite;
+	int err;
+
+	if (!scaler || !stepped)
+		return -EINVAL;
+	err = engine_graph_set_loss_scale(g, scaler->scale) ?:
+	      engine_graph_forward(g, true, seed) ?: engine_graph_loss(g, true, res) ?:
+	      engine_graph_backward(g) ?: engine_graph_unscale(g, &finite);
+	if (err)
+		return err;
+	*stepped = engine_loss_scaler_update(scaler, !finite);
+	return *stepped ? engine_graph_update(g, opt, t, lr) : 0;
 }

@@ -52,6 +52,7 @@ struct engine_graph {
 	int loss_logits, loss_labels;
 	size_t loss_rows, classes;
 	bool checked, prepared, forward_done, loss_done;
+	float loss_scale;	/* the loss gradient's factor (fp16 loss scaling); 1 */
 	enum engine_optim_kind kind;
 	float *scratch;		/* im2col, attention backward */
 	float *acc[3];		/* gradients to add into a tensor's gradient */

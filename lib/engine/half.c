@@ -129,3 +129,24 @@ int engine_f16_to_f32(const uint16_t *x, size_t n, float *out)
 		out[i] = f32_from_f16(x[i]);
 	return 0;
 }
+
+int engine_round_f32(enum engine_precision p, const float *x, size_t n, float *out)
+{
+	if (!x || !out || !n)
+		return -EINVAL;
+	switch (p) {
+	case ENGINE_FP32:
+		if (out != x)
+			memmove(out, x, n * sizeof(*x));
+		return 0;
+	case ENGINE_BF16:
+		for (size_t i = 0; i < n; i++)
+			out[i] = f32_from_bits((uint32_t)bf16_from_f32(x[i]) << 16);
+		return 0;
+	case ENGINE_FP16:
+		for (size_t i = 0; i < n; i++)
+			out[i] = f32_from_f16(f16_from_f32(x[i]));
+		return 0;
+	}
+	return -EINVAL;
+}

@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include <cblas.h>
+#include "gemm.h"
 
 #include "wse/engine_ops.h"
 
@@ -58,9 +58,9 @@ int engine_gemm_forward(const struct engine_gemm *p, const float *a, const float
 			y[i * p->n + j] = c ? p->beta * c[(p->c_rows == 1 ? 0 : i) * p->c_cols +
 							  (p->c_cols == 1 ? 0 : j)]
 					    : 0.0f;
-	cblas_sgemm(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans,
-		    p->trans_b ? CblasTrans : CblasNoTrans, m, n, k, p->alpha, a,
-		    p->trans_a ? m : k, b, p->trans_b ? k : n, 1.0f, y, n);
+	SGEMM_OR_RETURN(engine_sgemm(p->trans_a ? true : false,
+		    p->trans_b ? true : false, m, n, k, p->alpha, a,
+		    p->trans_a ? m : k, b, p->trans_b ? k : n, 1.0f, y, n));
 	return 0;
 }
 
@@ -78,19 +78,19 @@ int engine_gemm_backward(const struct engine_gemm *p, const float *a, const floa
 
 	if (da) {
 		if (!p->trans_a)	/* dA[m][k] = alpha dY B'^T */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, p->trans_b ? CblasNoTrans : CblasTrans,
-				    m, k, n, p->alpha, dy, n, b, ldb, 0.0f, da, k);
+			SGEMM_OR_RETURN(engine_sgemm(false, p->trans_b ? false : true,
+				    m, k, n, p->alpha, dy, n, b, ldb, 0.0f, da, k));
 		else			/* dA[k][m] = alpha B' dY^T */
-			cblas_sgemm(CblasRowMajor, p->trans_b ? CblasTrans : CblasNoTrans, CblasTrans,
-				    k, m, n, p->alpha, b, ldb, dy, n, 0.0f, da, m);
+			SGEMM_OR_RETURN(engine_sgemm(p->trans_b ? true : false, true,
+				    k, m, n, p->alpha, b, ldb, dy, n, 0.0f, da, m));
 	}
 	if (db) {
 		if (!p->trans_b)	/* dB[k][n] = alpha A'^T dY */
-			cblas_sgemm(CblasRowMajor, p->trans_a ? CblasNoTrans : CblasTrans, CblasNoTrans,
-				    k, n, m, p->alpha, a, lda, dy, n, 0.0f, db, n);
+			SGEMM_OR_RETURN(engine_sgemm(p->trans_a ? false : true, false,
+				    k, n, m, p->alpha, a, lda, dy, n, 0.0f, db, n));
 		else			/* dB[n][k] = alpha dY^T A' */
-			cblas_sgemm(CblasRowMajor, CblasTrans, p->trans_a ? CblasTrans : CblasNoTrans,
-				    n, k, m, p->alpha, dy, n, a, lda, 0.0f, db, k);
+			SGEMM_OR_RETURN(engine_sgemm(true, p->trans_a ? true : false,
+				    n, k, m, p->alpha, dy, n, a, lda, 0.0f, db, k));
 	}
 	if (dc) {
 		memset(dc, 0, p->c_rows * p->c_cols * sizeof(*dc));
@@ -203,17 +203,17 @@ int engine_matmul_forward(const struct engine_matmul *p, const float *a, const f
 
 	if (bm.b_count == 1 && bm.a_count == bm.count && bm.count * m <= INT_MAX) {
 		/* One weight matrix for every row of every batch. */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(bm.count * m), (int)n,
-			    (int)k, 1.0f, a, (int)k, b, (int)n, 0.0f, y, (int)n);
+		SGEMM_OR_RETURN(engine_sgemm(false, false, (int)(bm.count * m), (int)n,
+			    (int)k, 1.0f, a, (int)k, b, (int)n, 0.0f, y, (int)n));
 		return 0;
 	}
 	for (size_t i = 0; i < bm.count; i++) {
 		size_t ao, bo;
 
 		batch_offsets(&bm, i, &ao, &bo);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f,
+		SGEMM_OR_RETURN(engine_sgemm(false, false, (int)m, (int)n, (int)k, 1.0f,
 			    a + ao * m * k, (int)k, b + bo * k * n, (int)n, 0.0f, y + i * m * n,
-			    (int)n);
+			    (int)n));
 	}
 	return 0;
 }
@@ -235,11 +235,11 @@ int engine_matmul_backward(const struct engine_matmul *p, const float *a, const 
 		const int rows = (int)(bm.count * m);
 
 		if (da)		/* dA = dY B^T */
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, (int)k, (int)n,
-				    1.0f, dy, (int)n, b, (int)n, 0.0f, da, (int)k);
+			SGEMM_OR_RETURN(engine_sgemm(false, true, rows, (int)k, (int)n,
+				    1.0f, dy, (int)n, b, (int)n, 0.0f, da, (int)k));
 		if (db)		/* dB = A^T dY, summed over every row */
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)n, rows,
-				    1.0f, a, (int)k, dy, (int)n, 0.0f, db, (int)n);
+			SGEMM_OR_RETURN(engine_sgemm(true, false, (int)k, (int)n, rows,
+				    1.0f, a, (int)k, dy, (int)n, 0.0f, db, (int)n));
 		return 0;
 	}
 	/* An operand broadcast over some batch dimensions sums its gradient
@@ -255,13 +255,13 @@ int engine_matmul_backward(const struct engine_matmul *p, const float *a, const 
 
 		batch_offsets(&bm, i, &ao, &bo);
 		if (da)
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)k, (int)n,
+			SGEMM_OR_RETURN(engine_sgemm(false, true, (int)m, (int)k, (int)n,
 				    1.0f, g, (int)n, b + bo * k * n, (int)n,
-				    bm.a_count != bm.count ? 1.0f : 0.0f, da + ao * m * k, (int)k);
+				    bm.a_count != bm.count ? 1.0f : 0.0f, da + ao * m * k, (int)k));
 		if (db)
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)n, (int)m,
+			SGEMM_OR_RETURN(engine_sgemm(true, false, (int)k, (int)n, (int)m,
 				    1.0f, a + ao * m * k, (int)k, g, (int)n,
-				    bm.b_count != bm.count ? 1.0f : 0.0f, db + bo * k * n, (int)n);
+				    bm.b_count != bm.count ? 1.0f : 0.0f, db + bo * k * n, (int)n));
 	}
 	return 0;
 }

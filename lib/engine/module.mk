@@ -2,7 +2,7 @@
 # on OpenBLAS and the layer stack the executor runs.
 libs += wseengine
 wseengine_srcs := $(addprefix lib/engine/, \
-	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c relu.c rng.c \
+	blas_core.c buffer.c convert.c dense.c errors.c half.c optim.c params.c precision.c relu.c rng.c \
 	shape.c softmax_xent.c sum_tree.c threads.c train.c workspace.c)
 # The graph ops and their executor (wse/engine_ops.h, wse/engine_graph.h).
 wseengine_srcs += $(addprefix lib/engine/, \

@@ -50,6 +50,47 @@ int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
 	return err;
 }
 
+int engine_train_step_scaled(struct engine_workspace *ws, struct engine_params *params,
+			     const struct engine_optim *opt, uint64_t t, const uint8_t *px,
+			     const uint8_t *labels, size_t batch,
+			     struct engine_loss_scaler *scaler,
+			     struct engine_loss_result *res, bool *stepped)
+{
+	size_t layers;
+	bool finite = true;
+	int err;
+
+	if (!ws || !params || !res || !scaler || !stepped || !params_fit(ws, params))
+		return -EINVAL;
+	if (!opt || opt->kind != params->kind || !t)
+		return -EINVAL;
+	err = engine_optim_check(opt);
+	if (err)
+		return err;
+	layers = params->shape.layers;
+	err = engine_load_pixels(ws, px, batch);
+	for (size_t k = 0; !err && k < layers; k++)
+		err = engine_forward_layer(ws, k, params->layer[k].w, params->layer[k].b);
+	if (!err)
+		err = engine_loss_scaled(ws, labels, batch, scaler->scale, res);
+	/* Every layer's gradient before any update: an overflow skips them all. */
+	for (size_t k = layers; !err && k-- > 0;) {
+		struct engine_layer *l = &params->layer[k];
+
+		err = engine_backward_layer(ws, k, l->w, 0.0f, l->dw, l->db);
+		if (!err) {
+			finite &= engine_unscale(l->dw, l->in * l->out, scaler->scale);
+			finite &= engine_unscale(l->db, l->out, scaler->scale);
+		}
+	}
+	if (err)
+		return err;
+	*stepped = engine_loss_scaler_update(scaler, !finite);
+	for (size_t k = 0; *stepped && !err && k < layers; k++)
+		err = engine_params_update_layer(params, opt, t, k);
+	return err;
+}
+
 int engine_evaluate(struct engine_workspace *ws,
 		    const struct engine_params *params, const uint8_t *px,
 		    const uint8_t *labels, size_t batch,

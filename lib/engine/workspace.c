@@ -13,6 +13,7 @@
  * engine_backward_params() checks is atomic, and it writes none.
  */
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -165,6 +166,21 @@ int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
 	*res = r;
 	ws->pending = layers;
 	atomic_store_explicit(&ws->masked, layers, memory_order_relaxed);
+	return 0;
+}
+
+int engine_loss_scaled(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
+		       float scale, struct engine_loss_result *res)
+{
+	int err;
+
+	if (!(scale > 0.0f) || !isfinite(scale))
+		return -EINVAL;
+	err = engine_loss(ws, labels, norm, res);
+	if (err || scale == 1.0f)
+		return err;
+	for (size_t i = 0; i < ws->batch * ws->shape.width[ws->shape.layers]; i++)
+		ws->delta[ws->shape.layers][i] *= scale;
 	return 0;
 }
 

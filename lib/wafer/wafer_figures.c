@@ -24,6 +24,12 @@ double wse_wafer_peak_fp32_flops(const struct wse_wafer *w)
 	return (double)wse_wafer_pes(w) * w->fp32_flops_per_cycle * (double)w->clock_hz;
 }
 
+double wse_wafer_product_flops_per_cycle(const struct wse_wafer *w, bool half)
+{
+	return half && w->fp16_flops_per_cycle > 0 ? w->fp16_flops_per_cycle
+						   : w->fp32_flops_per_cycle;
+}
+
 double wse_wafer_io_bytes_per_cycle(const struct wse_wafer *w)
 {
 	return w->io_bytes_per_s / (double)w->clock_hz;

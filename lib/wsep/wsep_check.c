@@ -278,6 +278,10 @@ static int check_program(const struct wsep_program *p, bool need_weights, char *
 	if (p->batch < 1 || p->batch > WSEP_MAX_BATCH)
 		return wsep_fail(err, errlen, "program: batch %u outside 1..%u", p->batch,
 				 WSEP_MAX_BATCH);
+	if (p->precision != WSEP_PRECISION_FP32 && p->precision != WSEP_PRECISION_FP16 &&
+	    p->precision != WSEP_PRECISION_BF16)
+		return wsep_fail(err, errlen, "program: unknown precision %u (0 fp32, 1 fp16, 2 bf16)",
+				 p->precision);
 	if (p->micro_batch > p->batch)
 		return wsep_fail(err, errlen, "program: micro-batch of %u samples, more than the batch of %u",
 				 p->micro_batch, p->batch);

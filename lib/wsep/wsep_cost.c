@@ -188,6 +188,7 @@ void wsep_unit_cost(const struct wsep_program *p, uint32_t k, const struct wsep_
 					   c->softmax, c->window };
 	const struct wsep_graph *g = p->graph;
 	double fpc = wf->fp32_flops_per_cycle, pes, keep = 0, weights_pe = 0, largest = 0;
+	double product_fpc = c->product_flops_per_cycle > 0 ? c->product_flops_per_cycle : fpc;
 	uint32_t first, end, rows, cols;
 	uint64_t params = wsep_layer_params(&p->layers[k]);
 
@@ -207,7 +208,7 @@ void wsep_unit_cost(const struct wsep_program *p, uint32_t k, const struct wsep_
 			/* Groups of M columns share the positions out. */
 			double groups = out->cols > wk.M ? floor((double)out->cols / wk.M) : 1;
 			double n = ceil(wk.N / (groups < wk.N ? groups : wk.N));
-			double mm = 2.0 * (double)(ti * to) / fpc * n;
+			double mm = 2.0 * (double)(ti * to) / product_fpc * n;
 
 			out->fwd += mm;
 			out->bwd += mm * (wk.dx ? 2 : 1);

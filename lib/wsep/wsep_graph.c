@@ -63,6 +63,9 @@ uint32_t wsep_features(const struct wsep_program *p)
 	/* An older reader would keep every activation: more than fits. */
 	if (p->exec_flags & WSEP_EXEC_RECOMPUTE)
 		f |= WSEP_FEATURE_RECOMPUTE;
+	/* An older reader would compute in fp32 and never scale the loss. */
+	if (p->precision != WSEP_PRECISION_FP32)
+		f |= WSEP_FEATURE_PRECISION;
 	return f;
 }
 

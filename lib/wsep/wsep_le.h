@@ -138,6 +138,9 @@ static inline void put_f32(uint8_t *p, float f)
 #define PRG_MICRO_BATCH		168
 /* Format 1.4 (feature RECOMPUTE when it says so); 0 before. */
 #define PRG_EXEC_FLAGS		172
+/* Format 1.5 (feature PRECISION unless fp32); 180..183 reserved, 0. */
+#define PRG_PRECISION		176
+#define PRG_RESERVED_1_5	180
 
 /* LAYERS record. */
 #define LAY_KIND		0

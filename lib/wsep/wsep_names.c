@@ -108,6 +108,17 @@ const char *wsep_feature_name(uint32_t feature)
 	case WSEP_FEATURE_TRAINING: return "AdamW, Nesterov, dampening or a learning-rate schedule";
 	case WSEP_FEATURE_MICRO_BATCH: return "micro-batches";
 	case WSEP_FEATURE_RECOMPUTE: return "recompute (activation checkpointing)";
+	case WSEP_FEATURE_PRECISION: return "16-bit compute (fp16 or bf16)";
 	}
 	return "an unknown feature";
+}
+
+const char *wsep_precision_name(uint32_t precision)
+{
+	switch (precision) {
+	case WSEP_PRECISION_FP32: return "fp32";
+	case WSEP_PRECISION_FP16: return "fp16";
+	case WSEP_PRECISION_BF16: return "bf16";
+	}
+	return "unknown";
 }

@@ -289,9 +289,14 @@ static int decode_fixed(const uint8_t *b, const struct section *s, uint32_t n,
 		p->opt.total_steps = get_le64(r + PRG_TOTAL_STEPS);
 		p->opt.min_lr = get_f64(r + PRG_MIN_LR);
 	}
-	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
+	if (sec->record_size >= WSEP_PROGRAM_RECORD_1_3) {
 		p->micro_batch = get_le32(r + PRG_MICRO_BATCH);
 		p->exec_flags = get_le32(r + PRG_EXEC_FLAGS);
+	}
+	if (sec->record_size >= WSEP_PROGRAM_RECORD) {
+		p->precision = get_le32(r + PRG_PRECISION);
+		if (get_le32(r + PRG_RESERVED_1_5))
+			return SECFAIL(sec, "%s", "reserved bytes 180..183 are not 0");
 	}
 	if (p->num_layers < 1 || p->num_layers > WSEP_MAX_LAYERS)
 		return SECFAIL(sec, "%u layers, expected 1..%u", p->num_layers, WSEP_MAX_LAYERS);

@@ -69,6 +69,7 @@ static void write_program(uint8_t *r, const struct wsep_program *p)
 	put_f64(r + PRG_MIN_LR, p->opt.min_lr);
 	put_le32(r + PRG_MICRO_BATCH, p->micro_batch);
 	put_le32(r + PRG_EXEC_FLAGS, p->exec_flags);
+	put_le32(r + PRG_PRECISION, p->precision);
 }
 
 static void write_graph(uint8_t *r, const struct wsep_graph *g)

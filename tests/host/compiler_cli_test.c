@@ -4,6 +4,7 @@
  * SVG, and the programs it writes. Runs build/bin/wsecc from the
  * repository root (as make check does).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,52 @@ TEST_F(cli, compile_only_writes_a_valid_program)
 	wsep_program_free(p);
 }
 
+/* --precision: recorded in the program (feature 0x10), shown, refused when unknown or fp16 streaming. */
+TEST_F(cli, precision_recorded_shown_and_refused)
+{
+	char path[128], err[256];
+	struct wsep_program *p;
+
+	snprintf(path, sizeof(path), "%s/fc.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer 32x32:48K --precision bf16 -o %s", path);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "pipelined on 32x32:48K in bf16,")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_PRECISION_BF16, p->precision);
+	EXPECT_EQ(WSEP_FEATURE_PRECISION, p->features & WSEP_FEATURE_PRECISION);
+	EXPECT_EQ(5, p->version_minor);
+	wsep_program_free(p);
+	/* A reader without the feature refuses it rather than train in fp32. */
+	{
+		size_t len;
+		void *buf = test_read_file(path, &len);
+
+		ASSERT_NE(NULL, buf);
+		EXPECT_EQ(-EINVAL, wsep_read_features(buf, len, WSEP_FEATURES_KNOWN &
+						      ~WSEP_FEATURE_PRECISION, &p, err, sizeof(err)));
+		EXPECT_NE(NULL, strstr(err, "needs 16-bit compute (fp16 or bf16) (feature 0x10)"))
+			TH_LOG("%s", err);
+		free(buf);
+	}
+	/* An fp32 program announces no precision feature: older readers take it. */
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --wafer 32x32:48K -q -o %s", path);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(path, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_PRECISION_FP32, p->precision);
+	EXPECT_EQ(0, p->features & WSEP_FEATURE_PRECISION);
+	wsep_program_free(p);
+	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --precision fp8");
+	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "unknown --precision 'fp8': expected fp32, fp16 or bf16"))
+		TH_LOG("%s", self->out);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " models/fc-mnist --mode weight_streaming --precision fp16 -o %s", path);
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "use --precision bf16")) TH_LOG("%s", self->out);
+}
+
 TEST_F(cli, model_errors_carry_positions)
 {
 	char model[128];
@@ -210,6 +257,46 @@ TEST_F(cli, recompute_option)
 	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "note: --recompute on is for weight streaming; the model fits layer-pipelined"))
 		TH_LOG("%s", self->out);
+}
+
+/*
+ * Recompute (format 1.4, feature 0x8, bytes 172..175) and bf16 (format 1.5,
+ * feature 0x10, bytes 176..179) in one program: each keeps its own field
+ * and bit, and a reader that lacks either refuses the program naming it.
+ */
+TEST_F(cli, recompute_and_precision_together)
+{
+	char prog[128], err[256];
+	struct wsep_program *p = NULL;
+	size_t len;
+	void *buf;
+
+	snprintf(prog, sizeof(prog), "%s/gpt-bf16.wsep", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd),
+		 WSECC " tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --recompute on --mode weight_streaming --precision bf16 -q -o %s",
+		 prog);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, wsep_read_file(prog, &p, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(5, p->version_minor);
+	EXPECT_EQ(WSEP_EXEC_RECOMPUTE, p->exec_flags);
+	EXPECT_EQ(WSEP_PRECISION_BF16, p->precision);
+	EXPECT_EQ(WSEP_FEATURE_RECOMPUTE | WSEP_FEATURE_PRECISION,
+		  p->features & (WSEP_FEATURE_RECOMPUTE | WSEP_FEATURE_PRECISION));
+	wsep_program_free(p);
+	p = NULL;
+
+	buf = test_read_file(prog, &len);
+	ASSERT_NE(NULL, buf);
+	/* A 1.4 reader knows recompute, not the precision. */
+	EXPECT_EQ(-EINVAL, wsep_read_features(buf, len, WSEP_FEATURES_KNOWN & ~WSEP_FEATURE_PRECISION,
+					      &p, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "(feature 0x10)")) TH_LOG("%s", err);
+	EXPECT_EQ(-EINVAL, wsep_read_features(buf, len, WSEP_FEATURES_KNOWN & ~WSEP_FEATURE_RECOMPUTE,
+					      &p, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "needs recompute (activation checkpointing) (feature 0x8)"))
+		TH_LOG("%s", err);
+	EXPECT_EQ(NULL, p);
+	free(buf);
 }
 
 TEST_HARNESS_MAIN

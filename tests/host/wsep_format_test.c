@@ -130,6 +130,32 @@ TEST_F(file, documented_layout)
 	EXPECT_EQ(0, memcmp(section(self->buf, WSEP_SEC_STREAMS, NULL) + 32, "samples", 8));
 }
 
+/* Format 1.5's program record: exec_flags (1.4) at 172, the precision at 176, 180..183 zero. */
+TEST(program_record_1_5)
+{
+	struct wsep_program p, *q = NULL;
+	uint8_t *e, *r;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_program(&p, 1);
+	p.precision = WSEP_PRECISION_BF16;
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	r = section(b, WSEP_SEC_PROGRAM, &e);
+	ASSERT_NE(NULL, r);
+	EXPECT_EQ(184, le32(e + 4));
+	EXPECT_EQ(0, le32(r + 172));
+	EXPECT_EQ(WSEP_PRECISION_BF16, le32(r + 176));
+	EXPECT_EQ(0, le32(r + 180));
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_PRECISION_BF16, q->precision);
+	EXPECT_EQ(WSEP_FEATURE_PRECISION, q->features);
+	wsep_program_free(q);
+	free(b);
+	wsep_sample_release(&p);
+}
+
 TEST_F(file, without_weights)
 {
 	struct wsep_program *q;

@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"                      runs the batch in micro-batches of N and sizes SRAM for\n"
 	"                      one (default: the largest that fits); pipelined, samples\n"
 	"                      enter the pipeline N at a time (default 1)\n"
+	"  --precision P       fp32 (default), fp16 or bf16: matrix products on 16-bit\n"
+	"                      inputs with fp32 accumulation, fp32 master weights and\n"
+	"                      optimizer state; fp16 scales the loss (GradScaler's rules)\n"
 	"  --validate-only     only check that every op maps to a kernel (no placement)\n"
 	"  --compile-only      compile and write the program (-o, default MODEL_NAME.wsep)\n"
 	"  -o, --output FILE   write the .wsep program to FILE (- for standard output;\n"
@@ -85,6 +88,26 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 ok, 1 model refused, 2 usage error, 3 output not written.\n"
 	"See Documentation/wsecc.rst and Documentation/model-format.rst.\n";
+
+static int precision_parse(const char *s, enum wsep_precision *out)
+{
+	static const enum wsep_precision all[] = {
+		WSEP_PRECISION_FP32, WSEP_PRECISION_FP16, WSEP_PRECISION_BF16,
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(s, wsep_precision_name(all[i]))) {
+			*out = all[i];
+			return 0;
+		}
+	return -1;
+}
+
+/* " in bf16" for the summary line; nothing for fp32. */
+static const char *precision_note(enum wsep_precision p)
+{
+	return p == WSEP_PRECISION_FP16 ? " in fp16" : p == WSEP_PRECISION_BF16 ? " in bf16" : "";
+}
 
 static void print_error(const struct wsecc_error *e)
 {
@@ -384,13 +407,14 @@ static FILE *chatter(const char *output)
 
 /* An ONNX model compiled: --report and its SVG, and the program. */
 static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
-			enum wsecc_recompute recompute, const struct train_args *t,
-			const struct freeze_args *fz,
+			enum wsep_precision precision, enum wsecc_recompute recompute,
+			const struct train_args *t, const struct freeze_args *fz,
 			const char *wafer_spec, enum wsecc_mode mode, bool no_weights, int report,
 			const char *svg, const struct systems_arg *sys, const char *output, int quiet)
 {
 	struct wsecc_graph_options o = { .batch = batch, .micro_batch = micro, .mode = mode,
-					 .recompute = recompute, .seed = 1, .no_weights = no_weights,
+					 .precision = precision, .recompute = recompute,
+					 .seed = 1, .no_weights = no_weights,
 					 .freeze = fz->pattern, .n_freeze = fz->n };
 	struct wsecc_graph_program *gp;
 	struct wsecc_error err;
@@ -440,8 +464,9 @@ static int onnx_program(const char *path, uint32_t batch, uint32_t micro,
 		}
 		if (!quiet)
 			fprintf(chatter(output),
-				"%s: graph program, %s on %s, %u units, %.4g samples/s estimated -> %s\n",
+				"%s: graph program, %s on %s%s, %u units, %.4g samples/s estimated -> %s\n",
 				gp->prog->model_name, wsep_mode_name(gp->plan.mode), wafer.name,
+				precision_note(gp->prog->precision),
 				gp->prog->num_layers, gp->plan.summary.samples_per_s, output);
 	}
 out:
@@ -454,7 +479,7 @@ int main(int argc, char **argv)
 	enum { OPT_WAFER = 256, OPT_MODE, OPT_BATCH, OPT_MICRO, OPT_VALIDATE, OPT_COMPILE, OPT_REPORT,
 	       OPT_SVG, OPT_WEIGHTS, OPT_NO_WEIGHTS, OPT_OPTIMIZER, OPT_LR, OPT_MOMENTUM, OPT_WD,
 	       OPT_WARMUP, OPT_STEPS, OPT_MIN_LR, OPT_SEED, OPT_INPUT, OPT_FREEZE, OPT_PARAMS,
-	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS, OPT_RECOMPUTE };
+	       OPT_SCHEDULE_STEPS, OPT_SYSTEMS, OPT_PRECISION, OPT_RECOMPUTE };
 	static const struct option longopts[] = {
 		{ "wafer", required_argument, NULL, OPT_WAFER },
 		{ "execution-mode", required_argument, NULL, OPT_MODE },
@@ -462,6 +487,7 @@ int main(int argc, char **argv)
 		{ "params", required_argument, NULL, OPT_PARAMS },
 		{ "batch", required_argument, NULL, OPT_BATCH },
 		{ "micro-batch", required_argument, NULL, OPT_MICRO },
+		{ "precision", required_argument, NULL, OPT_PRECISION },
 		{ "validate-only", no_argument, NULL, OPT_VALIDATE },
 		{ "compile-only", no_argument, NULL, OPT_COMPILE },
 		{ "output", required_argument, NULL, 'o' },
@@ -492,6 +518,7 @@ int main(int argc, char **argv)
 	const char *wafer_spec = NULL, *output = NULL, *svg = NULL, *batch_arg = NULL;
 	const char *micro_arg = NULL;
 	uint64_t micro = 0;
+	enum wsep_precision precision = WSEP_PRECISION_FP32;
 	int validate = 0, compile = 0, report = 0, weights = -1, quiet = 0, c;
 	enum wsecc_mode mode = WSECC_MODE_AUTO;
 	enum wsecc_recompute recompute = WSECC_RECOMPUTE_AUTO;
@@ -523,6 +550,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_BATCH: batch_arg = optarg; break;
 		case OPT_MICRO: micro_arg = optarg; break;
+		case OPT_PRECISION:
+			if (precision_parse(optarg, &precision))
+				return usage_error("unknown --precision '%s': expected fp32, fp16 or bf16",
+						   optarg);
+			break;
 		case OPT_VALIDATE: validate = 1; break;
 		case OPT_COMPILE: compile = 1; break;
 		case 'o': output = optarg; break;
@@ -600,9 +632,9 @@ int main(int argc, char **argv)
 		/* From shapes alone there is nothing to train: an estimate only. */
 		if (weights == 0 && (compile || output || !report))
 			return usage_error("%s", "--no-weights compiles an ONNX model from its shapes for --report or --validate-only; it writes no program (there are no weights to train from): add --report, or drop --no-weights");
-		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, recompute, &train,
-				    &freeze, wafer_spec, mode, weights == 0, report, svg, &systems,
-				    compile || output || !report ? output : NULL, quiet);
+		return onnx_program(argv[optind], (uint32_t)b, (uint32_t)micro, precision, recompute,
+				    &train, &freeze, wafer_spec, mode, weights == 0, report, svg,
+				    &systems, compile || output || !report ? output : NULL, quiet);
 	}
 	if (train.input || freeze.n)
 		return usage_error("%s", "--input and --freeze are for ONNX models: a model text file says its own input and trains every layer");
@@ -632,6 +664,7 @@ int main(int argc, char **argv)
 		model.batch = (uint32_t)b;
 	}
 	model.micro_batch = (uint32_t)micro;
+	model.precision = precision;
 	if (validate)
 		return validate_only(&model, quiet);
 
@@ -674,8 +707,9 @@ int main(int argc, char **argv)
 		}
 		if (!quiet)
 			fprintf(chatter(output),
-				"%s: %s on %s, %.4g samples/s estimated, %s initial weights -> %s\n",
+				"%s: %s on %s%s, %.4g samples/s estimated, %s initial weights -> %s\n",
 				model.name, wsep_mode_name(plan.mode), wafer.name,
+				precision_note(model.precision),
 				plan.summary.samples_per_s, weights ? "with" : "without", output);
 	}
 	return 0;

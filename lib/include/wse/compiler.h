@@ -87,6 +87,8 @@ struct wsecc_model {
 	uint32_t batch;
 	/* Samples per micro-batch (wsecc --micro-batch); 0: the compiler chooses. */
 	uint32_t micro_batch;
+	/* Compute precision (wsecc --precision); fp32 unless told. */
+	enum wsep_precision precision;
 	uint64_t seed;
 	char wafer[64];
 	struct wsecc_pos input_pos, loss_pos, opt_pos, batch_pos;
@@ -226,6 +228,8 @@ struct wsecc_layer_plan {
  * @in_flight: pipelined, per stage, the samples whose activations it holds
  *	between their forward and backward passes (the pipeline depth times
  *	@micro_batch, at most the batch); weight streaming, @micro_batch
+ * @weight_bytes: weight streaming, the bytes a weight or gradient takes on
+ *	the wire (4, 2 in fp16 or bf16)
  */
 struct wsecc_plan {
 	struct wse_wafer wafer;
@@ -247,6 +251,7 @@ struct wsecc_plan {
 	struct wsep_summary summary;
 	double host_io_samples_per_s;
 	double total_flops_per_sample;
+	double weight_bytes;
 };
 
 /*

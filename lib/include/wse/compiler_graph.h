@@ -285,10 +285,12 @@ int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, 
  *	has no weights (prog->weights is NULL), so it cannot be written
  *	(wsep_write() refuses it): it is for the report
  * @freeze, @n_freeze: as for wsecc_onnx_options
+ * @precision: compute precision (wsecc --precision), as for a text model's
  */
 struct wsecc_graph_options {
 	uint32_t batch;
 	uint32_t micro_batch;
+	enum wsep_precision precision;
 	enum wsecc_mode mode;
 	enum wsecc_recompute recompute;
 	struct wsep_optimizer opt;

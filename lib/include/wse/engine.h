@@ -18,12 +18,14 @@
  *               hyperparameter, a layer stack call out of order
  *   -EOVERFLOW  a dimension too large for the BLAS interface (int)
  *   -EDOM       a label not smaller than the number of classes
- *   -ENOMEM     out of memory (only the create functions allocate)
+ *   -ENOMEM     out of memory (only the create functions allocate, and a
+ *               matrix product in fp16 or bf16: its rounded inputs)
  * engine_strerror() turns them into a sentence. Outputs are left untouched
  * when a function fails.
  *
  * Threads: the functions keep no global state and may run concurrently on
- * different data; the OpenBLAS thread count (engine_set_threads) is global.
+ * different data; the OpenBLAS thread count (engine_set_threads) is global,
+ * the compute precision (engine_set_precision) per thread.
  */
 #ifndef WSE_ENGINE_H
 #define WSE_ENGINE_H
@@ -90,6 +92,44 @@ int engine_f32_to_bf16(const float *x, size_t n, uint16_t *out);
 int engine_bf16_to_f32(const uint16_t *x, size_t n, float *out);
 int engine_f32_to_f16(const float *x, size_t n, uint16_t *out);
 int engine_f16_to_f32(const uint16_t *x, size_t n, float *out);
+
+/* --- mixed precision (precision.c) ----------------------------------------
+ * The calling thread's compute precision (fp32 until set), as autocast's
+ * state is per thread: in fp16 or bf16 every matrix product (dense, MatMul,
+ * Gemm, convolution, attention's two products) rounds its inputs to 16 bits
+ * and accumulates in fp32; element-wise ops, softmax, norms, the loss and
+ * the optimizer stay fp32, as PyTorch's autocast keeps them.
+ * engine_set_precision() returns the previous one (an unknown value changes
+ * nothing). engine_round_f32() rounds n floats to @p and back (ties to even;
+ * out may be x).
+ */
+enum engine_precision { ENGINE_FP32 = 0, ENGINE_FP16 = 1, ENGINE_BF16 = 2 };
+
+enum engine_precision engine_set_precision(enum engine_precision p);
+enum engine_precision engine_precision(void);
+const char *engine_precision_name(enum engine_precision p);	/* "fp32", "fp16", "bf16" */
+int engine_round_f32(enum engine_precision p, const float *x, size_t n, float *out);
+
+/*
+ * Dynamic loss scaling with PyTorch GradScaler's rules (fp16 only: bf16
+ * has fp32's range). The loss gradient is multiplied by @scale; before the
+ * optimizer, engine_unscale() multiplies each gradient by the fp32
+ * reciprocal of the scale and says whether all of it is finite. Then
+ * engine_loss_scaler_update() with whether any was not: an overflow skips
+ * the step (returns false), halves the scale and restarts the count; after
+ * @interval good steps in a row the scale doubles.
+ */
+struct engine_loss_scaler {
+	float scale;		/* 65536 at first */
+	float growth, backoff;	/* 2, 0.5 */
+	uint32_t interval;	/* 2000 */
+	uint32_t good_steps;	/* finite steps since the last change */
+	uint64_t skipped;	/* steps skipped for inf or NaN */
+};
+
+void engine_loss_scaler_init(struct engine_loss_scaler *s);
+bool engine_unscale(float *g, size_t n, float scale);
+bool engine_loss_scaler_update(struct engine_loss_scaler *s, bool found_inf);
 
 /* --- dense layers (dense.c) -----------------------------------------------
  * Forward: y[batch][out] = x[batch][in] * w[out][in]^T + b, then ReLU if
@@ -318,6 +358,9 @@ struct engine_loss_result {
 /* Loss of the logits and, through norm (see engine_xent_backward), their
  * gradient, which engine_backward_layer then carries back.
  */
+/* engine_loss() with the gradient multiplied by @scale (fp16 loss scaling, > 0). */
+int engine_loss_scaled(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
+		       float scale, struct engine_loss_result *res);
 int engine_loss(struct engine_workspace *ws, const uint8_t *labels, size_t norm,
 		struct engine_loss_result *res);
 /*
@@ -353,6 +396,16 @@ int engine_train_step(struct engine_workspace *ws, struct engine_params *params,
 		      const struct engine_optim *opt, uint64_t t,
 		      const uint8_t *px, const uint8_t *labels, size_t batch,
 		      struct engine_loss_result *res);
+/*
+ * engine_train_step() with fp16 loss scaling (engine_loss_scaler): the loss
+ * gradient times the scaler's scale, every layer's gradients unscaled, and
+ * the update only if all are finite (*stepped); the scaler moves on.
+ */
+int engine_train_step_scaled(struct engine_workspace *ws, struct engine_params *params,
+			     const struct engine_optim *opt, uint64_t t, const uint8_t *px,
+			     const uint8_t *labels, size_t batch,
+			     struct engine_loss_scaler *scaler,
+			     struct engine_loss_result *res, bool *stepped);
 /*
  * Forward only. With labels, res gets the loss and the correct count; pred,
  * if not NULL, gets each sample's predicted class. Without labels (NULL)

@@ -225,4 +225,20 @@ int engine_graph_update(struct engine_graph *g, const struct engine_optim *opt, 
 int engine_graph_train_step(struct engine_graph *g, const struct engine_optim *opt, uint64_t t,
 			    double lr, uint64_t seed, struct engine_loss_result *res);
 
+/*
+ * fp16 loss scaling (wse/engine.h, engine_loss_scaler): the loss gradient
+ * is multiplied by @scale (1 at first, > 0 and finite);
+ * engine_graph_unscale() divides the parameters' gradients by it again and
+ * says whether every one is finite. engine_graph_train_step_scaled() is a
+ * training step with the scaler's scale that updates only when every
+ * gradient is finite (*stepped), as PyTorch's GradScaler.step(), then
+ * moves the scaler on (GradScaler.update()).
+ */
+int engine_graph_set_loss_scale(struct engine_graph *g, float scale);
+int engine_graph_unscale(struct engine_graph *g, bool *finite);
+int engine_graph_train_step_scaled(struct engine_graph *g, const struct engine_optim *opt,
+				   uint64_t t, double lr, uint64_t seed,
+				   struct engine_loss_scaler *scaler,
+				   struct engine_loss_result *res, bool *stepped);
+
 #endif /* WSE_ENGINE_GRAPH_H */

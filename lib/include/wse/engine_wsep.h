@@ -17,6 +17,13 @@
 #include "wse/wsep.h"
 
 /* Fills @e from @o. Returns 0, or -EINVAL for an unknown optimizer kind. */
+/* The engine's precision for a program's (the two enums share their values). */
+static inline enum engine_precision engine_precision_from_wsep(enum wsep_precision p)
+{
+	return p == WSEP_PRECISION_FP16 ? ENGINE_FP16 :
+	       p == WSEP_PRECISION_BF16 ? ENGINE_BF16 : ENGINE_FP32;
+}
+
 static inline int engine_optim_from_wsep(const struct wsep_optimizer *o, struct engine_optim *e)
 {
 	enum engine_optim_kind kind;

@@ -14,6 +14,7 @@
 #define WSE_WAFER_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define WSE_WAFER_NAME_MAX 16
@@ -33,7 +34,7 @@
  * @sram_per_pe: SRAM bytes in each PE
  * @clock_hz: PE and fabric clock
  * @fp32_flops_per_cycle: fp32 FLOPs one PE retires per cycle (an FMAC is 2)
- * @fp16_flops_per_cycle: the same for fp16 (for reference only)
+ * @fp16_flops_per_cycle: the same for 16-bit (fp16, bf16) matrix products
  * @sram_bytes_per_cycle: bytes one PE can move to and from its SRAM per cycle
  * @link_bytes_per_cycle: bytes per fabric link per direction per cycle
  *	(one 32-bit wavelet)
@@ -92,6 +93,12 @@ uint64_t wse_wafer_sram_bytes(const struct wse_wafer *w);
 
 /* Peak fp32 FLOP/s of the usable mesh. */
 double wse_wafer_peak_fp32_flops(const struct wse_wafer *w);
+/*
+ * FLOPs a PE retires per cycle in matrix products: fp16_flops_per_cycle
+ * when @half (fp16 or bf16 compute: both 16-bit formats run on the 16-bit
+ * SIMD FMAC) and the wafer gives one, else fp32_flops_per_cycle.
+ */
+double wse_wafer_product_flops_per_cycle(const struct wse_wafer *w, bool half);
 
 /* Host I/O bytes per clock cycle. */
 double wse_wafer_io_bytes_per_cycle(const struct wse_wafer *w);

@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	4	/* 4: recompute; 3: micro-batches; 2: the optional parameter names */
+#define WSEP_VERSION_MINOR	5	/* 5: precision; 4: recompute; 3: micro-batches; 2: parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -52,8 +52,10 @@
 #define WSEP_FEATURE_TRAINING	0x2U	/* AdamW, Nesterov or dampening, a learning-rate schedule */
 #define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
 #define WSEP_FEATURE_RECOMPUTE	0x8U	/* activation checkpointing (WSEP_EXEC_RECOMPUTE) */
+#define WSEP_FEATURE_PRECISION	0x10U	/* 16-bit compute (fp16 or bf16), format 1.5 */
 #define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | \
-				 WSEP_FEATURE_MICRO_BATCH | WSEP_FEATURE_RECOMPUTE)
+				 WSEP_FEATURE_MICRO_BATCH | WSEP_FEATURE_RECOMPUTE | \
+				 WSEP_FEATURE_PRECISION)
 
 /*
  * struct wsep_program's exec_flags. RECOMPUTE (weight streaming, graph
@@ -89,7 +91,8 @@ enum wsep_section_type {
  * accept larger records and read the prefix they know).
  */
 #define WSEP_WAFER_RECORD	96U
-#define WSEP_PROGRAM_RECORD	176U	/* 168 in formats 1.1 and 1.2, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD	184U	/* 176 in 1.3 and 1.4, 168 in 1.1 and 1.2, 128 in 1.0 */
+#define WSEP_PROGRAM_RECORD_1_3	176U
 #define WSEP_PROGRAM_RECORD_1_1	168U
 #define WSEP_PROGRAM_RECORD_1_0	128U
 #define WSEP_LAYER_RECORD	40U	/* 32 in format 1.0 */
@@ -106,6 +109,17 @@ enum wsep_section_type {
 enum wsep_mode {
 	WSEP_MODE_PIPELINED = 1,
 	WSEP_MODE_WEIGHT_STREAMING = 2,
+};
+
+/*
+ * Compute precision (format 1.5): the inputs of every matrix product in
+ * 16 bits with fp32 accumulation; master weights, optimizer state and the
+ * other kernels fp32. fp16 scales the loss (GradScaler's rules).
+ */
+enum wsep_precision {
+	WSEP_PRECISION_FP32 = 0,
+	WSEP_PRECISION_FP16 = 1,
+	WSEP_PRECISION_BF16 = 2,
 };
 
 enum wsep_layer_kind {
@@ -458,6 +472,7 @@ struct wsep_program {
 	 */
 	uint32_t micro_batch;
 	uint32_t exec_flags;	/* WSEP_EXEC_*; 0 in formats before 1.4 */
+	enum wsep_precision precision;	/* fp32 in formats before 1.5 */
 	uint64_t seed;
 	uint32_t input_dim;
 	enum wsep_elem input_type;
@@ -661,5 +676,11 @@ const char *wsep_limit_name(uint32_t limit);
 const char *wsep_section_name(uint32_t type);
 const char *wsep_op_name(uint32_t op);
 const char *wsep_feature_name(uint32_t feature);
+const char *wsep_precision_name(uint32_t precision);	/* "fp32", "fp16", "bf16" */
+/* Bytes a weight or gradient takes on the wire to and from the wafer: 4, 2 at 16 bits. */
+static inline double wsep_precision_weight_bytes(enum wsep_precision p)
+{
+	return p == WSEP_PRECISION_FP32 ? 4.0 : 2.0;
+}
 
 #endif /* WSE_WSEP_H */

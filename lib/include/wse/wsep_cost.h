@@ -27,6 +27,8 @@ struct wsep_costs {
 	double opt_flops;	/* FLOPs of one optimizer step per parameter */
 	double sram_bytes_per_weight;	/* per weight and sample, training */
 	double fabric_directions;	/* wavelets both ways, training */
+	/* Matrix products' FLOPs per PE per cycle at the program's precision; 0: fp32's. */
+	double product_flops_per_cycle;
 };
 
 /**
