@@ -119,8 +119,11 @@ int wsecc_choose_mode(const struct wsecc_stages *st, enum wsecc_mode mode,
 		return -EINVAL;
 	plan->mode = WSEP_MODE_WEIGHT_STREAMING;
 done:
+	plan->peak_flops = (double)wse_wafer_pes(w) * (double)w->clock_hz *
+			   wse_wafer_product_flops_per_cycle(w, st->weight_bytes > 0 &&
+							     st->weight_bytes < 4);
 	plan->summary.utilization = plan->total_flops_per_sample * plan->summary.samples_per_s /
-				    wse_wafer_peak_fp32_flops(w);
+				    plan->peak_flops;
 	if (plan->summary.utilization > 1)
 		plan->summary.utilization = 1;
 	return 0;

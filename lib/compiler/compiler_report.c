@@ -160,8 +160,9 @@ void wsecc_report_summary(FILE *f, const struct wsecc_plan *plan)
 		(unsigned long long)s->active_pes, (unsigned long long)wse_wafer_pes(w),
 		100.0 * (double)s->active_pes / (double)wse_wafer_pes(w),
 		pipelined ? "" : " (the largest layer)", bytes);
-	fprintf(f, "utilization: %.1f%% of the %.3g PFLOP/s fp32 peak (%.0f FLOPs per sample)\n",
-		100.0 * s->utilization, wse_wafer_peak_fp32_flops(w) / 1e15,
+	fprintf(f, "utilization: %.1f%% of the %.3g PFLOP/s %s peak (%.0f FLOPs per sample)\n",
+		100.0 * s->utilization, plan->peak_flops / 1e15,
+		plan->peak_flops > wse_wafer_peak_fp32_flops(w) ? "16-bit" : "fp32",
 		plan->total_flops_per_sample);
 	rate_text(rate, sizeof(rate), plan->host_io_samples_per_s);
 	fprintf(f, "host I/O:    %s on its own (%.3g GB/s)\n", rate, w->io_bytes_per_s / 1e9);

@@ -5,6 +5,7 @@
  * repository root (as make check does).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,30 @@ TEST_F(cli, precision_recorded_shown_and_refused)
 	EXPECT_EQ(WSEP_PRECISION_FP32, p->precision);
 	EXPECT_EQ(0, p->features & WSEP_FEATURE_PRECISION);
 	wsep_program_free(p);
+	/* The report measures utilization against the precision's own peak. */
+	{
+		double fp32_peak = 0, half_peak = 0;
+		const char *u;
+
+		snprintf(self->cmd, sizeof(self->cmd),
+			 WSECC " models/fc-mnist --wafer wse2 --report --svg %s/fc.svg", self->dir);
+		ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+		u = strstr(self->out, "utilization:");
+		ASSERT_NE(NULL, u) TH_LOG("%s", self->out);
+		EXPECT_EQ(1, sscanf(u, "utilization: %*f%% of the %lf PFLOP/s fp32 peak", &fp32_peak))
+			TH_LOG("%s", u);
+		snprintf(self->cmd, sizeof(self->cmd),
+			 WSECC " models/fc-mnist --wafer wse2 --precision bf16 --report --svg %s/fc.svg",
+			 self->dir);
+		ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+		u = strstr(self->out, "utilization:");
+		ASSERT_NE(NULL, u) TH_LOG("%s", self->out);
+		EXPECT_EQ(1, sscanf(u, "utilization: %*f%% of the %lf PFLOP/s 16-bit peak", &half_peak))
+			TH_LOG("%s", u);
+		/* WSE-2: 8 FLOPs per PE per cycle in 16 bits, 2 in fp32. */
+		EXPECT_TRUE(fabs(half_peak / fp32_peak - 4.0) < 0.01)
+			TH_LOG("16-bit %g, fp32 %g PFLOP/s", half_peak, fp32_peak);
+	}
 	snprintf(self->cmd, sizeof(self->cmd), WSECC " models/fc-mnist --precision fp8");
 	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "unknown --precision 'fp8': expected fp32, fp16 or bf16"))

@@ -252,6 +252,10 @@ struct wsecc_plan {
 	double host_io_samples_per_s;
 	double total_flops_per_sample;
 	double weight_bytes;
+	/* The peak utilization is measured against: the wafer's FLOP/s in
+	 * matrix products at the program's precision (16-bit: the fp16 rate).
+	 */
+	double peak_flops;
 };
 
 /*
