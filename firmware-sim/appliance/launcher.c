@@ -25,6 +25,7 @@
 #include "wse/usage.h"
 #include "../fwd_log.h"
 #include "coord.h"
+#include "memoryx_spill.h"
 #include "roles.h"
 #include "svc.h"
 #include "wse/link_payloads.h"
@@ -53,7 +54,8 @@ struct launcher {
 	unsigned int nremote;
 	const char *fw_args[ARGS_MAX];
 	int nfw_args;
-	uint64_t capacity;
+	uint64_t capacity, mx_ram;	/* mx_ram 0: all of the capacity */
+	const char *mx_store;		/* --memoryx-store DIR */
 	const char *leaves;		/* checked by the coordinator */
 	bool restart, no_regions;
 	char dir[PATH_MAX / 2];
@@ -280,6 +282,13 @@ static void plan(struct launcher *l)
 	service(l, p, "memoryx", "memoryx.sock");
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)l->capacity);
 	add_arg(p, "--capacity=%s", buf);
+	if (l->mx_store) {
+		char ram[32];
+
+		add_arg(p, "--store=%s", l->mx_store);
+		snprintf(ram, sizeof(ram), "%llu", (unsigned long long)l->mx_ram);
+		add_arg(p, "--ram=%s", ram);
+	}
 	p = new_part(l, "swarmx", l->self);
 	service(l, p, "swarmx", "swarmx.sock");
 	p = new_part(l, "input", l->self);
@@ -331,6 +340,10 @@ static void usage(FILE *f)
 "  --run-dir DIR           sockets and the 'parts' file (pids); default a\n"
 "                          new directory in /tmp, removed at exit\n"
 "  --memoryx-capacity B    bytes MemoryX holds at most (K/M/G; default 4G)\n"
+"  --memoryx-store DIR     keep what exceeds --memoryx-ram in a nameless\n"
+"                          file in DIR (memory-mapped; none left behind)\n"
+"  --memoryx-ram B         bytes of it in RAM with --memoryx-store (default:\n"
+"                          the capacity); the file holds the rest\n"
 "  --data-root DIR         the directory shared with the user node, where\n"
 "                          datasets are (default /usr/share/datasets)\n"
 "  --fw-arg ARG            pass ARG to every local wsefwd (repeatable)\n"
@@ -355,6 +368,8 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "memoryx-capacity", required_argument, NULL, 'C' },
+		{ "memoryx-store", required_argument, NULL, 'S' },
+		{ "memoryx-ram", required_argument, NULL, 'M' },
 		{ "data-root", required_argument, NULL, 'D' },
 		{ "fw-arg", required_argument, NULL, 'f' },
 		{ "no-restart", no_argument, NULL, 'n' },
@@ -393,6 +408,14 @@ static int parse(int argc, char **argv, struct launcher *l)
 		case 'C':
 			if (wse_opt_u64(ROLE_PROG, "--memoryx-capacity", optarg, 4096, 1ULL << 50,
 					WSE_NUM_BINARY, &l->capacity))
+				return -1;
+			break;
+		case 'S':
+			l->mx_store = optarg;
+			break;
+		case 'M':
+			if (wse_opt_u64(ROLE_PROG, "--memoryx-ram", optarg, 4096, 1ULL << 50,
+					WSE_NUM_BINARY, &l->mx_ram))
 				return -1;
 			break;
 		case 'D':
@@ -438,6 +461,29 @@ static int parse(int argc, char **argv, struct launcher *l)
 				optind < argc ? "unexpected arguments" : "--listen ADDR is required");
 		return -1;
 	}
+	if (l->mx_ram && !l->mx_store) {
+		wse_usage_error(ROLE_PROG, "%s",
+				"--memoryx-ram needs --memoryx-store DIR, where what exceeds it goes");
+		return -1;
+	}
+	return 0;
+}
+
+/* The file store fits its file system: said here, before any part starts. */
+static int check_memoryx_store(struct launcher *l)
+{
+	struct mx_spill s;
+	char text[512];
+
+	if (!l->mx_store)
+		return 0;
+	if (mx_spill_check(l->capacity, &l->mx_ram, text, sizeof(text)) ||
+	    mx_spill_open(&s, l->mx_store, l->mx_ram, l->capacity - l->mx_ram, text,
+			  sizeof(text))) {
+		fprintf(stderr, "%s: %s\n", ROLE_PROG, text);
+		return -1;
+	}
+	mx_spill_close(&s);
 	return 0;
 }
 
@@ -489,7 +535,8 @@ int launcher_main(int argc, char **argv)
 	ret = parse(argc, argv, &l);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if ((l.config && read_config(&l)) || find_binaries(&l) || check_shared_memory())
+	if ((l.config && read_config(&l)) || find_binaries(&l) || check_shared_memory() ||
+	    check_memoryx_store(&l))
 		return 1;
 	if (!l.dir[0]) {
 		snprintf(l.dir, sizeof(l.dir), "/tmp/wse-appliance.XXXXXX");

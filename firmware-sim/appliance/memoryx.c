@@ -7,6 +7,8 @@
  * systems read their weights from its region; checkpoints are its
  * PARAMS_READ and PARAMS_WRITE. A program whose weights and optimizer
  * state exceed --capacity is refused, and what MemoryX held is kept.
+ * With --store DIR it holds --ram bytes in RAM and the rest of its
+ * capacity in a nameless file there (memoryx_spill.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +28,9 @@
 
 struct memoryx {
 	uint64_t capacity;
+	uint64_t ram;			/* --ram; 0: the capacity */
+	const char *store_dir;		/* --store */
+	struct mx_spill spill;		/* fd -1 without --store */
 	uint8_t *image;			/* a program arriving in pieces */
 	uint64_t image_total, image_got;
 	struct wsep_program *prog;
@@ -82,7 +87,8 @@ static void take_program(struct memoryx *mx, struct svc_reply *out)
 			   "%s's weights and optimizer state take %llu bytes; MemoryX holds at most %llu (wse-appliance --memoryx-capacity)",
 			   p->model_name, (unsigned long long)bytes,
 			   (unsigned long long)mx->capacity);
-	} else if (mx_store_create(&st, p, text, sizeof(text))) {
+	} else if (mx_store_create(&st, p, mx->spill.fd >= 0 ? &mx->spill : NULL, text,
+				   sizeof(text))) {
 		svc_refuse(out, WSE_LINK_E_NOSPC, "%s", text);
 	} else {
 		/* Only now does the new program replace the old. */
@@ -90,8 +96,8 @@ static void take_program(struct memoryx *mx, struct svc_reply *out)
 		mx->store = st;
 		mx->have_store = true;
 		mx->prog = p;
-		fwd_info("holding %s: %llu bytes of weights and optimizer state", p->model_name,
-			 (unsigned long long)bytes);
+		fwd_info("holding %s: %llu bytes of weights and optimizer state, %llu of them in the file store",
+			 p->model_name, (unsigned long long)bytes, (unsigned long long)st.spilled);
 		describe_region(mx, out);
 		return;
 	}
@@ -279,19 +285,29 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wse-appliance --role memoryx --listen ADDR [--capacity BYTES]\n"
+"                     [--store DIR [--ram BYTES]]\n"
 "                     [--port-file FILE] [--log-level LEVEL]\n"
 "\n"
 "MemoryX: holds a weight-streaming job's weights and optimizer state (at\n"
 "most --capacity bytes, K/M/G suffixes; default 4G) and applies the\n"
 "optimizer as the coordinator hands it each layer's summed gradient.\n"
+"With --store, at most --ram bytes (default: the capacity) are in RAM and\n"
+"the optimizer state beyond them in a nameless file in DIR.\n"
 "wse-appliance starts it; see Documentation/wse-appliance.rst.\n");
 }
 
-/* --capacity: what it holds at most, which its HELLO says too. */
+/* --capacity: what it holds at most, which its HELLO says too; --ram, --store. */
 static int option(struct role_service *rs, int c, const char *arg)
 {
 	struct memoryx *mx = rs->ctx;
 
+	if (c == 's') {
+		mx->store_dir = arg;
+		return 0;
+	}
+	if (c == 'R')
+		return wse_opt_u64(ROLE_PROG, "--ram", arg, 4096, 1ULL << 50, WSE_NUM_BINARY,
+				   &mx->ram) ? 1 : 0;
 	if (c != 'c')
 		return -1;
 	if (wse_opt_u64(ROLE_PROG, "--capacity", arg, 4096, 1ULL << 50, WSE_NUM_BINARY,
@@ -301,19 +317,50 @@ static int option(struct role_service *rs, int c, const char *arg)
 	return 0;
 }
 
+/* The file store, checked against its file system before MemoryX serves. */
+static int start(void *ctx)
+{
+	struct memoryx *mx = ctx;
+	char text[512];
+
+	if (!mx->store_dir) {
+		if (mx->ram) {
+			fprintf(stderr, "%s: --ram needs --store DIR, where what exceeds it goes\n",
+				ROLE_PROG);
+			return 1;
+		}
+		return 0;
+	}
+	if (mx_spill_check(mx->capacity, &mx->ram, text, sizeof(text)) ||
+	    mx_spill_open(&mx->spill, mx->store_dir, mx->ram, mx->capacity - mx->ram, text,
+			  sizeof(text))) {
+		fprintf(stderr, "%s: %s\n", ROLE_PROG, text);
+		return 1;
+	}
+	fwd_log_set_name("wse-memoryx");
+	fwd_info("MemoryX capacity %llu bytes: %llu in RAM, %llu in a file store in %s",
+		 (unsigned long long)mx->capacity, (unsigned long long)mx->ram,
+		 (unsigned long long)mx->spill.limit, mx->store_dir);
+	return 0;
+}
+
 int memoryx_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		ROLE_COMMON_OPTIONS,
 		{ "capacity", required_argument, NULL, 'c' },
+		{ "ram", required_argument, NULL, 'R' },
+		{ "store", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct memoryx mx = { .capacity = 4ULL << 30 };
+	static struct memoryx mx = { .capacity = 4ULL << 30, .spill = { .fd = -1 } };
 	struct svc_ops ops = { .fw_version = "wse-memoryx 1", .capacity = 4ULL << 30,
 			       .handle = handle, .disconnected = disconnected };
 	struct role_service rs = { .role = "memoryx", .logname = "wse-memoryx", .options = lo,
-				   .usage = usage, .option = option, .ops = &ops, .ctx = &mx,
-				   .drop = disconnected };
+				   .usage = usage, .option = option, .start = start, .ops = &ops,
+				   .ctx = &mx, .drop = disconnected };
+	int ret = role_service_main(&rs, argc, argv);
 
-	return role_service_main(&rs, argc, argv);
+	mx_spill_close(&mx.spill);
+	return ret;
 }

@@ -23,8 +23,10 @@ uint64_t mx_store_bytes(const struct wsep_program *p)
 	       (1 + engine_optim_state_arrays(opt.kind));
 }
 
-int mx_store_create(struct mx_store *st, const struct wsep_program *p, char *text, size_t len)
+int mx_store_create(struct mx_store *st, const struct wsep_program *p,
+		    const struct mx_spill *spill, char *text, size_t len)
 {
+	uint64_t weights, ram;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -57,15 +59,29 @@ int mx_store_create(struct mx_store *st, const struct wsep_program *p, char *tex
 		st->n[k] = wsep_layer_params(l);
 		st->unit[k] = l->kind == WSEP_LAYER_UNIT;
 	}
-	ret = wse_link_region_create(&st->region, "mx", st->floats * sizeof(float), text, len);
+	weights = st->floats * sizeof(float);
+	st->state_bytes = st->arrays * weights;
+	ram = spill ? spill->ram : UINT64_MAX;
+	if (weights > ram) {
+		snprintf(text, len,
+			 "%s's weights take %llu bytes; MemoryX keeps them in shared memory for the systems and its RAM budget is %llu (wse-appliance --memoryx-ram)",
+			 p->model_name, (unsigned long long)weights, (unsigned long long)ram);
+		return -ENOSPC;
+	}
+	ret = wse_link_region_create(&st->region, "mx", weights, text, len);
 	if (ret)
 		return ret;
 	st->w = (float *)(st->region.base + WSE_LINK_REGION_HEADER);
-	st->state = calloc(st->arrays ? st->arrays * st->floats : 1, sizeof(float));
+	if (spill) {
+		st->state = mx_spill_map(spill, st->state_bytes, ram - weights, &st->spilled,
+					 text, len);
+	} else {
+		st->state = mx_spill_map(&(struct mx_spill){ .fd = -1 }, st->state_bytes,
+					 UINT64_MAX, &st->spilled, text, len);
+	}
 	if (!st->state) {
 		mx_store_destroy(st);
-		snprintf(text, len, "MemoryX is out of memory for the optimizer state");
-		return -ENOMEM;
+		return -ENOSPC;
 	}
 	if (p->weights && p->num_weights == st->floats)
 		memcpy(st->w, p->weights, st->floats * sizeof(float));
@@ -91,7 +107,7 @@ void mx_store_destroy(struct mx_store *st)
 		pthread_mutex_destroy(&h->lock);
 	}
 	wse_link_region_destroy(&st->region);
-	free(st->state);
+	mx_spill_unmap(st->state, st->state_bytes);
 	memset(st, 0, sizeof(*st));
 }
 

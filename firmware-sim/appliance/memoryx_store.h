@@ -11,7 +11,9 @@
  * .wsep layout, layer k's W ([out][in]) then b at its weight_offset, which
  * the systems read their weights from; the optimizer state arrays follow
  * one another in the same layout, then the step count, as PARAMS_READ
- * addresses them on a device.
+ * addresses them on a device. The state arrays take what is left of
+ * MemoryX's RAM budget and spill beyond it to the file-backed store
+ * (memoryx_spill.h), in one contiguous mapping.
  */
 #ifndef APPLIANCE_MEMORYX_STORE_H
 #define APPLIANCE_MEMORYX_STORE_H
@@ -21,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memoryx_spill.h"
 #include "wse/engine.h"
 #include "wse/link_region.h"
 #include "wse/wsep.h"
@@ -38,6 +41,7 @@ struct mx_store {
 	struct wse_link_region region;		/* the weights, after its header */
 	float *w;
 	float *state;				/* arrays * floats */
+	uint64_t state_bytes, spilled;		/* of them in the file-backed store */
 	uint64_t step;				/* optimizer steps applied (Adam's t) */
 	uint64_t updates;			/* layer updates applied */
 	/*
@@ -61,9 +65,13 @@ struct mx_store {
 uint64_t mx_store_bytes(const struct wsep_program *p);
 /*
  * Sets the store up for @p: weights as wsecc initialises an image (or the
- * image's own), state zero, step 0. 0, or a negative errno with @text.
+ * image's own), state zero, step 0. The weights (shared memory, which the
+ * systems read) must fit @spill's RAM budget; the state fills the rest of
+ * it, then the file. @spill NULL: all in RAM. 0, or a negative errno with
+ * @text.
  */
-int mx_store_create(struct mx_store *st, const struct wsep_program *p, char *text, size_t len);
+int mx_store_create(struct mx_store *st, const struct wsep_program *p,
+		    const struct mx_spill *spill, char *text, size_t len);
 void mx_store_destroy(struct mx_store *st);
 /* Layer @k's parameters as streamed (W then b): their offset in the region and floats. */
 uint64_t mx_store_layer_at(const struct mx_store *st, uint32_t k, size_t *floats);

@@ -3,7 +3,7 @@
 # and an input worker (Documentation/wse-appliance.rst).
 progs += wse-appliance
 wse-appliance_srcs := $(addprefix firmware-sim/appliance/, main.c roles.c launcher.c \
-	svc_server.c hostlink.c memoryx.c memoryx_store.c swarmx.c input.c \
+	svc_server.c hostlink.c memoryx.c memoryx_store.c memoryx_spill.c swarmx.c input.c \
 	coord_main.c coord_conn.c coord_parts.c coord_exec.c coord_job.c coord_run.c \
 	coord_feed.c) \
 	firmware-sim/fwd_log.c
@@ -12,7 +12,8 @@ wse-appliance_ldlibs := -lopenblas -lz -lm -lpthread
 
 # MemoryX's store and the gradient sum tree, on the host.
 host_tests += memoryx_test
-memoryx_test_srcs := tests/host/memoryx_test.c firmware-sim/appliance/memoryx_store.c
+memoryx_test_srcs := tests/host/memoryx_test.c firmware-sim/appliance/memoryx_store.c \
+	firmware-sim/appliance/memoryx_spill.c
 memoryx_test_libs := wsep wseengine wselink
 memoryx_test_ldlibs := -lopenblas -lm -lpthread
 

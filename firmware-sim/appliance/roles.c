@@ -75,6 +75,8 @@ int role_service_main(struct role_service *rs, int argc, char **argv)
 		if (ret)
 			return wse_usage_hint(ROLE_PROG);
 	}
+	if (rs->start && rs->start(rs->ctx))
+		return 1;
 	fd = role_listen(&o, rs->role, rs->logname);
 	if (fd < 0)
 		return o.listen ? 1 : 2;

@@ -51,6 +51,8 @@ struct role_service {
 	void (*usage)(FILE *f);
 	/* Its own option @c: 0 taken, 1 a bad value (said), -1 not one of its. */
 	int (*option)(struct role_service *rs, int c, const char *arg);
+	/* Once the options are read, before it listens: 0, or it said why not. */
+	int (*start)(void *ctx);
 	struct svc_ops *ops;
 	void *ctx;
 	void (*drop)(void *ctx);		/* after serving: what it holds goes */

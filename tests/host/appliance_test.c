@@ -15,6 +15,7 @@
  * build of this test), relative to the repository root.
  */
 #include <endian.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -673,6 +674,80 @@ TEST_F_TIMEOUT(appl, fewer_leaves_agree_on_1_and_2_systems, 120)
 	ASSERT_EQ(0, train(self, 1, 0, 4, true, loss, text, sizeof(text))) TH_LOG("%s", text);
 	ASSERT_EQ(0, snap(self, &got, false, text, sizeof(text))) TH_LOG("%s", text);
 	EXPECT_NE(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+}
+
+/* Entries of @dir other than . and .. (-1 if it cannot be read). */
+static int entries(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/*
+ * --memoryx-store with a 16 KiB RAM budget: the small model's weights
+ * (9640 bytes) stay in RAM, its Adam state (19280 bytes) spills to the
+ * file but for one page. Training gives the losses, weights and state of
+ * an all-RAM MemoryX bit for bit, and the store directory stays empty.
+ * A model beyond the capacity, or weights beyond the RAM budget, are
+ * refused at load naming the figures.
+ */
+TEST_F_TIMEOUT(appl, memoryx_spills_to_a_file_store_with_the_same_bits, 120)
+{
+	static struct snapshot ref, got;
+	static float ref_loss[4 * BATCH], loss[4 * BATCH];
+	char text[512] = "", store[96], store_arg[128], line[512], log[128];
+	bool logged = false;
+	FILE *f;
+
+	ASSERT_EQ(0, start(self, 1, "--log-level=info"));
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, train(self, 1, 0, 4, true, ref_loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &ref, false, text, sizeof(text))) TH_LOG("%s", text);
+	stop(self);
+
+	snprintf(store, sizeof(store), "%s/store", self->dir);
+	ASSERT_EQ(0, mkdir(store, 0700));
+	snprintf(store_arg, sizeof(store_arg), "--memoryx-store=%s", store);
+	ASSERT_EQ(0, start(self, 1, store_arg, "--memoryx-ram=16K", "--memoryx-capacity=64K"));
+	EXPECT_EQ(64 << 10, self->cl.appliance.memoryx_capacity);
+	ASSERT_EQ(0, load(self, self->ws, self->ws_len, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, entries(store));
+	ASSERT_EQ(0, train(self, 1, 0, 4, true, loss, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, snap(self, &got, false, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, memcmp(ref_loss, loss, sizeof(loss)));
+	EXPECT_EQ(0, memcmp(ref.w, got.w, sizeof(ref.w)));
+	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
+	EXPECT_EQ(0, entries(store));
+	/* MemoryX's log says how much of the state went to the file. */
+	snprintf(log, sizeof(log), "%s/appliance.log", self->dir);
+	f = fopen(log, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		logged |= strstr(line, "16384 of them in the file store") != NULL;
+	fclose(f);
+	EXPECT_TRUE(logged);
+	stop(self);
+	EXPECT_EQ(0, entries(store));
+
+	/* 28920 bytes in a capacity of 16 KiB; then weights beyond 8 KiB of RAM. */
+	ASSERT_EQ(0, start(self, 1, store_arg, "--memoryx-ram=8K", "--memoryx-capacity=16K"));
+	EXPECT_NE(0, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "take 28920 bytes; MemoryX holds at most 16384")) TH_LOG("%s", text);
+	stop(self);
+	ASSERT_EQ(0, start(self, 1, store_arg, "--memoryx-ram=8K", "--memoryx-capacity=64K"));
+	EXPECT_NE(0, load(self, self->ws, self->ws_len, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "weights take 9640 bytes")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "RAM budget is 8192")) TH_LOG("%s", text);
+	stop(self);
+	EXPECT_EQ(0, entries(store));
 }
 
 /* A tiny IDX dataset: @n samples of 8x8 pixels, labelled by the teacher, under @dir/tiny. */

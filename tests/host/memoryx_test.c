@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "../../firmware-sim/appliance/memoryx_store.h"
@@ -59,7 +61,7 @@ static void updates_as_the_engine(struct __test_metadata *_metadata, uint32_t in
 
 	ASSERT_NE(NULL, g);
 	program_of(&p, l, in, hidden);
-	ASSERT_EQ(0, mx_store_create(&st, &p, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, mx_store_create(&st, &p, NULL, text, sizeof(text))) TH_LOG("%s", text);
 	ASSERT_EQ(in * hidden + hidden + hidden * 3 + 3, st.floats);
 	ASSERT_EQ(2, st.arrays);
 	ASSERT_EQ((in * hidden + hidden + hidden * 3 + 3) * 4 * 3, mx_store_bytes(&p));
@@ -126,9 +128,9 @@ TEST(memoryx_params_round_trip_and_refusals)
 	float *w, *s, *w2;
 
 	small_program(&p, l);
-	ASSERT_EQ(0, mx_store_create(&a, &p, text, sizeof(text)));
+	ASSERT_EQ(0, mx_store_create(&a, &p, NULL, text, sizeof(text)));
 	p.seed = 8;
-	ASSERT_EQ(0, mx_store_create(&b, &p, text, sizeof(text)));
+	ASSERT_EQ(0, mx_store_create(&b, &p, NULL, text, sizeof(text)));
 	n = a.floats;
 	w = calloc(n, 4);
 	w2 = calloc(n, 4);
@@ -191,14 +193,76 @@ TEST(memoryx_refuses_what_it_cannot_serve)
 	small_program(&p, l);
 	p.opt.kind = 0;
 	EXPECT_EQ(0, mx_store_bytes(&p));
-	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, NULL, text, sizeof(text)));
 	small_program(&p, l);
 	l[1].weight_offset = 1000;	/* outside the weights */
-	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, NULL, text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "layer 1")) TH_LOG("%s", text);
 	small_program(&p, l);
 	p.num_layers = 0;
-	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, text, sizeof(text)));
+	EXPECT_EQ(-EINVAL, mx_store_create(&st, &p, NULL, text, sizeof(text)));
+}
+
+/*
+ * A RAM budget of the weights and 64 KiB: the rest of the Adam state
+ * (about 570 KiB) lies in the nameless file, which has its blocks, and
+ * three updates give the bits of an all-RAM store. The directory stays
+ * empty; weights beyond the budget and a file system too small are
+ * refused naming the figures.
+ */
+TEST(memoryx_spills_state_to_a_file_with_the_same_bits)
+{
+	struct mx_store ram, file;
+	struct mx_spill sp;
+	struct wsep_program p;
+	struct wsep_layer l[2];
+	struct engine_rng rng;
+	struct stat sb;
+	char dir[] = "/tmp/memoryx_test.XXXXXX", text[512];
+	uint64_t weights;
+	uint8_t page[4096];
+	float *g;
+
+	program_of(&p, l, 784, 101);
+	ASSERT_NE(NULL, mkdtemp(dir));
+	weights = wsep_total_params(l, 2) * 4;
+	ASSERT_EQ(0, mx_spill_open(&sp, dir, weights + (64 << 10), 1 << 20, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, mx_store_create(&ram, &p, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, mx_store_create(&file, &p, &sp, text, sizeof(text))) TH_LOG("%s", text);
+	EXPECT_EQ(0, ram.spilled);
+	EXPECT_EQ(((2 * weights + 4095) & ~4095ULL) - (64 << 10), file.spilled);
+	ASSERT_EQ(0, fstat(sp.fd, &sb));
+	EXPECT_EQ((off_t)file.spilled, sb.st_size);
+	EXPECT_LE((blkcnt_t)(file.spilled / 512), sb.st_blocks);
+	g = malloc(784 * 101 * 4 + 101 * 4);
+	ASSERT_NE(NULL, g);
+	engine_rng_seed(&rng, 5);
+	for (uint64_t t = 1; t <= 3; t++) {
+		for (uint32_t k = 0; k < 2; k++) {
+			for (uint64_t i = 0; i < ram.n[k]; i++)
+				g[i] = engine_rng_uniform(&rng) - 0.5f;
+			ASSERT_EQ(0, mx_store_update(&ram, k, t, g));
+			ASSERT_EQ(0, mx_store_update(&file, k, t, g));
+		}
+	}
+	EXPECT_EQ(0, memcmp(ram.w, file.w, weights));
+	EXPECT_EQ(0, memcmp(ram.state, file.state, 2 * weights));
+	/* The state past the RAM part is the file's own bytes. */
+	ASSERT_EQ(4096, pread(sp.fd, page, 4096, 0));
+	EXPECT_EQ(0, memcmp(page, (uint8_t *)file.state + (64 << 10), 4096));
+	free(g);
+	mx_store_destroy(&ram);
+	mx_store_destroy(&file);
+	mx_spill_close(&sp);
+
+	ASSERT_EQ(0, mx_spill_open(&sp, dir, weights - 4, 1 << 20, text, sizeof(text)));
+	EXPECT_EQ(-ENOSPC, mx_store_create(&file, &p, &sp, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "RAM budget")) TH_LOG("%s", text);
+	mx_spill_close(&sp);
+	EXPECT_EQ(-ENOSPC, mx_spill_open(&sp, dir, 1 << 20, 1ULL << 60, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "1152921504606846976")) TH_LOG("%s", text);
+	EXPECT_EQ(0, rmdir(dir)) TH_LOG("%s is not empty", dir);
 }
 
 /*
