@@ -5,7 +5,6 @@
  * figures, a column per run, with the rows where the runs differ marked.
  * Like a run's own page it is static and opens from the disk.
  */
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -93,7 +92,7 @@ static void relative(const char *from, const char *to, char *buf, size_t len)
 }
 
 /* One row: its label, then each run's value; marked where they differ. */
-static void row(FILE *f, const char *label, char *const *value, size_t n)
+static void row(FILE *f, const char *label, const char *const *value, size_t n)
 {
 	bool differ = false;
 
@@ -111,19 +110,18 @@ static void row(FILE *f, const char *label, char *const *value, size_t n)
 }
 
 static void table(FILE *f, const char *dir, const struct compare_run *runs, size_t n,
-		  char **value, char (*buf)[64])
+		  const char **value, char (*buf)[64])
 {
-	char link[PATH_MAX + 16], name[PATH_MAX];
+	char link[PATH_MAX + 16];
 
 	fprintf(f, "<h2>Settings and results</h2>\n<table id=\"runs\">\n<tr><th></th>");
 	for (size_t r = 0; r < n; r++) {
 		relative(dir, runs[r].dir, link, sizeof(link) - 12);
 		strcat(link, "/index.html");
-		snprintf(name, sizeof(name), "%s", runs[r].dir);
 		fprintf(f, "<th><a href=\"");
 		html_escape(f, link);
 		fprintf(f, "\">");
-		html_escape(f, basename(name));
+		html_escape(f, runs[r].name);
 		fprintf(f, "</a></th>");
 	}
 	fprintf(f, "</tr>\n");
@@ -133,7 +131,7 @@ static void table(FILE *f, const char *dir, const struct compare_run *runs, size
 		for (size_t r = 0; r < n; r++) {
 			const char *v = run_info_get(&runs[r].ri, setting[s].key);
 
-			value[r] = (char *)(v ? v : "");
+			value[r] = v ? v : "";
 			any |= v != NULL;
 		}
 		if (any)
@@ -157,7 +155,7 @@ int compare_write(const char *dir, const struct compare_run *runs, size_t n,
 		  char *err, size_t errlen)
 {
 	char path[4096], (*buf)[64] = calloc(n, sizeof(*buf));
-	char **value = calloc(n, sizeof(*value));
+	const char **value = calloc(n, sizeof(*value));
 	bool rate = false, lr = false;
 	struct wse_out out;
 	FILE *f;

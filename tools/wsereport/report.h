@@ -77,6 +77,7 @@ int html_write(const char *dir, const struct run_info *ri, const struct metrics 
 /* One run of a comparison: its directory, what run.json says, its metrics. */
 struct compare_run {
 	const char *dir;
+	char name[256];			/* the directory's last component */
 	struct run_info ri;
 	struct metrics m;
 };

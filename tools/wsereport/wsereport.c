@@ -61,6 +61,8 @@ static int load_run(const char *dir, struct compare_run *run)
 
 	memset(run, 0, sizeof(*run));
 	run->dir = dir;
+	snprintf(base, sizeof(base), "%s", dir);
+	snprintf(run->name, sizeof(run->name), "%s", basename(base));
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "wsereport: %s: %s\n", dir,
 			errno && !S_ISDIR(st.st_mode) ? strerror(errno) : "not a directory");
@@ -82,8 +84,7 @@ static int load_run(const char *dir, struct compare_run *run)
 		}
 		run_info_fill_lr(&run->ri, &run->m);
 	} else {
-		snprintf(base, sizeof(base), "%s", dir);
-		run->ri.title = strdup(basename(base));
+		run->ri.title = strdup(run->name);
 		if (!run->ri.title) {
 			fprintf(stderr, "wsereport: out of memory\n");
 			metrics_free(&run->m);
@@ -138,8 +139,7 @@ static int report_compare(const char *out, const struct compare_run *runs, size_
 	for (size_t r = 0; r < n; r++) {
 		curves[r].m = &runs[r].m;
 		/* The key names each run by its directory, as the table's columns do. */
-		curves[r].name = strrchr(runs[r].dir, '/') && strrchr(runs[r].dir, '/')[1] ?
-				 strrchr(runs[r].dir, '/') + 1 : runs[r].dir;
+		curves[r].name = runs[r].name;
 	}
 	snprintf(title, sizeof(title), "%zu runs", n);
 	if (plot_curves(gnuplot, curves, n, title, out, err, sizeof(err)) ||
