@@ -107,6 +107,7 @@ t_same "wse-appliance: a file for --config" "tests/host/completion_test.sh" \
 t_same "wsebench: -f takes an address" "tcp: unix:" "$(complete_line wsebench -f '')"
 t_same "wsebench: nothing for -r" "" "$(complete_line wsebench -r '')"
 t_same "wsereport: run directories" "tests/host" "$(complete_line wsereport tests/ho)"
+t_same "wsereport: a directory for -o" "tests/host" "$(complete_line wsereport -o tests/ho)"
 t_same "wsereport: --gnuplot a command (gnuplot-nox, which tools/install-deps installs)" "gnuplot-nox" \
 	"$(complete_line wsereport --gnuplot gnuplot-n)"
 

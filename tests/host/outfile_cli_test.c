@@ -392,8 +392,8 @@ TEST_F(cli, wsereport_page_through_links_and_fifos)
 	EXPECT_TRUE(S_ISFIFO(st.st_mode)) TH_LOG("loss.svg, a FIFO, was replaced");
 	ASSERT_EQ(0, lstat(at(self, "run/index.html"), &st));
 	EXPECT_TRUE(S_ISLNK(st.st_mode)) TH_LOG("index.html, a link, was replaced");
-	/* metrics.csv, index.html, loss.svg, accuracy.svg: nothing else. */
-	EXPECT_EQ(4, entries(run));
+	/* metrics.csv, index.html, loss.svg, accuracy.svg, rate.svg: nothing else. */
+	EXPECT_EQ(5, entries(run));
 	free(r.buf);
 	html = test_read_file(page, &len);
 	EXPECT_NE(NULL, html) TH_LOG("no page written through the link");

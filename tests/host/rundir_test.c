@@ -10,6 +10,8 @@
  * CSV's very numbers (tb_vs_csv.py, the real event.proto), and, for a
  * model wsetrain compiled, the compile report and wafer map; wsereport
  * draws its curves and page, and headless Chromium shows both plots.
+ * Then one run of each mode, as make demo trains them, compared on one
+ * page by wsereport -o, which Chromium must show with both runs' curves.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -22,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "page_shot.h"
+#include "test_files.h"
 
 #define WSEREPORT	"build/bin/wsereport"
 #define TB_VS_CSV	"/usr/bin/python3 tests/host/tb_vs_csv.py"
@@ -122,11 +125,40 @@ FIXTURE_TEARDOWN(runs)
 {
 }
 
+/* @a and @b on one page in @where/compare, looked at by a browser. */
+static void check_comparison(struct __test_metadata *_metadata, const char *where,
+			     const char *a, const char *b)
+{
+	char cmd[2048], cmp[512], png[600], out[4096], *html;
+	long ca, cb;
+	int st;
+
+	snprintf(cmp, sizeof(cmp), "%s/compare", where);
+	snprintf(cmd, sizeof(cmd), WSEREPORT " -q -o %s %s %s", cmp, a, b);
+	st = system(cmd);
+	ASSERT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", cmd);
+	snprintf(png, sizeof(png), "%s/index.html", cmp);
+	html = test_read_file(png, NULL);
+	ASSERT_NE(NULL, html);
+	/* The modes differ, and the page marks it. */
+	EXPECT_NE(NULL, strstr(html, "<tr class=\"differs\"><td>execution mode</td>"))
+		TH_LOG("%s", html);
+	free(html);
+	snprintf(png, sizeof(png), "%s/screenshot.png", where);
+	ASSERT_EQ(0, page_screenshot(cmp, png, out, sizeof(out))) TH_LOG("%s", out);
+	/* plot.c draws the first run in the train colour, the second in the test colour. */
+	ca = page_count_colour(png, page_train_rgb);
+	cb = page_count_colour(png, page_test_rgb);
+	TH_LOG("comparison of %s and %s: %ld and %ld pixels of their colours", a, b, ca, cb);
+	EXPECT_GT(ca, 300);
+	EXPECT_GT(cb, 300);
+}
+
 TEST_F_TIMEOUT(runs, guest_run_directories, 600)
 {
 	const char *env = getenv("WSE_RUN_DIRS");
 	bool pipelined = false, streaming = false;
-	char mode[64], where[256];
+	char mode[64], where[256], first_pipelined[512] = "", first_streaming[512] = "";
 	struct dirent *e;
 	DIR *d;
 
@@ -147,10 +179,16 @@ TEST_F_TIMEOUT(runs, guest_run_directories, 600)
 		check_run(_metadata, dir, mode, sizeof(mode));
 		pipelined |= !strcmp(mode, "pipelined");
 		streaming |= !strcmp(mode, "weight_streaming");
+		if (!strcmp(mode, "pipelined") && !first_pipelined[0])
+			snprintf(first_pipelined, sizeof(first_pipelined), "%s", dir);
+		if (!strcmp(mode, "weight_streaming") && !first_streaming[0])
+			snprintf(first_streaming, sizeof(first_streaming), "%s", dir);
 	}
 	closedir(d);
 	EXPECT_TRUE(pipelined) TH_LOG("no layer-pipelined run in %s", where);
 	EXPECT_TRUE(streaming) TH_LOG("no weight streaming run in %s", where);
+	if (pipelined && streaming)
+		check_comparison(_metadata, where, first_pipelined, first_streaming);
 }
 
 TEST_HARNESS_MAIN

@@ -23,7 +23,7 @@
 
 static int write_file(const char *dir, const char *name, const char *text)
 {
-	char path[512];
+	char path[1024];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -42,8 +42,11 @@ static char *read_file(const char *dir, const char *name)
 	return test_read_file(path, NULL);
 }
 
-/* A run of 4 epochs: a training report every 50 steps, an evaluation per epoch. */
-static int write_metrics(const char *dir)
+/*
+ * A run of 4 epochs: a training report every 50 steps, an evaluation per
+ * epoch; @pace stretches its curves, @rate is its samples/s.
+ */
+static int write_run_metrics(const char *dir, double pace, double rate)
 {
 	char path[512];
 	FILE *f;
@@ -54,14 +57,48 @@ static int write_metrics(const char *dir)
 		return -1;
 	fprintf(f, "kind,step,epoch,loss,accuracy,samples_per_s,wall_s\n");
 	for (int s = 50; s <= 1876; s += 50) {
-		fprintf(f, "train,%d,%d,%.6f,%.6f,17000.5,%.3f\n", s, s / 469,
-			1.2 * exp(-s / 400.0) + 0.3, 0.9 - 0.4 * exp(-s / 300.0), s / 100.0);
+		fprintf(f, "train,%d,%d,%.6f,%.6f,%.1f,%.3f\n", s, s / 469,
+			1.2 * exp(-s / (400.0 * pace)) + 0.3, 0.9 - 0.4 * exp(-s / (300.0 * pace)),
+			rate, s / 100.0);
 		if (s % 450 == 0)
 			fprintf(f, "test,%d,%d,%.6f,%.6f,,%.3f\n", s, s / 469,
-				1.2 * exp(-s / 400.0) + 0.35, 0.88 - 0.4 * exp(-s / 300.0),
-				s / 100.0);
+				1.2 * exp(-s / (400.0 * pace)) + 0.35,
+				0.88 - 0.4 * exp(-s / (300.0 * pace)), s / 100.0);
 	}
 	return fclose(f);
+}
+
+static int write_metrics(const char *dir)
+{
+	return write_run_metrics(dir, 1.0, 17000.5);
+}
+
+/*
+ * Two runs to compare, in @dir/a and @dir/b: the same model, pipelined and
+ * weight streaming, at other batch sizes and paces; b with a warmup-cosine
+ * schedule. run.json's doubles as json-c writes them, 17 digits.
+ */
+static int write_two_runs(const char *dir)
+{
+	char a[256], b[256];
+
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	if (mkdir(a, 0700) || mkdir(b, 0700) || write_run_metrics(a, 1.0, 17000.5) ||
+	    write_run_metrics(b, 2.5, 9000.25))
+		return -1;
+	if (write_file(a, "run.json",
+		       "{\"model\": \"fc-mnist\", \"mode\": \"pipelined\", \"systems\": 1,\n"
+		       " \"batch\": 128, \"optimizer\": \"adam\", \"lr\": 0.001, \"steps\": 1876,\n"
+		       " \"final\": {\"step\": 1876, \"test_accuracy\": 0.88819999999999999,\n"
+		       "           \"samples_per_s\": 17000.499999999999}}\n"))
+		return -1;
+	return write_file(b, "run.json",
+			  "{\"model\": \"fc-mnist\", \"mode\": \"weight_streaming\", \"systems\": 2,\n"
+			  " \"batch\": 256, \"optimizer\": \"adam\", \"lr\": 0.001, \"steps\": 1876,\n"
+			  " \"warmup\": 200, \"schedule_steps\": 1876, \"min_lr\": 0.0001,\n"
+			  " \"final\": {\"step\": 1876, \"test_accuracy\": 0.85109999999999997,\n"
+			  "           \"samples_per_s\": 9000.25}}\n");
 }
 
 FIXTURE(report) {
@@ -169,6 +206,106 @@ TEST_F(report, refuses_bad_input_with_a_reason)
 	EXPECT_NE(NULL, strstr(self->out, "gnuplot-nox")) TH_LOG("%s", self->out);
 }
 
+TEST_F(report, compares_runs_on_one_page)
+{
+	char cmpdir[128], *html, *loss, *lr;
+	static const char *const want[] = {
+		"<img src=\"loss.svg\"", "<img src=\"accuracy.svg\"", "<img src=\"rate.svg\"",
+		"<img src=\"lr.svg\"",
+		/* Each run's own page, linked from its column. */
+		"<a href=\"../a/index.html\">a</a>", "<a href=\"../b/index.html\">b</a>",
+		/* What is the same is plain; what differs is marked. */
+		"<tr><td>model</td><td>fc-mnist</td><td>fc-mnist</td></tr>",
+		"<tr><td>optimizer</td><td>adam</td><td>adam</td></tr>",
+		"<tr class=\"differs\"><td>execution mode</td><td class=\"diff\">pipelined</td><td class=\"diff\">weight_streaming</td></tr>",
+		"<tr class=\"differs\"><td>batch</td><td class=\"diff\">128</td><td class=\"diff\">256</td></tr>",
+		/* Only b has a schedule: a's cell is a dash. */
+		"<tr class=\"differs\"><td>warmup steps</td><td class=\"diff\">\u2014</td><td class=\"diff\">200</td></tr>",
+		/* Numbers rounded for people. */
+		"<td class=\"diff\">0.8882</td><td class=\"diff\">0.8511</td>",
+		"<td class=\"diff\">17000.5</td><td class=\"diff\">9000.2</td>",
+	};
+	char names[256] = "";
+
+	ASSERT_EQ(0, write_two_runs(self->dir));
+	snprintf(cmpdir, sizeof(cmpdir), "%s/compare", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -o %s %s/a %s/b", cmpdir, self->dir,
+		 self->dir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	/* Each run's own page, then the comparison. */
+	EXPECT_NE(NULL, strstr(self->out, "/a/index.html\n")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "/b/index.html\n")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "/compare/index.html\n")) TH_LOG("%s", self->out);
+	html = read_file(cmpdir, "index.html");
+	loss = read_file(cmpdir, "loss.svg");
+	lr = read_file(cmpdir, "lr.svg");
+	ASSERT_NE(NULL, html);
+	ASSERT_NE(NULL, loss);
+	ASSERT_NE(NULL, lr);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		EXPECT_NE(NULL, strstr(html, want[i])) TH_LOG("no %s in\n%s", want[i], html);
+	}
+	EXPECT_EQ(NULL, strstr(html, "0.8881999"));
+	EXPECT_EQ(NULL, strstr(html, ".tmp"));
+	/* Both runs overlaid, a colour each, named in the key. */
+	EXPECT_NE(NULL, strstr(loss, "rgb( 31, 119, 180)")) TH_LOG("no run a in loss.svg");
+	EXPECT_NE(NULL, strstr(loss, "rgb(214,  39,  40)")) TH_LOG("no run b in loss.svg");
+	EXPECT_NE(NULL, strstr(loss, ">b (test)<")) TH_LOG("no key for b's evaluations");
+	EXPECT_NE(NULL, strstr(lr, "rgb(214,  39,  40)")) TH_LOG("no schedule of b in lr.svg");
+	/* The page's directory holds the page and its plots, nothing left over. */
+	snprintf(self->cmd, sizeof(self->cmd), "ls -A %s | tr '\\n' ' '", cmpdir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, names, sizeof(names)));
+	EXPECT_STREQ("accuracy.svg index.html loss.svg lr.svg rate.svg ", names);
+	free(html);
+	free(loss);
+	free(lr);
+
+	/* Several runs need -o; -o is not one of the runs; a bad run writes no comparison. */
+	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " %s/a %s/b", self->dir, self->dir);
+	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "give -o DIR")) TH_LOG("%s", self->out);
+	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -o %s/a/ %s/a %s/b", self->dir,
+		 self->dir, self->dir);
+	EXPECT_EQ(2, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "-o is a run directory")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, write_file(self->dir, "b/metrics.csv", "kind,step\n"));
+	snprintf(self->cmd, sizeof(self->cmd), "rm %s/index.html && " WSEREPORT " -o %s %s/a %s/b",
+		 cmpdir, cmpdir, self->dir, self->dir);
+	EXPECT_EQ(1, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "no comparison page written")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, access(strcat(cmpdir, "/index.html"), F_OK));
+}
+
+TEST_F(report, comparison_renders_in_a_browser)
+{
+	char png[128], cmpdir[128];
+	long a, b;
+
+	ASSERT_EQ(0, access(CHROMIUM, X_OK)) TH_LOG("%s missing: run tools/install-deps", CHROMIUM);
+	ASSERT_EQ(0, write_two_runs(self->dir));
+	snprintf(cmpdir, sizeof(cmpdir), "%s/compare", self->dir);
+	snprintf(self->cmd, sizeof(self->cmd), WSEREPORT " -q -o %s %s/a %s/b", cmpdir, self->dir,
+		 self->dir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	snprintf(png, sizeof(png), "%s/shot.png", self->dir);
+	ASSERT_EQ(0, page_screenshot(cmpdir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	/* Run a in the train colour, run b in the test colour (plot.c's first two). */
+	a = page_count_colour(png, page_train_rgb);
+	b = page_count_colour(png, page_test_rgb);
+	TH_LOG("comparison screenshot: %ld pixels of run a's colour, %ld of run b's", a, b);
+	/* Four plots, each with both runs' lines. */
+	EXPECT_GT(a, 600);
+	EXPECT_GT(b, 600);
+
+	/* Without the plots the page still opens, and the runs' lines are gone. */
+	snprintf(self->cmd, sizeof(self->cmd), "cd %s && rm loss.svg accuracy.svg rate.svg lr.svg",
+		 cmpdir);
+	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
+	ASSERT_EQ(0, page_screenshot(cmpdir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	EXPECT_LT(page_count_colour(png, page_train_rgb), 50);
+	EXPECT_LT(page_count_colour(png, page_test_rgb), 50);
+}
+
 TEST_F(report, renders_in_a_browser)
 {
 	char png[128];
@@ -187,7 +324,7 @@ TEST_F(report, renders_in_a_browser)
 	EXPECT_GT(test, 300);
 
 	/* Without the plots the page still opens, and the series are gone. */
-	snprintf(self->cmd, sizeof(self->cmd), "rm %s/loss.svg %s/accuracy.svg", self->dir,
+	snprintf(self->cmd, sizeof(self->cmd), "cd %s && rm loss.svg accuracy.svg rate.svg",
 		 self->dir);
 	ASSERT_EQ(0, run_cmd_all(self->cmd, self->out, sizeof(self->out)));
 	ASSERT_EQ(0, page_screenshot(self->dir, png, self->out, sizeof(self->out))) TH_LOG("%s", self->out);

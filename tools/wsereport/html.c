@@ -16,7 +16,7 @@
 #include "wse/outfile.h"
 #include "report.h"
 
-static const char style[] =
+const char report_style[] =
 	"body{font-family:'DejaVu Sans',sans-serif;margin:1.5em;color:#222;background:#fff}"
 	"h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.2em 0 .4em}"
 	".sub{color:#555;margin:0 0 1em}"
@@ -27,7 +27,9 @@ static const char style[] =
 	"figcaption{font-size:.9em;color:#555;text-align:center}"
 	"table{border-collapse:collapse;font-size:.9em}"
 	"td{border-top:1px solid #eee;padding:.15em .8em .15em 0;vertical-align:top}"
-	"td:first-child{color:#555;white-space:nowrap}";
+	"td:first-child{color:#555;white-space:nowrap}"
+	"th{text-align:left;padding:.15em .8em .15em 0;border-bottom:1px solid #ccc}"
+	"td.diff{background:#fff3b0;font-weight:bold}";
 
 void html_escape(FILE *f, const char *s)
 {
@@ -42,7 +44,7 @@ void html_escape(FILE *f, const char *s)
 	}
 }
 
-static void figure(FILE *f, const char *id, const char *file, const char *alt,
+void html_figure(FILE *f, const char *id, const char *file, const char *alt,
 		   const char *caption)
 {
 	fprintf(f, "<figure id=\"%s\"><img src=\"%s\" alt=\"%s\"><figcaption>%s</figcaption></figure>\n",
@@ -140,16 +142,21 @@ int html_write(const char *dir, const struct run_info *ri, const struct metrics 
 	}
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>wse run: ");
 	html_escape(f, ri->title);
-	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", style);
+	fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", report_style);
 	html_escape(f, ri->title);
 	fprintf(f, "</h1>\n");
 	summary(f, m);
 	fprintf(f, "<div class=\"row\">\n");
-	figure(f, "loss", "loss.svg", "loss against step, train and test", "Loss");
-	figure(f, "accuracy", "accuracy.svg", "accuracy against step, train and test",
+	html_figure(f, "loss", "loss.svg", "loss against step, train and test", "Loss");
+	html_figure(f, "accuracy", "accuracy.svg", "accuracy against step, train and test",
 	       "Accuracy");
+	if (m->train)
+		html_figure(f, "rate", "rate.svg", "training samples per second against step",
+		       "Training rate");
+	if (metrics_have_lr(m))
+		html_figure(f, "lr", "lr.svg", "learning rate against step", "Learning rate");
 	if (has_wafer)
-		figure(f, "wafer", "wafer.svg", "the program's regions on the wafer",
+		html_figure(f, "wafer", "wafer.svg", "the program's regions on the wafer",
 		       "The wafer: each layer's region");
 	fprintf(f, "</div>\n<h2>Run</h2>\n<table>\n");
 	for (size_t i = 0; i < ri->n; i++) {

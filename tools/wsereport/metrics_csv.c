@@ -6,7 +6,8 @@
  *   train,50,0,0.712345,0.751234,10886.2,1.234
  *   test,469,0,0.523456,0.812300,,5.678
  *
- * Columns are found by name, so a file with more columns still reads.
+ * Columns are found by name, so a file with more columns still reads; an
+ * "lr" column, where there is one, gives the learning rate at each report.
  */
 #include <errno.h>
 #include <math.h>
@@ -68,7 +69,7 @@ static int add(struct metrics *m, const struct metrics_row *r)
 	return 0;
 }
 
-static int parse_row(char **f, int nf, const int *at, struct metrics_row *r,
+static int parse_row(char **f, int nf, const int *at, int lr_at, struct metrics_row *r,
 		     char *err, size_t errlen)
 {
 	double v[C_COUNT];
@@ -112,6 +113,16 @@ static int parse_row(char **f, int nf, const int *at, struct metrics_row *r,
 	r->accuracy = v[C_ACC];
 	r->samples_per_s = v[C_RATE];
 	r->wall_s = v[C_WALL];
+	r->lr = NAN;
+	if (lr_at >= 0 && lr_at < nf && *f[lr_at]) {
+		double lr;
+
+		if (number(f[lr_at], &lr) || lr < 0) {
+			snprintf(err, errlen, "lr '%s' is not a number >= 0", f[lr_at]);
+			return -1;
+		}
+		r->lr = lr;
+	}
 	return 0;
 }
 
@@ -119,7 +130,7 @@ int metrics_read(const char *path, struct metrics *m, char *err, size_t errlen)
 {
 	FILE *fp = fopen(path, "r");
 	char line[1024], why[256];
-	int at[C_COUNT], nf, ret = -1;
+	int at[C_COUNT], lr_at = -1, nf, ret = -1;
 	unsigned int lineno = 1;
 	char *f[MAX_FIELDS];
 
@@ -144,6 +155,9 @@ int metrics_read(const char *path, struct metrics *m, char *err, size_t errlen)
 			goto out;
 		}
 	}
+	for (int i = 0; i < nf; i++)
+		if (!strcmp(f[i], "lr"))
+			lr_at = i;
 	while (fgets(line, sizeof(line), fp)) {
 		struct metrics_row r;
 
@@ -156,7 +170,7 @@ int metrics_read(const char *path, struct metrics *m, char *err, size_t errlen)
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		nf = split(line, f);
-		if (parse_row(f, nf, at, &r, why, sizeof(why))) {
+		if (parse_row(f, nf, at, lr_at, &r, why, sizeof(why))) {
 			snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
 			goto out;
 		}

@@ -1,9 +1,10 @@
 # tools/wsereport: a run's curves (gnuplot) and HTML page (Documentation/wsereport.rst).
 progs += wsereport
 wsereport_srcs := tools/wsereport/wsereport.c tools/wsereport/metrics_csv.c \
-	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c
-wsereport_libs := wseout wsecli
-wsereport_ldlibs := -ljson-c
+	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c \
+	tools/wsereport/compare.c
+wsereport_libs := wseout wsecli wseengine wsenum
+wsereport_ldlibs := -ljson-c -lm
 
 # Runs build/bin/wsereport (and headless Chromium on its page).
 host_tests += wsereport_test

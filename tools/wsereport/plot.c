@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The curves, drawn by gnuplot: loss.svg and accuracy.svg, each with the
- * training reports and the evaluations against the optimizer step. The data
- * goes to gnuplot inline (datablocks), so nothing but the two SVGs is
- * written, each into the file wse/outfile.h opened for it.
+ * The curves, drawn by gnuplot: loss.svg and accuracy.svg (the training
+ * reports and the evaluations against the optimizer step), rate.svg (the
+ * training rate) and, when the runs' schedules are known, lr.svg. One run
+ * is drawn in two colours, train and test; several runs are overlaid, a
+ * colour each, train as a line and test as points. The data goes to
+ * gnuplot inline (datablocks), so nothing but the SVGs is written, each
+ * into the file wse/outfile.h opened for it.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,9 +18,22 @@
 #include "report.h"
 #include "wse/outfile.h"
 
-/* The series' colours; the render test looks for them in a screenshot. */
+/* One run's series' colours; the render test looks for them in a screenshot. */
 #define COLOUR_TRAIN	"#1f77b4"
 #define COLOUR_TEST	"#d62728"
+
+/* Several runs: a colour each, in this order (the render test knows the first two). */
+static const char *const run_colour[] = {
+	"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+};
+#define N_COLOURS	(sizeof(run_colour) / sizeof(run_colour[0]))
+
+enum plot_kind { P_LOSS, P_ACCURACY, P_RATE, P_LR, P_COUNT };
+static const char *const plot_name[P_COUNT] = { "loss", "accuracy", "rate", "lr" };
+static const char *const plot_ylabel[P_COUNT] = {
+	"loss", "accuracy", "samples/s", "learning rate",
+};
 
 /* A gnuplot single-quoted string: no escapes but '' for a quote. */
 static void quoted(FILE *g, const char *s)
@@ -32,32 +48,77 @@ static void quoted(FILE *g, const char *s)
 	fputc('\'', g);
 }
 
-static void datablock(FILE *g, const struct metrics *m, bool test)
+/* Columns: step loss accuracy samples/s lr; NaN (no value) as gnuplot's NaN. */
+static void datablock(FILE *g, const struct metrics *m, size_t run, bool test)
 {
-	fprintf(g, "$%s << EOD\n", test ? "test" : "train");
-	for (size_t i = 0; i < m->n; i++)
-		if (m->rows[i].test == test)
-			fprintf(g, "%llu %.9g %.9g\n", (unsigned long long)m->rows[i].step,
-				m->rows[i].loss, m->rows[i].accuracy);
+	fprintf(g, "$%s%zu << EOD\n", test ? "test" : "train", run);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct metrics_row *r = &m->rows[i];
+
+		if (r->test != test)
+			continue;
+		fprintf(g, "%llu %.9g %.9g", (unsigned long long)r->step, r->loss, r->accuracy);
+		fprintf(g, isnan(r->samples_per_s) ? " NaN" : " %.9g", r->samples_per_s);
+		fprintf(g, isnan(r->lr) ? " NaN\n" : " %.9g\n", r->lr);
+	}
 	fprintf(g, "EOD\n");
 }
 
-static void one_plot(FILE *g, const struct metrics *m, const char *path, const char *ylabel,
-		     int col, const char *title)
+bool metrics_have_lr(const struct metrics *m)
 {
+	for (size_t i = 0; i < m->n; i++)
+		if (!m->rows[i].test && !isnan(m->rows[i].lr))
+			return true;
+	return false;
+}
+
+static void one_plot(FILE *g, const struct plot_run *runs, size_t n, enum plot_kind k,
+		     const char *path, const char *title)
+{
+	const char *sep = "";
+	int col = 2 + k;
+
 	fprintf(g, "set output ");
 	quoted(g, path);
 	fprintf(g, "\nset title ");
 	quoted(g, title);
-	fprintf(g, " noenhanced\nset ylabel '%s'\nset key %s right\n", ylabel,
-		col == 2 ? "top" : "bottom");
+	fprintf(g, " noenhanced\nset ylabel '%s'\nset key %s right noenhanced\n",
+		plot_ylabel[k], k == P_ACCURACY ? "bottom" : "top");
+	/* From 0 for rates, so a constant learning rate is a line, not a range gnuplot warns of. */
+	fprintf(g, k == P_ACCURACY ? "set yrange [0:1]\n" :
+		   k == P_LOSS ? "set yrange [*:*]\n" : "set yrange [0:*]\n");
+	fprintf(g, k == P_RATE ? "set format y '%%.0f'\n" : "set format y '%%g'\n");
 	fprintf(g, "plot ");
-	if (m->train)
-		fprintf(g, "$train using 1:%d with lines lw 2 lc rgb '%s' title 'train'%s", col,
-			COLOUR_TRAIN, m->test ? ", " : "");
-	if (m->test)
-		fprintf(g, "$test using 1:%d with linespoints lw 2 pt 7 ps 0.8 lc rgb '%s' title 'test'",
-			col, COLOUR_TEST);
+	for (size_t r = 0; r < n; r++) {
+		const struct metrics *m = runs[r].m;
+		const char *train_colour = n == 1 ? COLOUR_TRAIN : run_colour[r % N_COLOURS];
+		const char *test_colour = n == 1 ? COLOUR_TEST : run_colour[r % N_COLOURS];
+		bool train = m->train && (k != P_LR || metrics_have_lr(m));
+
+		/* The rate and the learning rate are the training reports' alone. */
+		if (train) {
+			fprintf(g, "%s$train%zu using 1:%d with lines lw 2 lc rgb '%s' title ", sep, r,
+				col, train_colour);
+			if (n == 1)
+				fprintf(g, "'train'");
+			else
+				quoted(g, runs[r].name);
+			sep = ", ";
+		}
+		if (m->test && (k == P_LOSS || k == P_ACCURACY)) {
+			fprintf(g, "%s$test%zu using 1:%d with linespoints lw 2 dt %d pt 7 ps 0.8 lc rgb '%s' title ",
+				sep, r, col, n == 1 ? 1 : 2, test_colour);
+			if (n == 1) {
+				fprintf(g, "'test'");
+			} else {
+				char t[300];
+
+				snprintf(t, sizeof(t), "%s (test)", runs[r].name);
+				quoted(g, t);
+			}
+			sep = ", ";
+		}
+	}
 	fprintf(g, "\n");
 }
 
@@ -69,17 +130,18 @@ static bool nonempty(const struct wse_out *o)
 	return !o->regular || (!stat(wse_out_name(o), &st) && st.st_size > 0);
 }
 
-static void abandon_all(struct wse_out *out, int n)
+static void abandon_all(struct wse_out *out, const bool *want, int n)
 {
 	for (int i = 0; i < n; i++)
-		wse_out_abandon(&out[i]);
+		if (want[i])
+			wse_out_abandon(&out[i]);
 }
 
-int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
+int plot_curves(const char *gnuplot, const struct plot_run *runs, size_t n, const char *title,
 		const char *dir, char *err, size_t errlen)
 {
-	static const char *const names[2] = { "loss", "accuracy" };
-	struct wse_out out[2];
+	struct wse_out out[P_COUNT];
+	bool want[P_COUNT] = { true, true, false, false };
 	char cmd[4200], path[4096];
 	FILE *g;
 	int st;
@@ -89,11 +151,17 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 		snprintf(err, errlen, "gnuplot path %s contains a quote", gnuplot);
 		return -1;
 	}
+	for (size_t r = 0; r < n; r++) {
+		want[P_RATE] |= runs[r].m->train > 0;
+		want[P_LR] |= metrics_have_lr(runs[r].m);
+	}
 	/* gnuplot writes the files wse/outfile.h made: each replaced whole, or written through. */
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/%s.svg", dir, names[i]);
-		if (wse_out_open(&out[i], path, 0, err, errlen)) {
-			abandon_all(out, i);
+	for (int k = 0; k < P_COUNT; k++) {
+		if (!want[k])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.svg", dir, plot_name[k]);
+		if (wse_out_open(&out[k], path, 0, err, errlen)) {
+			abandon_all(out, want, k);
 			return -1;
 		}
 	}
@@ -101,18 +169,20 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 	g = popen(cmd, "w");
 	if (!g) {
 		snprintf(err, errlen, "cannot run %s: %s", gnuplot, strerror(errno));
-		abandon_all(out, 2);
+		abandon_all(out, want, P_COUNT);
 		return -1;
 	}
 	fprintf(g, "set terminal svg size 560,380 dynamic font 'DejaVu Sans,13' background rgb 'white'\n"
 		   "set xlabel 'step'\nset grid\nset border lw 1\n");
-	if (m->train)
-		datablock(g, m, false);
-	if (m->test)
-		datablock(g, m, true);
-	one_plot(g, m, wse_out_name(&out[0]), "loss", 2, title);
-	fprintf(g, "set yrange [0:1]\n");
-	one_plot(g, m, wse_out_name(&out[1]), "accuracy", 3, title);
+	for (size_t r = 0; r < n; r++) {
+		if (runs[r].m->train)
+			datablock(g, runs[r].m, r, false);
+		if (runs[r].m->test)
+			datablock(g, runs[r].m, r, true);
+	}
+	for (int k = 0; k < P_COUNT; k++)
+		if (want[k])
+			one_plot(g, runs, n, k, wse_out_name(&out[k]), title);
 	fprintf(g, "unset output\n");
 	st = pclose(g);
 	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
@@ -122,18 +192,24 @@ int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
 				 gnuplot);
 		else
 			snprintf(err, errlen, "%s failed (its messages are above)", gnuplot);
-		abandon_all(out, 2);
+		abandon_all(out, want, P_COUNT);
 		return -1;
 	}
-	if (!nonempty(&out[0]) || !nonempty(&out[1])) {
-		snprintf(err, errlen, "%s wrote no plots into %s", gnuplot, dir);
-		abandon_all(out, 2);
-		return -1;
-	}
-	for (int i = 0; i < 2; i++)
-		if (wse_out_commit(&out[i], err, errlen)) {
-			abandon_all(out + i + 1, 1 - i);
+	for (int k = 0; k < P_COUNT; k++)
+		if (want[k] && !nonempty(&out[k])) {
+			snprintf(err, errlen, "%s wrote no %s plot into %s", gnuplot, plot_name[k], dir);
+			abandon_all(out, want, P_COUNT);
 			return -1;
 		}
+	for (int k = 0; k < P_COUNT; k++) {
+		if (!want[k])
+			continue;
+		if (wse_out_commit(&out[k], err, errlen)) {
+			for (int j = k + 1; j < P_COUNT; j++)
+				if (want[j])
+					wse_out_abandon(&out[j]);
+			return -1;
+		}
+	}
 	return 0;
 }

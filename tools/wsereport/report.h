@@ -22,6 +22,7 @@ struct metrics_row {
 	double loss, accuracy;
 	double samples_per_s;		/* NaN for test rows */
 	double wall_s;
+	double lr;			/* the learning rate at the step; NaN: not known */
 };
 
 struct metrics {
@@ -34,23 +35,60 @@ struct metrics {
 int metrics_read(const char *path, struct metrics *m, char *err, size_t errlen);
 void metrics_free(struct metrics *m);
 
-/* plot.c: draws loss.svg and accuracy.svg in @dir with gnuplot (@gnuplot: its path). */
-int plot_curves(const char *gnuplot, const struct metrics *m, const char *title,
+/* plot.c: one run's series, or one of several overlaid; @name labels it. */
+struct plot_run {
+	const struct metrics *m;
+	const char *name;
+};
+
+/*
+ * Draws loss.svg, accuracy.svg, rate.svg and (when a run's learning rate is
+ * known) lr.svg in @dir with gnuplot (@gnuplot: its path).
+ */
+int plot_curves(const char *gnuplot, const struct plot_run *runs, size_t n, const char *title,
 		const char *dir, char *err, size_t errlen);
+/* A training row of @m has a learning rate. */
+bool metrics_have_lr(const struct metrics *m);
 
 /* run_info.c: what run.json says, as label/value rows for the page. */
 struct run_info {
 	char *title;			/* "fc-mnist, pipelined on 1 system" */
 	size_t n;
-	char **label, **value;
+	char **label, **value;		/* numbers rounded for people */
+	/* The learning rate's schedule, when run.json records it. */
+	bool have_lr;
+	double lr, min_lr;
+	uint64_t warmup, schedule_steps;	/* schedule_steps 0: constant */
 };
 
 int run_info_read(const char *path, struct run_info *ri, char *err, size_t errlen);
+/* The value of row @label ("model", "final.test_accuracy"), or NULL. */
+const char *run_info_get(const struct run_info *ri, const char *label);
+/* Fills the training rows' lr from the schedule, where metrics.csv had none. */
+void run_info_fill_lr(const struct run_info *ri, struct metrics *m);
+/* @v as people read it: 0.8882 for 0.88819999999999999, 17000.5, 1876. */
+void report_number(char *buf, size_t len, double v);
 void run_info_free(struct run_info *ri);
 
 /* html.c: writes @dir/index.html; @has_wafer: wafer.svg is there. */
 int html_write(const char *dir, const struct run_info *ri, const struct metrics *m,
 	       bool has_wafer, char *err, size_t errlen);
+
+/* One run of a comparison: its directory, what run.json says, its metrics. */
+struct compare_run {
+	const char *dir;
+	char name[256];			/* the directory's last component */
+	struct run_info ri;
+	struct metrics m;
+};
+
+/* compare.c: writes @dir/index.html comparing @n runs (their plots already in @dir). */
+int compare_write(const char *dir, const struct compare_run *runs, size_t n,
+		  char *err, size_t errlen);
+/* The pages' style sheet; a figure of @file (an image) with its caption. */
+extern const char report_style[];
+void html_figure(FILE *f, const char *id, const char *file, const char *alt,
+		 const char *caption);
 /* Writes @s with &, <, >, " escaped. */
 void html_escape(FILE *f, const char *s);
 

@@ -7,6 +7,7 @@
  * of objects one row per element.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "report.h"
+#include "wse/engine.h"
 
 static int add_row(struct run_info *ri, const char *label, const char *value)
 {
@@ -43,18 +45,35 @@ static bool scalar(struct json_object *o)
 	return !json_object_is_type(o, json_type_object) && !json_object_is_type(o, json_type_array);
 }
 
-/* A scalar as text; strings without their quotes. */
-static const char *text_of(struct json_object *o)
+void report_number(char *buf, size_t len, double v)
+{
+	double a = fabs(v);
+
+	if (a == floor(a) && a < 1e15)
+		snprintf(buf, len, "%.0f", v);
+	else if (a >= 100)
+		snprintf(buf, len, "%.1f", v);
+	else
+		snprintf(buf, len, "%.4g", v);
+}
+
+/* A scalar as text, in @buf where it is made; strings without their quotes. */
+static const char *text_of(struct json_object *o, char *buf, size_t len)
 {
 	if (json_object_is_type(o, json_type_string))
 		return json_object_get_string(o);
+	/* json-c prints 17 digits: 0.88819999999999999 for 0.8882. */
+	if (json_object_is_type(o, json_type_double)) {
+		report_number(buf, len, json_object_get_double(o));
+		return buf;
+	}
 	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 }
 
 /* "a=1, b=x" for an object's scalar members (nested ones as JSON). */
 static char *joined(struct json_object *o)
 {
-	char *buf = NULL;
+	char *buf = NULL, num[64];
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
@@ -65,7 +84,7 @@ static char *joined(struct json_object *o)
 
 		json_object_object_foreach(o, k, v) {
 			fprintf(f, "%s%s=%s", first ? "" : ", ", k,
-				scalar(v) ? text_of(v) :
+				scalar(v) ? text_of(v, num, sizeof(num)) :
 					    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 			first = false;
 		}
@@ -74,7 +93,7 @@ static char *joined(struct json_object *o)
 			struct json_object *e = json_object_array_get_idx(o, i);
 
 			fprintf(f, "%s%s", i ? " " : "",
-				scalar(e) ? text_of(e) :
+				scalar(e) ? text_of(e, num, sizeof(num)) :
 					    json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN));
 		}
 	}
@@ -87,11 +106,11 @@ static char *joined(struct json_object *o)
 
 static int add_member(struct run_info *ri, const char *key, struct json_object *v)
 {
-	char label[256];
+	char label[256], num[64];
 	int ret = 0;
 
 	if (scalar(v))
-		return add_row(ri, key, text_of(v));
+		return add_row(ri, key, text_of(v, num, sizeof(num)));
 	if (json_object_is_type(v, json_type_object)) {
 		json_object_object_foreach(v, k, sub) {
 			char *s = scalar(sub) ? NULL : joined(sub);
@@ -99,7 +118,7 @@ static int add_member(struct run_info *ri, const char *key, struct json_object *
 			snprintf(label, sizeof(label), "%s.%s", key, k);
 			if (!scalar(sub) && !s)
 				return -1;
-			ret = add_row(ri, label, s ? s : text_of(sub));
+			ret = add_row(ri, label, s ? s : text_of(sub, num, sizeof(num)));
 			free(s);
 			if (ret)
 				return ret;
@@ -136,6 +155,53 @@ static const char *str_member(struct json_object *root, const char *key)
 	return json_object_get_string(v);
 }
 
+static bool num_member(struct json_object *root, const char *key, double *v)
+{
+	struct json_object *o;
+
+	if (!json_object_object_get_ex(root, key, &o) ||
+	    (!json_object_is_type(o, json_type_double) && !json_object_is_type(o, json_type_int)))
+		return false;
+	*v = json_object_get_double(o);
+	return isfinite(*v) && *v >= 0;
+}
+
+/* wsetrain records lr, and warmup, schedule_steps and min_lr for a warmup-cosine schedule. */
+static void schedule(struct json_object *root, struct run_info *ri)
+{
+	double warmup, total;
+
+	ri->have_lr = num_member(root, "lr", &ri->lr);
+	if (ri->have_lr && num_member(root, "warmup", &warmup) &&
+	    num_member(root, "schedule_steps", &total) && num_member(root, "min_lr", &ri->min_lr) &&
+	    warmup < total && total < 1e18) {
+		ri->warmup = (uint64_t)warmup;
+		ri->schedule_steps = (uint64_t)total;
+	}
+}
+
+void run_info_fill_lr(const struct run_info *ri, struct metrics *m)
+{
+	struct engine_lr_schedule s = {
+		.kind = ri->schedule_steps ? ENGINE_LR_WARMUP_COSINE : ENGINE_LR_CONSTANT,
+		.warmup = ri->warmup, .total = ri->schedule_steps, .min_lr = ri->min_lr,
+	};
+
+	if (!ri->have_lr)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		if (!m->rows[i].test && isnan(m->rows[i].lr))
+			m->rows[i].lr = engine_lr_at(&s, ri->lr, m->rows[i].step);
+}
+
+const char *run_info_get(const struct run_info *ri, const char *label)
+{
+	for (size_t i = 0; i < ri->n; i++)
+		if (!strcmp(ri->label[i], label))
+			return ri->value[i];
+	return NULL;
+}
+
 int run_info_read(const char *path, struct run_info *ri, char *err, size_t errlen)
 {
 	struct json_object *root, *sys;
@@ -168,6 +234,7 @@ int run_info_read(const char *path, struct run_info *ri, char *err, size_t errle
 	ri->title = strdup(title);
 	if (!ri->title)
 		goto nomem;
+	schedule(root, ri);
 	json_object_object_foreach(root, key, v)
 		if (add_member(ri, key, v))
 			goto nomem;
