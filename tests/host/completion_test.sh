@@ -74,7 +74,8 @@ t_same "wsetrain: -V and --version" "--version" "$(complete_line wsetrain --vers
 t_same "wsecc: options from its --help" "--optimizer --output" "$(complete_line wsecc m --o)"
 t_same "wsefwd: options from its --help" "--fault-malformed-after --fault-malformed-kind" \
 	"$(complete_line wsefwd --fault-m)"
-t_same "wse-appliance: options from its --help" "--memoryx-capacity" "$(complete_line wse-appliance --mem)"
+t_same "wse-appliance: options from its --help" "--memoryx-capacity --memoryx-ram --memoryx-store" \
+	"$(complete_line wse-appliance --mem)"
 t_same "wsebench: long and short options" "--depths --device" "$(complete_line wsebench --de)"
 t_same "wsereport: options from its --help" "--gnuplot" "$(complete_line wsereport --g)"
 for t in $tools; do
