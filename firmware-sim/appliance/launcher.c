@@ -54,6 +54,7 @@ struct launcher {
 	const char *fw_args[ARGS_MAX];
 	int nfw_args;
 	uint64_t capacity;
+	uint64_t max_program;	/* 0: the parts' own default */
 	const char *leaves;		/* checked by the coordinator */
 	bool restart, no_regions;
 	char dir[PATH_MAX / 2];
@@ -273,6 +274,10 @@ static void plan(struct launcher *l)
 		add_arg(p, "--queues=%s", "5");
 		if (l->log_level)
 			add_arg(p, "--log-level=%s", l->log_level);
+		if (l->max_program) {
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)l->max_program);
+			add_arg(p, "--max-program=%s", buf);
+		}
 		for (int a = 0; a < l->nfw_args; a++)
 			add_arg(p, "%s", l->fw_args[a]);
 	}
@@ -298,6 +303,10 @@ static void plan(struct launcher *l)
 		add_arg(co, "%s", "--no-regions");
 	if (l->leaves)
 		add_arg(co, "--leaves=%s", l->leaves);
+	if (l->max_program) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)l->max_program);
+		add_arg(co, "--max-program=%s", buf);
+	}
 	for (unsigned int i = 0; i < (l->nremote ? l->nremote : l->systems); i++) {
 		if (l->nremote) {
 			add_arg(co, "--system=%s", l->remote[i]);
@@ -331,6 +340,9 @@ static void usage(FILE *f)
 "  --run-dir DIR           sockets and the 'parts' file (pids); default a\n"
 "                          new directory in /tmp, removed at exit\n"
 "  --memoryx-capacity B    bytes MemoryX holds at most (K/M/G; default 4G)\n"
+"  --max-program B         largest program image (with its initial weights)\n"
+"                          the coordinator and the local systems accept\n"
+"                          (K/M/G; default 256M)\n"
 "  --data-root DIR         the directory shared with the user node, where\n"
 "                          datasets are (default /usr/share/datasets)\n"
 "  --fw-arg ARG            pass ARG to every local wsefwd (repeatable)\n"
@@ -355,6 +367,7 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "run-dir", required_argument, NULL, 'd' },
 		{ "memoryx-capacity", required_argument, NULL, 'C' },
+		{ "max-program", required_argument, NULL, 'P' },
 		{ "data-root", required_argument, NULL, 'D' },
 		{ "fw-arg", required_argument, NULL, 'f' },
 		{ "no-restart", no_argument, NULL, 'n' },
@@ -393,6 +406,11 @@ static int parse(int argc, char **argv, struct launcher *l)
 		case 'C':
 			if (wse_opt_u64(ROLE_PROG, "--memoryx-capacity", optarg, 4096, 1ULL << 50,
 					WSE_NUM_BINARY, &l->capacity))
+				return -1;
+			break;
+		case 'P':
+			if (wse_opt_u64(ROLE_PROG, "--max-program", optarg, 4096, 1ULL << 40,
+					WSE_NUM_BINARY, &l->max_program))
 				return -1;
 			break;
 		case 'D':
