@@ -93,6 +93,7 @@ def torch_run(args, model, ids, split):
         if t % args.report == 0 or t == args.steps:
             curve[t] = sum(window) / len(window)
             window = []
+    train_s = time.time() - t0
     # Every validation window once, each its tokens' mean loss.
     model.eval()
     total = 0.0
@@ -103,7 +104,7 @@ def torch_run(args, model, ids, split):
                 out = model(x).float()
             total += F.cross_entropy(out.reshape(-1, gpt_data.VOCAB), y.reshape(-1),
                                      reduction="sum").item() / args.context
-    return curve, total / len(val), time.time() - t0
+    return curve, total / len(val), time.time() - t0, train_s
 
 
 def compile_program(args, onnx, out):
@@ -154,7 +155,8 @@ def device_run(args, onnx, tmp):
     curve = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"^step +(\d+)  loss ([0-9.]+)", out, re.M)}
     val = float(re.search(r"^validation loss ([0-9.]+)", out, re.M).group(1))
-    return curve, val, time.time() - t0
+    trained = re.search(r"^trained: .* in ([0-9.]+) s", out, re.M)
+    return curve, val, time.time() - t0, float(trained.group(1)) if trained else None
 
 
 def guest_run(args, onnx, tmp):
@@ -184,7 +186,7 @@ def guest_run(args, onnx, tmp):
     if not evals:
         sys.exit("compare_gpt: wsetrain in the guest printed no evaluation:\n" + out)
     val = float(evals[-1])
-    return curve, val, time.time() - t0
+    return curve, val, time.time() - t0, None
 
 
 def host_run(args, onnx, tmp):
@@ -202,7 +204,7 @@ def host_run(args, onnx, tmp):
     curve = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"^step (\d+) loss ([0-9.]+)", out, re.M)}
     val = float(re.search(r"^step %d val_loss ([0-9.]+)" % args.steps, out, re.M).group(1))
-    return curve, val, time.time() - t0
+    return curve, val, time.time() - t0, None
 
 
 def export_llama(model, path, context):
@@ -260,8 +262,8 @@ def main():
             export_llama(model, path, args.context)
         else:
             gpt_chars.export(model, path, args.context, args.dropout)
-        wse_curve, wse_val, wse_s = run(args, path, tmp)
-    torch_curve, torch_val, torch_s = torch_run(args, model, ids, split)
+        wse_curve, wse_val, wse_s, wse_train_s = run(args, path, tmp)
+    torch_curve, torch_val, torch_s, torch_train_s = torch_run(args, model, ids, split)
     print(f"{'llama' if args.arch == 'llama' else 'gpt-chars'}: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
@@ -271,6 +273,9 @@ def main():
         print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")
     print(f"final validation loss: pytorch {torch_val:.4f} ({torch_s:.0f} s), wse {wse_val:.4f} "
           f"({wse_s:.0f} s): {100 * (wse_val - torch_val) / torch_val:+.2f}%")
+    samples = args.steps * args.batch
+    wse_rate = f"{samples / wse_train_s:.3g}" if wse_train_s else "not reported"
+    print(f"training samples/s: pytorch {samples / torch_train_s:.3g}, wse {wse_rate}")
 
 
 if __name__ == "__main__":
