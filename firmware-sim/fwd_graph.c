@@ -135,6 +135,26 @@ static bool recomputes(const struct fwd_program *p, uint32_t k)
 }
 
 /*
+ * The parameters' share of SRAM. Resident (layer-pipelined): every weight,
+ * its gradient and the two Adam moments. Weight streaming keeps weights and
+ * optimizer state in MemoryX: SRAM holds one unit's weights and gradients.
+ */
+static uint64_t streamed_params_bytes(const struct fwd_program *p)
+{
+	const struct wsep_program *prog = p->prog;
+	uint64_t most = 0;
+
+	if (p->resident)
+		return wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2);
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		uint64_t n = wsep_layer_params(&prog->layers[k]);
+
+		most = n > most ? n : most;
+	}
+	return most * 4 * 2;
+}
+
+/*
  * Bytes the graphs of @p's micro-batches hold at once (values and their
  * gradients, at the largest micro-batch's size) and its resident arrays:
  * what a device's SRAM would have to hold. A program that recomputes
@@ -146,7 +166,7 @@ static uint64_t graph_bytes(const struct fwd_program *p)
 {
 	const struct wsep_program *prog = p->prog;
 	const struct wsep_graph *wg = prog->graph;
-	uint64_t n = wsep_total_params(prog->layers, prog->num_layers) * 4 * (2 + 2), most = 0;
+	uint64_t n = streamed_params_bytes(p), most = 0;
 	uint32_t size = fwd_micro_at(p, prog->batch, 0).count;
 	uint32_t *unit = calloc(wg->num_values, sizeof(*unit));
 	uint32_t *last = calloc(wg->num_values, sizeof(*last));

@@ -7,6 +7,8 @@ both training-loss curves and the final validation losses side by side.
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
                         [--optimizer adam|adamw] [--dropout P] [--text FILE ...]
                         [--via device|guest|host] [--arch gpt|llama]
+                        [--wafer SPEC] [--micro-batch N] [--precision P]
+                        [--systems N] [--max-program B] [--guest-mem MB]
 
 --arch llama trains models/reference_models.py's LLaMA decoder (RMSNorm,
 rotary embeddings, SwiGLU of 4x the width, no biases) of the same blocks,
@@ -21,6 +23,11 @@ The wse side:
           the driver, on an appliance (tools/wsevm --appliance 1): the
           whole stack, slowest;
   host    the engine's graph executor on the host (wse-graphtrain).
+--precision bf16 (or fp16) compiles the wse side with 16-bit matrix
+products and runs PyTorch's side under CPU autocast of that type, both with
+fp32 master weights and Adam state. --wafer and --micro-batch go to wsecc;
+--systems, --max-program (for a program whose initial weights exceed the
+appliance's default 256M) and --guest-mem size the appliance and the guest.
 Needs python3-torch (tools/install-deps --bench) and a built tree (make).
 """
 import argparse
@@ -55,6 +62,12 @@ def windows(ids, offsets, context):
     return x, y
 
 
+def autocast(args):
+    """The 16-bit compute of --precision, as wsecc's: fp32 master weights."""
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
+    return torch.autocast("cpu", dtype=dtype, enabled=dtype is not None)
+
+
 def torch_run(args, model, ids, split):
     if args.optimizer == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
@@ -69,7 +82,9 @@ def torch_run(args, model, ids, split):
     t0 = time.time()
     for t in range(1, args.steps + 1):
         x, y = windows(ids, gpt_data.batch_offsets(rng, args.batch, split, args.context), args.context)
-        loss = F.cross_entropy(model(x).reshape(-1, gpt_data.VOCAB), y.reshape(-1))
+        with autocast(args):
+            out = model(x)
+        loss = F.cross_entropy(out.float().reshape(-1, gpt_data.VOCAB), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -78,34 +93,49 @@ def torch_run(args, model, ids, split):
         if t % args.report == 0 or t == args.steps:
             curve[t] = sum(window) / len(window)
             window = []
+    train_s = time.time() - t0
     # Every validation window once, each its tokens' mean loss.
     model.eval()
     total = 0.0
     with torch.no_grad():
         for i in range(0, len(val), args.batch):
             x, y = windows(ids, val[i:i + args.batch], args.context)
-            out = model(x)
+            with autocast(args):
+                out = model(x).float()
             total += F.cross_entropy(out.reshape(-1, gpt_data.VOCAB), y.reshape(-1),
                                      reduction="sum").item() / args.context
-    return curve, total / len(val), time.time() - t0
+    return curve, total / len(val), time.time() - t0, train_s
 
 
-def compile_program(args, onnx, out, wafer="wse2"):
-    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--wafer", wafer,
+def compile_program(args, onnx, out):
+    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--wafer", args.wafer,
            "--mode", "weight_streaming", "--optimizer", args.optimizer, "--lr", str(args.lr),
            "--seed", str(args.seed), "-q", "-o", out]
     if args.warmup:
         cmd += ["--warmup", str(args.warmup), "--steps", str(args.steps)]
     if args.weight_decay:
         cmd += ["--weight-decay", str(args.weight_decay)]
+    if args.micro_batch:
+        cmd += ["--micro-batch", str(args.micro_batch)]
+    if args.precision != "fp32":
+        cmd += ["--precision", args.precision]
     subprocess.run(cmd, check=True)
+
+
+def appliance_args(args):
+    """The appliance's systems are wafers of --wafer's geometry and SRAM."""
+    geometry, _, sram = args.wafer.split("@")[0].partition(":")
+    out = ["--fw-arg=--wafer=" + geometry] if geometry != "wse1" else []
+    out += ["--fw-arg=--sram-per-pe=" + sram] if sram else []
+    return out + (["--max-program=" + args.max_program] if args.max_program else [])
 
 
 def device_run(args, onnx, tmp):
     prog, sock = os.path.join(tmp, "gpt.wsep"), os.path.join(tmp, "appliance.sock")
     compile_program(args, onnx, prog)
-    fwd = subprocess.Popen([os.path.join(BIN, "wse-appliance"), "--systems", "1",
-                            "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")],
+    fwd = subprocess.Popen([os.path.join(BIN, "wse-appliance"), "--systems", str(args.systems),
+                            "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")]
+                           + appliance_args(args),
                            stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
@@ -125,7 +155,8 @@ def device_run(args, onnx, tmp):
     curve = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"^step +(\d+)  loss ([0-9.]+)", out, re.M)}
     val = float(re.search(r"^validation loss ([0-9.]+)", out, re.M).group(1))
-    return curve, val, time.time() - t0
+    trained = re.search(r"^trained: .* in ([0-9.]+) s", out, re.M)
+    return curve, val, time.time() - t0, float(trained.group(1)) if trained else None
 
 
 def guest_run(args, onnx, tmp):
@@ -135,11 +166,18 @@ def guest_run(args, onnx, tmp):
     for i, f in enumerate(args.text):
         shutil.copy(f, os.path.join(tmp, "text%d" % i))
         texts += ["--text", "/wse/runs/text%d" % i]
-    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--appliance", "1", "--",
+    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--appliance", str(args.systems),
+           "--mem", str(args.guest_mem)]
+    cmd += [a for x in appliance_args(args) for a in ("--appliance-arg", x)]
+    cmd += ["--",
            "wsetrain", "/wse/runs/gpt.wsep", "--steps", str(args.steps), "--report",
            str(args.report)] + texts
     t0 = time.time()
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit("compare_gpt: tools/wsevm ... wsetrain exited %d:\n%s%s"
+                 % (done.returncode, done.stdout[-4000:], done.stderr[-4000:]))
+    out = done.stdout
     # wsetrain's report lines (tools/wsetrain/report.c): Train ... Step=N/M, Loss=L,
     # then Eval ... Loss=L over the validation windows.
     curve = {int(m.group(1)): float(m.group(2))
@@ -148,7 +186,7 @@ def guest_run(args, onnx, tmp):
     if not evals:
         sys.exit("compare_gpt: wsetrain in the guest printed no evaluation:\n" + out)
     val = float(evals[-1])
-    return curve, val, time.time() - t0
+    return curve, val, time.time() - t0, None
 
 
 def host_run(args, onnx, tmp):
@@ -166,7 +204,7 @@ def host_run(args, onnx, tmp):
     curve = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"^step (\d+) loss ([0-9.]+)", out, re.M)}
     val = float(re.search(r"^step %d val_loss ([0-9.]+)" % args.steps, out, re.M).group(1))
-    return curve, val, time.time() - t0
+    return curve, val, time.time() - t0, None
 
 
 def export_llama(model, path, context):
@@ -197,6 +235,13 @@ def main():
     ap.add_argument("--text", action="append")
     ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
     ap.add_argument("--arch", choices=["gpt", "llama"], default="gpt")
+    ap.add_argument("--wafer", default="wse2", help="wsecc --wafer (e.g. 64x64:48K)")
+    ap.add_argument("--micro-batch", type=int, default=0, help="wsecc --micro-batch")
+    ap.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32",
+                    help="wsecc --precision; PyTorch runs under CPU autocast of that type")
+    ap.add_argument("--systems", type=int, default=1, help="systems in the appliance")
+    ap.add_argument("--max-program", help="wse-appliance --max-program (e.g. 1G)")
+    ap.add_argument("--guest-mem", type=int, default=1024, help="tools/wsevm --mem (MB)")
     args = ap.parse_args()
     args.text = args.text or FORTUNES
     torch.set_num_threads(1)
@@ -217,8 +262,8 @@ def main():
             export_llama(model, path, args.context)
         else:
             gpt_chars.export(model, path, args.context, args.dropout)
-        wse_curve, wse_val, wse_s = run(args, path, tmp)
-    torch_curve, torch_val, torch_s = torch_run(args, model, ids, split)
+        wse_curve, wse_val, wse_s, wse_train_s = run(args, path, tmp)
+    torch_curve, torch_val, torch_s, torch_train_s = torch_run(args, model, ids, split)
     print(f"{'llama' if args.arch == 'llama' else 'gpt-chars'}: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
@@ -228,6 +273,9 @@ def main():
         print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")
     print(f"final validation loss: pytorch {torch_val:.4f} ({torch_s:.0f} s), wse {wse_val:.4f} "
           f"({wse_s:.0f} s): {100 * (wse_val - torch_val) / torch_val:+.2f}%")
+    samples = args.steps * args.batch
+    wse_rate = f"{samples / wse_train_s:.3g}" if wse_train_s else "not reported"
+    print(f"training samples/s: pytorch {samples / torch_train_s:.3g}, wse {wse_rate}")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ struct launcher {
 	int nfw_args;
 	uint64_t capacity, mx_ram;	/* mx_ram 0: all of the capacity */
 	const char *mx_store;		/* --memoryx-store DIR */
+	uint64_t max_program;		/* 0: the parts' own default */
 	const char *leaves;		/* checked by the coordinator */
 	bool restart, no_regions;
 	char dir[PATH_MAX / 2];
@@ -275,6 +276,10 @@ static void plan(struct launcher *l)
 		add_arg(p, "--queues=%s", "5");
 		if (l->log_level)
 			add_arg(p, "--log-level=%s", l->log_level);
+		if (l->max_program) {
+			snprintf(buf, sizeof(buf), "%llu", (unsigned long long)l->max_program);
+			add_arg(p, "--max-program=%s", buf);
+		}
 		for (int a = 0; a < l->nfw_args; a++)
 			add_arg(p, "%s", l->fw_args[a]);
 	}
@@ -307,6 +312,10 @@ static void plan(struct launcher *l)
 		add_arg(co, "%s", "--no-regions");
 	if (l->leaves)
 		add_arg(co, "--leaves=%s", l->leaves);
+	if (l->max_program) {
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)l->max_program);
+		add_arg(co, "--max-program=%s", buf);
+	}
 	for (unsigned int i = 0; i < (l->nremote ? l->nremote : l->systems); i++) {
 		if (l->nremote) {
 			add_arg(co, "--system=%s", l->remote[i]);
@@ -344,6 +353,9 @@ static void usage(FILE *f)
 "                          file in DIR (memory-mapped; none left behind)\n"
 "  --memoryx-ram B         bytes of it in RAM with --memoryx-store (default:\n"
 "                          the capacity); the file holds the rest\n"
+"  --max-program B         largest program image (with its initial weights)\n"
+"                          the coordinator and the local systems accept\n"
+"                          (K/M/G; default 256M)\n"
 "  --data-root DIR         the directory shared with the user node, where\n"
 "                          datasets are (default /usr/share/datasets)\n"
 "  --fw-arg ARG            pass ARG to every local wsefwd (repeatable)\n"
@@ -370,6 +382,7 @@ static int parse(int argc, char **argv, struct launcher *l)
 		{ "memoryx-capacity", required_argument, NULL, 'C' },
 		{ "memoryx-store", required_argument, NULL, 'S' },
 		{ "memoryx-ram", required_argument, NULL, 'M' },
+		{ "max-program", required_argument, NULL, 'P' },
 		{ "data-root", required_argument, NULL, 'D' },
 		{ "fw-arg", required_argument, NULL, 'f' },
 		{ "no-restart", no_argument, NULL, 'n' },
@@ -416,6 +429,11 @@ static int parse(int argc, char **argv, struct launcher *l)
 		case 'M':
 			if (wse_opt_u64(ROLE_PROG, "--memoryx-ram", optarg, 4096, 1ULL << 50,
 					WSE_NUM_BINARY, &l->mx_ram))
+				return -1;
+			break;
+		case 'P':
+			if (wse_opt_u64(ROLE_PROG, "--max-program", optarg, 4096, 1ULL << 40,
+					WSE_NUM_BINARY, &l->max_program))
 				return -1;
 			break;
 		case 'D':
