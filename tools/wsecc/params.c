@@ -25,35 +25,23 @@ static const char *optimizer_of(const struct wse_hparams *h)
 static int as_options(const struct wse_hparams *h, struct wse_hp_args *a)
 {
 	const char *kind = optimizer_of(h);
-	int ret = 0;
+	int ret = wse_hp_args_schedule(h, a);
 
 	if (wse_hp_has(h, WSE_HP_BATCH_SIZE))
 		ret |= wse_hp_args_u64(a, "batch", h->batch_size);
 	if (wse_hp_has(h, WSE_HP_MICRO_BATCH_SIZE))
 		ret |= wse_hp_args_u64(a, "micro-batch", h->micro_batch_size);
-	if (wse_hp_has(h, WSE_HP_EXECUTION_MODE))
-		ret |= wse_hp_args_add(a, "execution-mode", h->execution_mode);
 	if (wse_hp_has(h, WSE_HP_INPUT))
 		ret |= wse_hp_args_add(a, "input", h->input);
 	for (size_t i = 0; i < h->n_freeze; i++)
 		ret |= wse_hp_args_add(a, "freeze", h->freeze[i]);
 	if (wse_hp_has(h, WSE_HP_OPTIMIZER_TYPE))
 		ret |= wse_hp_args_add(a, "optimizer", kind);
-	if (wse_hp_has(h, WSE_HP_LEARNING_RATE))
-		ret |= wse_hp_args_num(a, "lr", h->learning_rate);
 	/* SGD's momentum 0 is plain SGD, which takes no --momentum. */
 	if (wse_hp_has(h, WSE_HP_MOMENTUM) && (h->momentum > 0 || strcmp(kind, "sgd")))
 		ret |= wse_hp_args_num(a, "momentum", h->momentum);
 	if (wse_hp_has(h, WSE_HP_WEIGHT_DECAY))
 		ret |= wse_hp_args_num(a, "weight-decay", h->weight_decay);
-	if (wse_hp_has(h, WSE_HP_MIN_LR)) {
-		ret |= wse_hp_args_u64(a, "warmup", h->warmup_steps);
-		ret |= wse_hp_args_num(a, "min-lr", h->min_lr);
-	}
-	if (wse_hp_has(h, WSE_HP_SCHEDULE_STEPS))
-		ret |= wse_hp_args_u64(a, "schedule-steps", h->schedule_steps);
-	if (wse_hp_has(h, WSE_HP_MAX_STEPS))
-		ret |= wse_hp_args_u64(a, "steps", h->max_steps);
 	if (wse_hp_has(h, WSE_HP_SEED))
 		ret |= wse_hp_args_u64(a, "seed", h->seed);
 	return ret;

@@ -24,18 +24,7 @@ static int as_options(const struct wse_hparams *h, struct wse_hp_args *a)
 		ret |= wse_hp_args_add(a, "data", h->data_dir);
 	if (wse_hp_has(h, WSE_HP_SHUFFLE_SEED))
 		ret |= wse_hp_args_u64(a, "seed", h->shuffle_seed);
-	if (wse_hp_has(h, WSE_HP_EXECUTION_MODE))
-		ret |= wse_hp_args_add(a, "execution-mode", h->execution_mode);
-	if (wse_hp_has(h, WSE_HP_LEARNING_RATE))
-		ret |= wse_hp_args_num(a, "lr", h->learning_rate);
-	if (wse_hp_has(h, WSE_HP_MIN_LR)) {
-		ret |= wse_hp_args_u64(a, "warmup", h->warmup_steps);
-		ret |= wse_hp_args_num(a, "min-lr", h->min_lr);
-	}
-	if (wse_hp_has(h, WSE_HP_SCHEDULE_STEPS))
-		ret |= wse_hp_args_u64(a, "schedule-steps", h->schedule_steps);
-	if (wse_hp_has(h, WSE_HP_MAX_STEPS))
-		ret |= wse_hp_args_u64(a, "steps", h->max_steps);
+	ret |= wse_hp_args_schedule(h, a);
 	if (wse_hp_has(h, WSE_HP_NUM_EPOCHS))
 		ret |= wse_hp_args_u64(a, "epochs", h->num_epochs);
 	if (wse_hp_has(h, WSE_HP_CHECKPOINT_STEPS))

@@ -161,6 +161,11 @@ const char *wse_hparams_option(int argc, char *const argv[], bool *twice);
 int wse_hp_args_add(struct wse_hp_args *a, const char *opt, const char *value);
 int wse_hp_args_u64(struct wse_hp_args *a, const char *opt, uint64_t v);
 int wse_hp_args_num(struct wse_hp_args *a, const char *opt, double v);
+/*
+ * The keys both tools take alike - execution mode, learning rate and its
+ * schedule, steps - as their options, appended to @a. -ENOMEM or -E2BIG.
+ */
+int wse_hp_args_schedule(const struct wse_hparams *h, struct wse_hp_args *a);
 
 /*
  * argv[0], then @a's words, then argv[1..]: into *@out (NULL-terminated,
