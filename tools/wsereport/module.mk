@@ -2,7 +2,7 @@
 progs += wsereport
 wsereport_srcs := tools/wsereport/wsereport.c tools/wsereport/metrics_csv.c \
 	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c \
-	tools/wsereport/compare.c
+	tools/wsereport/compare.c tools/wsereport/timing.c
 wsereport_libs := wseout wsecli wseengine wsenum
 wsereport_ldlibs := -ljson-c -lm
 

@@ -57,6 +57,22 @@ void report_number(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.4g", v);
 }
 
+void report_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
+	int u = -1;
+
+	if (bytes < 1000) {
+		snprintf(buf, len, "%.0f bytes", bytes);
+		return;
+	}
+	while (bytes >= 1000 && u < 3) {
+		bytes /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.3g %s", bytes, unit[u]);
+}
+
 /* A scalar as text, in @buf where it is made; strings without their quotes. */
 static const char *text_of(struct json_object *o, char *buf, size_t len)
 {
