@@ -157,7 +157,11 @@ void timing_html(FILE *f, const struct timing *t, const struct metrics *m)
 
 	measured = timing_measured_step_s(m, t->batch, &reports);
 	report_seconds(a, sizeof(a), t->step_s);
-	report_number(rate, sizeof(rate), round(t->samples_per_s));
+	/* Millions where the model runs that fast: "27.6 M", not 27612242. */
+	if (t->samples_per_s >= 1e6)
+		snprintf(rate, sizeof(rate), "%.3g M", t->samples_per_s / 1e6);
+	else
+		report_number(rate, sizeof(rate), round(t->samples_per_s));
 	fprintf(f, "<h2>Time per step</h2>\n<table id=\"step-time\">\n"
 		   "<tr><td>timing model</td><td>%s per step of %u (%s samples/s, one system",
 		a, t->batch, rate);
@@ -169,8 +173,8 @@ void timing_html(FILE *f, const struct timing *t, const struct metrics *m)
 	if (reports) {
 		report_seconds(b, sizeof(b), measured);
 		fprintf(f, "<tr><td>measured</td><td>%s per step (the median of %zu training reports)</td></tr>\n"
-			   "<tr><td>measured / model</td><td>%.2f</td></tr>\n",
-			b, reports, measured / t->step_s);
+			   "<tr><td>measured / model</td><td>%.*f</td></tr>\n",
+			b, reports, measured / t->step_s >= 100 ? 0 : 2, measured / t->step_s);
 	}
 	fprintf(f, "</table>\n");
 	for (size_t i = 0; i < t->n; i++)
