@@ -109,7 +109,7 @@ static int write_two_runs(const char *dir)
 		       " \"batch\": 128, \"optimizer\": \"adam\", \"lr\": 0.001, \"steps\": 1876,\n"
 		       " \"precision\": \"fp32\", \"schedule\": \"constant\",\n"
 		       " \"final\": {\"step\": 1876, \"test_accuracy\": 0.88819999999999999,\n"
-		       "           \"samples_per_s\": 17000.499999999999}}\n"))
+		       "           \"samples_per_s\": 17000.499999999999, \"seconds\": 1876.0200000000001}}\n"))
 		return -1;
 	return write_file(b, "run.json",
 			  "{\"model\": \"fc-mnist\", \"mode\": \"weight_streaming\", \"systems\": 2,\n"
@@ -301,6 +301,9 @@ TEST_F(report, compares_runs_on_one_page)
 		EXPECT_NE(NULL, strstr(html, want[i])) TH_LOG("no %s in\n%s", want[i], html);
 	}
 	EXPECT_EQ(NULL, strstr(html, "0.8881999"));
+	/* A value that rounds to a whole number shows none of its decimals. */
+	EXPECT_NE(NULL, strstr(html, "<td>seconds</td><td class=\"diff\">1876</td>")) TH_LOG("%s", html);
+	EXPECT_EQ(NULL, strstr(html, ".0</td>")) TH_LOG("%s", html);
 	EXPECT_EQ(NULL, strstr(html, ".tmp"));
 	/* Both runs overlaid, a colour each, named in the key. */
 	EXPECT_NE(NULL, strstr(loss, "rgb( 31, 119, 180)")) TH_LOG("no run a in loss.svg");

@@ -51,6 +51,8 @@ void report_number(char *buf, size_t len, double v)
 
 	if (a == floor(a) && a < 1e15)
 		snprintf(buf, len, "%.0f", v);
+	else if (a >= 100 && fabs(v - round(v)) < 0.05)
+		snprintf(buf, len, "%.0f", v);	/* 8745, not 8745.0 */
 	else if (a >= 100)
 		snprintf(buf, len, "%.1f", v);
 	else
