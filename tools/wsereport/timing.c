@@ -185,6 +185,7 @@ void timing_html(FILE *f, const struct timing *t, const struct metrics *m)
 		t->units ? "unit" : "layer",
 		!strcmp(t->mode, "pipelined") ?
 		", as its stage is busy (the stages run at once: the slowest sets the pace)" :
+		t->units ? " (the units run in turn on the whole wafer)" :
 		" (the layers run in turn on the whole wafer)",
 		t->units ? "unit" : "layer");
 	for (size_t i = 0; i < t->n; i++) {
