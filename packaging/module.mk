@@ -35,6 +35,9 @@ install_headers := lib/include/wse/wse.h lib/include/wse/ctl.h
 # -I$(INCLUDEDIR)/wse so that <drm/wse_accel.h> finds it.
 install_uapi_dir := $(INCLUDEDIR)/wse/drm
 install_models := models/fc-mnist models/fc-large
+# The params files (wsetrain --params, wsecc --params) for fc-mnist, the
+# CNN and the GPT, as examples to copy.
+install_params := $(wildcard models/params/*.yaml)
 # One bash completion file for them all (packaging/bash-completion/wse),
 # and a link to it named after each tool, which bash-completion loads.
 install_completions := $(install_progs)
@@ -63,7 +66,8 @@ subst_paths = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g
 install: userspace package
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(INCLUDEDIR)/wse $(DESTDIR)$(install_uapi_dir) \
-		$(DESTDIR)$(DATADIR)/wse/models $(DESTDIR)$(DATADIR)/wse/timing \
+		$(DESTDIR)$(DATADIR)/wse/models $(DESTDIR)$(DATADIR)/wse/params \
+		$(DESTDIR)$(DATADIR)/wse/timing \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UDEVDIR)/rules.d $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(DKMSSRCDIR)/driver $(DESTDIR)$(DKMSSRCDIR)/uapi/drm \
@@ -77,6 +81,7 @@ install: userspace package
 	$(INSTALL) -m 644 $(install_headers) $(DESTDIR)$(INCLUDEDIR)/wse
 	$(INSTALL) -m 644 uapi/drm/wse_accel.h $(DESTDIR)$(install_uapi_dir)
 	$(INSTALL) -m 644 $(install_models) $(DESTDIR)$(DATADIR)/wse/models
+	$(INSTALL) -m 644 $(install_params) $(DESTDIR)$(DATADIR)/wse/params
 	$(INSTALL) -m 644 firmware-sim/timing/wse2.params $(DESTDIR)$(DATADIR)/wse/timing
 	for m in $(man_pages); do \
 		sed 's|@DOCDIR@|$(DOCDIR)|g' $(B)/man/$$m >$(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \

@@ -38,6 +38,8 @@ want=(
 	usr/share/man/man3/libwse.3
 	usr/share/bash-completion/completions/wse
 	usr/share/wse/models/fc-mnist usr/share/wse/timing/wse2.params
+	usr/share/wse/params/fc-mnist.yaml usr/share/wse/params/cnn-tiny.yaml
+	usr/share/wse/params/gpt-tiny.yaml
 	usr/lib/udev/rules.d/60-wse.rules usr/lib/sysusers.d/wse.conf
 	"${unitdir#/}/wsefwd@.service" "${unitdir#/}/wse-appliance.service"
 	"usr/src/wse-$version/dkms.conf" "usr/src/wse-$version/Kbuild"
@@ -69,6 +71,12 @@ done
 for t in wsectl wsetrain wsecc wsefwd wse-appliance wsebench wsereport; do
 	t_same "$t --version" "$t (wse) $version" "$("$dest/usr/bin/$t" --version | head -n 1)"
 	t_run "$t --help" "$dest/usr/bin/$t" --help
+done
+# The params files' installed place, as the man pages give it.
+for m in man1/wsetrain.1 man1/wsecc.1; do
+	t_same "$m says where the params files are" "yes" \
+		"$(MANWIDTH=1000 man -l "$dest/usr/share/man/$m" 2>/dev/null |
+			grep -q '/usr/share/wse/params/' && echo yes)"
 done
 # The installed wsefwd reads its timing parameters from PREFIX/share/wse.
 sock=$tmp/fwd.sock

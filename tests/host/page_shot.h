@@ -19,13 +19,17 @@
 /* The series' colours plot.c draws with. */
 static const unsigned char page_train_rgb[3] = { 0x1f, 0x77, 0xb4 };
 static const unsigned char page_test_rgb[3] = { 0xd6, 0x27, 0x28 };
+/* The per-layer timing bars' colour (html.c). */
+static const unsigned char page_bar_rgb[3] = { 0x6b, 0x6e, 0xcf };
 
 
 /*
- * @dir/index.html in headless Chromium, 1400x900, as a PNG at @png (the
- * browser's profile in @dir/chromium); its output in @out. Exit status.
+ * @dir/index.html in headless Chromium, @width x @height, as a PNG at
+ * @png (the browser's profile in @dir/chromium); its output in @out.
+ * Exit status.
  */
-static inline int page_screenshot(const char *dir, const char *png, char *out, size_t len)
+static inline int page_screenshot_sized(const char *dir, const char *png, char *out, size_t len,
+					unsigned int width, unsigned int height)
 {
 	char cmd[8000];
 
@@ -33,9 +37,15 @@ static inline int page_screenshot(const char *dir, const char *png, char *out, s
 		 "timeout 120 " CHROMIUM " --headless --no-sandbox --disable-gpu --disable-quic"
 		 " --no-first-run --disable-background-networking --disable-component-update"
 		 " --disable-sync --user-data-dir=%s/chromium --hide-scrollbars"
-		 " --window-size=1400,900 --screenshot=%s file://%s/index.html",
-		 dir, png, dir);
+		 " --window-size=%u,%u --screenshot=%s file://%s/index.html",
+		 dir, width, height, png, dir);
 	return run_cmd_all(cmd, out, len);
+}
+
+/* The page at 1400x900, a desktop's first screen. */
+static inline int page_screenshot(const char *dir, const char *png, char *out, size_t len)
+{
+	return page_screenshot_sized(dir, png, out, len, 1400, 900);
 }
 
 /* Pixels of the PNG within 24 of @rgb in every channel; -1 if it does not read. */

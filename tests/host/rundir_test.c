@@ -8,8 +8,11 @@
  * a finished run.json (the others say "failed" or "interrupted"), its
  * checkpoint, metrics.csv, TensorBoard events with the
  * CSV's very numbers (tb_vs_csv.py, the real event.proto), and, for a
- * model wsetrain compiled, the compile report and wafer map; wsereport
- * draws its curves and page, and headless Chromium shows both plots.
+ * model wsetrain compiled, the compile report; for every program, the
+ * wafer map and the timing model (timing.json), run.json's precision and
+ * schedule and metrics.csv's lr column; wsereport draws its curves and
+ * page (learning rate and per-layer timing included), and headless
+ * Chromium shows both plots and the timing bars.
  * Then one run of each mode, as make demo trains them, compared on one
  * page by wsereport -o, which Chromium must show with both runs' curves.
  */
@@ -47,6 +50,10 @@ static int sh(const char *fmt, const char *dir)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* metrics.csv's columns, the learning rate last. */
+static const char csv_header[] =
+	"kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s,lr\n";
+
 /* Checks one run directory; its execution mode into @mode. */
 static void check_run(struct __test_metadata *_metadata, const char *dir, char *mode,
 		      size_t len)
@@ -54,7 +61,8 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	struct json_object *root, *v, *fin;
 	char path[1024], png[1024], out[4096];
 	bool compiled = true;
-	long train, test;
+	long train, test, bars;
+	char *html;
 	size_t n;
 	int st;
 
@@ -64,7 +72,7 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	snprintf(path, sizeof(path), "%s/run.json", dir);
 	root = json_object_from_file(path);
 	ASSERT_NE(NULL, root) TH_LOG("%s does not read as JSON", path);
-	/* A .wsep is taken as it is: no compile report, no wafer map. */
+	/* A .wsep is taken as it is: no compile report (its map wsetrain draws). */
 	if (json_object_object_get_ex(root, "model_file", &v)) {
 		n = strlen(json_object_get_string(v));
 		compiled = n < 5 || strcmp(json_object_get_string(v) + n - 5, ".wsep");
@@ -89,10 +97,21 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	if (json_object_get_string(v)[0] != '/')
 		EXPECT_TRUE(has(dir, json_object_get_string(v))) TH_LOG("%s: no %s", dir,
 									  json_object_get_string(v));
+	/* The precision and the resolved schedule. */
+	EXPECT_TRUE(json_object_object_get_ex(root, "precision", &v)) TH_LOG("%s: no precision", dir);
+	EXPECT_TRUE(json_object_object_get_ex(root, "schedule", &v)) TH_LOG("%s: no schedule", dir);
+	EXPECT_TRUE(json_object_object_get_ex(root, "lr", &v)) TH_LOG("%s: no lr", dir);
 	json_object_put(root);
 	EXPECT_TRUE(has(dir, "metrics.csv"));
 	if (compiled)
-		EXPECT_TRUE(has(dir, "wafer.svg") && has(dir, "compile-report.txt")) TH_LOG("%s", dir);
+		EXPECT_TRUE(has(dir, "compile-report.txt")) TH_LOG("%s", dir);
+	EXPECT_TRUE(has(dir, "wafer.svg") && has(dir, "timing.json")) TH_LOG("%s", dir);
+	snprintf(path, sizeof(path), "%s/metrics.csv", dir);
+	html = test_read_file(path, NULL);
+	ASSERT_NE(NULL, html);
+	EXPECT_EQ(0, strncmp(html, csv_header, strlen(csv_header)))
+		TH_LOG("%s: header %.100s", dir, html);
+	free(html);
 
 	/* TensorBoard holds the CSV's numbers. */
 	st = sh(TB_VS_CSV " %s", dir);
@@ -103,6 +122,14 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	/* The curves and the page, and a browser that shows them. */
 	ASSERT_EQ(0, sh(WSEREPORT " -q %s", dir));
 	EXPECT_TRUE(has(dir, "loss.svg") && has(dir, "accuracy.svg") && has(dir, "index.html"));
+	EXPECT_TRUE(has(dir, "rate.svg") && has(dir, "lr.svg")) TH_LOG("%s", dir);
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	html = test_read_file(path, NULL);
+	ASSERT_NE(NULL, html);
+	EXPECT_NE(NULL, strstr(html, "<td>timing model</td>")) TH_LOG("%s", dir);
+	EXPECT_NE(NULL, strstr(html, "<td>measured</td>")) TH_LOG("%s", dir);
+	EXPECT_NE(NULL, strstr(html, "<table id=\"layers\">")) TH_LOG("%s", dir);
+	free(html);
 	snprintf(png, sizeof(png), "%s/screenshot.png", dir);
 	ASSERT_EQ(0, page_screenshot(dir, png, out, sizeof(out))) TH_LOG("%s", out);
 	train = page_count_colour(png, page_train_rgb);
@@ -110,6 +137,11 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	TH_LOG("%s (%s): %ld train-coloured and %ld test-coloured pixels", dir, mode, train, test);
 	EXPECT_GT(train, 300);
 	EXPECT_GT(test, 50);
+	/* The page's whole height: a timing bar per layer. */
+	ASSERT_EQ(0, page_screenshot_sized(dir, png, out, sizeof(out), 1400, 2400)) TH_LOG("%s", out);
+	bars = page_count_colour(png, page_bar_rgb);
+	TH_LOG("%s: %ld pixels of the timing bars", dir, bars);
+	EXPECT_GT(bars, 500);
 }
 
 /* No state; a fixture only for its timeout: a browser's screenshot of each run takes seconds. */
@@ -143,6 +175,10 @@ static void check_comparison(struct __test_metadata *_metadata, const char *wher
 	/* The modes differ, and the page marks it. */
 	EXPECT_NE(NULL, strstr(html, "<tr class=\"differs\"><td>execution mode</td>"))
 		TH_LOG("%s", html);
+	EXPECT_NE(NULL, strstr(html, "<td>precision</td>")) TH_LOG("%s", html);
+	EXPECT_NE(NULL, strstr(html, "<td>step time, timing model (one system)</td>"))
+		TH_LOG("%s", html);
+	EXPECT_NE(NULL, strstr(html, "<td>step time, measured (median)</td>")) TH_LOG("%s", html);
 	free(html);
 	snprintf(png, sizeof(png), "%s/screenshot.png", where);
 	ASSERT_EQ(0, page_screenshot(cmp, png, out, sizeof(out))) TH_LOG("%s", out);

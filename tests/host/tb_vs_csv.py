@@ -24,7 +24,8 @@ import sys
 COLUMNS = {
     "train": {"loss": "train/loss", "accuracy": "train/accuracy",
               "samples_per_s": "train/samples_per_s",
-              "global_samples_per_s": "train/global_samples_per_s"},
+              "global_samples_per_s": "train/global_samples_per_s",
+              "lr": "train/lr"},
     "test": {"loss": "test/loss", "accuracy": "test/accuracy"},
 }
 
@@ -61,6 +62,9 @@ def csv_values(path):
             if kind not in COLUMNS:
                 raise ValueError(f"{path}:{n}: kind '{kind}'")
             for col, tag in COLUMNS[kind].items():
+                # A run directory from before the lr column has none.
+                if col == "lr" and row.get(col) is None:
+                    continue
                 if col not in row:
                     raise ValueError(f"{path}: no '{col}' column")
                 out[(tag, int(row["step"]))].append(f32(float(row[col])))

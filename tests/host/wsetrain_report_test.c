@@ -5,9 +5,12 @@
  * lines with Rate= and GlobalRate=, or a bar redrawn in place with a line
  * at each epoch's end; and a CSV and a TensorBoard file that hold the same
  * numbers, as tests/host/tb_vs_csv.py reads them through the real
- * event.proto schema (and a CSV changed by one float is caught).
+ * event.proto schema (and a CSV changed by one float is caught); the
+ * learning rate of each report's step in the CSV's lr column, as the
+ * program's warm-up and cosine schedule gives it.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 #include "kselftest_harness.h"
 #include "../../tools/wsetrain/mode.h"
 #include "test_files.h"
+#include "wse/engine.h"
 
 #define TB_VS_CSV	"tests/host/tb_vs_csv.py"
 
@@ -40,6 +44,9 @@ FIXTURE_SETUP(report)
 				       .expect_accuracy = -1 };
 	snprintf(self->p.model_name, sizeof(self->p.model_name), "fc-mnist");
 	self->p.mode = WSEP_MODE_PIPELINED;
+	self->p.opt = (struct wsep_optimizer){ .kind = WSEP_OPT_SGD, .lr = 0.05,
+					       .schedule = WSEP_LR_WARMUP_COSINE, .warmup = 30,
+					       .total_steps = 200, .min_lr = 0.001 };
 	self->j.o = &self->o;
 	self->j.p = &self->p;
 	self->j.n = 1;
@@ -148,6 +155,44 @@ TEST_F(report, lines_with_rates_and_the_same_numbers_in_csv_and_tensorboard)
 		 self->csv, self->csv, self->csv, self->csv);
 	ASSERT_EQ(0, system(cmd));
 	EXPECT_EQ(1, tb_vs_csv(self->dir));
+}
+
+/* Each training row's lr: the schedule at its step, as TensorBoard's float; none for evaluations. */
+TEST_F(report, the_learning_rate_of_each_reported_step)
+{
+	const struct engine_lr_schedule s = { .kind = ENGINE_LR_WARMUP_COSINE, .warmup = 30,
+					      .total = 200, .min_lr = 0.001 };
+	char *csv, *line, *save = NULL;
+	int train = 0, test = 0;
+
+	ASSERT_EQ(0, drive(&self->j, self->out));
+	csv = test_read_file(self->csv, NULL);
+	ASSERT_NE(NULL, csv);
+	line = strtok_r(csv, "\n", &save);
+	ASSERT_NE(NULL, line);
+	EXPECT_STREQ("kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s,lr",
+		     line);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		const char *last = strrchr(line, ',');
+		unsigned long long step;
+
+		ASSERT_NE(NULL, last);
+		ASSERT_EQ(1, sscanf(line + 6, "%llu", &step)) TH_LOG("%s", line);
+		if (!strncmp(line, "test,", 5)) {
+			EXPECT_STREQ(",", last) TH_LOG("an evaluation has no lr: %s", line);
+			test++;
+			continue;
+		}
+		EXPECT_EQ((float)engine_lr_at(&s, 0.05, step), strtof(last + 1, NULL))
+			TH_LOG("%s", line);
+		train++;
+	}
+	EXPECT_EQ(20, train);
+	EXPECT_EQ(2, test);
+	/* The warm-up climbs, the cosine falls: step 10 below step 30, step 200 at the floor. */
+	EXPECT_LT(engine_lr_at(&s, 0.05, 10), engine_lr_at(&s, 0.05, 30));
+	EXPECT_LT(fabs(engine_lr_at(&s, 0.05, 200) - 0.001), 1e-9);
+	free(csv);
 }
 
 TEST_F(report, a_bar_in_place_and_a_line_at_each_epoch_end)

@@ -26,6 +26,7 @@ static const struct {
 	{ "batch", "batch" },
 	{ "optimizer", "optimizer" },
 	{ "lr", "learning rate" },
+	{ "schedule", "schedule" },
 	{ "warmup", "warmup steps" },
 	{ "schedule_steps", "schedule steps" },
 	{ "min_lr", "final learning rate" },
@@ -40,15 +41,34 @@ static const struct {
 };
 #define N_SETTINGS	(sizeof(setting) / sizeof(setting[0]))
 
-/* The last training report's loss and the last evaluation's accuracy, from metrics.csv. */
-enum measured { M_TRAIN_LOSS, M_TEST_ACCURACY, M_COUNT };
+/*
+ * The last training report's loss and the last evaluation's accuracy, from
+ * metrics.csv; the step time the timing model gives (timing.json) and the
+ * one measured.
+ */
+enum measured { M_TRAIN_LOSS, M_TEST_ACCURACY, M_MODEL_STEP, M_MEASURED_STEP, M_COUNT };
 static const char *const measured_label[M_COUNT] = {
 	"last training loss", "last test accuracy (metrics.csv)",
+	"step time, timing model (one system)", "step time, measured (median)",
 };
 
-static void measured(const struct metrics *m, enum measured k, char *buf, size_t len)
+static void measured(const struct compare_run *run, enum measured k, char *buf, size_t len)
 {
+	const struct metrics *m = &run->m;
+	size_t reports;
+
 	buf[0] = '\0';
+	if (k == M_MODEL_STEP || k == M_MEASURED_STEP) {
+		double s;
+
+		if (!run->have_timing)
+			return;
+		s = k == M_MODEL_STEP ? run->t.step_s :
+		    timing_measured_step_s(m, run->t.batch, &reports);
+		if (!isnan(s))
+			report_seconds(buf, len, s);
+		return;
+	}
 	for (size_t i = m->n; i-- > 0;) {
 		const struct metrics_row *r = &m->rows[i];
 
@@ -141,7 +161,7 @@ static void table(FILE *f, const char *dir, const struct compare_run *runs, size
 		bool any = false;
 
 		for (size_t r = 0; r < n; r++) {
-			measured(&runs[r].m, k, buf[r], sizeof(buf[r]));
+			measured(&runs[r], k, buf[r], sizeof(buf[r]));
 			value[r] = buf[r];
 			any |= buf[r][0] != '\0';
 		}

@@ -29,7 +29,10 @@ const char report_style[] =
 	"td{border-top:1px solid #eee;padding:.15em .8em .15em 0;vertical-align:top}"
 	"td:first-child{color:#555;white-space:nowrap}"
 	"th{text-align:left;padding:.15em .8em .15em 0;border-bottom:1px solid #ccc}"
-	"td.diff{background:#fff3b0;font-weight:bold}";
+	"td.diff{background:#fff3b0;font-weight:bold}"
+	/* The bars' colour is theirs alone: the browser test counts it. */
+	"td.bar{width:240px}td.bar span{display:block;height:.8em;background:#6b6ecf}"
+	"tr.slowest td{font-weight:bold}";
 
 void html_escape(FILE *f, const char *s)
 {
@@ -62,14 +65,26 @@ static void summary(FILE *f, const struct metrics *m)
 		else
 			train = &m->rows[i];
 	}
+	char a[32], b[32], c[32];
+
 	fprintf(f, "<p class=\"sub\">");
-	if (test)
-		fprintf(f, "test accuracy <b>%.4f</b> (loss %.4f) at step %llu", test->accuracy,
-			test->loss, (unsigned long long)test->step);
-	if (train)
-		fprintf(f, "%slast training report: step %llu, loss %.4f, %.0f samples/s",
-			test ? "; " : "", (unsigned long long)train->step, train->loss,
-			isnan(train->samples_per_s) ? 0.0 : train->samples_per_s);
+	if (test) {
+		report_number(a, sizeof(a), test->accuracy);
+		report_number(b, sizeof(b), test->loss);
+		fprintf(f, "test accuracy <b>%s</b> (loss %s) at step %llu", a, b,
+			(unsigned long long)test->step);
+	}
+	if (train) {
+		report_number(a, sizeof(a), train->loss);
+		report_number(b, sizeof(b), isnan(train->samples_per_s) ? 0.0 :
+			      round(train->samples_per_s));
+		fprintf(f, "%slast training report: step %llu, loss %s, %s samples/s",
+			test ? "; " : "", (unsigned long long)train->step, a, b);
+		if (!isnan(train->lr)) {
+			report_number(c, sizeof(c), train->lr);
+			fprintf(f, ", learning rate %s", c);
+		}
+	}
 	fprintf(f, "</p>\n");
 }
 
@@ -115,8 +130,12 @@ static void files(FILE *f, const char *dir)
 		fprintf(f, "\">");
 		html_escape(f, names[i]);
 		fprintf(f, "</a></td><td>");
-		if (!stat(path, &st))
-			fprintf(f, "%lld bytes", (long long)st.st_size);
+		if (!stat(path, &st)) {
+			char size[32];
+
+			report_bytes(size, sizeof(size), (double)st.st_size);
+			fprintf(f, "%s", size);
+		}
 		fprintf(f, "</td></tr>\n");
 		free(names[i]);
 	}
@@ -125,7 +144,7 @@ static void files(FILE *f, const char *dir)
 }
 
 int html_write(const char *dir, const struct run_info *ri, const struct metrics *m,
-	       bool has_wafer, char *err, size_t errlen)
+	       const struct timing *t, bool has_wafer, char *err, size_t errlen)
 {
 	struct wse_out out;
 	char path[4096];
@@ -157,8 +176,12 @@ int html_write(const char *dir, const struct run_info *ri, const struct metrics 
 		html_figure(f, "lr", "lr.svg", "learning rate against step", "Learning rate");
 	if (has_wafer)
 		html_figure(f, "wafer", "wafer.svg", "the program's regions on the wafer",
-		       "The wafer: each layer's region");
-	fprintf(f, "</div>\n<h2>Run</h2>\n<table>\n");
+			    t && t->units ? "The wafer: each unit's region" :
+			    "The wafer: each layer's region");
+	fprintf(f, "</div>\n");
+	if (t)
+		timing_html(f, t, m);
+	fprintf(f, "<h2>Run</h2>\n<table>\n");
 	for (size_t i = 0; i < ri->n; i++) {
 		fprintf(f, "<tr><td>");
 		html_escape(f, ri->label[i]);

@@ -2,7 +2,7 @@
 progs += wsereport
 wsereport_srcs := tools/wsereport/wsereport.c tools/wsereport/metrics_csv.c \
 	tools/wsereport/plot.c tools/wsereport/run_info.c tools/wsereport/html.c \
-	tools/wsereport/compare.c
+	tools/wsereport/compare.c tools/wsereport/timing.c
 wsereport_libs := wseout wsecli wseengine wsenum
 wsereport_ldlibs := -ljson-c -lm
 
@@ -17,3 +17,7 @@ post_tests += rundir_test
 rundir_test_srcs := tests/host/rundir_test.c
 rundir_test_ldlibs := -ljson-c -lpng16
 $(B)/post-tests/rundir_test: | $(B)/bin/wsereport
+
+# Nothing points the user at TensorBoard, which Debian does not package,
+# except where it is installed.
+host_scripts += tensorboard_hint_test

@@ -88,6 +88,8 @@ static void one_plot(FILE *g, const struct plot_run *runs, size_t n, enum plot_k
 	fprintf(g, k == P_ACCURACY ? "set yrange [0:1]\n" :
 		   k == P_LOSS ? "set yrange [*:*]\n" : "set yrange [0:*]\n");
 	fprintf(g, k == P_RATE ? "set format y '%%.0f'\n" : "set format y '%%g'\n");
+	/* Room above the highest value: a constant learning rate is a line, not the frame's top edge. */
+	fprintf(g, k == P_LR ? "set offsets 0, 0, graph 0.1, 0\n" : "set offsets 0, 0, 0, 0\n");
 	fprintf(g, "plot ");
 	for (size_t r = 0; r < n; r++) {
 		const struct metrics *m = runs[r].m;

@@ -70,9 +70,40 @@ void run_info_fill_lr(const struct run_info *ri, struct metrics *m);
 void report_number(char *buf, size_t len, double v);
 void run_info_free(struct run_info *ri);
 
-/* html.c: writes @dir/index.html; @has_wafer: wafer.svg is there. */
+/* timing.c: the timing model wsetrain kept (timing.json), per system. */
+struct timing_layer {
+	char label[128];		/* "dense 784x256", "unit 3: gemm add" */
+	char limit[32];			/* what bounds it: "compute", "memory", ... */
+	double step_s;			/* its modelled time in one step */
+};
+
+struct timing {
+	char mode[32], wafer[64];
+	bool units;			/* a graph program's units, not layers */
+	uint32_t batch;
+	double samples_per_s, step_s;	/* the modelled rate and step */
+	size_t bottleneck;		/* the slowest layer */
+	size_t n;
+	struct timing_layer *layers;
+};
+
+int timing_read(const char *path, struct timing *t, char *err, size_t errlen);
+void timing_free(struct timing *t);
+/*
+ * The measured seconds per step of @batch: the median training report's
+ * rate, the first left out (it holds the load); NaN with @reports 0 if none.
+ */
+double timing_measured_step_s(const struct metrics *m, uint32_t batch, size_t *reports);
+/* The page's section: modelled and measured step, a bar per layer. */
+void timing_html(FILE *f, const struct timing *t, const struct metrics *m);
+/* @s seconds as people read them: "12.3 ms", "1.25 s". */
+void report_seconds(char *buf, size_t len, double s);
+/* @bytes as people read them: "1.2 MB", "830 bytes". */
+void report_bytes(char *buf, size_t len, double bytes);
+
+/* html.c: writes @dir/index.html; @has_wafer: wafer.svg is there; @t: NULL, or the timing model. */
 int html_write(const char *dir, const struct run_info *ri, const struct metrics *m,
-	       bool has_wafer, char *err, size_t errlen);
+	       const struct timing *t, bool has_wafer, char *err, size_t errlen);
 
 /* One run of a comparison: its directory, what run.json says, its metrics. */
 struct compare_run {
@@ -80,6 +111,8 @@ struct compare_run {
 	char name[256];			/* the directory's last component */
 	struct run_info ri;
 	struct metrics m;
+	bool have_timing;
+	struct timing t;		/* timing.json, where there is one */
 };
 
 /* compare.c: writes @dir/index.html comparing @n runs (their plots already in @dir). */

@@ -51,10 +51,28 @@ void report_number(char *buf, size_t len, double v)
 
 	if (a == floor(a) && a < 1e15)
 		snprintf(buf, len, "%.0f", v);
+	else if (a >= 100 && fabs(v - round(v)) < 0.05)
+		snprintf(buf, len, "%.0f", v);	/* 8745, not 8745.0 */
 	else if (a >= 100)
 		snprintf(buf, len, "%.1f", v);
 	else
 		snprintf(buf, len, "%.4g", v);
+}
+
+void report_bytes(char *buf, size_t len, double bytes)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
+	int u = -1;
+
+	if (bytes < 1000) {
+		snprintf(buf, len, "%.0f bytes", bytes);
+		return;
+	}
+	while (bytes >= 1000 && u < 3) {
+		bytes /= 1000;
+		u++;
+	}
+	snprintf(buf, len, "%.3g %s", bytes, unit[u]);
 }
 
 /* A scalar as text, in @buf where it is made; strings without their quotes. */

@@ -32,8 +32,9 @@ static const char usage_text[] =
 	"RUN_DIR/index.html with them beside the wafer map. Given several runs,\n"
 	"also write one page comparing them, DIR/index.html: their curves\n"
 	"overlaid and their settings and results side by side, differences marked.\n"
-	"RUN_DIR holds what wsetrain wrote: metrics.csv (needed), run.json and\n"
-	"wafer.svg (shown when present).\n"
+	"RUN_DIR holds what wsetrain wrote: metrics.csv (needed); run.json,\n"
+	"wafer.svg and timing.json (the timing model's step and per-layer times,\n"
+	"shown beside the measured step time) when present.\n"
 	"\n"
 	"  -o, --output DIR    where the comparison page goes (made if missing)\n"
 	"  --gnuplot PROGRAM   the gnuplot to run (default: gnuplot on PATH)\n"
@@ -53,7 +54,7 @@ static bool is_file(const char *dir, const char *name)
 	return !stat(path, &st) && S_ISREG(st.st_mode);
 }
 
-/* Reads @dir's metrics.csv and run.json into @run; messages on stderr. */
+/* Reads @dir's metrics.csv, run.json and timing.json into @run; messages on stderr. */
 static int load_run(const char *dir, struct compare_run *run)
 {
 	char path[4096], err[REPORT_ERR_MAX], base[4096];
@@ -91,11 +92,23 @@ static int load_run(const char *dir, struct compare_run *run)
 			return -1;
 		}
 	}
+	/* Runs from before wsetrain kept the timing model have none. */
+	snprintf(path, sizeof(path), "%s/timing.json", dir);
+	if (is_file(dir, "timing.json")) {
+		if (timing_read(path, &run->t, err, sizeof(err))) {
+			fprintf(stderr, "wsereport: %s\n", err);
+			run_info_free(&run->ri);
+			metrics_free(&run->m);
+			return -1;
+		}
+		run->have_timing = true;
+	}
 	return 0;
 }
 
 static void free_run(struct compare_run *run)
 {
+	timing_free(&run->t);
 	run_info_free(&run->ri);
 	metrics_free(&run->m);
 }
@@ -107,8 +120,8 @@ static int report_one(const struct compare_run *run, const char *gnuplot, bool q
 	char err[REPORT_ERR_MAX];
 
 	if (plot_curves(gnuplot, &curves, 1, run->ri.title, run->dir, err, sizeof(err)) ||
-	    html_write(run->dir, &run->ri, &run->m, is_file(run->dir, "wafer.svg"), err,
-		       sizeof(err))) {
+	    html_write(run->dir, &run->ri, &run->m, run->have_timing ? &run->t : NULL,
+		       is_file(run->dir, "wafer.svg"), err, sizeof(err))) {
 		fprintf(stderr, "wsereport: %s: %s\n", run->dir, err);
 		return -1;
 	}

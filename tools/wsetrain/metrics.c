@@ -3,7 +3,8 @@
  * Metrics out of a run: a CSV (one row per progress report and one per
  * evaluation) and a TensorBoard event file with the scalars train/loss,
  * train/accuracy, train/samples_per_s (Rate), train/global_samples_per_s
- * (GlobalRate), test/loss and test/accuracy. Both are flushed at each
+ * (GlobalRate), train/lr (the learning rate of the report's last step),
+ * test/loss and test/accuracy. Both are flushed at each
  * evaluation, so a crash loses at most an epoch's rows.
  *
  * The two hold the same numbers: every value is rounded once to the
@@ -26,7 +27,28 @@ struct train_metrics {
 	struct wse_tfevents *tb;
 	double t0;
 	int error;
+	bool lr_column;			/* the CSV's header has "lr" */
 };
+
+/*
+ * A resumed run appends to its CSV: rows keep the header's columns, so
+ * a file from before the lr column goes on without one.
+ */
+static bool header_has_lr(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], *save = NULL;
+	bool lr = false;
+
+	if (!f)
+		return true;
+	if (fgets(line, sizeof(line), f))
+		for (char *c = strtok_r(line, ",\r\n", &save); c && !lr;
+		     c = strtok_r(NULL, ",\r\n", &save))
+			lr = !strcmp(c, "lr");
+	fclose(f);
+	return lr;
+}
 
 int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 {
@@ -56,8 +78,11 @@ int train_metrics_open(const struct train_opts *o, struct train_metrics **out)
 			free(m);
 			return ret;
 		}
-		if (!o->resume || (!fstat(m->csv_out.fd, &st) && st.st_size == 0))
-			fprintf(m->csv, "kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s\n");
+		m->lr_column = true;
+		if (o->resume && !fstat(m->csv_out.fd, &st) && st.st_size > 0)
+			m->lr_column = header_has_lr(o->csv);
+		else
+			fprintf(m->csv, "kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s,lr\n");
 	}
 	if (o->tensorboard) {
 		ret = wse_tfevents_open(o->tensorboard, &m->tb, err, sizeof(err));
@@ -88,12 +113,13 @@ static float scalar(struct train_metrics *m, const char *tag, uint64_t step, dou
 }
 
 void train_metrics_train(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
-			 double accuracy, double rate, double global_rate, double eta_s)
+			 double accuracy, double rate, double global_rate, double eta_s, double lr)
 {
 	float l = scalar(m, "train/loss", step, loss);
 	float a = scalar(m, "train/accuracy", step, accuracy);
 	float r = scalar(m, "train/samples_per_s", step, rate);
 	float g = scalar(m, "train/global_samples_per_s", step, global_rate);
+	float lr32 = scalar(m, "train/lr", step, lr);
 
 	if (!m->csv)
 		return;
@@ -101,7 +127,10 @@ void train_metrics_train(struct train_metrics *m, uint64_t step, uint32_t epoch,
 		epoch + 1, l, a, r, g);
 	if (eta_s >= 0)
 		fprintf(m->csv, "%.3f", eta_s);
-	fprintf(m->csv, ",%.3f\n", train_now() - m->t0);
+	fprintf(m->csv, ",%.3f", train_now() - m->t0);
+	if (m->lr_column)
+		fprintf(m->csv, ",%.9g", lr32);
+	fprintf(m->csv, "\n");
 }
 
 void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
@@ -111,8 +140,8 @@ void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, 
 	float a = scalar(m, "test/accuracy", step, accuracy);
 
 	if (m->csv) {
-		fprintf(m->csv, "test,%llu,%u,%.9g,%.9g,,,,%.3f\n", (unsigned long long)step,
-			epoch + 1, l, a, train_now() - m->t0);
+		fprintf(m->csv, "test,%llu,%u,%.9g,%.9g,,,,%.3f%s\n", (unsigned long long)step,
+			epoch + 1, l, a, train_now() - m->t0, m->lr_column ? "," : "");
 		fflush(m->csv);
 	}
 	if (m->tb) {

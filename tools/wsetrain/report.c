@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "mode.h"
+#include "wse/engine_wsep.h"
 
 #define RATE_SMOOTHING	0.4	/* the previous Rate's weight (ModelZoo's default) */
 #define BAR_TEXT	70	/* room the bar's words and figures take, at most */
@@ -231,6 +232,16 @@ void train_report_add(struct train_report *r, const struct train_progress *at,
 		draw_bar(r, at);
 }
 
+/* The learning rate the device updated with at optimizer step @step (1-based), as the firmware computes it. */
+static double step_lr(const struct wsep_optimizer *opt, uint64_t step)
+{
+	struct engine_lr_schedule s;
+
+	if (engine_lr_from_wsep(opt, &s))
+		return NAN;
+	return engine_lr_at(&s, opt->lr, step);
+}
+
 void train_report_progress(struct train_report *r, const struct train_progress *at)
 {
 	const struct train_opts *o = r->j->o;
@@ -259,7 +270,8 @@ void train_report_progress(struct train_report *r, const struct train_progress *
 		       r->steps_per_epoch, loss, acc, r->rate, global, eta);
 		fflush(stdout);
 	}
-	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, r->rate, global, eta_s);
+	train_metrics_train(r->metrics, at->step, at->epoch, loss, acc, r->rate, global, eta_s,
+			    step_lr(&r->j->p->opt, at->step));
 	r->win_loss = 0;
 	r->win_right = 0;
 	r->win_samples = 0;

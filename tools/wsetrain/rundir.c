@@ -7,7 +7,8 @@
  *   run.json                 the command, versions, devices, final figures
  *   MODEL                    a copy of the model file it trained
  *   compile-report.txt       the compiler's placement report
- *   wafer.svg                its wafer map
+ *   wafer.svg                its wafer map (placement.c draws it for a .wsep)
+ *   timing.json              the timing model's step and per-layer times
  *   checkpoint_<step>.ckpt   the checkpoints, the newest --keep of them
  *   metrics.csv              progress and evaluations
  *   events.out.tfevents.*    the same as TensorBoard scalars
@@ -271,7 +272,10 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 	set_int(rd->root, "systems", j->n);
 	set_int(rd->root, "batch", j->batch);
 	set_str(rd->root, "optimizer", wsep_optimizer_name(p->opt.kind));
+	set_str(rd->root, "precision", wsep_precision_name(p->precision));
 	set_num(rd->root, "lr", p->opt.lr);
+	set_str(rd->root, "schedule", p->opt.schedule == WSEP_LR_WARMUP_COSINE ?
+		"warmup_cosine" : "constant");
 	set_int(rd->root, "epochs", o->epochs);
 	set_int(rd->root, "steps", (int64_t)train_steps_total(j, NULL));
 	if (p->opt.schedule == WSEP_LR_WARMUP_COSINE) {
@@ -283,6 +287,8 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 	if (train_hparams_record(j, rd->dir))
 		return -1;
 	set_str(rd->root, "params", "params.yaml");
+	if (train_placement_record(p, rd->dir))
+		return -1;
 	set_int(rd->root, "train_samples", j->used);
 	set_int(rd->root, "test_samples", o->no_eval ? 0 :
 		o->test_limit && o->test_limit < j->test.count ? o->test_limit : j->test.count);

@@ -494,12 +494,21 @@ struct train_eta_shown {
 /* What to show now for @estimate (< 0: none): it rises slowly and falls at once. */
 double train_eta_show(struct train_eta_shown *s, double estimate);
 
+/*
+ * placement.c: the program's placement and timing model into the run
+ * directory @dir: timing.json, and wafer.svg unless wsecc drew it.
+ */
+int train_placement_record(const struct wsep_program *p, const char *dir);
+
 /* metrics.c */
 struct train_metrics;
 int train_metrics_open(const struct train_opts *o, struct train_metrics **out);
-/* A training report: Rate, GlobalRate and the ETA (< 0: none yet) beside loss and accuracy. */
+/*
+ * A training report: Rate, GlobalRate, the ETA (< 0: none yet) and the
+ * learning rate of step @step beside loss and accuracy.
+ */
 void train_metrics_train(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
-			 double accuracy, double rate, double global_rate, double eta_s);
+			 double accuracy, double rate, double global_rate, double eta_s, double lr);
 void train_metrics_test(struct train_metrics *m, uint64_t step, uint32_t epoch, double loss,
 			double accuracy);
 int train_metrics_close(struct train_metrics *m);
