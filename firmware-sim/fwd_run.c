@@ -16,7 +16,9 @@
  * (for its forward passes, and again for its input gradients), are used in
  * place in that ring and dropped when the layer is done; its gradients,
  * accumulated over the micro-batches in place in the grads.k ring, go out
- * then; nothing of them stays on the device.
+ * then; nothing of them stays on the device. In fp16 the RUN carries the
+ * loss scale (WSE_LINK_RUN_SCALED) and the gradients go out scaled: the
+ * host, which sees every system's, unscales them and decides the step.
  *
  * Each layer makes the same engine calls on the same shapes in the same
  * order in both modes, which is what makes them agree bit for bit. A
