@@ -450,12 +450,12 @@ static int reduce_and_update(struct coord_run *run, uint32_t k, uint32_t s, char
 }
 
 /*
- * fp16: SwarmX's sum of layer @k's gradients of step @s, unscaled and
+ * fp16: SwarmX's sum of layer @k's gradients of the step, unscaled and
  * checked by MemoryX and held there for the step's commit; *@finite
  * says whether all of it is finite.
  */
-static int reduce_and_hold(struct coord_run *run, uint32_t k, uint32_t s, bool *finite,
-			   char *text, size_t len)
+static int reduce_and_hold(struct coord_run *run, uint32_t k, bool *finite, char *text,
+			   size_t len)
 {
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
@@ -467,7 +467,6 @@ static int reduce_and_hold(struct coord_run *run, uint32_t k, uint32_t s, bool *
 	uint32_t sum = run->d[0].slot, ok = 0;
 	size_t n = 0;
 
-	(void)s;
 	for (unsigned int i = 0; i < run->n; i++)
 		red.slot[i] = run->d[i].slot;
 	if (run->n > 1) {
@@ -529,7 +528,7 @@ static int layer_held(struct coord_run *run, uint32_t k, uint32_t s, char *text,
 	struct coord_job *j = &c->job;
 	bool finite = false, whole;
 
-	if (reduce_and_hold(run, k, s, &finite, text, len))
+	if (reduce_and_hold(run, k, &finite, text, len))
 		return -1;
 	pthread_mutex_lock(&c->lock);
 	run->found_inf |= !finite;
