@@ -384,11 +384,12 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 	if (err || !train)
 		return err;
 	*what = "the loss";
-	if (p->loss_scaling && p->resident && !(p->scaler.scale > 0.0f)) {
+	/* Weight streaming too: the scale is then the RUN's (fwd_run.c). */
+	if (p->loss_scaling && !(p->scaler.scale > 0.0f)) {
 		*what = "fp16 loss scaling (every step overflowed until the scale fell to 0: the weights have diverged)";
 		return -ERANGE;
 	}
-	err = engine_graph_set_loss_scale(eg, p->loss_scaling && p->resident ? p->scaler.scale : 1.0f);
+	err = engine_graph_set_loss_scale(eg, p->loss_scaling ? p->scaler.scale : 1.0f);
 	if (err)
 		return err;
 	return engine_graph_loss_norm(eg, true, (size_t)step->norm * p->prog->graph->rows, &res);

@@ -517,12 +517,13 @@ static int run_task(struct fwd_pipeline *pl, const struct task *t, const char **
 		if (err || !pl->train)
 			return err;
 		*what = "the loss";
-		if (pl->scaling && !(p->scaler.scale > 0.0f)) {
+		/* Weight streaming too: the scale is then the RUN's (fwd_run.c). */
+		if (p->loss_scaling && !(p->scaler.scale > 0.0f)) {
 			*what = "fp16 loss scaling (every step overflowed until the scale fell to 0: the weights have diverged)";
 			return -ERANGE;
 		}
 		err = engine_loss_scaled(ws, p->labels_u8 + s.first, step->norm,
-					 pl->scaling ? p->scaler.scale : 1.0f, &res);
+					 p->loss_scaling ? p->scaler.scale : 1.0f, &res);
 		if (!err) {
 			*what = "the backward pass";
 			err = engine_backward_mask(ws, t->k);

@@ -236,10 +236,7 @@ static uint32_t build(struct fwd_exec *x, struct fwd_program *p, char *text, siz
 	int err;
 
 	p->resident = p->prog->mode == WSEP_MODE_PIPELINED;
-	if (p->prog->precision == WSEP_PRECISION_FP16 && !p->resident) {
-		snprintf(text, len, "fp16 weight streaming is not supported: MemoryX updates each layer as its gradient arrives, so a step whose gradients overflow cannot be skipped as loss scaling needs; compile with --precision bf16, or pipelined");
-		return WSE_LINK_E_INVAL;
-	}
+	/* Weight streaming, the host keeps the scaler and sends the scale with each RUN. */
 	p->loss_scaling = p->prog->precision == WSEP_PRECISION_FP16;
 	engine_loss_scaler_init(&p->scaler);
 	st = p->prog->graph ? build_graph(x, p, text, len) : build_layers(x, p, text, len);

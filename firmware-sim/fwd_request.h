@@ -22,7 +22,10 @@ union fwd_args {
 		struct wse_link_region_ref_info ref;
 	} region_stream;			/* STREAM_*_REGION */
 	struct wse_link_region_map_info region;	/* REGION_MAP */
-	struct wse_link_run_info run;		/* RUN */
+	struct {
+		struct wse_link_run_info in;
+		float loss_scale;		/* WSE_LINK_RUN_SCALED; else 0 */
+	} run;					/* RUN */
 	struct wse_link_params_info params;	/* PARAMS_READ, PARAMS_WRITE */
 	struct {
 		uint64_t addr;

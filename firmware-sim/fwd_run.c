@@ -16,7 +16,9 @@
  * (for its forward passes, and again for its input gradients), are used in
  * place in that ring and dropped when the layer is done; its gradients,
  * accumulated over the micro-batches in place in the grads.k ring, go out
- * then; nothing of them stays on the device.
+ * then; nothing of them stays on the device. In fp16 the RUN carries the
+ * loss scale (WSE_LINK_RUN_SCALED) and the gradients go out scaled: the
+ * host, which sees every system's, unscales them and decides the step.
  *
  * Each layer makes the same engine calls on the same shapes in the same
  * order in both modes, which is what makes them agree bit for bit. A
@@ -24,6 +26,7 @@
  * and predictions are a sample's rows (tokens), and PREDICT also puts
  * every row's logits on the logits stream.
  */
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -425,12 +428,14 @@ static uint64_t now_ns(void)
 static int run_decode(const uint8_t *payload, uint32_t len, union fwd_args *a,
 		      struct wse_link_err *err)
 {
-	return wse_link_run_decode(payload, len, &a->run, err);
+	return wse_link_run_decode(payload, len, &a->run.in, err) ||
+	       wse_link_run_scale_decode(payload, len, &a->run.loss_scale, err) ? -1 : 0;
 }
 
 static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 {
-	struct wse_link_run_info in = req->args.run;
+	struct wse_link_run_info in = req->args.run.in;
+	float loss_scale = req->args.run.loss_scale;
 	const struct wse_link_frame *f = &req->f;
 	struct wse_link_run_result_info r = { 0 };
 	struct wse_link_run_result raw;
@@ -450,8 +455,26 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 		snprintf(text, sizeof(text), "RUN kind %u is not train (1), eval (2) or predict (3)",
 			 in.kind);
 		p = NULL;
-	} else if (p && flags & ~(uint32_t)WSE_LINK_RUN_RETAIN) {
+	} else if (p && flags & ~(uint32_t)(WSE_LINK_RUN_RETAIN | WSE_LINK_RUN_SCALED)) {
 		snprintf(text, sizeof(text), "RUN flags 0x%x are unknown", flags);
+		p = NULL;
+	} else if (p && (flags & WSE_LINK_RUN_SCALED) &&
+		   (p->resident || !p->loss_scaling || in.kind != WSE_LINK_RUN_TRAIN)) {
+		snprintf(text, sizeof(text),
+			 "RUN flag SCALED is for training an fp16 weight-streaming program; program %u is %s %s",
+			 in.program, wsep_precision_name(p->prog->precision),
+			 p->resident ? "layer pipelined" : "weight streaming");
+		p = NULL;
+	} else if (p && (flags & WSE_LINK_RUN_SCALED) &&
+		   !(loss_scale > 0.0f && loss_scale <= FLT_MAX)) {
+		snprintf(text, sizeof(text), "RUN loss scale %g: must be finite and above 0",
+			 (double)loss_scale);
+		p = NULL;
+	} else if (p && !p->resident && p->loss_scaling && in.kind == WSE_LINK_RUN_TRAIN &&
+		   !(flags & WSE_LINK_RUN_SCALED)) {
+		snprintf(text, sizeof(text),
+			 "program %u trains in fp16 by weight streaming: its RUN needs the loss scale (flag SCALED), which the host that unscales and checks the gradients (an appliance's MemoryX) sends",
+			 in.program);
 		p = NULL;
 	} else if (p && !in.steps) {
 		snprintf(text, sizeof(text), "RUN of 0 steps: steps must be at least 1");
@@ -482,6 +505,9 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	}
 	if (p)
 		p->busy = true;
+	/* fp16 weight streaming: every step of this RUN scales its loss by the host's scale. */
+	if (p && (flags & WSE_LINK_RUN_SCALED))
+		p->scaler.scale = loss_scale;
 	pthread_mutex_unlock(&x->lock);
 	if (!p) {
 		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
@@ -556,7 +582,7 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 
 const struct fwd_op fwd_op_run = {
 	.opcode = WSE_LINK_OP_RUN,
-	.exact_len = true,
+	/* Exactly the RUN, or with flag SCALED the scale too: run_decode() checks. */
 	.min_len = sizeof(struct wse_link_run),
 	.decode = run_decode,
 	.execute = run_execute,

@@ -371,11 +371,16 @@ struct wse_link_stream {
  * the host sends them once a step.
  */
 #define WSE_LINK_RUN_RETAIN		0x00010000
+/* fp16 weight streaming: a struct wse_link_run_scale follows the RUN, and
+ * the step's loss gradient is multiplied by its scale (the host unscales).
+ */
+#define WSE_LINK_RUN_SCALED		0x00020000
 
 /**
  * struct wse_link_run - run a loaded program
  * @program: the slot
- * @kind: WSE_LINK_RUN_* in bits 0..15, WSE_LINK_RUN_RETAIN in bits 16..31
+ * @kind: WSE_LINK_RUN_* in bits 0..15, WSE_LINK_RUN_RETAIN and
+ *	WSE_LINK_RUN_SCALED in bits 16..31
  * @steps: batches to process (each takes one batch from every input stream)
  * @batch: samples in each step, 1 .. the program's batch (a short last batch)
  * @leaf: samples per micro-batch, 1 .. @batch, each a leaf of the fixed
@@ -394,6 +399,16 @@ struct wse_link_run {
 	__le32 batch;
 	__le32 leaf;
 	__le32 norm;
+};
+
+/**
+ * struct wse_link_run_scale - after a RUN whose kind has WSE_LINK_RUN_SCALED
+ * @loss_scale: IEEE-754 binary32 bits of the loss scale, finite and above 0
+ * @reserved: must be 0
+ */
+struct wse_link_run_scale {
+	__le32 loss_scale;
+	__le32 reserved;
 };
 
 /**

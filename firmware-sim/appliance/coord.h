@@ -33,6 +33,7 @@
 
 #include "hostlink.h"
 #include "svc_proto.h"
+#include "wse/engine.h"
 #include "wse/link_region.h"
 #include "wse/wsep.h"
 
@@ -137,6 +138,13 @@ struct coord_job {
 	/* Progress, all under coord->lock. */
 	uint64_t step;				/* optimizer steps taken: MemoryX's t */
 	uint64_t updated[WSEP_MAX_LAYERS];	/* steps whose update of layer k is done */
+	/*
+	 * fp16: GradScaler's state, one for all systems (each RUN of a step
+	 * carries its scale); a step's updates wait in MemoryX until every
+	 * layer's summed gradient is checked, then all apply or none (coord_run.c).
+	 */
+	bool loss_scaling;
+	struct engine_loss_scaler scaler;
 	bool failed;
 	char why[256];				/* the failure, naming the part */
 	struct coord_run *run;			/* the RUN in progress, or NULL */

@@ -303,6 +303,8 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, un
 	j->why[0] = 0;
 	j->step = 0;
 	memset(j->updated, 0, sizeof(j->updated));
+	j->loss_scaling = prog->precision == WSEP_PRECISION_FP16;
+	engine_loss_scaler_init(&j->scaler);
 	pthread_mutex_unlock(&c->lock);
 	fwd_info("job %s: weight streaming on %u system%s, %llu parameters in MemoryX",
 		 prog->model_name, j->n, j->n == 1 ? "" : "s", (unsigned long long)j->floats);

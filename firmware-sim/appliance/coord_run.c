@@ -19,6 +19,17 @@
  * through the regions (the device copies them itself); on another, in
  * frames from and into the same places.
  *
+ * fp16 (loss scaling, GradScaler's rules): a step may be applied only
+ * whole, so a layer's sum is not applied but held: MemoryX divides it by
+ * the step's scale in place in SwarmX's slot, where it stays, and says
+ * whether it is finite (SVC_OP_MX_HOLD, in place of the update: still two
+ * requests a layer). Once every layer of the step is held, the driver
+ * that held the last one moves the job's one scaler on and asks MemoryX
+ * to apply them all, or none if one was not finite (SVC_OP_MX_COMMIT, one
+ * request a step). Each system runs each step as a RUN of its own,
+ * carrying the step's scale (WSE_LINK_RUN_SCALED), sent once the step
+ * before is committed: so every system scales by the same number.
+ *
  * The first failure (a system, MemoryX or SwarmX that went, a refusal)
  * fails the job with a message naming the part; every driver stops, the
  * systems' links are dropped (which ends their RUNs and unloads the
@@ -76,6 +87,10 @@ struct coord_run {
 	uint32_t freed;			/* steps whose input left the rings */
 	uint32_t in_done[RING_STEPS];	/* drivers whose input writes of a step are done */
 	uint32_t arrived[WSEP_MAX_LAYERS];
+	/* fp16: steps (s + 1) whose layer k is held; layers held this step; one was not finite. */
+	uint32_t held_step[WSEP_MAX_LAYERS];
+	uint32_t held;
+	bool found_inf;
 	uint32_t outputs;		/* drivers whose results of the current step are staged */
 	uint32_t committed;		/* steps whose results went to the output rings */
 	uint32_t filled;		/* steps the input workers filled */
@@ -434,6 +449,113 @@ static int reduce_and_update(struct coord_run *run, uint32_t k, uint32_t s, char
 	return coord_service_call(c, &c->mx, SVC_OP_MX_UPDATE, &iov, 1, NULL, 0, NULL, text, len);
 }
 
+/*
+ * fp16: SwarmX's sum of layer @k's gradients of the step, unscaled and
+ * checked by MemoryX and held there for the step's commit; *@finite
+ * says whether all of it is finite.
+ */
+static int reduce_and_hold(struct coord_run *run, uint32_t k, bool *finite, char *text,
+			   size_t len)
+{
+	struct coord *c = run->c;
+	struct coord_job *j = &c->job;
+	const struct wsep_layer *l = &j->prog->layers[k];
+	struct svc_reduce red = { .n = run->n, .first = l->weight_offset,
+				  .count = wsep_layer_params(l) };
+	struct svc_hold h = { .layer = k, .region = 1 };
+	struct iovec iov;
+	uint32_t sum = run->d[0].slot, ok = 0;
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < run->n; i++)
+		red.slot[i] = run->d[i].slot;
+	if (run->n > 1) {
+		iov = (struct iovec){ &red, sizeof(red) };
+		if (coord_service_call(c, &c->sx, SVC_OP_SX_REDUCE, &iov, 1, &sum, sizeof(sum), &n,
+				       text, len))
+			return -1;
+		pthread_mutex_lock(&c->lock);
+		c->reduced += run->n * red.count * 4;
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&c->lock);
+	h.scale = j->scaler.scale;	/* the step's: it moves only at the commit */
+	pthread_mutex_unlock(&c->lock);
+	h.offset = WSE_LINK_REGION_HEADER + (sum * j->floats + l->weight_offset) * 4;
+	iov = (struct iovec){ &h, sizeof(h) };
+	n = 0;
+	if (coord_service_call(c, &c->mx, SVC_OP_MX_HOLD, &iov, 1, &ok, sizeof(ok), &n, text, len))
+		return -1;
+	if (n != sizeof(ok)) {
+		snprintf(text, len, "MemoryX answered a hold of layer %u with %zu bytes, not %zu", k,
+			 n, sizeof(ok));
+		return -1;
+	}
+	*finite = ok != 0;
+	return 0;
+}
+
+/*
+ * fp16, every layer of step @s held: the scaler moves on (GradScaler's
+ * update) and MemoryX applies the step, or skips it if a gradient was
+ * inf or NaN. Then every layer counts as updated for the next step.
+ */
+static int commit_step(struct coord_run *run, uint32_t s, char *text, size_t len)
+{
+	struct coord *c = run->c;
+	struct coord_job *j = &c->job;
+	struct svc_commit cm = { .t = run->base + s + 1 };
+	struct iovec iov = { &cm, sizeof(cm) };
+	float scale;
+	bool found;
+
+	pthread_mutex_lock(&c->lock);
+	found = run->found_inf;
+	scale = j->scaler.scale;
+	cm.apply = engine_loss_scaler_update(&j->scaler, found);
+	if (found)
+		fwd_info("step %llu: fp16 gradients overflowed at loss scale %g: the step is skipped on all %u systems, the scale is now %g (%llu skipped)",
+			 (unsigned long long)cm.t, scale, run->n, j->scaler.scale,
+			 (unsigned long long)j->scaler.skipped);
+	pthread_mutex_unlock(&c->lock);
+	return coord_service_call(c, &c->mx, SVC_OP_MX_COMMIT, &iov, 1, NULL, 0, NULL, text, len);
+}
+
+/* fp16: layer @k of step @s, the last system's gradient in: summed, held, the step committed when whole. */
+static int layer_held(struct coord_run *run, uint32_t k, uint32_t s, char *text, size_t len)
+{
+	struct coord *c = run->c;
+	struct coord_job *j = &c->job;
+	bool finite = false, whole;
+
+	if (reduce_and_hold(run, k, &finite, text, len))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	run->found_inf |= !finite;
+	run->held_step[k] = s + 1;
+	whole = ++run->held == run->L;
+	pthread_mutex_unlock(&c->lock);
+	if (!whole)
+		return 0;
+	if (commit_step(run, s, text, len))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	for (uint32_t i = 0; i < run->L; i++)
+		j->updated[i] = run->base + s + 1;
+	run->held = 0;
+	run->found_inf = false;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* Lock held: is layer @k of step @s done for the drivers that wait (applied; fp16: held)? */
+static bool layer_done(struct coord_run *run, uint32_t k, uint32_t s)
+{
+	if (run->c->job.loss_scaling)
+		return run->held_step[k] >= s + 1;
+	return run->c->job.updated[k] >= run->base + s + 1;
+}
+
 /* Layer @k's gradient of step @s is in this driver's slot: the last one in sums and updates. */
 static int layer_in(struct driver *d, uint32_t k, uint32_t s)
 {
@@ -448,16 +570,18 @@ static int layer_in(struct driver *d, uint32_t k, uint32_t s)
 	last = ++run->arrived[k] == run->n;
 	if (last)
 		run->arrived[k] = 0;
-	while (!last && j->updated[k] < run->base + s + 1 && !stopped(c) &&
+	while (!last && !layer_done(run, k, s) && !stopped(c) &&
 	       coord_wait_on(c, &c->update_cond, 500))
 		;
 	pthread_mutex_unlock(&c->lock);
-	if (last)
+	if (last && j->loss_scaling)
+		ret = layer_held(run, k, s, text, sizeof(text));
+	else if (last)
 		ret = reduce_and_update(run, k, s, text, sizeof(text));
 	pthread_mutex_lock(&c->lock);
 	if (last && ret)
 		coord_job_fail(c, "%s", text);
-	else if (last)
+	else if (last && !j->loss_scaling)
 		j->updated[k] = run->base + s + 1;
 	ret = stopped(c) ? -1 : 0;
 	if (last)
@@ -555,25 +679,83 @@ static int one_step(struct driver *d, uint32_t s)
 	return results_in(d, s);
 }
 
+/*
+ * The system's RUN of @steps steps from step @s on; under fp16 loss
+ * scaling (one step a RUN) it carries the job's scale, once step @s - 1
+ * is committed, which is when that scale is the step's.
+ */
+static int run_submit(struct driver *d, uint32_t s, uint32_t steps, uint32_t *tag)
+{
+	struct coord_run *run = d->run;
+	struct coord *c = run->c;
+	struct coord_job *j = &c->job;
+	struct wse_link_run_info in = { .program = j->slot,
+					.kind = run->kind | WSE_LINK_RUN_RETAIN, .steps = steps,
+					.batch = d->count, .leaf = run->leaf, .norm = run->batch };
+	struct wse_link_run raw;
+	struct wse_link_run_scale sc;
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { &sc, sizeof(sc) } };
+	bool scaled = j->loss_scaling && run->kind == WSE_LINK_RUN_TRAIN;
+	float scale = 0.0f;
+
+	if (scaled) {
+		bool ok;
+
+		pthread_mutex_lock(&c->lock);
+		while (j->updated[0] < run->base + s && !stopped(c) &&
+		       coord_wait_on(c, &c->update_cond, 500))
+			;
+		ok = !stopped(c);
+		scale = j->scaler.scale;
+		if (ok && !(scale > 0.0f)) {
+			coord_job_fail(c, "fp16 loss scaling: every step overflowed until the scale fell to 0 (the weights have diverged); train again from a checkpoint with a lower learning rate");
+			ok = false;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (!ok)
+			return -1;
+		in.kind |= WSE_LINK_RUN_SCALED;
+		wse_link_run_scale_encode(&sc, scale);
+	}
+	wse_link_run_encode(&raw, &in);
+	return submit(d, WSE_LINK_OP_RUN, Q_RUN, iov, scaled ? 2 : 1, d->result,
+		      sizeof(d->result), tag);
+}
+
+/* Waits for a RUN of the system and adds its result to the driver's. */
+static int run_finish(struct driver *d, uint32_t tag)
+{
+	struct coord *c = d->run->c;
+	struct wse_link_run_result_info r;
+	struct wse_link_err err;
+	size_t len = 0;
+
+	if (await(d, tag, WSE_LINK_OP_RUN, &len))
+		return -1;
+	if (wse_link_run_result_decode(d->result, len, &r, &err)) {
+		pthread_mutex_lock(&c->lock);
+		coord_job_fail(c, "%s answered the RUN badly: %s", c->sys[d->sys].name, err.text);
+		pthread_mutex_unlock(&c->lock);
+		return -1;
+	}
+	d->res.steps += r.steps;
+	d->res.samples += r.samples;
+	d->res.cycles += r.cycles;
+	d->res.est_cycles += r.est_cycles;
+	return 0;
+}
+
 static void *driver_main(void *arg)
 {
 	struct driver *d = arg;
 	struct coord_run *run = d->run;
 	struct coord *c = run->c;
 	struct coord_part *s = &c->sys[d->sys];
-	struct wse_link_run_info in = { .program = c->job.slot,
-					.kind = run->kind | WSE_LINK_RUN_RETAIN,
-					.steps = run->steps, .batch = d->count,
-					.leaf = run->leaf, .norm = run->batch };
-	struct wse_link_run raw;
-	struct iovec iov = { &raw, sizeof(raw) };
-	struct wse_link_err err;
+	bool per_step = c->job.loss_scaling && run->kind == WSE_LINK_RUN_TRAIN;
 	uint32_t tag;
-	size_t len = 0;
 	int ret = 0;
 
-	wse_link_run_encode(&raw, &in);
-	if (submit(d, WSE_LINK_OP_RUN, Q_RUN, &iov, 1, d->result, sizeof(d->result), &tag))
+	if (!per_step && run_submit(d, 0, run->steps, &tag))
 		return NULL;
 	if (pthread_create(&d->feeder, NULL, feeder_main, d)) {
 		pthread_mutex_lock(&c->lock);
@@ -581,18 +763,15 @@ static void *driver_main(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}
-	for (uint32_t step = 0; step < run->steps && !ret; step++)
-		ret = one_step(d, step);
+	for (uint32_t step = 0; step < run->steps && !ret; step++) {
+		ret = per_step ? run_submit(d, step, 1, &tag) : 0;
+		ret = ret ? ret : one_step(d, step);
+		ret = ret || !per_step ? ret : run_finish(d, tag);
+	}
 	/* The feeder ends with the last step's input, or sees the failure. */
 	pthread_join(d->feeder, NULL);
-	if (ret || await(d, tag, WSE_LINK_OP_RUN, &len))
+	if (ret || (!per_step && run_finish(d, tag)))
 		return NULL;
-	if (wse_link_run_result_decode(d->result, len, &d->res, &err)) {
-		pthread_mutex_lock(&c->lock);
-		coord_job_fail(c, "%s answered the RUN badly: %s", s->name, err.text);
-		pthread_mutex_unlock(&c->lock);
-		return NULL;
-	}
 	s->steps += d->res.steps;
 	s->samples += d->res.samples;
 	d->done = true;

@@ -11,6 +11,7 @@
  * capacity in a nameless file there (memoryx_spill.h).
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,69 @@ static void update(struct memoryx *mx, const struct svc_request *r, struct svc_r
 		mx->stats.ops++;
 }
 
+/* fp16 loss scaling: a layer's summed gradient unscaled and checked, held for the commit. */
+static void hold(struct memoryx *mx, const struct svc_request *r, struct svc_reply *out)
+{
+	static uint32_t finite;
+	struct svc_hold h;
+	size_t floats;
+	float *g;
+	int ret;
+
+	if (r->len != sizeof(h)) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "a hold is %zu bytes, not %zu", r->len, sizeof(h));
+		return;
+	}
+	memcpy(&h, r->payload, sizeof(h));
+	if (!mx->have_store || h.layer >= mx->store.layers) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "no program holds a layer %u", h.layer);
+		return;
+	}
+	if (!(h.scale > 0.0f && h.scale <= FLT_MAX)) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "loss scale %g: must be finite and above 0",
+			   (double)h.scale);
+		return;
+	}
+	mx_store_layer_at(&mx->store, h.layer, &floats);
+	g = h.region >= 1 && h.region <= WSE_LINK_REGIONS_MAX ?
+	    wse_link_region_at(&mx->peer[h.region - 1], h.offset, floats * sizeof(float)) : NULL;
+	if (!g) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "layer %u's gradient is not inside region %u",
+			   h.layer, h.region);
+		return;
+	}
+	ret = mx_store_hold(&mx->store, h.layer, g, h.scale);
+	finite = ret > 0;
+	out->iov[0] = (struct iovec){ &finite, sizeof(finite) };
+	out->iovcnt = 1;
+}
+
+/* fp16 loss scaling: the step's held updates, all of them or none. */
+static void commit(struct memoryx *mx, const struct svc_request *r, struct svc_reply *out)
+{
+	struct svc_commit cm;
+	int err;
+
+	if (r->len != sizeof(cm)) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "a commit is %zu bytes, not %zu", r->len,
+			   sizeof(cm));
+		return;
+	}
+	memcpy(&cm, r->payload, sizeof(cm));
+	if (!mx->have_store || !cm.t) {
+		svc_refuse(out, WSE_LINK_E_INVAL, "a commit of step %llu, and %s",
+			   (unsigned long long)cm.t,
+			   mx->have_store ? "steps count from 1" : "MemoryX holds no program");
+		return;
+	}
+	err = mx_store_commit(&mx->store, cm.t, cm.apply);
+	if (err)
+		svc_refuse(out, WSE_LINK_E_INTERNAL, "the update of step %llu failed: %s",
+			   (unsigned long long)cm.t, engine_strerror(err));
+	else
+		mx->stats.ops += cm.apply ? mx->store.layers : 0;
+}
+
 static void params(struct memoryx *mx, const struct svc_request *r, struct svc_reply *out,
 		   bool write)
 {
@@ -253,6 +317,12 @@ static void handle(void *ctx, const struct svc_request *r, struct svc_reply *out
 		break;
 	case SVC_OP_MX_UPDATE:
 		update(mx, r, out);
+		break;
+	case SVC_OP_MX_HOLD:
+		hold(mx, r, out);
+		break;
+	case SVC_OP_MX_COMMIT:
+		commit(mx, r, out);
 		break;
 	case SVC_OP_MX_REGION:
 		if (mx->have_store)

@@ -210,6 +210,30 @@ int mx_store_update(struct mx_store *st, uint32_t k, uint64_t t, const float *g)
 	return err;
 }
 
+int mx_store_hold(struct mx_store *st, uint32_t k, float *g, float scale)
+{
+	if (k >= st->layers)
+		return -EINVAL;
+	st->held[k] = g;
+	return engine_unscale(g, st->n[k], scale);
+}
+
+int mx_store_commit(struct mx_store *st, uint64_t t, bool apply)
+{
+	int err = 0;
+
+	if (!t)
+		return -EINVAL;
+	for (uint32_t k = 0; k < st->layers; k++) {
+		if (apply && st->held[k] && !err)
+			err = mx_store_update(st, k, t, st->held[k]);
+		st->held[k] = NULL;
+	}
+	if (!err)
+		st->step = t;
+	return err;
+}
+
 int mx_store_params(struct mx_store *st, uint32_t which, uint64_t offset, uint32_t len,
 		    void *buf, bool write, char *text, size_t textlen)
 {

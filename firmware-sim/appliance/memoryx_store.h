@@ -45,6 +45,12 @@ struct mx_store {
 	uint64_t step;				/* optimizer steps applied (Adam's t) */
 	uint64_t updates;			/* layer updates applied */
 	/*
+	 * fp16 loss scaling: the step's unscaled gradients held (in SwarmX's
+	 * region, where they were summed) until mx_store_commit() applies
+	 * all of them or none.
+	 */
+	const float *held[ENGINE_MAX_LAYERS];
+	/*
 	 * A second thread takes the upper part of a large layer's update:
 	 * the next step's layer 0 waits for it, and the optimizer is element
 	 * by element, so the split changes no bit. Started on first use.
@@ -80,6 +86,20 @@ uint64_t mx_store_layer_at(const struct mx_store *st, uint32_t k, size_t *floats
  * step count becomes @t. 0 or the engine's negative errno.
  */
 int mx_store_update(struct mx_store *st, uint32_t k, uint64_t t, const float *g);
+/*
+ * fp16 loss scaling: layer @k's gradient @g (W then b) divided by @scale in
+ * place (engine_unscale(), GradScaler.unscale_()'s arithmetic) and held
+ * for the step's mx_store_commit(). Returns whether all of it is finite;
+ * -EINVAL (as an int < 0) for a layer the store lacks.
+ */
+int mx_store_hold(struct mx_store *st, uint32_t k, float *g, float scale);
+/*
+ * The step's end under loss scaling: every held layer's update at step @t
+ * in layer order if @apply, else none (the skipped step); the step count
+ * becomes @t either way, as a pipelined device counts its steps. The held
+ * gradients are let go. 0 or the engine's negative errno.
+ */
+int mx_store_commit(struct mx_store *st, uint64_t t, bool apply);
 /*
  * PARAMS_READ / PARAMS_WRITE of @which over [@offset, @offset + @len):
  * whole floats inside the weights, or the state arrays and the step count.

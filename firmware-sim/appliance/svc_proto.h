@@ -24,6 +24,8 @@ enum svc_op {
 	SVC_OP_IN_OPEN = 0x44,		/* struct svc_in_open; uint32_t: samples in the dataset */
 	SVC_OP_IN_FILL = 0x45,		/* struct svc_fill; empty */
 	SVC_OP_MX_REGION = 0x46,	/* empty; struct wse_link_region_map of the weights */
+	SVC_OP_MX_HOLD = 0x47,		/* struct svc_hold; uint32_t: 1 if the gradient is finite */
+	SVC_OP_MX_COMMIT = 0x48,	/* struct svc_commit; empty */
 };
 
 /* A service's counters. */
@@ -43,6 +45,26 @@ struct svc_update {
 	uint32_t region;
 	uint64_t t;
 	uint64_t offset;
+};
+
+/*
+ * MemoryX, fp16 loss scaling: layer @layer's summed gradient at @offset of
+ * region @region divided by @scale in place and held for the step's
+ * commit (memoryx_store.h, mx_store_hold()).
+ */
+struct svc_hold {
+	uint32_t layer;
+	uint32_t region;
+	uint64_t offset;
+	float scale;
+	uint32_t reserved;
+};
+
+/* MemoryX: the held step @t applied (every layer) if @apply, else skipped. */
+struct svc_commit {
+	uint64_t t;
+	uint32_t apply;
+	uint32_t reserved;
 };
 
 /* SwarmX: a slot of @floats floats for each of @systems systems. */

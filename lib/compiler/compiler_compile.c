@@ -153,7 +153,5 @@ int wsecc_compile(const struct wsecc_model *m, const struct wse_wafer *w, enum w
 	plan->host_io_samples_per_s = w->io_bytes_per_s / st.host_bytes;
 	if (wsecc_choose_mode(&st, mode, plan, err))
 		return -EINVAL;
-	if (m->precision == WSEP_PRECISION_FP16 && plan->mode == WSEP_MODE_WEIGHT_STREAMING)
-		return wsecc_fail(err, m->file, 0, 0, WSECC_FP16_STREAMING_REFUSED);
 	return 0;
 }

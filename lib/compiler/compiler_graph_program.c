@@ -618,8 +618,6 @@ static int plan(struct build *b, const struct wse_wafer *w, struct wsecc_graph_p
 				  "the model's BatchNormalization running statistics are updated by each training step on the device, and weight streaming keeps the weights in MemoryX, which takes back only gradients: compile it with --execution-mode pipelined (or export the model in eval mode)");
 	p->micro_batch = wsecc_program_micro_batch(pl, b->o->micro_batch);
 	p->precision = b->o->precision;
-	if (p->precision == WSEP_PRECISION_FP16 && p->mode == WSEP_MODE_WEIGHT_STREAMING)
-		return wsecc_fail(b->err, b->path, 0, 0, WSECC_FP16_STREAMING_REFUSED);
 	if (p->mode == WSEP_MODE_WEIGHT_STREAMING && pl->recompute)
 		p->exec_flags |= WSEP_EXEC_RECOMPUTE;
 	p->summary = pl->summary;

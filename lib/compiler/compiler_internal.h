@@ -44,12 +44,6 @@ double wsecc_opt_flops_per_param(const struct wsep_optimizer *o);
 /* Forward + backward + amortised update FLOPs of layer @i per sample. */
 double wsecc_layer_flops(const struct wsecc_model *m, uint32_t i);
 
-/* Why fp16 cannot stream (loss scaling must be able to skip a whole step). */
-#define WSECC_FP16_STREAMING_REFUSED \
-	"--precision fp16 needs loss scaling, which skips a step whose gradients overflow; " \
-	"weight streaming updates each layer in MemoryX as its gradient arrives, so it cannot: " \
-	"use --precision bf16 (no loss scaling needed), or --execution-mode pipelined"
-
 /*
  * What placement, weight streaming and the mode choice need of a network,
  * whatever it is made of: its stages (dense layers, or the units of a

@@ -14,6 +14,7 @@ _Static_assert(sizeof(struct wse_link_program_info) == 40, "program_info layout"
 _Static_assert(sizeof(struct wse_link_program_ref) == 8, "program_ref layout");
 _Static_assert(sizeof(struct wse_link_stream) == 16, "stream layout");
 _Static_assert(sizeof(struct wse_link_run) == 24, "run layout");
+_Static_assert(sizeof(struct wse_link_run_scale) == 8, "run_scale layout");
 _Static_assert(sizeof(struct wse_link_run_result) == 32, "run_result layout");
 _Static_assert(sizeof(struct wse_link_params) == 24, "params layout");
 _Static_assert(sizeof(struct wse_link_dev_stats) == 64, "dev_stats layout");
@@ -162,6 +163,43 @@ int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *o
 	out->leaf = le32toh(raw.leaf);
 	out->norm = le32toh(raw.norm);
 	return 0;
+}
+
+int wse_link_run_scale_decode(const void *buf, size_t len, float *scale,
+			      struct wse_link_err *err)
+{
+	struct wse_link_run raw;
+	struct wse_link_run_scale sc;
+	uint32_t bits;
+
+	size_t want = sizeof(raw);
+
+	*scale = 0.0f;
+	if (len < sizeof(raw))
+		return too_short(err, "RUN", len, sizeof(raw));
+	memcpy(&raw, buf, sizeof(raw));
+	want += le32toh(raw.kind) & WSE_LINK_RUN_SCALED ? sizeof(sc) : 0;
+	if (len != want)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"RUN payload is %zu bytes, expected %zu (%zu, or %zu with flag SCALED)",
+					len, want, sizeof(raw), sizeof(raw) + sizeof(sc));
+	if (want == sizeof(raw))
+		return 0;
+	memcpy(&sc, (const uint8_t *)buf + sizeof(raw), sizeof(sc));
+	if (sc.reserved)
+		return reserved_set(err, "RUN scale");
+	bits = le32toh(sc.loss_scale);
+	memcpy(scale, &bits, sizeof(bits));
+	return 0;
+}
+
+void wse_link_run_scale_encode(struct wse_link_run_scale *raw, float loss_scale)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &loss_scale, sizeof(bits));
+	memset(raw, 0, sizeof(*raw));
+	raw->loss_scale = htole32(bits);
 }
 
 void wse_link_run_result_encode(struct wse_link_run_result *raw,

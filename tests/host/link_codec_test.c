@@ -289,6 +289,41 @@ TEST(hello_round_trip_and_checks)
 	EXPECT_EQ(-EINVAL, wse_link_hello_decode(&raw, sizeof(raw), &out, &err));
 }
 
+/* RUN with flag SCALED carries the loss scale after it; the payload's length is exact either way. */
+TEST(run_scale_round_trip_and_checks)
+{
+	struct wse_link_run_info in = { .program = 1, .kind = WSE_LINK_RUN_TRAIN |
+				       WSE_LINK_RUN_RETAIN | WSE_LINK_RUN_SCALED,
+				       .steps = 1, .batch = 4, .leaf = 1, .norm = 8 }, out;
+	struct {
+		struct wse_link_run run;
+		struct wse_link_run_scale scale;
+	} raw;
+	struct wse_link_err err;
+	float scale = -1.0f;
+
+	_Static_assert(sizeof(raw) == 32, "RUN and its scale");
+	wse_link_run_encode(&raw.run, &in);
+	wse_link_run_scale_encode(&raw.scale, 65536.0f);
+	ASSERT_EQ(0, wse_link_run_decode(&raw, sizeof(raw), &out, &err));
+	EXPECT_EQ(0, memcmp(&in, &out, sizeof(in)));
+	ASSERT_EQ(0, wse_link_run_scale_decode(&raw, sizeof(raw), &scale, &err)) TH_LOG("%s", err.text);
+	EXPECT_EQ(65536.0f, scale);
+	EXPECT_EQ(htole32(0x47800000), raw.scale.loss_scale);	/* 2^16, little-endian */
+	/* The flag without the scale, or a scale without the flag: refused. */
+	EXPECT_EQ(-EPROTO, wse_link_run_scale_decode(&raw, sizeof(raw.run), &scale, &err));
+	EXPECT_NE(NULL, strstr(err.text, "RUN payload is 24 bytes, expected 32")) TH_LOG("%s", err.text);
+	in.kind &= ~(uint32_t)WSE_LINK_RUN_SCALED;
+	wse_link_run_encode(&raw.run, &in);
+	EXPECT_EQ(-EPROTO, wse_link_run_scale_decode(&raw, sizeof(raw), &scale, &err));
+	EXPECT_EQ(0, wse_link_run_scale_decode(&raw, sizeof(raw.run), &scale, &err));
+	EXPECT_EQ(0.0f, scale);
+	in.kind |= WSE_LINK_RUN_SCALED;
+	wse_link_run_encode(&raw.run, &in);
+	raw.scale.reserved = htole32(1);
+	EXPECT_EQ(-EPROTO, wse_link_run_scale_decode(&raw, sizeof(raw), &scale, &err));
+}
+
 static void wse2_info(struct wse_link_device_info *d)
 {
 	memset(d, 0, sizeof(*d));

@@ -117,6 +117,75 @@ TEST(memoryx_updates_a_large_layer_on_two_threads_as_the_engine)
 	updates_as_the_engine(_metadata, 784, 101);	/* 79,184 floats: split unevenly */
 }
 
+/*
+ * fp16 loss scaling: held layers are unscaled in place and applied all
+ * together at the commit, to the bits of updating each with the unscaled
+ * gradient; a step with one inf applies none (weights and optimizer state
+ * unchanged) but counts, as a pipelined device counts it.
+ */
+TEST(memoryx_holds_a_step_and_applies_all_or_none)
+{
+	struct mx_store a, b;
+	struct wsep_program p;
+	struct wsep_layer l[2];
+	char text[256];
+	float *g[2], *want[2], *w0, *s0;
+	size_t n[2];
+	const float scale = 1024.0f;
+
+	small_program(&p, l);
+	ASSERT_EQ(0, mx_store_create(&a, &p, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, mx_store_create(&b, &p, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	for (uint32_t k = 0; k < 2; k++) {
+		mx_store_layer_at(&a, k, &n[k]);
+		g[k] = malloc(n[k] * 4);
+		want[k] = malloc(n[k] * 4);
+		ASSERT_TRUE(g[k] && want[k]);
+		for (size_t i = 0; i < n[k]; i++) {
+			want[k][i] = ((float)(i % 7) - 3.0f) / 8.0f;	/* exact under the scale */
+			g[k][i] = want[k][i] * scale;
+		}
+	}
+	/* Step 1 applied: a holds scaled sums, b updates with the unscaled ones. */
+	EXPECT_EQ(1, mx_store_hold(&a, 1, g[1], scale));
+	EXPECT_EQ(1, mx_store_hold(&a, 0, g[0], scale));
+	EXPECT_EQ(0, memcmp(g[0], want[0], n[0] * 4));
+	EXPECT_EQ(0, a.updates);
+	ASSERT_EQ(0, mx_store_commit(&a, 1, true));
+	for (uint32_t k = 0; k < 2; k++)
+		ASSERT_EQ(0, mx_store_update(&b, k, 1, want[k]));
+	EXPECT_EQ(0, memcmp(a.w, b.w, a.floats * 4));
+	EXPECT_EQ(0, memcmp(a.state, b.state, a.arrays * a.floats * 4));
+	EXPECT_EQ(2, a.updates);
+	/* Step 2: layer 1 overflowed; layer 0 is finite but not applied either. */
+	w0 = malloc(a.floats * 4);
+	s0 = malloc(a.arrays * a.floats * 4);
+	ASSERT_TRUE(w0 && s0);
+	memcpy(w0, a.w, a.floats * 4);
+	memcpy(s0, a.state, a.arrays * a.floats * 4);
+	for (size_t i = 0; i < n[0]; i++)
+		g[0][i] = want[0][i] * scale;
+	g[1][3] = INFINITY;
+	EXPECT_EQ(0, mx_store_hold(&a, 1, g[1], scale));
+	EXPECT_EQ(1, mx_store_hold(&a, 0, g[0], scale));
+	ASSERT_EQ(0, mx_store_commit(&a, 2, false));
+	EXPECT_EQ(0, memcmp(w0, a.w, a.floats * 4));
+	EXPECT_EQ(0, memcmp(s0, a.state, a.arrays * a.floats * 4));
+	EXPECT_EQ(2, a.updates);
+	EXPECT_EQ(2, a.step);
+	EXPECT_EQ(NULL, a.held[0]);
+	EXPECT_EQ(-EINVAL, mx_store_hold(&a, 2, g[0], scale));
+	EXPECT_EQ(-EINVAL, mx_store_commit(&a, 0, true));
+	for (uint32_t k = 0; k < 2; k++) {
+		free(g[k]);
+		free(want[k]);
+	}
+	free(w0);
+	free(s0);
+	mx_store_destroy(&a);
+	mx_store_destroy(&b);
+}
+
 /* PARAMS_READ / _WRITE as a device answers them: the checkpoint's layout. */
 TEST(memoryx_params_round_trip_and_refusals)
 {

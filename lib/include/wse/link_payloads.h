@@ -173,6 +173,16 @@ void wse_link_stream_encode(struct wse_link_stream *raw, const struct wse_link_s
 int wse_link_stream_decode(const void *buf, size_t len, struct wse_link_stream_info *out,
 			   struct wse_link_err *err);
 void wse_link_run_encode(struct wse_link_run *raw, const struct wse_link_run_info *in);
+/* The loss scale that follows a RUN of kind WSE_LINK_RUN_SCALED. */
+void wse_link_run_scale_encode(struct wse_link_run_scale *raw, float loss_scale);
+/*
+ * The loss scale of RUN payload @buf (the whole of it) into *@scale: 0
+ * without WSE_LINK_RUN_SCALED in its kind. -1 with @err unless the
+ * payload is exactly the RUN (and the scale with the flag), or if the
+ * scale's reserved field is not 0.
+ */
+int wse_link_run_scale_decode(const void *buf, size_t len, float *scale,
+			      struct wse_link_err *err);
 int wse_link_run_decode(const void *buf, size_t len, struct wse_link_run_info *out,
 			struct wse_link_err *err);
 void wse_link_run_result_encode(struct wse_link_run_result *raw,
