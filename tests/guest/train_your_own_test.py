@@ -129,6 +129,41 @@ def run_page(page):
     return work, last
 
 
+def devices():
+    r = subprocess.run(["wsectl", "-j", "list"], capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit(f"train_your_own_test: wsectl -j list failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def attach_appliance():
+    """The page wants a device attached, an appliance for its weight
+    streaming over 2 systems: when none is up (tools/wsevm --fw-no-attach,
+    as make check runs it), attach the one wsevm started. Its index, for
+    detach_device, or None when one was up already."""
+    before = devices()
+    if any(d["link"] == "up" for d in before):
+        return None
+    try:
+        with open("/wse/appliance-addr") as f:
+            addr = f.read().strip()
+    except FileNotFoundError:
+        check("a device to train on", False,
+              "no device is attached and wsevm started no appliance: run under tools/wsevm --appliance 2")
+        finish()
+    r = subprocess.run(["wsectl", "attach", addr], capture_output=True, text=True)
+    check(f"wsectl attach {addr} (the appliance)", r.returncode == 0, r.stderr)
+    if r.returncode:
+        finish()
+    known = {d["index"] for d in before}
+    return next(d["index"] for d in devices() if d["index"] not in known)
+
+
+def detach_device(index):
+    r = subprocess.run(["wsectl", "detach", str(index)], capture_output=True, text=True)
+    check(f"wsectl detach {index}", r.returncode == 0, r.stderr)
+
+
 def main():
     if sys.argv[1:2] == ["--list"]:
         for kind, what, text in steps(sys.argv[2]):
@@ -136,7 +171,12 @@ def main():
         return
     here = os.path.dirname(os.path.abspath(__file__))
     page = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "train-your-own.rst")
-    work, output = run_page(page)
+    attached = attach_appliance()
+    try:
+        work, output = run_page(page)
+    finally:
+        if attached is not None:
+            detach_device(attached)
     if output is None:
         finish()
 
