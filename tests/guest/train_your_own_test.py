@@ -111,8 +111,11 @@ def steps(page):
 
 
 def run_page(page):
+    """Runs @page's steps in a fresh directory: it, and each command's
+    output by command (None when one failed)."""
     work = tempfile.mkdtemp(prefix="train-your-own-")
     print(f"# {page} in {work}", flush=True)
+    outputs = {}
     for kind, what, text in steps(page):
         if kind == "file":
             with open(os.path.join(work, what), "w", encoding="utf-8") as f:
@@ -125,8 +128,8 @@ def run_page(page):
         check(f"$ {what}  ({time.monotonic() - t0:.1f} s)", r.returncode == 0, f"exit status {r.returncode}")
         if r.returncode:
             return work, None
-        last = r.stdout
-    return work, last
+        outputs[what] = r.stdout
+    return work, outputs
 
 
 def devices():
@@ -173,12 +176,16 @@ def main():
     page = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "train-your-own.rst")
     attached = attach_appliance()
     try:
-        work, output = run_page(page)
+        work, outputs = run_page(page)
     finally:
         if attached is not None:
             detach_device(attached)
-    if output is None:
+    if outputs is None:
         finish()
+    output = next((out for cmd, out in outputs.items() if cmd.startswith("python3 evaluate.py")), "")
+    trained = next((out for cmd, out in outputs.items() if cmd.startswith("wsetrain mynet.wsep ")), "")
+    check("wsetrain says what it trains and tests on: 4096 training and 1000 test samples (--test-limit)",
+          ", 4096 training and 1000 test samples" in trained, trained.split("\n")[:3])
 
     def has(path):
         return os.path.isfile(os.path.join(work, path)) and os.path.getsize(os.path.join(work, path)) > 0
