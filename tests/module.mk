@@ -85,3 +85,16 @@ $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_a
 host_scripts += completion_test
 # The YNL spec of the netlink family against the UAPI header and the driver.
 host_scripts += ynl_spec_test
+# Documentation/train-your-own.rst: run, every command of it, in the guest
+# (the page travels beside the test), and checked as a page on the host.
+userspace: $(B)/tests/train_your_own_test $(B)/tests/train_your_own_test.py $(B)/tests/train-your-own.rst
+$(B)/tests/train_your_own_test: tests/guest/train_your_own_test.sh
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+$(B)/tests/train_your_own_test.py: tests/guest/train_your_own_test.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+$(B)/tests/train-your-own.rst: Documentation/train-your-own.rst
+	@mkdir -p $(dir $@)
+	cp $< $@
+host_scripts += train_your_own_page_test

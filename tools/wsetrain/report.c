@@ -109,9 +109,14 @@ int train_report_open(const struct train_job *j, struct train_report **out)
 		return -1;
 	}
 	if (!o->quiet) {
+		/* The samples evaluated, as run.json's test_samples counts them. */
+		uint32_t tested = o->no_eval ? 0 :
+				  o->test_limit && o->test_limit < j->test.count ? o->test_limit :
+				  j->test.count;
+
 		printf("wsetrain: %s, %s on %u system%s (%s), batch %u, %u training and %u test samples\n",
 		       j->p->model_name, wsep_mode_name(j->p->mode), j->n, j->n == 1 ? "" : "s",
-		       j->sys[0].name, j->batch, j->used, j->o->no_eval ? 0 : j->test.count);
+		       j->sys[0].name, j->batch, j->used, tested);
 		fflush(stdout);
 	}
 	current = r;
