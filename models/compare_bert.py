@@ -9,15 +9,20 @@ and print both training-loss curves and the final validation losses.
   models/compare_bert.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
                          [--layers 2] [--width 64] [--heads 4] [--context 64]
                          [--text FILE ...] [--via device|guest|host]
+                         [--mode pipelined|weight_streaming]
 
 The wse side, the padding mask fed as the model's second input:
-  device  (default) the exported model compiled by wsecc into a layer-
-          pipelined graph program fed two inputs (tokens, then the mask,
-          in each sample's record), trained on a system (wsefwd) that
-          wse-trainhost feeds over a unix socket;
+  device  (default) the exported model compiled by wsecc into a graph
+          program fed two inputs (tokens, then the mask, in each sample's
+          record), trained on a system (wsefwd; --mode weight_streaming:
+          an appliance of one system, wse-appliance, MemoryX holding the
+          weights) that wse-trainhost feeds over a unix socket;
   guest   the same program trained by wsetrain in the QEMU guest, through
-          the driver, on a system on the host (tools/wsevm --fw 1);
+          the driver, on a system on the host (tools/wsevm --fw 1; weight
+          streaming: --appliance 1);
   host    the engine's graph executor on the host (wse-graphtrain --mlm).
+A masked-LM batch is averaged over its predicted positions, which only a
+device holding the whole batch counts: one system, in either mode.
 The validation loss is over the predicted positions of every validation
 window, corrupted from a fixed generator. Needs python3-torch
 (tools/install-deps --bench) and a built tree (make).
@@ -116,7 +121,7 @@ def host_run(args, onnx):
 
 
 def compile_program(args, onnx, out):
-    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--mode", "pipelined",
+    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--mode", args.mode,
            "--optimizer", "adam", "--lr", str(args.lr), "--seed", str(args.seed), "-q", "-o", out]
     if args.warmup:
         cmd += ["--warmup", str(args.warmup), "--steps", str(args.steps)]
@@ -127,8 +132,12 @@ def device_run(args, onnx):
     tmp = os.path.dirname(onnx)
     prog, sock = os.path.join(tmp, "bert.wsep"), os.path.join(tmp, "fwd.sock")
     compile_program(args, onnx, prog)
-    fwd = subprocess.Popen([os.path.join(BIN, "wsefwd"), "--listen", "unix:" + sock, "--once"],
-                           stderr=subprocess.DEVNULL)
+    if args.mode == "pipelined":
+        daemon = [os.path.join(BIN, "wsefwd"), "--listen", "unix:" + sock, "--once"]
+    else:
+        daemon = [os.path.join(BIN, "wse-appliance"), "--systems", "1", "--listen", "unix:" + sock,
+                  "--run-dir", os.path.join(tmp, "run")]
+    fwd = subprocess.Popen(daemon, stderr=subprocess.DEVNULL)
     try:
         for _ in range(100):
             if os.path.exists(sock):
@@ -157,7 +166,8 @@ def guest_run(args, onnx):
     for i, f in enumerate(args.text):
         shutil.copy(f, os.path.join(tmp, "text%d" % i))
         texts += ["--text", "/wse/runs/text%d" % i]
-    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--fw", "1", "--mem", "1024", "--",
+    device = ["--fw", "1"] if args.mode == "pipelined" else ["--fw", "0", "--appliance", "1"]
+    cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp] + device + ["--mem", "1024", "--",
            "wsetrain", "/wse/runs/bert.wsep", "--steps", str(args.steps), "--report",
            str(args.report)] + texts
     t0 = time.time()
@@ -190,6 +200,8 @@ def main():
     ap.add_argument("--report", type=int, default=50, help="training loss every N steps")
     ap.add_argument("--text", action="append")
     ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
+    ap.add_argument("--mode", choices=["pipelined", "weight_streaming"], default="pipelined",
+                    help="wsecc --mode of the device's program")
     args = ap.parse_args()
     args.text = args.text or FORTUNES
     torch.set_num_threads(1)
@@ -205,7 +217,8 @@ def main():
     print(f"bert-mlm: {args.layers} layers, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, adam lr {args.lr} warm-up {args.warmup} + cosine, "
-          f"seed {args.seed}; wse: {args.via}")
+          f"seed {args.seed}; wse: {args.via}"
+          + (f" ({args.mode})" if args.via != "host" else ""))
     print(f"{'step':>6} {'pytorch train':>14} {'wse train':>10}   (mean of the steps since the last line)")
     for t in sorted(torch_curve):
         print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")
