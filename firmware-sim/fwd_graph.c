@@ -286,6 +286,39 @@ uint32_t fwd_graph_fit(struct fwd_program *p, uint32_t batch, char *text, size_t
 	return WSE_LINK_OK;
 }
 
+/*
+ * Fed input @i of micro-batch @s from each sample's record when a graph
+ * has several (wsep-format.rst, "Fed inputs"): 4-byte elements, an f32
+ * input's as floats (the first times input_scale), an i64 input's as i32.
+ */
+static void load_fed(struct fwd_program *p, struct engine_graph *eg, struct fwd_micro s,
+		     uint32_t i)
+{
+	const struct wsep_program *prog = p->prog;
+	int32_t id = wsep_graph_input_id(prog->graph, i);
+	uint64_t elems, off = wsep_graph_input_at(prog, i, &elems);
+	bool f32 = prog->graph->values[id].dtype == WSEP_ELEM_F32;
+	float scale = i ? 1.0f : prog->input_scale;
+	void *dst = engine_graph_data(eg, id);
+
+	for (size_t k = 0; k < s.count; k++) {
+		const uint8_t *rec = p->in_bytes + ((size_t)(s.first + k) * prog->input_dim + off) * 4;
+
+		for (size_t e = 0; e < elems; e++) {
+			int32_t v;
+			float f;
+
+			if (f32) {
+				memcpy(&f, rec + 4 * e, sizeof(f));
+				((float *)dst)[k * elems + e] = f * scale;
+			} else {
+				memcpy(&v, rec + 4 * e, sizeof(v));
+				((int64_t *)dst)[k * elems + e] = v;
+			}
+		}
+	}
+}
+
 /* Micro-batch m's samples and labels into its graph's inputs. */
 static int load(struct fwd_program *p, const struct fwd_step *step, struct engine_graph *eg,
 		struct fwd_micro s)
@@ -297,6 +330,11 @@ static int load(struct fwd_program *p, const struct fwd_step *step, struct engin
 	int64_t *labels = engine_graph_data(eg, wg->labels);
 	void *in = engine_graph_data(eg, wg->input);
 
+	if (wsep_graph_n_inputs(wg) > 1) {
+		for (uint32_t i = 0; i < wsep_graph_n_inputs(wg); i++)
+			load_fed(p, eg, s, i);
+		goto labels;
+	}
 	switch (prog->input_type) {
 	case WSEP_ELEM_U8:
 		if (prog->input_scale == 1.0f / 255.0f) {
@@ -318,6 +356,7 @@ static int load(struct fwd_program *p, const struct fwd_step *step, struct engin
 		for (size_t i = 0; i < n; i++)
 			((int64_t *)in)[i] = ((const int32_t *)p->in_bytes)[at + i];
 	}
+labels:
 	for (size_t i = 0; step->kind != WSE_LINK_RUN_PREDICT && i < rows; i++)
 		labels[i] = p->labels_i32[(size_t)s.first * wg->rows + i];
 	return 0;
@@ -392,7 +431,7 @@ int fwd_graph_forward(struct fwd_program *p, const struct fwd_step *step, uint32
 	err = engine_graph_set_loss_scale(eg, p->loss_scaling ? p->scaler.scale : 1.0f);
 	if (err)
 		return err;
-	return engine_graph_loss_norm(eg, true, (size_t)step->norm * p->prog->graph->rows, &res);
+	return engine_graph_loss_norm(eg, true, step->norm_rows, &res);
 }
 
 int fwd_graph_backward(struct fwd_program *p, const struct fwd_step *step, uint32_t k,

@@ -74,6 +74,8 @@ struct fwd_step {
 	uint32_t kind;		/* WSE_LINK_RUN_* */
 	uint32_t batch;
 	uint32_t norm;		/* the batch the loss is averaged over */
+	/* graph programs: its rows whose label is not -100 (ENGINE_XENT_IGNORE) */
+	uint64_t norm_rows;
 	uint32_t number;	/* 1-based within the RUN, for error texts */
 	uint64_t t;		/* the optimizer step a TRAIN step takes (pipelined) */
 };

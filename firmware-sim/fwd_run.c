@@ -37,6 +37,7 @@
 #include "fwd_log.h"
 #include "fwd_ops.h"
 #include "fwd_pipeline.h"
+#include "wse/engine_ops.h"
 
 struct step_ctx {
 	struct fwd_exec *x;
@@ -45,6 +46,7 @@ struct step_ctx {
 	bool retain;		/* the forward weights serve the backward pass */
 	uint32_t batch;
 	uint32_t norm;		/* the batch the loss is averaged over */
+	uint64_t norm_rows;	/* graph programs: the rows it is averaged over (take_batch) */
 	uint32_t step;		/* 1-based, within this RUN */
 	char *text;
 	size_t len;
@@ -157,18 +159,38 @@ static uint32_t take_batch(struct step_ctx *c)
 	if (st)
 		return st;
 	if (c->kind != WSE_LINK_RUN_PREDICT) {
+		uint64_t counted = 0;
+
 		for (uint32_t i = 0; i < b * rows; i++) {
 			int32_t l = p->labels_i32[i];
 
+			/* A graph's token loss skips rows labelled -100 (PyTorch's ignore_index). */
+			if (prog->graph && l == ENGINE_XENT_IGNORE)
+				continue;
 			if (l < 0 || (uint32_t)l >= classes) {
 				snprintf(c->text, c->len,
-					 "step %u: the label of sample %u%s is %d; the program has %u classes (0..%u)",
+					 "step %u: the label of sample %u%s is %d; the program has %u classes (0..%u)%s",
 					 c->step, i / rows, rows > 1 ? " (a row of it)" : "", l, classes,
-					 classes - 1);
+					 classes - 1, prog->graph ? ", or -100 for a row not counted" : "");
 				return WSE_LINK_E_INVAL;
 			}
+			counted++;
 			if (!prog->graph)
 				p->labels_u8[i] = (uint8_t)l;
+		}
+		c->norm_rows = (uint64_t)c->norm * rows;
+		/*
+		 * The mean is over the counted rows of the whole batch. A device
+		 * holding all of it counts them; one holding a share of it (an
+		 * appliance's system) cannot see the others' ignored rows.
+		 */
+		if (prog->graph && c->norm == b) {
+			c->norm_rows = counted;
+		} else if (prog->graph && counted != (uint64_t)b * rows) {
+			snprintf(c->text, c->len,
+				 "step %u: labels of -100 (rows not counted) in a batch split across systems: the loss's mean would need the other systems' counts; train such a model on one system",
+				 c->step);
+			return WSE_LINK_E_INVAL;
 		}
 	}
 	/* A graph program's micro-batches convert their own input (fwd_graph.c). */
@@ -339,7 +361,7 @@ static uint32_t run_graph(struct step_ctx *c)
 	struct fwd_exec *x = c->x;
 	struct fwd_program *p = c->p;
 	struct fwd_step step = { .kind = c->kind, .batch = c->batch, .norm = c->norm,
-				 .number = c->step, .t = p->step + 1 };
+				 .norm_rows = c->norm_rows, .number = c->step, .t = p->step + 1 };
 	struct streamed sd = { 0 };
 	bool stopped = false, cancelled = false, finished = false, updated;
 	uint32_t st = WSE_LINK_OK, end;

@@ -20,10 +20,9 @@ more: MASK_ID, the [MASK] token, and PAD_ID, padding. The masked-LM loss
 is the token cross-entropy over the masked positions only: every other
 label is IGNORE (-100, F.cross_entropy's ignore_index).
 
-models/compare_bert.py trains it here and with wse-graphtrain --mlm (the
-engine's graph executor, the mask fed as the second input) and compares.
-A graph program takes one input, so wsecc does not compile it for the
-device yet.
+models/compare_bert.py trains it here and on wse (wsecc compiles it into
+a program fed two inputs, the tokens and the mask; wse-trainhost or
+wsetrain feeds it masked-LM batches) and compares.
 """
 import argparse
 import math

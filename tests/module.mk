@@ -83,6 +83,9 @@ $(B)/host-tests/uapi_layout_test32: tests/host/uapi_layout_test.c uapi/drm/wse_a
 
 # Shell tests (host_scripts): bash completion of every installed tool.
 host_scripts += completion_test
+# BERT by masked LM on wsefwd against PyTorch (models/compare_bert.py --via device).
+host_scripts += compare_bert_test
+$(B)/host-tests/compare_bert_test: | $(B)/bin/wsecc $(B)/bin/wsefwd $(B)/bin/wse-trainhost
 # The YNL spec of the netlink family against the UAPI header and the driver.
 host_scripts += ynl_spec_test
 # Documentation/train-your-own.rst: run, every command of it, in the guest

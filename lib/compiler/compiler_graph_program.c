@@ -65,10 +65,10 @@ static int import(struct build *b, struct side *s, uint32_t batch, bool shapes)
 		      wsecc_onnx_import(b->path, &io, &s->ir, err)) ||
 	    wsecc_graph_check(s->ir, err))
 		return -EINVAL;
-	if (s->ir->n_inputs != 1 || s->ir->n_outputs < 1)
+	if (!s->ir->n_inputs || s->ir->n_inputs > WSEP_GRAPH_MAX_INPUTS || s->ir->n_outputs < 1)
 		return wsecc_fail(err, b->path, 0, 0,
-				  "the model has %zu inputs and %zu outputs: a program takes one input (pixels or tokens) and trains its first output",
-				  s->ir->n_inputs, s->ir->n_outputs);
+				  "the model has %zu inputs and %zu outputs: a program takes 1..%u inputs (pixels or tokens first, then for example a padding mask) and trains its first output",
+				  s->ir->n_inputs, s->ir->n_outputs, WSEP_GRAPH_MAX_INPUTS);
 	s->ids = malloc(s->ir->n_tensors * sizeof(int));
 	if (!s->ids || engine_graph_create(&s->eg))
 		return wsecc_fail(err, b->path, 0, 0, "out of memory");
@@ -351,6 +351,15 @@ static int build_graph(struct build *b)
 	}
 	engine_graph_loss_values(g, &logits, &labels);
 	wg->input = b->index[b->s[0].ids[b->s[0].ir->inputs[0]]];
+	wg->n_inputs = (uint32_t)b->s[0].ir->n_inputs;
+	for (uint32_t i = 0; i < wg->n_inputs; i++) {
+		int ev = b->s[0].ids[b->s[0].ir->inputs[i]];
+
+		/* An input the loss does not depend on has no value to feed. */
+		if (ev < 0 || b->index[ev] < 0)
+			return -ENOENT;
+		wg->inputs[i] = b->index[ev];
+	}
 	wg->logits = b->index[logits];
 	wg->labels = b->index[labels];
 	wg->classes = (uint32_t)wg->values[wg->logits].dims[wg->values[wg->logits].rank - 1];
@@ -469,15 +478,23 @@ static int build_program(struct build *b, const struct wse_wafer *w)
 	p->loss = WSEP_LOSS_SOFTMAX_XENT;
 	p->opt = o->opt;
 	ret = build_graph(b);
+	if (ret == -ENOENT)
+		return wsecc_fail(b->err, b->path, 0, 0,
+				  "an input of the model does not reach its first output: a program feeds only inputs the loss depends on");
 	if (ret)
 		return wsecc_fail(b->err, b->path, 0, 0, "out of memory building the program");
 	in = &p->graph->values[p->graph->input];
-	p->input_dim = (uint32_t)wsep_graph_value_elems(p, in, 1);
+	/* A sample's record: every fed input in turn. */
+	p->input_dim = 0;
+	for (uint32_t i = 0; i < p->graph->n_inputs; i++)
+		p->input_dim += (uint32_t)wsep_graph_value_elems(p, &p->graph->values[p->graph->inputs[i]], 1);
 	if (in->dtype == WSEP_ELEM_I64) {
 		p->input_type = WSEP_ELEM_I32;	/* token ids */
 		p->input_scale = 1.0f;
 	} else {
-		p->input_type = o->float_input == WSEP_ELEM_F32 ? WSEP_ELEM_F32 : WSEP_ELEM_U8;
+		/* Several inputs travel in 4-byte elements: no u8 samples then. */
+		p->input_type = o->float_input == WSEP_ELEM_F32 || p->graph->n_inputs > 1 ?
+				WSEP_ELEM_F32 : WSEP_ELEM_U8;
 		p->input_scale = p->input_type == WSEP_ELEM_U8 ? 1.0f / 255.0f : 1.0f;
 	}
 	p->num_layers = b->u.n;

@@ -66,6 +66,9 @@ uint32_t wsep_features(const struct wsep_program *p)
 	/* An older reader would compute in fp32 and never scale the loss. */
 	if (p->precision != WSEP_PRECISION_FP32)
 		f |= WSEP_FEATURE_PRECISION;
+	/* An older reader would feed the whole record to the first input. */
+	if (p->graph && p->graph->n_inputs > 1)
+		f |= WSEP_FEATURE_INPUTS;
 	return f;
 }
 
@@ -110,6 +113,38 @@ uint64_t wsep_graph_value_elems(const struct wsep_program *p, const struct wsep_
 static uint64_t per_sample(const struct wsep_program *p, const struct wsep_graph_value *v)
 {
 	return v->batch_dim < 0 ? numel(v) : numel(v) / p->batch;
+}
+
+uint32_t wsep_graph_n_inputs(const struct wsep_graph *g)
+{
+	if (g->n_inputs <= 1)
+		return 1;
+	return g->n_inputs < WSEP_GRAPH_MAX_INPUTS ? g->n_inputs : WSEP_GRAPH_MAX_INPUTS;
+}
+
+int32_t wsep_graph_input_id(const struct wsep_graph *g, uint32_t i)
+{
+	return i ? g->inputs[i] : g->input;
+}
+
+uint64_t wsep_graph_input_at(const struct wsep_program *p, uint32_t i, uint64_t *elems)
+{
+	const struct wsep_graph *g = p->graph;
+	uint64_t at = 0;
+
+	for (uint32_t k = 0; k < i; k++)
+		at += per_sample(p, &g->values[wsep_graph_input_id(g, k)]);
+	*elems = per_sample(p, &g->values[wsep_graph_input_id(g, i)]);
+	return at;
+}
+
+/* Whether value @v is one of the fed inputs. */
+static bool fed(const struct wsep_graph *g, int32_t v)
+{
+	for (uint32_t i = 0; i < wsep_graph_n_inputs(g); i++)
+		if (wsep_graph_input_id(g, i) == v)
+			return true;
+	return false;
 }
 
 static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param_at,
@@ -180,12 +215,55 @@ static int check_value(const struct wsep_program *p, uint32_t i, uint64_t *param
 	default:
 		if (v->offset)
 			return wsep_fail(err, errlen, "value %u: an input or activation has no offset", i);
-		if (v->kind == WSEP_VAL_INPUT && (int32_t)i != g->input && (int32_t)i != g->labels)
+		if (v->kind == WSEP_VAL_INPUT && !fed(g, (int32_t)i) && (int32_t)i != g->labels)
 			return wsep_fail(err, errlen,
-					 "value %u: an input that is neither the samples nor the labels", i);
+					 "value %u: an input that is neither a fed input nor the labels", i);
 		/* Each term is at most 2^48: stop adding before the sum could wrap. */
 		*elems = *elems > WSEP_GRAPH_MAX_ELEMS ? *elems : *elems + n;
 	}
+	return 0;
+}
+
+/*
+ * The fed inputs: distinct inputs with a batch dimension, each further one
+ * f32 or i64 in the 4-byte elements of i32 or f32 samples, and together
+ * the input_dim elements of a sample's record.
+ */
+static int check_fed(const struct wsep_program *p, char *err, size_t errlen)
+{
+	const struct wsep_graph *g = p->graph;
+	uint32_t n = wsep_graph_n_inputs(g);
+	uint64_t total = 0;
+
+	if (g->n_inputs > WSEP_GRAPH_MAX_INPUTS || (g->n_inputs > 1 && g->inputs[0] != g->input))
+		return wsep_fail(err, errlen, "graph: %u fed inputs, the first not the input %d; 1..%u",
+				 g->n_inputs, g->input, WSEP_GRAPH_MAX_INPUTS);
+	if (n > 1 && p->input_type == WSEP_ELEM_U8)
+		return wsep_fail(err, errlen,
+				 "graph: %u fed inputs in u8 samples; several inputs travel in 4-byte elements (i32 or f32 samples)",
+				 n);
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t id = wsep_graph_input_id(g, i);
+		const struct wsep_graph_value *v;
+
+		if (id < 0 || (uint32_t)id >= g->num_values || id == g->labels)
+			return wsep_fail(err, errlen, "graph: fed input %u is value %d of %u", i, id,
+					 g->num_values);
+		v = &g->values[id];
+		for (uint32_t k = 0; k < i; k++)
+			if (wsep_graph_input_id(g, k) == id)
+				return wsep_fail(err, errlen, "graph: value %d is fed twice", id);
+		if (i && (v->kind != WSEP_VAL_INPUT || v->batch_dim < 0 ||
+			  (v->dtype != WSEP_ELEM_F32 && v->dtype != WSEP_ELEM_I64)))
+			return wsep_fail(err, errlen,
+					 "graph: fed input %u (value %d) must be an f32 or i64 input with a batch dimension",
+					 i, id);
+		total += per_sample(p, v);
+	}
+	if (total != p->input_dim)
+		return wsep_fail(err, errlen,
+				 "graph: its %u fed input%s hold %llu elements per sample; the program's input_dim is %u",
+				 n, n > 1 ? "s" : "", (unsigned long long)total, p->input_dim);
 	return 0;
 }
 
@@ -204,11 +282,12 @@ static int check_ends(const struct wsep_program *p, char *err, size_t errlen)
 	in = &g->values[g->input];
 	lab = &g->values[g->labels];
 	z = &g->values[g->logits];
-	if (in->kind != WSEP_VAL_INPUT || in->dtype != want || in->batch_dim < 0 ||
-	    per_sample(p, in) != p->input_dim)
+	if (in->kind != WSEP_VAL_INPUT || in->dtype != want || in->batch_dim < 0)
 		return wsep_fail(err, errlen,
-				 "graph: the input (value %d) must be a %s input of %u elements per sample, with a batch dimension",
-				 g->input, wsep_elem_name(want), p->input_dim);
+				 "graph: the input (value %d) must be a %s input with a batch dimension",
+				 g->input, wsep_elem_name(want));
+	if (check_fed(p, err, errlen))
+		return -EINVAL;
 	if (!g->rows || !g->classes || g->classes > WSEP_MAX_DIM)
 		return wsep_fail(err, errlen, "graph: %u rows of %u classes", g->rows, g->classes);
 	if (lab->kind != WSEP_VAL_INPUT || lab->dtype != WSEP_ELEM_I64 || lab->batch_dim < 0 ||

@@ -192,7 +192,10 @@ static inline void put_f32(uint8_t *p, float f)
 #define GRA_ROWS		20
 #define GRA_CLASSES		24
 #define GRA_CONST_BYTES		32
-#define GRA_END			40	/* reserved zeros up to the record's end */
+/* Format 1.6: the fed inputs after the first, their count then their value ids. */
+#define GRA_MORE_INPUTS		40
+#define GRA_MORE_INPUT_IDS	44	/* WSEP_GRAPH_MAX_INPUTS - 1 of them */
+#define GRA_END			56	/* reserved zeros up to the record's end */
 
 /* VALUES record. */
 #define VAL_DTYPE		0

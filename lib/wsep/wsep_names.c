@@ -109,6 +109,7 @@ const char *wsep_feature_name(uint32_t feature)
 	case WSEP_FEATURE_MICRO_BATCH: return "micro-batches";
 	case WSEP_FEATURE_RECOMPUTE: return "recompute (activation checkpointing)";
 	case WSEP_FEATURE_PRECISION: return "16-bit compute (fp16 or bf16)";
+	case WSEP_FEATURE_INPUTS: return "several fed inputs";
 	}
 	return "an unknown feature";
 }

@@ -453,6 +453,7 @@ static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
 	const struct section *cs = find(s, n, WSEP_SEC_CONSTANTS);
 	struct wsep_graph *g;
 	const uint8_t *r;
+	uint32_t more;
 
 	if (!(p->features & WSEP_FEATURE_GRAPH)) {
 		for (uint32_t i = 0; i < n; i++)
@@ -480,6 +481,20 @@ static int decode_graph(const uint8_t *b, const struct section *s, uint32_t n,
 	g->const_bytes = get_le64(r + GRA_CONST_BYTES);
 	if (zeros(r, GRA_CLASSES + 4, GRA_CONST_BYTES) || zeros(r, GRA_END, WSEP_GRAPH_RECORD))
 		return SECFAIL(sec, "%s", "reserved bytes are not 0");
+	more = get_le32(r + GRA_MORE_INPUTS);
+	if (more >= WSEP_GRAPH_MAX_INPUTS)
+		return SECFAIL(sec, "feeds %u inputs; a graph takes 1..%u", more + 1,
+			       WSEP_GRAPH_MAX_INPUTS);
+	g->n_inputs = more + 1;
+	g->inputs[0] = g->input;
+	for (uint32_t i = 1; i < WSEP_GRAPH_MAX_INPUTS; i++) {
+		uint32_t id = get_le32(r + GRA_MORE_INPUT_IDS + 4 * (i - 1));
+
+		if (i > more && id)
+			return SECFAIL(sec, "input slot %u is %u beyond its %u inputs: must be 0", i,
+				       id, more + 1);
+		g->inputs[i] = i <= more ? (int32_t)id : -1;
+	}
 	if (vs->count != g->num_values || ns->count != g->num_nodes)
 		return SECFAIL(sec, "says %u values and %u nodes; the sections hold %u and %u",
 			       g->num_values, g->num_nodes, vs->count, ns->count);

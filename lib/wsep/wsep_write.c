@@ -82,6 +82,10 @@ static void write_graph(uint8_t *r, const struct wsep_graph *g)
 	put_le32(r + GRA_ROWS, g->rows);
 	put_le32(r + GRA_CLASSES, g->classes);
 	put_le64(r + GRA_CONST_BYTES, g->const_bytes);
+	/* A graph of one input keeps the bytes of format 1.5: zeros. */
+	put_le32(r + GRA_MORE_INPUTS, g->n_inputs > 1 ? g->n_inputs - 1 : 0);
+	for (uint32_t i = 1; i < g->n_inputs && i < WSEP_GRAPH_MAX_INPUTS; i++)
+		put_le32(r + GRA_MORE_INPUT_IDS + 4 * (i - 1), (uint32_t)g->inputs[i]);
 }
 
 static void write_value(uint8_t *r, const struct wsep_graph_value *v)

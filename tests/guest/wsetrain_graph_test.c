@@ -5,7 +5,9 @@
  * export compiled by wsecc in the guest and trained layer-pipelined on
  * Fashion-MNIST, its accuracy far above chance; the one-block GPT export
  * trained by weight streaming on a fortunes file, its validation loss
- * falling, checkpointed, and characters sampled from the checkpoint; and
+ * falling, checkpointed, and characters sampled from the checkpoint; the
+ * BERT-style encoder fed tokens and a padding mask, trained by masked LM
+ * to the host executor's validation loss; and
  * an ONNX model given to wsetrain directly refused with what to do.
  *
  * The device: the appliance wsevm started on the host (/wse/appliance-addr),
@@ -332,6 +334,37 @@ TEST_F_TIMEOUT(graph, gpt_streams_checkpoints_and_samples, 600)
 	EXPECT_EQ(1, guest_run(self->out, OUT_MAX, "wsetrain tests/corpus/onnx/gpt-tiny.onnx %s --steps 1",
 			 self->devices));
 	EXPECT_NE(NULL, strstr(self->out, "compile it first (wsecc"));
+}
+
+/*
+ * The BERT-style encoder fed its tokens and padding mask (two inputs),
+ * trained by masked LM through the driver: its validation loss (over the
+ * predicted positions) is the one the graph executor gives on the same
+ * batches, which onnx_graph_test ties to PyTorch's masked-LM loss.
+ */
+TEST_F_TIMEOUT(graph, bert_masked_lm_trains_as_the_host_executor, 600)
+{
+	double dev, ref;
+	int st;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	st = guest_run(self->out, OUT_MAX,
+		 "wsecc tests/corpus/onnx/bert-tiny.onnx --batch 8 --mode pipelined --optimizer adam --lr 0.01 --warmup 5 --steps 30 -q -o /tmp/bert.wsep");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/bert.wsep %s --text " FORTUNES " --steps 30 --report 10",
+		       self->devices);
+	TH_LOG("%s", self->out);
+	ASSERT_EQ(0, st);
+	dev = eval_loss(self->out);
+	st = guest_run(self->out, OUT_MAX,
+		 "wse-graphtrain tests/corpus/onnx/bert-tiny.onnx --mlm --text " FORTUNES " --batch 8 --steps 30 --optimizer adam --lr 0.01 --warmup 5 --eval-every 0 --log-every 0");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ref = last_after(self->out, "step 30 val_loss ");
+	TH_LOG("validation loss: device %.4f, host executor %.4f", dev, ref);
+	EXPECT_GT(ref, 0);
+	/* Both print four decimals: the same computation. */
+	EXPECT_LT(fabs(dev - ref), 1.5e-4);
 }
 
 TEST_HARNESS_MAIN

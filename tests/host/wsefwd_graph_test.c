@@ -14,6 +14,9 @@
  *    executor on the host (wse-graphtrain) prints them too: the device
  *    computes what PyTorch's model computes (onnx_graph_test ties that
  *    executor to PyTorch);
+ *  - the BERT-style encoder fed tokens and a padding mask, by masked LM,
+ *    in both modes: the losses of the graph executor on the host; split
+ *    across two systems, refused (the loss's count is the whole batch's);
  *  - the GPT by weight streaming on 1 and 2 systems of an appliance: the
  *    same losses, bit for bit (data parallel, SwarmX summing the shards);
  *  - the GPT with dropout by weight streaming with recompute forced on
@@ -226,6 +229,62 @@ TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)
 	EXPECT_NE(NULL, strstr(loss[0], "step    30  loss"));
 	EXPECT_LT(fabs(after(strstr(host, "step 30 loss"), "loss ") -
 		       after(strstr(loss[0], "step    30"), "loss ")), 1.5e-4);
+}
+
+/*
+ * The BERT-style encoder (models/bert_mlm.py) fed its tokens and padding
+ * mask, by masked LM: both modes on one system print the training and
+ * validation losses of the graph executor on the host, whose masked-LM
+ * loss onnx_graph_test ties to PyTorch. Split across two systems, a batch
+ * with unpredicted rows is refused: no system sees the others' counts.
+ */
+TEST_F(graph, bert_masked_lm_trains_as_on_the_host_and_is_refused_split)
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	char cmd[1024], prog[2][128], loss[2][2048], val[2][128], host[8192];
+	double ref;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	start(_metadata, self, 2);
+	for (int m = 0; m < 2; m++) {
+		snprintf(prog[m], sizeof(prog[m]), "%s/bert-%s.wsep", self->dir, modes[m]);
+		snprintf(cmd, sizeof(cmd),
+			 "build/bin/wsecc tests/corpus/onnx/bert-tiny.onnx --batch 8 --wafer 64x64 --mode %s --optimizer adam --lr 0.01 --warmup 5 --steps 30 -q -o %s 2>&1",
+			 modes[m], prog[m]);
+		ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+		EXPECT_EQ(0, trainhost(self, prog[m], "--steps 30 --report 10 --systems 1 --text " FORTUNES))
+			TH_LOG("%s", self->out);
+		TH_LOG("%s:\n%s", modes[m], self->out);
+		lines(self->out, "step ", "  accuracy", loss[m], sizeof(loss[m]));
+		lines(self->out, "validation loss", NULL, val[m], sizeof(val[m]));
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	EXPECT_STREQ(val[0], val[1]);
+	ASSERT_EQ(0, run_cmd("build/bin/wse-graphtrain tests/corpus/onnx/bert-tiny.onnx --mlm --text " FORTUNES
+			     " --batch 8 --steps 30 --optimizer adam --lr 0.01 --warmup 5 --eval-every 0 --log-every 10 2>&1",
+			     host, sizeof(host)));
+	ref = after(strstr(host, "step 30 val_loss"), "val_loss ");
+	TH_LOG("device %.4f, host %.4f", after(val[0], "validation loss "), ref);
+	/* Both print four decimals: the same computation. */
+	EXPECT_LT(fabs(after(val[0], "validation loss ") - ref), 1.5e-4);
+	EXPECT_LT(fabs(after(strstr(host, "step 30 loss"), "loss ") -
+		       after(strstr(loss[0], "step    30"), "loss ")), 1.5e-4);
+	/*
+	 * Masked positions are about 15% of the real ones: every batch has
+	 * rows not counted, and each system refuses its share. The
+	 * coordinator does not hand a system's refusal on to the host, which
+	 * times out: the systems' log says why.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s --steps 2 --systems 2 --timeout-ms 3000 --text " FORTUNES " 2>&1",
+		 self->dir, prog[1]);
+	EXPECT_NE(0, run_cmd(cmd, self->out, sizeof(self->out)));
+	snprintf(cmd, sizeof(cmd), "cat %s/appliance.log", self->dir);
+	EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out)));
+	EXPECT_NE(NULL, strstr(self->out, "labels of -100 (rows not counted) in a batch split across systems"))
+		TH_LOG("%s", self->out);
 }
 
 TEST_F(graph, gpt_on_1_and_2_systems_agrees)

@@ -473,6 +473,84 @@ TEST(old_readers_refuse_new_features)
 }
 
 /* What the firmware relies on in a graph is checked before it is trusted. */
+/*
+ * The sample graph fed a second input (format 1.6): its ReLU becomes an
+ * Add of a [batch, 3] float input, which each sample's record carries
+ * after the 4 pixels (now f32: several inputs travel in 4-byte elements).
+ */
+static void two_inputs(struct wsep_program *p)
+{
+	struct wsep_graph *g = p->graph;
+	int32_t m = (int32_t)g->num_values;
+	struct wsep_stream s;
+
+	g->values = realloc(g->values, (g->num_values + 1) * sizeof(*g->values));
+	g->values[m] = g->values[5];	/* H: f32 [4, 3], batch dimension 0 */
+	g->values[m].kind = WSEP_VAL_INPUT;
+	g->num_values++;
+	g->nodes[1].op = WSEP_OP_BINARY;
+	g->nodes[1].a.binary = WSEP_BIN_ADD;
+	g->nodes[1].n_in = 2;
+	g->nodes[1].in[1] = m;
+	g->n_inputs = 2;
+	g->inputs[0] = g->input;
+	g->inputs[1] = m;
+	p->input_type = WSEP_ELEM_F32;
+	p->input_scale = 1.0f;
+	p->input_dim = 4 + 3;
+	p->layers[0].in = p->input_dim;
+	wsep_train_stream(p, WSEP_TRAIN_SAMPLES, 0, &s);
+	s.id = p->streams[0].id;
+	p->streams[0] = s;
+}
+
+TEST(fed_inputs_round_trip_and_are_checked)
+{
+	struct wsep_program p, *q = NULL;
+	uint64_t elems;
+	char err[256];
+	void *b;
+	size_t len;
+
+	wsep_sample_graph_program(&p);
+	two_inputs(&p);
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	/* A reader of format 1.5 knows no feature 0x20. */
+	EXPECT_EQ(-EINVAL, wsep_read_features(b, len, WSEP_FEATURE_GRAPH, &q, err, sizeof(err)));
+	EXPECT_NE(NULL, strstr(err, "needs several fed inputs (feature 0x20)")) TH_LOG("%s", err);
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_FEATURE_GRAPH | WSEP_FEATURE_INPUTS, q->features);
+	EXPECT_EQ(2U, wsep_graph_n_inputs(q->graph));
+	EXPECT_EQ(p.graph->inputs[1], wsep_graph_input_id(q->graph, 1));
+	EXPECT_EQ(4U, wsep_graph_input_at(q, 1, &elems));
+	EXPECT_EQ(3U, elems);
+	EXPECT_EQ(0U, wsep_graph_input_at(q, 0, &elems));
+	EXPECT_EQ(4U, elems);
+	wsep_program_free(q);
+	free(b);
+	/* A record that does not hold both, u8 samples, an input left unfed. */
+	p.input_dim = 4;
+	p.layers[0].in = 4;
+	refused(_metadata, &p, "its 2 fed inputs hold 7 elements per sample; the program's input_dim is 4");
+	p.input_dim = 7;
+	p.layers[0].in = 7;
+	p.input_type = WSEP_ELEM_U8;
+	refused(_metadata, &p, "several inputs travel in 4-byte elements");
+	p.input_type = WSEP_ELEM_F32;
+	p.graph->inputs[1] = p.graph->input;
+	refused(_metadata, &p, "value 9: an input that is neither a fed input nor the labels");
+	wsep_sample_release(&p);
+	/* One input writes the bytes of format 1.5: no feature, reserved zeros. */
+	wsep_sample_graph_program(&p);
+	ASSERT_EQ(0, wsep_write(&p, &b, &len, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, wsep_read(b, len, &q, err, sizeof(err))) TH_LOG("%s", err);
+	EXPECT_EQ(WSEP_FEATURE_GRAPH, q->features);
+	EXPECT_EQ(1U, wsep_graph_n_inputs(q->graph));
+	wsep_program_free(q);
+	free(b);
+	wsep_sample_release(&p);
+}
+
 TEST(graph_checks)
 {
 	struct wsep_program p;

@@ -27,7 +27,7 @@ wse-trainhost_ldlibs := -lz -lopenblas -lm
 # Trains an ONNX model on the host with the engine's graph executor
 # (Documentation/onnx-import.rst), until graphs go into .wsep programs.
 progs += wse-graphtrain
-wse-graphtrain_srcs := tests/tools/wse_graphtrain.c tests/tools/wse_graphtrain_mlm.c
+wse-graphtrain_srcs := tests/tools/wse_graphtrain.c
 wse-graphtrain_libs := wsecompiler wsep wafer wsedata wseengine
 wse-graphtrain_ldlibs := $(PROTOBUF_C_LIBS) -lz -lopenblas -lm
 

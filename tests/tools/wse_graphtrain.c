@@ -18,7 +18,7 @@
  *           int64 tokens and a float padding mask [batch, context] and
  *           whose logits cover the characters, [MASK] and [PAD]: the same
  *           windows, corrupted as models/bert_mlm.py's mlm_sample() does
- *           (wse_graphtrain_mlm.c); the loss counts the masked positions.
+ *           (wse/textmlm.h); the loss counts the masked positions.
  *
  * The loss is the token-level softmax cross-entropy; the optimizer and the
  * learning-rate schedule have PyTorch's semantics. Prints one line per
@@ -39,7 +39,7 @@
 #include "wse/engine_graph.h"
 #include "wse/numparse.h"
 #include "wse/textdata.h"
-#include "wse_graphtrain_mlm.h"
+#include "wse/textmlm.h"
 
 #define MAX_TEXT_FILES	8
 
@@ -459,20 +459,29 @@ out:
 static void mlm_batch(const struct wse_text *t, const uint64_t *offsets, size_t b, size_t ctx,
 		      uint64_t *state, int64_t *x, float *mask, int64_t *y)
 {
+	/* The library's ids and labels are the wire's i32; the graph's are i64. */
+	int32_t *xi = (int32_t *)x, *yi = (int32_t *)y;
+
 	for (size_t i = 0; i < b; i++)
-		mlm_sample(t, offsets[i], ctx, state, x + i * ctx, mask + i * ctx, y + i * ctx);
+		wse_text_mlm_window(t, offsets[i], (uint32_t)ctx, state, xi + i * ctx,
+				    mask + i * ctx, yi + i * ctx);
+	/* Widened in place from the end, where no i32 not yet read is overwritten. */
+	for (size_t k = b * ctx; k-- > 0;) {
+		x[k] = xi[k];
+		y[k] = yi[k];
+	}
 }
 
 /*
  * The masked-LM validation loss: every validation window once, corrupted
- * from MLM_VAL_STREAM (the same each time), the loss summed over every
+ * from WSE_MLM_VAL_STREAM (the same each time), the loss summed over every
  * predicted position and divided by their number.
  */
 static int evaluate_mlm(struct model *m, const struct wse_text *t, int64_t *x, float *mask,
 			int64_t *y, uint64_t *offsets, double *loss)
 {
 	const size_t b = m->in_dims[0], ctx = m->in_dims[1];
-	uint64_t n = wse_text_val_windows(t, (uint32_t)ctx), state = MLM_VAL_STREAM;
+	uint64_t n = wse_text_val_windows(t, (uint32_t)ctx), state = WSE_MLM_VAL_STREAM;
 	double total = 0.0;
 	size_t counted = 0;
 
@@ -515,7 +524,7 @@ static int train_mlm(const struct opts *o, struct model *m, const struct engine_
 		     const struct engine_lr_schedule *sched)
 {
 	const size_t b = m->in_dims[0], ctx = m->in_rank == 2 ? m->in_dims[1] : 0;
-	uint64_t state = MLM_TRAIN_STREAM(o->seed), *offsets = NULL;
+	uint64_t state = WSE_MLM_TRAIN_STREAM(o->seed), *offsets = NULL;
 	struct wse_text t;
 	int64_t *x = NULL, *y = NULL;
 	float *mask = NULL;
@@ -528,9 +537,9 @@ static int train_mlm(const struct opts *o, struct model *m, const struct engine_
 		fprintf(stderr, "wse-graphtrain: %s\n", msg);
 		return 1;
 	}
-	if (!m->tokens || m->in_rank != 2 || m->out_rank != 3 || m->classes != MLM_VOCAB) {
+	if (!m->tokens || m->in_rank != 2 || m->out_rank != 3 || m->classes != WSE_MLM_VOCAB) {
 		fprintf(stderr, "%s: error: masked-LM training needs int64 tokens and a float mask [batch, context] in and logits [batch, context, %d] out\n",
-			o->model, MLM_VOCAB);
+			o->model, WSE_MLM_VOCAB);
 		goto out;
 	}
 	if (wse_text_check(&t, (uint32_t)ctx, msg, sizeof(msg))) {

@@ -9,7 +9,9 @@
  * Data: a seeded synthetic problem (random inputs labelled by a random
  * linear teacher), IDX files such as Fashion-MNIST's, or a text corpus for
  * a graph program over tokens (the windows of models/gpt_data.py,
- * wse/textdata.h), whose validation loss is taken at the end.
+ * wse/textdata.h), whose validation loss is taken at the end. A program
+ * fed tokens and a padding mask over WSE_MLM_VOCAB classes trains by
+ * masked LM on the same windows (wse/textmlm.h, models/bert_mlm.py).
  *
  * --predict N then runs the trained weights over N samples twice, as EVAL
  * and as PREDICT, and prints how the two agree: the right answers EVAL
@@ -27,6 +29,7 @@
 
 #include "wse/dataset.h"
 #include "wse/textdata.h"
+#include "wse/textmlm.h"
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
@@ -61,7 +64,32 @@ struct data {
 	struct wse_text text;	/* --text */
 	uint64_t drawn;		/* training windows taken */
 	uint64_t seed;
+	bool mlm;		/* --text for a masked-LM program: tokens and mask fed */
+	uint64_t mlm_state;	/* the training windows' corruption */
 };
+
+/*
+ * The text window at @offset as a sample's record and labels: its ids, or
+ * for masked LM the corrupted ids then the padding mask's floats.
+ */
+static void text_sample(const struct data *d, uint32_t ctx, uint64_t offset, uint64_t *state,
+			int32_t *rec, int32_t *y)
+{
+	if (d->mlm)
+		wse_text_mlm_window(&d->text, offset, ctx, state, rec, (float *)(rec + ctx), y);
+	else
+		wse_text_window(&d->text, offset, ctx, rec, y);
+}
+
+/* Masked LM weighs each sample's loss (a mean) by its predicted rows. */
+static uint32_t counted_rows(const struct data *d, const int32_t *y, uint32_t rows)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < rows; i++)
+		k += !d->mlm || y[i] != WSE_MLM_IGNORE;
+	return k;
+}
 
 static void usage(FILE *f)
 {
@@ -84,7 +112,9 @@ static void usage(FILE *f)
 "  --labels FILE       IDX labels to go with them; default: synthetic data\n"
 "  --text FILE         a text corpus for a program over tokens (repeat for more\n"
 "                      files): the windows of models/gpt_data.py, seeded with\n"
-"                      --seed, and the validation loss at the end\n"
+"                      --seed, and the validation loss at the end; a program\n"
+"                      fed tokens and a padding mask over 98 classes trains by\n"
+"                      masked LM on them (models/bert_mlm.py's corruption)\n"
 "  --seed N            seed of the synthetic data (default 1)\n"
 "  --timeout-ms MS     per request (default 60000)\n"
 "  --expect-falling    exit 1 unless the last report's loss is below the first's\n"
@@ -145,11 +175,11 @@ static void batch_of(struct data *d, const struct wsep_program *p, uint32_t b, v
 		     int32_t *y)
 {
 	uint32_t classes = p->layers[p->num_layers - 1].out, dim = p->input_dim;
+	uint32_t ctx = wsep_label_rows(p);
 
 	for (uint32_t s = 0; d->text.ids && s < b; s++)
-		wse_text_window(&d->text,
-				wse_text_train_offset(&d->text, d->seed, d->drawn++, dim), dim,
-				(int32_t *)x + (size_t)s * dim, y + (size_t)s * dim);
+		text_sample(d, ctx, wse_text_train_offset(&d->text, d->seed, d->drawn++, ctx),
+			    &d->mlm_state, (int32_t *)x + (size_t)s * dim, y + (size_t)s * ctx);
 	for (uint32_t s = 0; !d->text.ids && s < b; s++) {
 		float best = -1e30f, v;
 
@@ -472,7 +502,7 @@ static int train_steps(struct trainer *t)
 	const struct opts *o = t->o;
 	uint32_t b = t->b;
 	float first = -1, window = 0;
-	uint64_t right = 0;
+	uint64_t right = 0, scored = 0;	/* right of the rows scored (masked LM: predicted) */
 
 	if (queue_runs(t))
 		return -1;
@@ -493,15 +523,26 @@ static int train_steps(struct trainer *t)
 		/* The RUN that ended with this step has answered, or is about to. */
 		if (t->nruns && step == t->run_end[0] && (finish_run(t) || queue_runs(t)))
 			return -1;
-		for (uint32_t i = 0; i < b; i++)
-			window += t->loss[i] / b;
+		{
+			double sum = 0;
+			uint64_t k = 0;
+
+			for (uint32_t i = 0; i < b; i++) {
+				uint32_t ki = counted_rows(t->d, y + (size_t)i * t->rows, t->rows);
+
+				sum += (double)t->loss[i] * ki;
+				k += ki;
+			}
+			window += k ? sum / (double)k : 0;
+		}
 		for (uint32_t i = 0; i < b * t->rows; i++)
 			right += t->pred[i] == y[i];
+		scored += counted_rows(t->d, y, b * t->rows);
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
 			printf("step %5u  loss %.*f  accuracy %.3f  cycles %llu (compiler %llu)\n",
-			       step, (int)o->loss_digits, window / n, (double)right / ((double)n * b * t->rows),
+			       step, (int)o->loss_digits, window / n, scored ? (double)right / (double)scored : 0,
 			       (unsigned long long)t->cycles, (unsigned long long)t->est);
 			fflush(stdout);
 			if (first < 0)
@@ -511,6 +552,7 @@ static int train_steps(struct trainer *t)
 					    first, window / n);
 			window = 0;
 			right = 0;
+			scored = 0;
 		}
 	}
 	return reap_writes(t, 0);
@@ -580,8 +622,8 @@ static int evaluate_images(struct trainer *t)
 static int evaluate_text(struct trainer *t)
 {
 	const struct wse_text *tx = &t->d->text;
-	uint32_t ctx = t->p->input_dim;
-	uint64_t n = wse_text_val_windows(tx, ctx);
+	uint32_t ctx = t->rows, dim = t->p->input_dim;
+	uint64_t n = wse_text_val_windows(tx, ctx), counted = 0, state = WSE_MLM_VAL_STREAM;
 	double total = 0;
 	int32_t *y = t->y[0];
 
@@ -589,14 +631,20 @@ static int evaluate_text(struct trainer *t)
 		uint32_t cnt = n - at < t->b ? (uint32_t)(n - at) : t->b;
 
 		for (uint32_t i = 0; i < cnt; i++)
-			wse_text_window(tx, wse_text_val_offset(tx, at + i, ctx), ctx,
-					(int32_t *)t->x + (size_t)i * ctx, y + (size_t)i * ctx);
+			text_sample(t->d, ctx, wse_text_val_offset(tx, at + i, ctx), &state,
+				    (int32_t *)t->x + (size_t)i * dim, y + (size_t)i * ctx);
 		if (eval_run(t, cnt, y))
 			return -1;
-		for (uint32_t i = 0; i < cnt; i++)
-			total += t->loss[i];
+		/* Masked LM: over every predicted position, as models/compare_bert.py. */
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t k = counted_rows(t->d, y + (size_t)i * ctx, ctx);
+
+			total += (double)t->loss[i] * (t->d->mlm ? k : 1);
+			counted += t->d->mlm ? k : 1;
+		}
 	}
-	printf("validation loss %.4f over %llu windows\n", total / (double)n, (unsigned long long)n);
+	printf("validation loss %.4f over %llu windows\n", counted ? total / (double)counted : 0,
+	       (unsigned long long)n);
 	return 0;
 }
 
@@ -668,12 +716,12 @@ static int predict_check(struct trainer *t)
 		fail("out of memory");
 		goto out;
 	}
-	for (uint32_t i = 0; i < n && t->d->text.ids; i++) {
+	for (uint64_t i = 0, state = WSE_MLM_VAL_STREAM; i < n && t->d->text.ids; i++) {
 		const struct wse_text *tx = &t->d->text;
-		uint64_t w = i % wse_text_val_windows(tx, dim);
+		uint64_t w = i % wse_text_val_windows(tx, rows);
 
-		wse_text_window(tx, wse_text_val_offset(tx, w, dim), dim,
-				(int32_t *)x + (size_t)i * dim, y + (size_t)i * dim);
+		text_sample(t->d, rows, wse_text_val_offset(tx, w, rows), &state,
+			    (int32_t *)x + (size_t)i * dim, y + (size_t)i * rows);
 	}
 	for (uint32_t s = 0; s < steps && !t->d->text.ids; s++)
 		batch_of(t->d, t->p, b, x + (size_t)s * b * dim * t->elem, y + (size_t)s * b);
@@ -740,11 +788,16 @@ static int setup_data(const struct opts *o, const struct wsep_program *p, struct
 	engine_rng_seed(&d->rng, o->seed);
 	d->seed = o->seed;
 	if (o->n_text) {
-		if (p->input_type != WSEP_ELEM_I32 || wsep_classes(p) != WSE_TEXT_VOCAB)
-			return fail("--text needs a program over tokens (i32 input) with %u classes",
-				    WSE_TEXT_VOCAB);
+		/* Tokens and a padding mask, a row each, over the masked-LM vocabulary. */
+		d->mlm = p->graph && wsep_graph_n_inputs(p->graph) == 2 &&
+			 wsep_classes(p) == WSE_MLM_VOCAB && p->input_dim == 2 * wsep_label_rows(p);
+		d->mlm_state = WSE_MLM_TRAIN_STREAM(o->seed);
+		if (p->input_type != WSEP_ELEM_I32 ||
+		    (!d->mlm && (wsep_classes(p) != WSE_TEXT_VOCAB || p->input_dim != wsep_label_rows(p))))
+			return fail("--text needs a program over tokens (i32 input) with %u classes, or tokens and a padding mask with %u (masked LM)",
+				    WSE_TEXT_VOCAB, WSE_MLM_VOCAB);
 		if (wse_text_load(o->text, o->n_text, &d->text, err, sizeof(err)) ||
-		    wse_text_check(&d->text, p->input_dim, err, sizeof(err)))
+		    wse_text_check(&d->text, wsep_label_rows(p), err, sizeof(err)))
 			return fail("%s", err);
 		return 0;
 	}

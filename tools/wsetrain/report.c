@@ -39,6 +39,7 @@ struct train_report {
 	double win_loss, win_t0;
 	double win_right;		/* samples right (a sample of tokens: its share of them) */
 	uint64_t win_samples;
+	double win_weight;		/* what win_loss and win_right are means over */
 	double rate;			/* smoothed over the windows so far */
 	bool have_rate;
 	/* The last evaluation. */
@@ -203,7 +204,7 @@ static void draw_bar(struct train_report *r, const struct train_progress *at)
 	if (r->win_samples)
 		snprintf(tail, sizeof(tail), " %llu/%u loss %.4f acc %.3f %.0f samples/s ETA %s",
 			 (unsigned long long)in_epoch, r->steps_per_epoch,
-			 r->win_loss / r->win_samples, (double)r->win_right / r->win_samples,
+			 r->win_loss / r->win_weight, (double)r->win_right / r->win_weight,
 			 rate, eta);
 	else
 		snprintf(tail, sizeof(tail), " %llu/%u %.0f samples/s ETA %s",
@@ -231,6 +232,7 @@ void train_report_add(struct train_report *r, const struct train_progress *at,
 	r->win_loss += t->loss;
 	r->win_right += t->right;
 	r->win_samples += samples;
+	r->win_weight += t->weight > 0 ? t->weight : (double)samples;
 	r->samples += samples;
 	update_eta(r, at->step, samples);
 	if (r->bar)
@@ -261,8 +263,8 @@ void train_report_progress(struct train_report *r, const struct train_progress *
 	r->rate = r->have_rate ? RATE_SMOOTHING * r->rate + (1 - RATE_SMOOTHING) * local : local;
 	r->have_rate = true;
 	global = r->samples / (now - r->t_start > 1e-9 ? now - r->t_start : 1e-9);
-	loss = r->win_loss / r->win_samples;
-	acc = (double)r->win_right / r->win_samples;
+	loss = r->win_loss / r->win_weight;
+	acc = (double)r->win_right / r->win_weight;
 	epoch_end = at->step % r->steps_per_epoch == 0 || at->step == r->steps_total;
 	eta_s = train_eta_show(&r->line_eta, r->eta_s);
 	fmt_time(eta_s, eta, sizeof(eta));
@@ -280,6 +282,7 @@ void train_report_progress(struct train_report *r, const struct train_progress *
 	r->win_loss = 0;
 	r->win_right = 0;
 	r->win_samples = 0;
+	r->win_weight = 0;
 	r->win_t0 = now;
 }
 
@@ -289,8 +292,8 @@ void train_report_test(struct train_report *r, const struct train_progress *at,
 	const struct train_opts *o = r->j->o;
 	char when[32];
 
-	r->test_loss = t->loss / samples;
-	r->test_acc = (double)t->right / samples;
+	r->test_loss = t->loss / (t->weight > 0 ? t->weight : samples);
+	r->test_acc = (double)t->right / (t->weight > 0 ? t->weight : samples);
 	r->have_test = true;
 	/* The evaluation's time is not training's; what it cost says what the next will. */
 	r->eval_s += seconds;

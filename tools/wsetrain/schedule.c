@@ -236,17 +236,19 @@ static int eval_only(struct schedule *s)
 	const struct train_opts *o = s->o;
 	struct train_tally t;
 	uint32_t n;
-	double t0;
+	double t0, w;
 
 	if (train_state_init_from(s->j, "--init-from", o->init_from))
 		return EXIT_TRAIN_FAILED;
 	t0 = train_now();
 	if (train_evaluate(s->j, s->steps, o->test_limit, &t, &n))
 		return EXIT_TRAIN_FAILED;
+	/* Masked LM: the means over the predicted rows. */
+	w = t.weight > 0 ? t.weight : n;
 	printf("eval: %s on %u test samples: loss %.4f, accuracy %.4f (%.1fs)\n", o->init_from,
-	       n, t.loss / n, (double)t.right / n, train_now() - t0);
-	if (o->expect_accuracy >= 0 && (double)t.right / n < o->expect_accuracy) {
-		train_fail("the test accuracy %.4f is below the expected %.4f", (double)t.right / n,
+	       n, t.loss / w, (double)t.right / w, train_now() - t0);
+	if (o->expect_accuracy >= 0 && (double)t.right / w < o->expect_accuracy) {
+		train_fail("the test accuracy %.4f is below the expected %.4f", (double)t.right / w,
 			   o->expect_accuracy);
 		return EXIT_TRAIN_FAILED;
 	}
@@ -357,7 +359,7 @@ int train_run(struct train_opts *o)
 		goto out;
 	}
 	if (j->tokens)
-		train_order_text(&s.at.order, &j->text, j->p->input_dim);
+		train_order_text(&s.at.order, &j->text, j->rows);
 	if (train_report_open(j, &s.report) ||
 	    (has_destination(o) && train_saver_open(j, &s.saver)))
 		goto out;

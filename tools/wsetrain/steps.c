@@ -210,7 +210,16 @@ static void tally(struct train_steps *s, uint32_t count, const int32_t *labels, 
 	for (uint32_t i = 0; i < count; i++) {
 		uint32_t right = 0;
 
-		if (labelled) {
+		if (labelled && s->j->mlm) {
+			/* Masked LM: a sample weighs its predicted rows (its loss is their mean). */
+			uint32_t k = train_text_counted(s->j, labels + (size_t)i * rows);
+
+			for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
+				right += s->pred[r] == labels[r];
+			t->loss += (double)s->loss[i] * k / rows;
+			t->right += (double)right / rows;
+			t->weight += (double)k / rows;
+		} else if (labelled) {
 			t->loss += s->loss[i];
 			for (uint32_t r = i * rows; r < (i + 1) * rows; r++)
 				right += s->pred[r] == labels[r];

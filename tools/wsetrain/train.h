@@ -200,6 +200,9 @@ struct train_job {
 	struct wse_dataset train, test;	/* --text: their counts of windows only */
 	struct wse_text text;		/* --text */
 	bool tokens;			/* the data is text */
+	/* --text for a program fed tokens and a padding mask: masked LM (wse/textmlm.h) */
+	bool mlm;
+	uint64_t mlm_train, mlm_val;	/* the corruption's generators */
 	uint32_t batch;			/* samples per step */
 	uint32_t record;		/* bytes of one sample */
 	uint32_t rows;			/* labels (and predictions) per sample */
@@ -234,8 +237,10 @@ void train_gather(const struct wse_dataset *ds, const uint32_t *perm, uint32_t f
 
 /* text.c: --text as the job's data; the windows of samples [first, first + count). */
 int train_text_open(struct train_job *j);
-void train_text_gather(const struct train_job *j, bool validation, const uint32_t *perm,
+void train_text_gather(struct train_job *j, bool validation, const uint32_t *perm,
 		       uint32_t first, uint32_t count, uint8_t *x, int32_t *y);
+/* Masked LM: the rows of a sample's labels @y the loss counts (not -100). */
+uint32_t train_text_counted(const struct train_job *j, const int32_t *y);
 
 /* export.c: --export: a checkpoint's weights into the ONNX model, by name, to -o. */
 int train_export(const struct train_opts *o);
@@ -250,6 +255,11 @@ struct train_steps;
 struct train_tally {
 	double loss;			/* summed over the samples */
 	double right;			/* correct predictions (of tokens: each sample's share) */
+	/*
+	 * Masked LM: the samples' weights, each its counted rows over its rows,
+	 * which loss and right are summed in; 0 otherwise (each sample weighs 1).
+	 */
+	double weight;
 	int32_t *predictions;		/* if set: each sample's classes (one a row), in order */
 	float *logits;			/* if set (PREDICT): each sample's rows x classes logits */
 };

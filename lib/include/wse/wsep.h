@@ -24,7 +24,7 @@
 
 #define WSEP_MAGIC		0x50455357U	/* "WSEP" on disk */
 #define WSEP_VERSION_MAJOR	1
-#define WSEP_VERSION_MINOR	5	/* 5: precision; 4: recompute; 3: micro-batches; 2: parameter names */
+#define WSEP_VERSION_MINOR	6	/* 6: fed inputs; 5: precision; 4: recompute; 3: micro-batches; 2: parameter names */
 #define WSEP_HEADER_SIZE	64U
 #define WSEP_SECTION_ENTRY_SIZE	32U
 
@@ -53,9 +53,10 @@
 #define WSEP_FEATURE_MICRO_BATCH	0x4U	/* the batch is cut into micro-batches that fit */
 #define WSEP_FEATURE_RECOMPUTE	0x8U	/* activation checkpointing (WSEP_EXEC_RECOMPUTE) */
 #define WSEP_FEATURE_PRECISION	0x10U	/* 16-bit compute (fp16 or bf16), format 1.5 */
+#define WSEP_FEATURE_INPUTS	0x20U	/* a graph fed more than one input per sample, format 1.6 */
 #define WSEP_FEATURES_KNOWN	(WSEP_FEATURE_GRAPH | WSEP_FEATURE_TRAINING | \
 				 WSEP_FEATURE_MICRO_BATCH | WSEP_FEATURE_RECOMPUTE | \
-				 WSEP_FEATURE_PRECISION)
+				 WSEP_FEATURE_PRECISION | WSEP_FEATURE_INPUTS)
 
 /*
  * struct wsep_program's exec_flags. RECOMPUTE (weight streaming, graph
@@ -299,6 +300,8 @@ struct wsep_summary {
 #define WSEP_GRAPH_MAX_IO	8
 #define WSEP_GRAPH_MAX_VALUES	65536U
 #define WSEP_GRAPH_MAX_NODES	65536U
+/* Fed inputs of a graph (format 1.6): the samples' record holds each in turn. */
+#define WSEP_GRAPH_MAX_INPUTS	4U
 /*
  * Elements of one value, and of every input and activation together at the
  * program's batch: a bound that keeps every byte count and offset in 64
@@ -407,7 +410,11 @@ struct wsep_graph_node {
 /**
  * struct wsep_graph - what a graph program computes
  * @input: the value the samples stream feeds (an INPUT: f32 for u8 or f32
- *	samples, i64 for i32 token ids)
+ *	samples, i64 for i32 token ids); @inputs[0]
+ * @n_inputs, @inputs: the values a sample's record feeds, in its order
+ *	(format 1.6; 1 and @input before): the first as @input says, each
+ *	further one (f32, or i64 sent as i32) in 4-byte elements
+ *	(Documentation/wsep-format.rst, "Fed inputs")
  * @logits: the value the loss reads, [..., classes]
  * @labels: the i64 INPUT of the labels, the logits' shape less the last dimension
  * @rows: labels (and predictions) per sample; @classes: the logits' last dimension
@@ -415,6 +422,8 @@ struct wsep_graph_node {
 struct wsep_graph {
 	uint32_t num_values, num_nodes;
 	int32_t input, logits, labels;
+	uint32_t n_inputs;
+	int32_t inputs[WSEP_GRAPH_MAX_INPUTS];
 	uint32_t rows, classes;
 	struct wsep_graph_value *values;
 	struct wsep_graph_node *nodes;
@@ -573,6 +582,15 @@ uint32_t wsep_classes(const struct wsep_program *p);
 uint32_t wsep_input_shape(const struct wsep_program *p, uint32_t *shape, uint32_t max);
 /* The features @p uses (what wsep_write() puts in the header). */
 uint32_t wsep_features(const struct wsep_program *p);
+/*
+ * A graph program's fed inputs (1 before format 1.6, or when n_inputs is
+ * unset), input @i's value id, and where it starts in a sample's record
+ * (elements, each 1 byte for u8 samples, else 4; its elements per sample
+ * in *@elems).
+ */
+uint32_t wsep_graph_n_inputs(const struct wsep_graph *g);
+int32_t wsep_graph_input_id(const struct wsep_graph *g, uint32_t i);
+uint64_t wsep_graph_input_at(const struct wsep_program *p, uint32_t i, uint64_t *elems);
 /* Unit @k's nodes of a graph program: [*first, *end). */
 void wsep_graph_unit_nodes(const struct wsep_graph *g, uint32_t k, uint32_t *first, uint32_t *end);
 /*
