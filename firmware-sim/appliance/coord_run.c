@@ -73,6 +73,12 @@ struct driver {
 	uint32_t writes[2][MAX_WRITES];	/* weight writes, by step % 2 */
 	int nwrites[2];
 	bool done;			/* its system answered the RUN: every step done */
+	/*
+	 * Under c->lock: the RUN sent to its system and not yet waited for.
+	 * A system that refuses it sends nothing else the threads wait for.
+	 */
+	bool run_open;
+	uint32_t run_tag;
 };
 
 struct coord_run {
@@ -118,14 +124,27 @@ static int await(struct driver *d, uint32_t tag, uint8_t op, size_t *len)
 	int ret;
 
 	for (;;) {
-		bool stop;
+		bool stop, open;
+		uint32_t run_tag;
 
 		ret = hostlink_wait(&s->link, tag, SLICE_MS, &status, len, text, sizeof(text));
 		if (ret != -ETIMEDOUT)
 			break;
 		pthread_mutex_lock(&c->lock);
 		stop = stopped(c);
+		open = d->run_open && d->run_tag != tag;
+		run_tag = d->run_tag;
 		pthread_mutex_unlock(&c->lock);
+		/* The system refused the RUN: what this waits for will not come. */
+		if (!stop && open &&
+		    hostlink_refused(&s->link, run_tag, &status, text, sizeof(text))) {
+			pthread_mutex_lock(&c->lock);
+			coord_job_fail(c, "%s refused %s (%s): %s", s->name,
+				       wse_link_op_name(WSE_LINK_OP_RUN),
+				       wse_link_status_name(status), text);
+			pthread_mutex_unlock(&c->lock);
+			stop = true;
+		}
 		if (stop) {
 			hostlink_forget(&s->link, tag);
 			return -1;
@@ -718,8 +737,28 @@ static int run_submit(struct driver *d, uint32_t s, uint32_t steps, uint32_t *ta
 		wse_link_run_scale_encode(&sc, scale);
 	}
 	wse_link_run_encode(&raw, &in);
-	return submit(d, WSE_LINK_OP_RUN, Q_RUN, iov, scaled ? 2 : 1, d->result,
-		      sizeof(d->result), tag);
+	if (submit(d, WSE_LINK_OP_RUN, Q_RUN, iov, scaled ? 2 : 1, d->result,
+		   sizeof(d->result), tag))
+		return -1;
+	pthread_mutex_lock(&c->lock);
+	d->run_open = true;
+	d->run_tag = *tag;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* The driver gives up on its RUN: its answer, if one comes, is dropped. */
+static void run_abandon(struct driver *d)
+{
+	struct coord *c = d->run->c;
+	bool open;
+
+	pthread_mutex_lock(&c->lock);
+	open = d->run_open;
+	d->run_open = false;
+	pthread_mutex_unlock(&c->lock);
+	if (open)
+		hostlink_forget(&c->sys[d->sys].link, d->run_tag);
 }
 
 /* Waits for a RUN of the system and adds its result to the driver's. */
@@ -729,8 +768,13 @@ static int run_finish(struct driver *d, uint32_t tag)
 	struct wse_link_run_result_info r;
 	struct wse_link_err err;
 	size_t len = 0;
+	int ret;
 
-	if (await(d, tag, WSE_LINK_OP_RUN, &len))
+	ret = await(d, tag, WSE_LINK_OP_RUN, &len);
+	pthread_mutex_lock(&c->lock);
+	d->run_open = false;
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
 		return -1;
 	if (wse_link_run_result_decode(d->result, len, &r, &err)) {
 		pthread_mutex_lock(&c->lock);
@@ -761,6 +805,7 @@ static void *driver_main(void *arg)
 		pthread_mutex_lock(&c->lock);
 		coord_job_fail(c, "the coordinator cannot start a feeder thread");
 		pthread_mutex_unlock(&c->lock);
+		run_abandon(d);
 		return NULL;
 	}
 	for (uint32_t step = 0; step < run->steps && !ret; step++) {
@@ -770,8 +815,10 @@ static void *driver_main(void *arg)
 	}
 	/* The feeder ends with the last step's input, or sees the failure. */
 	pthread_join(d->feeder, NULL);
-	if (ret || (!per_step && run_finish(d, tag)))
+	if (ret || (!per_step && run_finish(d, tag))) {
+		run_abandon(d);
 		return NULL;
+	}
 	s->steps += d->res.steps;
 	s->samples += d->res.samples;
 	d->done = true;

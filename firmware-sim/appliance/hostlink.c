@@ -369,6 +369,25 @@ int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *st
 	return ret;
 }
 
+bool hostlink_refused(struct hostlink *h, uint32_t tag, uint32_t *status, char *text,
+		      size_t textlen)
+{
+	bool refused = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (int i = 0; i < HOSTLINK_PENDING; i++) {
+		struct hostlink_pending *p = &h->pending[i];
+
+		if (p->used && p->tag == tag && p->done && !p->err && p->status) {
+			*status = p->status;
+			snprintf(text, textlen, "%s", p->text);
+			refused = true;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+	return refused;
+}
+
 void hostlink_forget(struct hostlink *h, uint32_t tag)
 {
 	pthread_mutex_lock(&h->lock);

@@ -104,6 +104,13 @@ int hostlink_submit(struct hostlink *h, uint8_t op, uint16_t queue, const struct
  */
 int hostlink_wait(struct hostlink *h, uint32_t tag, int timeout_ms, uint32_t *status,
 		  size_t *len, char *text, size_t textlen);
+/*
+ * Looks at @tag without waiting for it or taking its answer: true once the
+ * device answered it with a status other than OK (*@status set, @text
+ * saying why), false while it is pending or if it was answered OK.
+ */
+bool hostlink_refused(struct hostlink *h, uint32_t tag, uint32_t *status, char *text,
+		      size_t textlen);
 /* Gives up on @tag: its answer, if it comes, is dropped (the slot is freed then). */
 void hostlink_forget(struct hostlink *h, uint32_t tag);
 /*

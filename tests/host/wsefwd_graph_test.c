@@ -274,15 +274,13 @@ TEST_F(graph, bert_masked_lm_trains_as_on_the_host_and_is_refused_split)
 	/*
 	 * Masked positions are about 15% of the real ones: every batch has
 	 * rows not counted, and each system refuses its share. The
-	 * coordinator does not hand a system's refusal on to the host, which
-	 * times out: the systems' log says why.
+	 * coordinator hands the refusal on to the host, well inside the
+	 * host's wait (a RUN left waiting would end in "stuck" instead).
 	 */
 	snprintf(cmd, sizeof(cmd),
-		 "build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s --steps 2 --systems 2 --timeout-ms 3000 --text " FORTUNES " 2>&1",
+		 "build/bin/wse-trainhost --connect unix:%s/fwd.sock --program %s --steps 2 --systems 2 --timeout-ms 60000 --text " FORTUNES " 2>&1",
 		 self->dir, prog[1]);
 	EXPECT_NE(0, run_cmd(cmd, self->out, sizeof(self->out)));
-	snprintf(cmd, sizeof(cmd), "cat %s/appliance.log", self->dir);
-	EXPECT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out)));
 	EXPECT_NE(NULL, strstr(self->out, "labels of -100 (rows not counted) in a batch split across systems"))
 		TH_LOG("%s", self->out);
 }
