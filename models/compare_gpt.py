@@ -6,9 +6,10 @@ both training-loss curves and the final validation losses side by side.
 
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
                         [--optimizer adam|adamw] [--dropout P] [--text FILE ...]
-                        [--via device|guest|host] [--arch gpt|llama]
+                        [--via device|guest|wsetrain|host] [--arch gpt|llama]
                         [--wafer SPEC] [--micro-batch N] [--precision P]
                         [--systems N] [--max-program B] [--guest-mem MB]
+                        [--guest-timeout S] [--devices N]
 
 --arch llama trains models/reference_models.py's LLaMA decoder (RMSNorm,
 rotary embeddings, SwiGLU of 4x the width, no biases) of the same blocks,
@@ -21,13 +22,17 @@ The wse side:
           wse-trainhost feeds over a unix socket;
   guest   the same program trained by wsetrain in the QEMU guest, through
           the driver, on an appliance (tools/wsevm --appliance 1): the
-          whole stack, slowest;
+          whole stack, slowest (no run directory, so no checkpoint);
+  wsetrain the same program trained by wsetrain on a device of this
+          machine (--devices N, an appliance): what --via guest runs in
+          the guest, for use inside one (tests/guest/wsetrain_graph_test);
   host    the engine's graph executor on the host (wse-graphtrain).
 --precision bf16 (or fp16) compiles the wse side with 16-bit matrix
 products and runs PyTorch's side under CPU autocast of that type, both with
 fp32 master weights and Adam state. --wafer and --micro-batch go to wsecc;
 --systems, --max-program (for a program whose initial weights exceed the
-appliance's default 256M) and --guest-mem size the appliance and the guest.
+appliance's default 256M) and --guest-mem size the appliance and the guest;
+--guest-timeout gives the guest longer than wsevm's default half hour.
 Needs python3-torch (tools/install-deps --bench) and a built tree (make).
 """
 import argparse
@@ -108,7 +113,7 @@ def torch_run(args, model, ids, split):
 
 
 def compile_program(args, onnx, out):
-    cmd = [os.path.join(BIN, "wsecc"), onnx, "--batch", str(args.batch), "--wafer", args.wafer,
+    cmd = [tool("wsecc"), onnx, "--batch", str(args.batch), "--wafer", args.wafer,
            "--mode", "weight_streaming", "--optimizer", args.optimizer, "--lr", str(args.lr),
            "--seed", str(args.seed), "-q", "-o", out]
     if args.warmup:
@@ -159,6 +164,12 @@ def device_run(args, onnx, tmp):
     return curve, val, time.time() - t0, float(trained.group(1)) if trained else None
 
 
+def tool(name):
+    """A tool of the build tree, else the one on PATH (in the guest: /wse/bin)."""
+    path = os.path.join(BIN, name)
+    return path if os.access(path, os.X_OK) else name
+
+
 def guest_run(args, onnx, tmp):
     prog = os.path.join(tmp, "gpt.wsep")
     compile_program(args, onnx, prog)
@@ -167,26 +178,57 @@ def guest_run(args, onnx, tmp):
         shutil.copy(f, os.path.join(tmp, "text%d" % i))
         texts += ["--text", "/wse/runs/text%d" % i]
     cmd = [os.path.join(TOP, "tools", "wsevm"), "--runs", tmp, "--appliance", str(args.systems),
-           "--mem", str(args.guest_mem)]
+           "--mem", str(args.guest_mem), "--timeout", str(args.guest_timeout)]
     cmd += [a for x in appliance_args(args) for a in ("--appliance-arg", x)]
-    cmd += ["--",
-           "wsetrain", "/wse/runs/gpt.wsep", "--steps", str(args.steps), "--report",
-           str(args.report)] + texts
+    # No run directory (wsevm --runs offers one in WSETRAIN_RUNS), so no
+    # final checkpoint: a large model's weights and Adam state (1.82 GB at
+    # 151 M parameters) would be held whole in the guest and cross 9p.
+    cmd += ["--", "env", "WSETRAIN_RUNS=",
+            "wsetrain", "/wse/runs/gpt.wsep", "--steps", str(args.steps), "--report",
+            str(args.report)] + texts
     t0 = time.time()
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode:
         sys.exit("compare_gpt: tools/wsevm ... wsetrain exited %d:\n%s%s"
                  % (done.returncode, done.stdout[-4000:], done.stderr[-4000:]))
-    out = done.stdout
+    curve, val, train_s = wsetrain_results(done.stdout)
+    return curve, val, time.time() - t0, train_s
+
+
+def wsetrain_run(args, onnx, tmp):
+    prog = os.path.join(tmp, "gpt.wsep")
+    compile_program(args, onnx, prog)
+    # A run directory of its own: not one in $WSETRAIN_RUNS among the tests'.
+    cmd = [tool("wsetrain"), prog, "--steps", str(args.steps), "--report", str(args.report),
+           "--systems", str(args.systems), "--model_dir", os.path.join(tmp, "run")]
+    if args.devices is not None:
+        cmd += ["--devices", str(args.devices)]
+    for f in args.text:
+        cmd += ["--text", f]
+    t0 = time.time()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit("compare_gpt: wsetrain exited %d:\n%s%s"
+                 % (done.returncode, done.stdout[-4000:], done.stderr[-4000:]))
+    curve, val, train_s = wsetrain_results(done.stdout)
+    return curve, val, time.time() - t0, train_s
+
+
+def wsetrain_results(out):
+    """wsetrain's training curve, validation loss and training seconds."""
     # wsetrain's report lines (tools/wsetrain/report.c): Train ... Step=N/M, Loss=L,
     # then Eval ... Loss=L over the validation windows.
     curve = {int(m.group(1)): float(m.group(2))
              for m in re.finditer(r"Train Epoch=\S+ Step=(\d+)/\d+, Loss=([0-9.]+)", out)}
-    evals = re.findall(r"Eval Epoch=\S+ Step=\d+, Loss=([0-9.]+)", out)
+    evals = re.findall(r"Eval Epoch=\S+ Step=\d+, Loss=([0-9.]+).*Time=([0-9.]+)s", out)
     if not evals:
-        sys.exit("compare_gpt: wsetrain in the guest printed no evaluation:\n" + out)
-    val = float(evals[-1])
-    return curve, val, time.time() - t0, None
+        sys.exit("compare_gpt: wsetrain printed no evaluation:\n" + out)
+    val = float(evals[-1][0])
+    # Its summary's seconds run from the first step to the end of the
+    # evaluation: the training alone is that less the evaluation's Time=.
+    wall = re.search(r"^summary: .* \d+ samples in ([0-9.]+)s", out, re.M)
+    train_s = float(wall.group(1)) - sum(float(t) for _, t in evals) if wall else None
+    return curve, val, train_s
 
 
 def host_run(args, onnx, tmp):
@@ -233,7 +275,7 @@ def main():
                     help="nn.Dropout's p, exported in training mode; each side draws its own masks")
     ap.add_argument("--report", type=int, default=50, help="training loss every N steps")
     ap.add_argument("--text", action="append")
-    ap.add_argument("--via", choices=["device", "guest", "host"], default="device")
+    ap.add_argument("--via", choices=["device", "guest", "wsetrain", "host"], default="device")
     ap.add_argument("--arch", choices=["gpt", "llama"], default="gpt")
     ap.add_argument("--wafer", default="wse2", help="wsecc --wafer (e.g. 64x64:48K)")
     ap.add_argument("--micro-batch", type=int, default=0, help="wsecc --micro-batch")
@@ -242,6 +284,9 @@ def main():
     ap.add_argument("--systems", type=int, default=1, help="systems in the appliance")
     ap.add_argument("--max-program", help="wse-appliance --max-program (e.g. 1G)")
     ap.add_argument("--guest-mem", type=int, default=1024, help="tools/wsevm --mem (MB)")
+    ap.add_argument("--guest-timeout", type=int, default=1800,
+                    help="tools/wsevm --timeout (s): the guest is killed after it")
+    ap.add_argument("--devices", type=int, help="--via wsetrain: wsetrain --devices")
     args = ap.parse_args()
     args.text = args.text or FORTUNES
     torch.set_num_threads(1)
@@ -255,7 +300,8 @@ def main():
     else:
         model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context,
                               args.dropout)
-    run = {"device": device_run, "guest": guest_run, "host": host_run}[args.via]
+    run = {"device": device_run, "guest": guest_run, "wsetrain": wsetrain_run,
+           "host": host_run}[args.via]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "gpt.onnx")
         if args.arch == "llama":  # the initial weights

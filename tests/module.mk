@@ -5,7 +5,7 @@ CFLAGS_tests := $(HARNESS_CFLAGS)
 guest_tests += accel_test job_test link_test module_test train_test uring_test wsetrain_test \
 	wsectl_test access_test wsetrain_graph_test harden_test ownership_test stress_test \
 	fdinfo_test race_test slots_test params_access_test backlog_test appliance_isolation_test \
-	wsetrain_predict_test
+	wsetrain_predict_test wsetrain_pytorch_test
 accel_test_srcs := tests/guest/accel_test.c
 module_test_srcs := tests/guest/module_test.c
 module_test_libs := wse wselink
@@ -58,6 +58,10 @@ wsetrain_test_ldlibs := $(WSE_LDLIBS) -lz -lm
 wsetrain_graph_test_srcs := tests/guest/wsetrain_graph_test.c
 wsetrain_graph_test_libs := wse wselink
 wsetrain_graph_test_ldlibs := $(WSE_LDLIBS) -lm
+# A GPT in bf16 with micro-batches through the driver, against PyTorch in the guest.
+wsetrain_pytorch_test_srcs := tests/guest/wsetrain_pytorch_test.c
+wsetrain_pytorch_test_libs := wse wselink
+wsetrain_pytorch_test_ldlibs := $(WSE_LDLIBS) -lm
 # wsetrain --predict and --eval of graph programs, and a signal while they run.
 wsetrain_predict_test_srcs := tests/guest/wsetrain_predict_test.c
 wsetrain_predict_test_libs := wse wsedata wselink

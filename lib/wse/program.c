@@ -12,7 +12,13 @@
 #include "wse_internal.h"
 
 #define LOAD_WINDOW	4	/* pieces in flight at once */
-#define LOAD_WAIT_MS	60000	/* per piece, beyond the job's own timeout */
+/*
+ * Per piece: the kernel ends a job at its queue's timeout (at most
+ * DRM_WSE_TIMEOUT_MS_MAX), so wait past the longest, and a minute more.
+ * A shorter wait gave up on a 606 MB program whose last piece an
+ * appliance was still taking in, while the kernel still waited for it.
+ */
+#define LOAD_WAIT_MS	(DRM_WSE_TIMEOUT_MS_MAX + 60000)
 
 /* Length of the piece at @off, leaving a remainder of 0 or >= @tail bytes. */
 static uint64_t piece_len(uint64_t len, uint64_t off, uint64_t piece, uint64_t tail)

@@ -721,7 +721,7 @@ TEST_F_TIMEOUT(wsetrain, modelzoo_train_eval_predict, 600)
 	EXPECT_TRUE(exists("/tmp/mz/checkpoint_90.ckpt"));
 	EXPECT_FALSE(exists("/tmp/mz/checkpoint_80.ckpt"));
 	EXPECT_TRUE(exists("/tmp/mz/run.json") && exists("/tmp/mz/metrics.csv") &&
-		    exists("/tmp/mz/wafer.svg") && exists("/tmp/mz/fc-mnist"));
+		    exists("/tmp/mz/wafer.svg"));
 	ASSERT_EQ(0, guest_run(self->out, OUT_MAX, "wsetrain --inspect /tmp/mz/checkpoint_100.ckpt"));
 	EXPECT_NE(NULL, strstr(self->out, "batch 128, lr 0.002")) TH_LOG("%s", self->out);
 
@@ -922,7 +922,7 @@ TEST_F_TIMEOUT(wsetrain, ctrl_c_leaves_resumable_checkpoint, 600)
 TEST_F_TIMEOUT(wsetrain, run_directories, 600)
 {
 	static const char *const files[] = { "run.json", "metrics.csv", "wafer.svg",
-					      "compile-report.txt", "fc-mnist" };
+					      "compile-report.txt" };
 	static const char *const runs[] = {
 		"--execution-mode pipelined --train-limit 12800 --epochs 3 --test-limit 2000 --report 20 --checkpoint-every 50",
 		"--execution-mode weight_streaming --train-limit 1280 --epochs 2 --test-limit 1000 --report 2",
@@ -962,6 +962,74 @@ TEST_F_TIMEOUT(wsetrain, run_directories, 600)
 		}
 		TH_LOG("%s", dir);
 	}
+}
+
+/*
+ * A run directory names the program it trained (path, size, CRC32C in
+ * run.json) instead of holding a copy: a big program on a slow share took
+ * longer to copy than to train. --resume with no model takes the one
+ * named, and refuses it, saying why, once it has changed or is gone.
+ */
+TEST_F_TIMEOUT(wsetrain, run_directory_names_its_program, 600)
+{
+	char want[64], *json, *prog;
+	size_t len = 0, jlen = 0;
+	unsigned int dev;
+	int st;
+
+	if (attach_host(_metadata, self, 1))
+		SKIP(return, "needs a firmware on the host (tools/wsevm --fw 1 --fw-no-attach)");
+	dev = self->dev[0].index;
+	ASSERT_EQ(0, system("rm -rf /tmp/rdm /tmp/rd.wsep"));
+	ASSERT_EQ(0, guest_run(self->out, OUT_MAX,
+			       "wsetrain models/fc-mnist --execution-mode pipelined --compile_only -o /tmp/rd.wsep"))
+		TH_LOG("%s", self->out);
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain /tmp/rd.wsep --devices %u --train-limit 1280 --epochs 1 --mode train --model_dir /tmp/rdm --checkpoint-every 5 -q",
+		       dev);
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_FALSE(exists("/tmp/rdm/rd.wsep"));
+	prog = guest_read_file("/tmp/rd.wsep", &len);
+	json = guest_read_file("/tmp/rdm/run.json", &jlen);
+	ASSERT_NE(NULL, prog);
+	ASSERT_NE(NULL, json);
+	EXPECT_NE(NULL, strstr(json, "\"model_file\":\"/tmp/rd.wsep\"")) TH_LOG("%s", json);
+	snprintf(want, sizeof(want), "\"model_size\":%zu", len);
+	EXPECT_NE(NULL, strstr(json, want)) TH_LOG("%s in %s", want, json);
+	snprintf(want, sizeof(want), "\"model_crc32c\":\"%08x\"", wse_crc32c(0, prog, len));
+	EXPECT_NE(NULL, strstr(json, want)) TH_LOG("%s in %s", want, json);
+	free(json);
+
+	/* Resumed with no model named: the program run.json names. */
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain --resume /tmp/rdm/checkpoint_5.ckpt --devices %u --train-limit 1280 --epochs 1 --mode train --checkpoint /tmp/rd.ckpt -q",
+		       dev);
+	EXPECT_EQ(0, st) TH_LOG("%s", self->out);
+	EXPECT_EQ(10, checkpoint_step(self->out, OUT_MAX, "/tmp/rd.ckpt"));
+
+	/* One byte changed, the size the same: the CRC says so. */
+	prog[len - 1] ^= 1;
+	ASSERT_EQ(0, write_file("/tmp/rd.wsep", prog, len));
+	st = guest_run(self->out, OUT_MAX, "wsetrain --resume /tmp/rdm/checkpoint_5.ckpt --devices %u -q",
+		       dev);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "/tmp/rd.wsep has changed since the run in /tmp/rdm/run.json trained it"))
+		TH_LOG("%s", self->out);
+	/* Another size. */
+	ASSERT_EQ(0, write_file("/tmp/rd.wsep", prog, len - 1));
+	st = guest_run(self->out, OUT_MAX, "wsetrain --resume /tmp/rdm/checkpoint_5.ckpt --devices %u -q",
+		       dev);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "is not the model the run in /tmp/rdm/run.json trained"))
+		TH_LOG("%s", self->out);
+	/* Gone. */
+	unlink("/tmp/rd.wsep");
+	st = guest_run(self->out, OUT_MAX, "wsetrain --resume /tmp/rdm/checkpoint_5.ckpt --devices %u -q",
+		       dev);
+	EXPECT_EQ(1, st);
+	EXPECT_NE(NULL, strstr(self->out, "names the model /tmp/rd.wsep, which is gone"))
+		TH_LOG("%s", self->out);
+	free(prog);
 }
 
 /*

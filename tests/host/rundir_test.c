@@ -76,6 +76,10 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	if (json_object_object_get_ex(root, "model_file", &v)) {
 		n = strlen(json_object_get_string(v));
 		compiled = n < 5 || strcmp(json_object_get_string(v) + n - 5, ".wsep");
+		/* Named where it is (the guest's path), not copied. */
+		ASSERT_EQ('/', json_object_get_string(v)[0]) TH_LOG("%s", dir);
+		snprintf(path, sizeof(path), "%s/%s", dir, strrchr(json_object_get_string(v), '/') + 1);
+		EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s: a copy of the model", path);
 	}
 	ASSERT_TRUE(json_object_object_get_ex(root, "status", &v));
 	/* A run refused or stopped says so, and has nothing more to show. */
@@ -86,6 +90,11 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 		json_object_put(root);
 		return;
 	}
+	/* Its size and CRC32C, for whatever takes the model from here. */
+	ASSERT_TRUE(json_object_object_get_ex(root, "model_size", &v)) TH_LOG("%s", dir);
+	EXPECT_LT(0, json_object_get_int64(v));
+	ASSERT_TRUE(json_object_object_get_ex(root, "model_crc32c", &v)) TH_LOG("%s", dir);
+	EXPECT_EQ(8, strspn(json_object_get_string(v), "0123456789abcdef"));
 	ASSERT_TRUE(json_object_object_get_ex(root, "mode", &v));
 	snprintf(mode, len, "%s", json_object_get_string(v));
 	ASSERT_TRUE(json_object_object_get_ex(root, "final", &fin));

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "train.h"
+#include "wse/crc32c.h"
 #include "wse/numformat.h"
 #include "wse/outfile.h"
 
@@ -95,7 +96,7 @@ int train_pass_through(const struct train_opts *o)
 	return run_compiler(args[0], args, NULL);
 }
 
-static bool is_program(const char *path)
+bool train_is_program(const char *path)
 {
 	size_t n = strlen(path);
 
@@ -140,7 +141,7 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 	if (!o->params && strlen(o->model) > 5 && !strcmp(o->model + strlen(o->model) - 5, ".onnx"))
 		return train_fail("%s: an ONNX model has no batch or optimizer of its own: give them in a params file (--params FILE), or compile it first (wsecc %s --batch N [--optimizer adam --lr X --warmup N --steps N] -o MODEL.wsep) and train the .wsep",
 				  o->model, o->model);
-	if (!is_program(o->model)) {
+	if (!train_is_program(o->model)) {
 		const char *args[20] = { compiler(o, buf, sizeof(buf)), o->model, "--wafer", wafer,
 					 "--execution-mode", o->exec_mode, "--compile-only", "-q",
 					 "-o", path };
@@ -196,6 +197,13 @@ int train_program(const struct train_opts *o, const struct drm_wse_device_info *
 		unlink(path);
 	if (!*image)
 		return train_fail("cannot read %s: %s", o->model, strerror(errno));
+	/* A program taken from a run directory: the one that run trained. */
+	if (file == o->model &&
+	    train_model_pin_check(&o->model_pin, o->model, wse_crc32c(0, *image, *len))) {
+		free(*image);
+		*image = NULL;
+		return -1;
+	}
 	if (wsep_read(*image, *len, prog, err, sizeof(err))) {
 		free(*image);
 		*image = NULL;

@@ -4,8 +4,10 @@
  * everything a training run leaves behind, in one place the user can look
  * at with ordinary tools (Documentation/wsetrain.rst, "Run directory"):
  *
- *   run.json                 the command, versions, devices, final figures
- *   MODEL                    a copy of the model file it trained
+ *   run.json                 the command, versions, devices, final figures,
+ *                            and where the model file is (its path, size
+ *                            and CRC32C: a program may be gigabytes, and
+ *                            the directory a slow share, so it is not copied)
  *   compile-report.txt       the compiler's placement report
  *   wafer.svg                its wafer map (placement.c draws it for a .wsep)
  *   timing.json              the timing model's step and per-layer times
@@ -31,6 +33,7 @@
 #include <json-c/json.h>
 
 #include "train.h"
+#include "wse/crc32c.h"
 #include "wse/outfile.h"
 #include "wse_version.h"
 
@@ -42,6 +45,7 @@
 struct train_rundir {
 	char dir[DIR_MAX];
 	char csv[PATH_MAX];
+	char model[PATH_MAX];		/* the model file, by its absolute path */
 	struct json_object *root;
 };
 
@@ -88,33 +92,22 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-/* Copies @from to @to (as wse/outfile.h writes it: whole, then renamed into place); 0 or -errno. */
-static int copy_file(const char *from, const char *to)
+/* The CRC32C of the file at @path, read in pieces; 0 or -errno. */
+static int file_crc32c(const char *path, uint32_t *crc)
 {
-	char buf[65536], err[512];
-	struct wse_out out;
-	FILE *in;
-	size_t n;
-	int ret;
+	static char buf[1 << 20];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	in = fopen(from, "rb");
-	if (!in)
+	if (fd < 0)
 		return -errno;
-	ret = wse_out_open(&out, to, 0, err, sizeof(err));
-	if (ret) {
-		fclose(in);
-		return ret;
-	}
-	while (!ret && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-		ret = wse_out_write(&out, buf, n, err, sizeof(err));
-	if (ferror(in) && !ret)
-		ret = -EIO;
-	fclose(in);
-	if (ret) {
-		wse_out_abandon(&out);
-		return ret;
-	}
-	return wse_out_commit(&out, err, sizeof(err));
+	*crc = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0)
+			*crc = wse_crc32c(*crc, buf, (size_t)n);
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
 }
 
 /* Writes run.json atomically. */
@@ -181,8 +174,7 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 {
 	struct train_rundir *rd = calloc(1, sizeof(*rd));
 	struct json_object *cmd;
-	char copy[PATH_MAX], when[32];
-	const char *base;
+	char when[32];
 	int ret;
 
 	*out = NULL;
@@ -203,19 +195,14 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 			goto fail;
 		}
 	}
-	/* The model beside its checkpoints, so they can be evaluated without it. */
-	base = strrchr(o->model, '/');
-	base = base ? base + 1 : o->model;
-	if (strlen(base) > 200) {
-		train_fail("%s: the model's file name is too long for the run directory", o->model);
+	/*
+	 * Where the model is, not a copy of it: a program of gigabytes copied
+	 * onto a guest's 9p share took longer than the training.
+	 */
+	if (!realpath(o->model, rd->model)) {
+		train_fail("%s: %s", o->model, strerror(errno));
 		goto fail;
 	}
-	snprintf(copy, sizeof(copy), "%s/%.200s", rd->dir, base);
-	if (strcmp(copy, o->model) && (ret = copy_file(o->model, copy)) && access(copy, R_OK)) {
-		train_fail("%s: cannot copy the model there: %s", copy, strerror(-ret));
-		goto fail;
-	}
-
 	rd->root = json_object_new_object();
 	cmd = json_object_new_array();
 	if (!rd->root || !cmd) {
@@ -226,7 +213,7 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 	for (int i = 0; i < o->argc; i++)
 		json_object_array_add(cmd, json_object_new_string(o->argv[i]));
 	json_object_object_add(rd->root, "command", cmd);
-	set_str(rd->root, "model_file", base);
+	set_str(rd->root, "model_file", rd->model);
 	utc_now(when, sizeof(when), false);
 	set_str(rd->root, "started", when);
 	set_str(rd->root, "status", "running");
@@ -249,6 +236,33 @@ fail:
 	return -1;
 }
 
+/*
+ * The model file's size and CRC32C beside its path, so that a later
+ * --resume or --eval that takes the model from here can tell it is the
+ * same file. A program was read whole already: its image is the file.
+ */
+static int record_model(struct train_rundir *rd, const struct train_job *j)
+{
+	struct stat st;
+	uint32_t crc;
+	char hex[16];
+	int ret;
+
+	if (stat(rd->model, &st))
+		return train_fail("%s: %s", rd->model, strerror(errno));
+	if (train_is_program(rd->model) && (uint64_t)st.st_size == j->image_len) {
+		crc = wse_crc32c(0, j->image, j->image_len);
+	} else {
+		ret = file_crc32c(rd->model, &crc);
+		if (ret)
+			return train_fail("%s: cannot read it: %s", rd->model, strerror(-ret));
+	}
+	set_int(rd->root, "model_size", (int64_t)st.st_size);
+	snprintf(hex, sizeof(hex), "%08x", crc);
+	set_str(rd->root, "model_crc32c", hex);
+	return 0;
+}
+
 int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 {
 	const struct train_opts *o = j->o;
@@ -266,6 +280,8 @@ int train_rundir_started(struct train_rundir *rd, const struct train_job *j)
 		json_object_put(ver);
 		return train_fail("out of memory");
 	}
+	if (record_model(rd, j))
+		return -1;
 	set_str(rd->root, "model", p->model_name);
 	set_str(rd->root, "task", tasks[o->task]);
 	set_str(rd->root, "mode", wsep_mode_name(p->mode));
@@ -456,21 +472,85 @@ void train_rundir_prune(const char *dir, uint32_t keep)
 	free(steps);
 }
 
-int train_rundir_model_of(const char *checkpoint, char *buf, size_t len)
+/* A string member of @root, or NULL. */
+static const char *str_member(struct json_object *root, const char *key)
 {
-	char dir[PATH_MAX], json[PATH_MAX];
-	struct json_object *root, *file;
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(root, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/*
+ * The model file run.json names is the one the run trained: there, of the
+ * size recorded, and (unless it is a program, whose image train_program
+ * checks once it has read it) of the CRC32C recorded.
+ */
+static int check_model(const char *json, const char *path, struct json_object *root,
+		       struct train_model_pin *pin)
+{
+	const char *hex = str_member(root, "model_crc32c");
+	struct json_object *size;
+	struct stat st;
+	uint32_t crc;
+	char *end;
+	int ret;
+
+	if (stat(path, &st))
+		return train_fail("%s names the model %s, which is gone (%s): name the model to train (wsetrain MODEL --resume CHECKPOINT)",
+				  json, path, strerror(errno));
+	/* A run that ended before it had read the program recorded only the path. */
+	if (!hex || !json_object_object_get_ex(root, "model_size", &size))
+		return 0;
+	pin->size = (uint64_t)json_object_get_int64(size);
+	pin->crc = (uint32_t)strtoul(hex, &end, 16);
+	if (*end || !*hex)
+		return train_fail("%s: model_crc32c '%s' is not a hexadecimal CRC32C", json, hex);
+	if ((uint64_t)st.st_size != pin->size)
+		return train_fail("%s is not the model the run in %s trained: it has %llu bytes, run.json recorded %llu (name the model to train it anyway)",
+				  path, json, (unsigned long long)st.st_size,
+				  (unsigned long long)pin->size);
+	pin->set = true;
+	pin->run_json = json;
+	if (train_is_program(path))
+		return 0;
+	ret = file_crc32c(path, &crc);
+	if (ret)
+		return train_fail("%s: cannot read it: %s", path, strerror(-ret));
+	return train_model_pin_check(pin, path, crc);
+}
+
+int train_model_pin_check(const struct train_model_pin *pin, const char *path, uint32_t crc)
+{
+	if (!pin->set || crc == pin->crc)
+		return 0;
+	return train_fail("%s has changed since the run in %s trained it: CRC32C %08x, run.json recorded %08x (name the model to train it anyway)",
+			  path, pin->run_json, crc, pin->crc);
+}
+
+int train_rundir_model_of(const char *checkpoint, char *buf, size_t len,
+			  struct train_model_pin *pin)
+{
+	static char json[PATH_MAX];	/* named by @pin's messages */
+	char dir[PATH_MAX];
+	struct json_object *root;
+	const char *file;
 	int ret = -ENOENT;
 
+	memset(pin, 0, sizeof(*pin));
 	snprintf(dir, sizeof(dir), "%s", checkpoint);
 	snprintf(json, sizeof(json), "%s/run.json", dirname(dir));
 	root = json_object_from_file(json);
 	if (!root)
 		return -ENOENT;
-	if (json_object_object_get_ex(root, "model_file", &file) &&
-	    json_object_is_type(file, json_type_string) &&
-	    !strchr(json_object_get_string(file), '/')) {
-		snprintf(buf, len, "%s/%s", dir, json_object_get_string(file));
+	file = str_member(root, "model_file");
+	if (file && file[0] == '/') {
+		snprintf(buf, len, "%s", file);
+		ret = check_model(json, buf, root, pin) ? -EINVAL : 0;
+	} else if (file && !strchr(file, '/')) {
+		/* An older run directory kept a copy of the model in it. */
+		snprintf(buf, len, "%s/%s", dir, file);
 		ret = access(buf, R_OK) ? -errno : 0;
 	}
 	json_object_put(root);
@@ -480,11 +560,15 @@ int train_rundir_model_of(const char *checkpoint, char *buf, size_t len)
 int train_rundir_find_model(struct train_opts *o, char *buf, size_t len)
 {
 	const char *ckpt = o->init_from ? o->init_from : o->resume;
+	int ret;
 
 	if (o->model)
 		return 0;
-	if (!ckpt || train_rundir_model_of(ckpt, buf, len))
-		return train_fail("no model given, and %s is not in a run directory that keeps one: name the model (see --help)",
+	ret = ckpt ? train_rundir_model_of(ckpt, buf, len, &o->model_pin) : -ENOENT;
+	if (ret == -EINVAL)
+		return -1;	/* said why */
+	if (ret)
+		return train_fail("no model given, and %s is not in a run directory that names one: name the model (see --help)",
 				  ckpt ? ckpt : "no checkpoint");
 	o->model = buf;
 	return 0;

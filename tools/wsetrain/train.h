@@ -63,8 +63,17 @@ enum train_progress_style {
 	TRAIN_PROGRESS_LINES,
 };
 
+/* What a run directory's run.json recorded of the model it trained. */
+struct train_model_pin {
+	bool set;
+	uint64_t size;
+	uint32_t crc;			/* CRC32C of the whole file */
+	const char *run_json;		/* where it was recorded, for messages */
+};
+
 struct train_opts {
 	const char *model;		/* a model file or a .wsep program */
+	struct train_model_pin model_pin;	/* model taken from a run directory */
 	const char *data_dir;		/* IDX directory; for --predict, an images file */
 	const char *exec_mode;		/* auto, pipelined, weight_streaming */
 	enum train_task task;
@@ -144,6 +153,8 @@ int train_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* program.c: the program for @o's model on a wafer like @dev's. */
 int train_program(const struct train_opts *o, const struct drm_wse_device_info *dev,
 		  void **image, size_t *len, struct wsep_program **prog);
+/* A .wsep, taken as it is, by its name. */
+bool train_is_program(const char *path);
 /* Runs the compiler for --compile-only / --validate-only; returns its exit status. */
 int train_pass_through(const struct train_opts *o);
 
@@ -407,8 +418,8 @@ struct train_final {
 
 /*
  * Makes the run directory (in --runs, or --model_dir itself), points
- * --csv and --tensorboard into it unless given, copies the model there
- * and starts run.json.
+ * --csv and --tensorboard into it unless given, and starts run.json with
+ * the model file's path (never a copy of it).
  */
 int train_rundir_open(struct train_opts *o, struct train_rundir **out);
 /* Adds what the job is (model, mode, devices, versions) to run.json. */
@@ -421,10 +432,17 @@ void train_rundir_checkpoint_path(const char *dir, uint64_t step, char *buf, siz
 int train_rundir_newest(const char *dir, char *buf, size_t len);
 /* Removes all but the @keep newest checkpoint_<step>.ckpt files (0: keeps all). */
 void train_rundir_prune(const char *dir, uint32_t keep);
-/* The model file kept in the run directory that holds @checkpoint; -ENOENT if none. */
-int train_rundir_model_of(const char *checkpoint, char *buf, size_t len);
-/* With no model named: the one kept beside --init-from's or --resume's checkpoint, in @buf. */
+/*
+ * The model file run.json names in the run directory that holds
+ * @checkpoint, in @buf, and what it recorded of it in @pin: -ENOENT if it
+ * names none, -EINVAL (after a message) if the file is gone or changed.
+ */
+int train_rundir_model_of(const char *checkpoint, char *buf, size_t len,
+			  struct train_model_pin *pin);
+/* With no model named: the one the run of --init-from's or --resume's checkpoint trained, in @buf. */
 int train_rundir_find_model(struct train_opts *o, char *buf, size_t len);
+/* 0 if @crc is the CRC32C @pin recorded of the model (or it recorded none); else -1, said. */
+int train_model_pin_check(const struct train_model_pin *pin, const char *path, uint32_t crc);
 
 /* interrupt.c: SIGINT and SIGTERM, taken by a thread of their own. */
 /* Call first, before any thread: blocks the signals everywhere else. */
