@@ -132,6 +132,25 @@ check("an Eval line parses", p == {"kind": "eval", "epoch": 1, "step": 469, "los
 e = raises(lambda: wfit._loss("mse"), wse.UnsupportedError)
 check("a loss other than cross-entropy is refused", e is not None and "cross" in str(e), f"got {e!r}")
 
+# --- CRC32C: chunks side by side, chained, equal to the byte-at-a-time rule ----
+from wse import checkpoint as ckpt  # noqa: E402
+
+
+def crc32c_bytewise(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = ckpt._TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+check("crc32c('123456789') is 0xE3069283 (wse/crc32c.h's check value)",
+      ckpt.crc32c(b"123456789") == 0xE3069283, hex(ckpt.crc32c(b"123456789")))
+blob = bytes((i * 131 + (i >> 7)) & 0xFF for i in range(300007))
+bad = [n for n in (0, 255, 4095, 4096, 4097, 65536 + 13, 300007)
+       if ckpt.crc32c(blob[:n], 0x5A5A) != crc32c_bytewise(blob[:n], 0x5A5A)]
+check("crc32c over chunks equals the byte-at-a-time CRC (0 to 300007 bytes, a running CRC)", not bad,
+      f"differs at lengths {bad}")
+
 # --- a text corpus: what wse.fit refuses before it looks for a device --------
 import tempfile  # noqa: E402
 
