@@ -74,7 +74,7 @@ def skip(name, why):
 
 
 def finish():
-    print(f"# python_fit_test: {time.monotonic() - started:.0f} s in all, torch imported")
+    print(f"# python_fit_test.py {' '.join(PARTS)}: {time.monotonic() - started:.0f} s in all, torch imported")
     print(f"# Totals: pass:{n - failed - skipped} fail:{failed} xfail:0 xpass:0 skip:{skipped} error:0")
     sys.exit(1 if failed else 0)
 
