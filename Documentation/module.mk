@@ -4,7 +4,7 @@
 # reStructuredText is plain docutils but for Sphinx's :doc: role, which
 # becomes a man page reference (wsectl(8)) or the page's path; the version
 # is config.mk's.
-man_pages := wsectl.8 wsefwd.8 wse-appliance.8 wsetrain.1 wsecc.1 wsebench.1 wsereport.1 libwse.3
+man_pages := wsectl.8 wsefwd.8 wse-appliance.8 wsetrain.1 wsecc.1 wsebench.1 wsereport.1 libwse.3 wse.3py
 man_files := $(addprefix $(B)/man/,$(man_pages))
 RST2MAN ?= rst2man
 

@@ -84,7 +84,8 @@ install: userspace package
 	$(INSTALL) -m 644 $(install_params) $(DESTDIR)$(DATADIR)/wse/params
 	$(INSTALL) -m 644 firmware-sim/timing/wse2.params $(DESTDIR)$(DATADIR)/wse/timing
 	for m in $(man_pages); do \
-		sed 's|@DOCDIR@|$(DOCDIR)|g' $(B)/man/$$m >$(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit 1; \
+		s=$${m##*.}; s=$${s%%[a-z]*}; \
+		sed 's|@DOCDIR@|$(DOCDIR)|g' $(B)/man/$$m >$(DESTDIR)$(MANDIR)/man$$s/$$m || exit 1; \
 	done
 	$(INSTALL) -m 644 $(wildcard Documentation/*.rst) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 644 packaging/bash-completion/wse $(DESTDIR)$(BASHCOMPDIR)/wse
@@ -108,7 +109,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/wse/,$(notdir $(install_headers)))
 	rm -f $(DESTDIR)$(install_uapi_dir)/wse_accel.h
 	rm -rf $(DESTDIR)$(DATADIR)/wse $(DESTDIR)$(DOCDIR)
-	for m in $(man_pages); do rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$$m; done
+	for m in $(man_pages); do s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$${s%%[a-z]*}/$$m; done
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,wse $(install_completions))
 	rm -f $(DESTDIR)$(UDEVDIR)/rules.d/60-wse.rules $(DESTDIR)$(SYSUSERSDIR)/wse.conf
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(install_units))

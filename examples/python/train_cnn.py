@@ -3,8 +3,8 @@
 """Train models/cnn_fashion.py's CNN on Fashion-MNIST on a wse device
 without leaving Python, then check the trained module in plain PyTorch.
 
-  examples/python/train_cnn.py [--train N] [--test N] [--epochs N]
-                               [--systems N] [--model-dir DIR]
+  examples/python/train_cnn.py [--train N] [--test N] [--epochs N] [--batch N]
+                               [--systems N] [--device N] [--model-dir DIR]
 
 Where the driver is: on a machine after `make install` (the wse package
 then imports from Debian's path), or in the guest:
@@ -61,6 +61,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--systems", type=int)
+    ap.add_argument("--device", type=int, help="the device's index (default: the first whose link is up)")
     ap.add_argument("--model-dir")
     args = ap.parse_args()
 
@@ -78,7 +79,7 @@ def main():
     t0 = time.monotonic()
     run = wse.fit(model, loss="cross_entropy", optimizer=opt, scheduler=sched, data=train,
                   eval_data=test, epochs=args.epochs, systems=args.systems,
-                  execution_mode="auto", model_dir=args.model_dir)
+                  execution_mode="auto", model_dir=args.model_dir, device=args.device)
     print(f"wse.fit: {time.monotonic() - t0:.1f} s, run directory {run.dir}")
 
     model.eval()

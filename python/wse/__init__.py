@@ -10,14 +10,14 @@
   wse.predict(model, images)          # logits, computed on the device
   wse.save_checkpoint(model, "mine.ckpt"); wse.load_checkpoint("mine.ckpt", model)
 
-Documentation/python.rst has the whole of it. Device access goes through
+Documentation/wse.rst has the whole of it. Device access goes through
 libwse.so.0 (ctypes); compiling and training through the project's wsecc
 and wsetrain.
 """
 from .devices import close_device, device, devices, open_device
 from .errors import ToolError, UnsupportedError, WseError
 
-_TRAINING = ("fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint", "Run",
+_TRAINING = ("fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint", "Run", "TextCorpus",
              "compile_model", "parse_progress")
 __all__ = ["close_device", "device", "devices", "open_device", "ToolError", "UnsupportedError",
            "WseError", *_TRAINING]

@@ -32,11 +32,40 @@ import numpy as np
 import torch
 
 CKPT_MAGIC = b"WSECKPT\0"
-CKPT_HEADER = struct.Struct("<8sII32sQIIQIIQQIIIIQdII20sI")  # 160 bytes
-NAME_RECORD = struct.Struct("<QQII6Q128s128s")                 # 328 bytes
-TRANSPOSED = 0x1
-PAYLOAD_CRC_AT = struct.calcsize("<8sII32sQIIQIIQQII")           # its offset in the header
+# The header (struct ckpt_header, tools/wsetrain/checkpoint.c) and a name
+# record (the PNM_* offsets, lib/wsep/wsep_le.h), little-endian, packed as
+# the C lays them out. python_test compiles these against the C (layout()).
+CKPT_FIELDS = (("magic", "8s"), ("version", "I"), ("header_bytes", "I"), ("model", "32s"),
+               ("fingerprint", "Q"), ("mode", "I"), ("systems", "I"), ("step", "Q"),
+               ("epoch", "I"), ("position", "I"), ("shuffle_seed", "Q"), ("floats", "Q"),
+               ("state_arrays", "I"), ("reserved0", "I"), ("payload_crc", "I"), ("batch", "I"),
+               ("shape_fingerprint", "Q"), ("lr", "d"), ("names", "I"), ("names_crc", "I"),
+               ("reserved", "20s"), ("header_crc", "I"))
+NAME_FIELDS = (("offset", "Q"), ("elems", "Q"), ("rank", "I"), ("flags", "I"), ("dims", "6Q"),
+               ("name", "128s"), ("torch_name", "128s"))
+CKPT_HEADER = struct.Struct("<" + "".join(f for _, f in CKPT_FIELDS))    # 160 bytes
+NAME_RECORD = struct.Struct("<" + "".join(f for _, f in NAME_FIELDS))    # 328 bytes
+TRANSPOSED = 0x1                # WSEP_PARAM_TORCH_TRANSPOSED
 ONNX_KEY = "wse.parameters"
+
+
+def layout(fields):
+    """(name, offset, size) of each of @fields (CKPT_FIELDS, NAME_FIELDS)."""
+    out, at = [], 0
+    for name, fmt in fields:
+        size = struct.calcsize("<" + fmt)
+        out.append((name, at, size))
+        at += size
+    return out
+
+
+def header(data):
+    """The fields of the checkpoint header at the start of @data, by name."""
+    return dict(zip((name for name, _ in CKPT_FIELDS), CKPT_HEADER.unpack_from(data)))
+
+
+PAYLOAD_CRC_AT = dict((n, at) for n, at, _ in layout(CKPT_FIELDS))["payload_crc"]
+HEADER_CRC_AT = dict((n, at) for n, at, _ in layout(CKPT_FIELDS))["header_crc"]
 
 
 def _crc32c_table():
@@ -50,14 +79,53 @@ def _crc32c_table():
 
 
 _TABLE = _crc32c_table()
+_NP_TABLE = np.array(_TABLE, dtype=np.uint32)
+
+
+def _registers(rows, reg):
+    """The CRC register of each row of the uint8 matrix @rows, run from
+    the registers @reg (no inversions): the rows side by side in numpy."""
+    for j in range(rows.shape[1]):
+        reg = _NP_TABLE[(reg ^ rows[:, j]) & 0xFF] ^ (reg >> np.uint32(8))
+    return reg
+
+
+def _zero_run_tables(width):
+    """Z, the run of @width zero bytes (linear in the register), as four
+    tables of its bytes: Z(r) = T0[r & 255] ^ T1[r >> 8 & 255] ^ ..."""
+    columns = _registers(np.zeros((32, width), dtype=np.uint8), np.uint32(1) << np.arange(32, dtype=np.uint32))
+    bits = (np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1       # [value, bit]
+    tables = []
+    for k in range(4):
+        picked = np.where(bits.astype(bool), columns[8 * k:8 * k + 8][None, :], np.uint32(0))
+        tables.append(np.bitwise_xor.reduce(picked, axis=1).tolist())
+    return tables
 
 
 def crc32c(data, crc=0):
-    """CRC32C as the project computes it (lib/crc32c)."""
-    crc ^= 0xFFFFFFFF
+    """CRC32C as the project computes it (lib/crc32c).
+
+    A checkpoint is megabytes, too many for a byte-at-a-time loop in
+    Python: the data is cut into chunks of 256 bytes, all chunks run side
+    by side from a register of 0 (numpy), and the results are chained. A
+    chunk run from a register r gives Z(r) ^ C, where C is its result
+    from 0 and Z the run of 256 zero bytes, which is linear in r."""
+    data = memoryview(data).cast("B")
+    reg = crc ^ 0xFFFFFFFF
+    count = len(data) // _CHUNK
+    if count >= 16:
+        rows = np.frombuffer(data, dtype=np.uint8, count=count * _CHUNK).reshape(count, _CHUNK)
+        t0, t1, t2, t3 = _ZERO_RUN
+        for c in _registers(rows, np.zeros(count, dtype=np.uint32)).tolist():
+            reg = t0[reg & 0xFF] ^ t1[(reg >> 8) & 0xFF] ^ t2[(reg >> 16) & 0xFF] ^ t3[reg >> 24] ^ c
+        data = data[count * _CHUNK:]
     for b in data:
-        crc = _TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
+        reg = _TABLE[(reg ^ b) & 0xFF] ^ (reg >> 8)
+    return reg ^ 0xFFFFFFFF
+
+
+_CHUNK = 256
+_ZERO_RUN = _zero_run_tables(_CHUNK)
 
 
 class Tensor:
@@ -83,10 +151,10 @@ def read_checkpoint(path, verify=True):
         data = f.read()
     if len(data) < CKPT_HEADER.size or data[:8] != CKPT_MAGIC:
         raise ValueError(f"{path}: not a wsetrain checkpoint")
-    h = CKPT_HEADER.unpack_from(data)
-    (_, version, header_bytes, _, _, _, _, _, _, _, _, floats, state_arrays, _,
-     payload_crc, _, _, _, names, names_crc, _, header_crc) = h
-    if crc32c(data[:CKPT_HEADER.size - 4]) != header_crc:
+    h = header(data)
+    version, header_bytes, floats = h["version"], h["header_bytes"], h["floats"]
+    state_arrays, names = h["state_arrays"], h["names"]
+    if crc32c(data[:HEADER_CRC_AT]) != h["header_crc"]:
         raise ValueError(f"{path}: the header's checksum does not match: the file is damaged")
     if version == 1:
         raise ValueError(f"{path}: a version 1 checkpoint names no parameters; "
@@ -97,9 +165,9 @@ def read_checkpoint(path, verify=True):
     payload = CKPT_HEADER.size + 4 * floats * (1 + state_arrays)
     if len(data) != payload + names * NAME_RECORD.size:
         raise ValueError(f"{path}: its length does not match its header: truncated or damaged")
-    if verify and crc32c(data[CKPT_HEADER.size:payload]) != payload_crc:
+    if verify and crc32c(data[CKPT_HEADER.size:payload]) != h["payload_crc"]:
         raise ValueError(f"{path}: the weights' checksum does not match: the file is damaged")
-    if crc32c(data[payload:]) != names_crc:
+    if crc32c(data[payload:]) != h["names_crc"]:
         raise ValueError(f"{path}: the names' checksum does not match: the file is damaged")
     weights = np.frombuffer(data, dtype="<f4", count=floats, offset=CKPT_HEADER.size)
     out = []
@@ -182,8 +250,8 @@ def store_from(model, template, path):
     with open(template, "rb") as f:
         data = bytearray(f.read())
     tensors, _ = read_checkpoint(template)
-    h = CKPT_HEADER.unpack_from(data)
-    floats, state_arrays = h[11], h[12]
+    h = header(data)
+    floats, state_arrays = h["floats"], h["state_arrays"]
     payload = CKPT_HEADER.size + 4 * floats * (1 + state_arrays)
     weights = np.frombuffer(data, dtype="<f4", count=floats, offset=CKPT_HEADER.size).copy()
     state = model.state_dict()
@@ -201,7 +269,7 @@ def store_from(model, template, path):
         stored.append(t.key)
     data[CKPT_HEADER.size:CKPT_HEADER.size + 4 * floats] = weights.astype("<f4").tobytes()
     struct.pack_into("<I", data, PAYLOAD_CRC_AT, crc32c(bytes(data[CKPT_HEADER.size:payload])))
-    struct.pack_into("<I", data, CKPT_HEADER.size - 4, crc32c(bytes(data[:CKPT_HEADER.size - 4])))
+    struct.pack_into("<I", data, HEADER_CRC_AT, crc32c(bytes(data[:HEADER_CRC_AT])))
     with open(path, "wb") as f:
         f.write(data)
     return sorted(stored)

@@ -61,3 +61,35 @@ def write_split(directory, split, x, y):
     write_idx(os.path.join(directory, images_name(split, x)), x)
     if y is not None:
         write_idx(os.path.join(directory, f"{split}-labels-idx1-ubyte"), y)
+
+
+class TextCorpus:
+    """A character corpus on disk for a language model: wse.fit hands its
+    files to wsetrain (--text), which takes the training windows and the
+    validation split from them as models/gpt_data.py does (Documentation/
+    dataset.rst, "Text"). Nothing is read or copied in Python.
+
+    @paths: one file or a list of up to 16, joined in order;
+    @batch_size: windows a step; @context: tokens a window, the length the
+    model takes (its export example is [2, context] token ids)."""
+
+    MAX_FILES = 16
+
+    def __init__(self, paths, batch_size, context):
+        paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        if not paths or len(paths) > self.MAX_FILES:
+            raise ValueError(f"a text corpus is 1 to {self.MAX_FILES} files, not {len(paths)}")
+        for p in paths:
+            if not os.path.isfile(p):
+                raise ValueError(f"text corpus file {p}: not a readable file")
+        if int(batch_size) < 1 or int(context) < 1:
+            raise ValueError(f"batch_size ({batch_size}) and context ({context}) must be positive")
+        self.paths = [os.path.abspath(p) for p in paths]
+        self.batch_size, self.context = int(batch_size), int(context)
+
+    def example(self):
+        """What the model is exported over: token ids, int64 [2, context]."""
+        return torch.zeros(2, self.context, dtype=torch.long)
+
+    def __repr__(self):
+        return f"wse.TextCorpus({self.paths!r}, batch_size={self.batch_size}, context={self.context})"

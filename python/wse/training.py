@@ -28,6 +28,7 @@ from .errors import UnsupportedError
 LOSSES = ("cross_entropy",)
 MODES = ("auto", "pipelined", "weight_streaming")
 _RUN_ATTR = "_wse_run"
+TextCorpus = idx.TextCorpus
 _LINE = re.compile(r"\b(Train|Eval) (.*)$")
 _EVAL_SUMMARY = re.compile(r"^eval: .* on (\d+) test samples: loss ([-+0-9.eEinfa]+), accuracy ([0-9.]+)", re.M)
 
@@ -139,13 +140,16 @@ def _run_dir(model, model_dir):
 def compile_model(model, example, directory, batch, device=None, execution_mode="auto",
                   optimizer=None, scheduler=None, element="f32", seed=None, quiet=True):
     """Exports @model over @example to DIRECTORY/model.onnx and compiles it
-    with wsecc for @device's wafer: DIRECTORY/model.wsep. Returns (onnx, wsep)."""
+    with wsecc for @device's wafer: DIRECTORY/model.wsep. Returns (onnx, wsep).
+    @element is wsecc's --input (f32, u8), None for the graph's own (token ids)."""
     train_args = (optim.optimizer_args(optimizer, model) if optimizer is not None else []) + \
         optim.scheduler_args(scheduler)
     onnx_path = os.path.join(directory, "model.onnx")
     wsep = os.path.join(directory, "model.wsep")
     export.export(model, onnx_path, example)
-    args = [onnx_path, "--batch", batch, "--mode", execution_mode, "--input", element, "-o", wsep]
+    args = [onnx_path, "--batch", batch, "--mode", execution_mode, "-o", wsep]
+    if element is not None:     # token ids (a TextCorpus) are the program's own i32 input
+        args += ["--input", element]
     if device is not None:
         args += ["--wafer", _wafer(device)]
     args += train_args
@@ -159,7 +163,7 @@ def fit(model, loss="cross_entropy", optimizer=None, data=None, epochs=1, execut
         systems=None, model_dir=None, eval_data=None, scheduler=None, steps=None, device=None,
         input="stream", seed=None, callback=None, quiet=False):
     """Trains @model on the device; returns a Run, and leaves the trained
-    weights in @model. See Documentation/python.rst."""
+    weights in @model. See Documentation/wse.rst."""
     _loss(loss)
     if execution_mode not in MODES:
         raise ValueError(f"execution_mode {execution_mode!r}: one of {', '.join(MODES)}")
@@ -176,27 +180,44 @@ def fit(model, loss="cross_entropy", optimizer=None, data=None, epochs=1, execut
     optim.optimizer_args(optimizer, model)
     optim.scheduler_args(scheduler)
     if data is None or isinstance(data, (str, os.PathLike)):
-        raise ValueError("give data: a DataLoader (or an iterable) of (inputs, labels) batches; "
-                         "a directory of IDX files is wsetrain's own --data")
+        raise ValueError("give data: a DataLoader (or an iterable) of (inputs, labels) batches, or a "
+                         "wse.TextCorpus; a directory of IDX files is wsetrain's own --data")
+    text = isinstance(data, idx.TextCorpus)
+    if text:
+        if eval_data is not None:
+            raise ValueError("a TextCorpus is evaluated on its own validation split (its last tenth): "
+                             "leave eval_data out")
+        if steps is None:
+            raise ValueError("give steps= with a TextCorpus: an epoch of a text corpus is a window at "
+                             "every offset of it, far more steps than a run usually takes")
+        if input != "stream":
+            raise ValueError("a TextCorpus is read by wsetrain (--text): input must be 'stream'")
     dev = _device(device)
     rundir = _run_dir(model, model_dir)
-    x, y = idx.gather(data)
-    batch = getattr(data, "batch_size", None) or 128
-    data_dir = os.path.join(rundir, "data")
-    idx.write_split(data_dir, "train", x, y)
-    if eval_data is not None:
-        tx, ty = idx.gather(eval_data)
-        idx.write_split(data_dir, "t10k", tx, ty)
-    # The export's example: floats as the device feeds them (bytes / 255).
-    example = torch.from_numpy(x[:2].astype(np.float32))
-    if x.dtype == np.uint8:
-        example = example / 255.0
+    if text:
+        batch, example, element = data.batch_size, data.example(), None
+        data_args = [a for p in data.paths for a in ("--text", p)]
+        mode = "train_and_eval"
+    else:
+        x, y = idx.gather(data)
+        batch = getattr(data, "batch_size", None) or 128
+        data_dir = os.path.join(rundir, "data")
+        idx.write_split(data_dir, "train", x, y)
+        if eval_data is not None:
+            tx, ty = idx.gather(eval_data)
+            idx.write_split(data_dir, "t10k", tx, ty)
+        # The export's example: floats as the device feeds them (bytes / 255).
+        example = torch.from_numpy(x[:2].astype(np.float32))
+        if x.dtype == np.uint8:
+            example = example / 255.0
+        element = idx.element(x)
+        data_args = ["--data", data_dir]
+        mode = "train_and_eval" if eval_data is not None else "train"
     onnx_path, wsep = compile_model(model, example, rundir, batch, dev, execution_mode,
-                                    optimizer, scheduler, idx.element(x), seed, quiet)
+                                    optimizer, scheduler, element, seed, quiet)
     run = Run(rundir, wsep, onnx_path)
-    args = [wsep, "--model_dir", rundir, "--data", data_dir, "--epochs", epochs,
-            "--devices", dev["index"], "--progress", "lines",
-            "--mode", "train_and_eval" if eval_data is not None else "train"]
+    args = [wsep, "--model_dir", rundir, *data_args, "--epochs", epochs,
+            "--devices", dev["index"], "--progress", "lines", "--mode", mode]
     if systems is not None:
         args += ["--systems", systems]
     if steps is not None:
@@ -306,5 +327,5 @@ def load_checkpoint(path, model):
     return names
 
 
-__all__ = ["Run", "fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint",
+__all__ = ["Run", "TextCorpus", "fit", "evaluate", "predict", "save_checkpoint", "load_checkpoint",
            "compile_model", "parse_progress"]

@@ -35,7 +35,7 @@ want=(
 	usr/share/man/man8/wsectl.8 usr/share/man/man8/wsefwd.8 usr/share/man/man8/wse-appliance.8
 	usr/share/man/man1/wsetrain.1
 	usr/share/man/man1/wsecc.1 usr/share/man/man1/wsebench.1 usr/share/man/man1/wsereport.1
-	usr/share/man/man3/libwse.3
+	usr/share/man/man3/libwse.3 usr/share/man/man3/wse.3py
 	usr/share/bash-completion/completions/wse
 	usr/share/wse/models/fc-mnist usr/share/wse/timing/wse2.params
 	usr/share/wse/params/fc-mnist.yaml usr/share/wse/params/cnn-tiny.yaml
@@ -183,7 +183,7 @@ for page in "$dest"/usr/share/man/man*/*; do
 	out=$(MANWIDTH=80 man -l "$page" 2>"$tmp/man.err")
 	status=$?
 	case "$name" in
-	*.3) exits="RETURN VALUE" ;;
+	*.3 | *.3py) exits="RETURN VALUE" ;;
 	*) exits="EXIT STATUS" ;;
 	esac
 	# Anything on stderr fails: an error, or a warning (tbl's included).

@@ -11,7 +11,7 @@
 export MANWIDTH=80
 
 for rst in Documentation/*.rst; do
-	section=$(sed -n 's/^:Manual section: *\([0-9]\).*/\1/p' "$rst")
+	section=$(sed -n 's/^:Manual section: *\([0-9][a-z]*\).*/\1/p' "$rst")
 	[ -n "$section" ] || continue
 	name=$(basename "$rst" .rst)
 	page=build/man/$name.$section

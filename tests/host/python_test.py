@@ -7,7 +7,9 @@
   host without the module (this one never loads it) listing the devices
   fails as `wsectl -j list` does, with the same errno text;
 - the torch optimizers and schedulers the device has map to wsecc's
-  options, and the rest are refused saying why (needs python3-torch).
+  options, and the rest are refused saying why (needs python3-torch);
+- a wse.TextCorpus, and what wse.fit refuses of one before it looks for
+  a device.
 """
 import errno
 import os
@@ -129,5 +131,47 @@ check("an Eval line parses", p == {"kind": "eval", "epoch": 1, "step": 469, "los
                                    "accuracy": 0.8419, "samples": 10000, "time": 0.39}, f"got {p}")
 e = raises(lambda: wfit._loss("mse"), wse.UnsupportedError)
 check("a loss other than cross-entropy is refused", e is not None and "cross" in str(e), f"got {e!r}")
+
+# --- CRC32C: chunks side by side, chained, equal to the byte-at-a-time rule ----
+from wse import checkpoint as ckpt  # noqa: E402
+
+
+def crc32c_bytewise(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = ckpt._TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+check("crc32c('123456789') is 0xE3069283 (wse/crc32c.h's check value)",
+      ckpt.crc32c(b"123456789") == 0xE3069283, hex(ckpt.crc32c(b"123456789")))
+blob = bytes((i * 131 + (i >> 7)) & 0xFF for i in range(300007))
+bad = [n for n in (0, 255, 4095, 4096, 4097, 65536 + 13, 300007)
+       if ckpt.crc32c(blob[:n], 0x5A5A) != crc32c_bytewise(blob[:n], 0x5A5A)]
+check("crc32c over chunks equals the byte-at-a-time CRC (0 to 300007 bytes, a running CRC)", not bad,
+      f"differs at lengths {bad}")
+
+# --- a text corpus: what wse.fit refuses before it looks for a device --------
+import tempfile  # noqa: E402
+
+e = raises(lambda: wse.TextCorpus("/nonexistent/corpus", 8, 32), ValueError)
+check("a TextCorpus of a file that is not there is refused, naming it",
+      e is not None and "/nonexistent/corpus" in str(e), f"got {e!r}")
+e = raises(lambda: wse.TextCorpus([__file__] * 17, 8, 32), ValueError)
+check("a TextCorpus of 17 files is refused (wsetrain joins at most 16)", e is not None and "16" in str(e),
+      f"got {e!r}")
+corpus = wse.TextCorpus(__file__, batch_size=8, context=32)
+check("a TextCorpus's export example is int64 token ids [2, context]",
+      corpus.example().dtype == torch.int64 and list(corpus.example().shape) == [2, 32], repr(corpus.example()))
+with tempfile.TemporaryDirectory() as tmp:
+    where = os.path.join(tmp, "run")
+    for why, kw, word in (("without steps", {}, "steps"),
+                          ("with eval_data", {"steps": 5, "eval_data": [(torch.zeros(1, 4), torch.zeros(1))]},
+                           "eval_data"),
+                          ("with input='appliance'", {"steps": 5, "input": "appliance"}, "stream")):
+        e = raises(lambda: wse.fit(model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data=corpus,
+                                   model_dir=where, **kw), ValueError)
+        check(f"wse.fit of a TextCorpus {why} is refused, saying {word!r}, and makes no run directory",
+              e is not None and word in str(e) and not os.path.exists(where), f"got {e!r}")
 
 sys.exit(1 if failed else 0)

@@ -4,7 +4,8 @@
 # against the headers (a C program built here prints each field's offset
 # and size), errors as exceptions carrying errno and libwse's message,
 # and (with python3-torch) the optimizer and scheduler mapping and the
-# checkpoint writer (tests/host/python_test.py).
+# checkpoint writer (tests/host/python_test.py); the checkpoint layout the
+# package assumes against tools/wsetrain's struct (python_ckpt_layout.py).
 . "$(dirname "$0")/tap.sh.inc"
 
 py=/usr/bin/python3
@@ -21,6 +22,32 @@ if [ -x "$t_tmp/layout" ]; then
 	else
 		t_not_ok "ctypes layouts match the headers" "$(cat "$t_tmp/diff")"
 	fi
+fi
+
+# The checkpoint layout the package reads and writes, against the C that
+# writes it (tests/host/python_ckpt_layout.py): compiled, not run; and a
+# field stated one byte off must fail that compile.
+ckpt_cc() { # C-FILE: -fsyntax-only over the header and the name record
+	cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -Iuapi -Ilib/include -Ilib/wsep -I"$t_top/build/gen" \
+		$(pkg-config --cflags libdrm libnl-genl-3.0) -fsyntax-only -x c "$1"
+}
+if PYTHONPATH=python "$py" tests/host/python_ckpt_layout.py >"$t_tmp/ckpt.c" 2>"$t_tmp/ckpt.err" &&
+	PYTHONPATH=python "$py" tests/host/python_ckpt_layout.py --skew lr >"$t_tmp/ckpt-skew.c" 2>>"$t_tmp/ckpt.err"; then
+	if ckpt_cc "$t_tmp/ckpt.c" >"$t_tmp/ckpt.out" 2>&1; then
+		t_ok "checkpoint layout: python/wse/checkpoint.py's header and name record match the C ($(grep -c _Static_assert "$t_tmp/ckpt.c") checks)"
+	else
+		t_not_ok "checkpoint layout: python/wse/checkpoint.py's header and name record match the C" \
+			"$(grep -E 'error' "$t_tmp/ckpt.out" | head -n 10)"
+	fi
+	if ! ckpt_cc "$t_tmp/ckpt-skew.c" >"$t_tmp/ckpt-skew.out" 2>&1 &&
+		grep -q 'reads ckpt_header.lr at 121' "$t_tmp/ckpt-skew.out"; then
+		t_ok "checkpoint layout: the header's lr stated one byte off fails, naming the field"
+	else
+		t_not_ok "checkpoint layout: the header's lr stated one byte off fails, naming the field" \
+			"$(head -n 10 "$t_tmp/ckpt-skew.out")"
+	fi
+else
+	t_not_ok "checkpoint layout: python_ckpt_layout.py runs" "$(cat "$t_tmp/ckpt.err")"
 fi
 
 # Installed as a package installs it: the module in Debian's path, and the
