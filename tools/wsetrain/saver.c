@@ -32,8 +32,9 @@
 #include <string.h>
 
 #include "mode.h"
+#include "wse_link.h"
 
-#define SAVER_HW_QUEUE	3	/* RUNs on 0, samples on 1, results on 2 */
+#define SAVER_HW_QUEUE	WSE_LINK_Q_CTL	/* beside the step's RUN, samples and results */
 /*
  * The snapshot comes in the link's largest pieces, a few at a time. Smaller
  * pieces (256 KiB, two at a time) let a step's results pass between them
