@@ -19,9 +19,6 @@ wsep_fuzz_test_ldlibs := -lopenblas -lm
 
 # Optional, not part of `make all`: a libFuzzer target for the validator
 # (needs clang). See tests/host/wsep_libfuzzer.c for how to run it.
-# module.mk files are read before the top Makefile defines `all`, so a rule
-# here would become what a bare `make` builds: keep the default goal as it was.
-wsep_default_goal := $(.DEFAULT_GOAL)
 .PHONY: wsep-fuzz
 wsep-fuzz: $(B)/fuzz/wsep_libfuzzer
 $(B)/fuzz/wsep_libfuzzer: tests/host/wsep_libfuzzer.c tests/host/wsep_sample.c $(wsep_srcs) \
@@ -29,4 +26,3 @@ $(B)/fuzz/wsep_libfuzzer: tests/host/wsep_libfuzzer.c tests/host/wsep_sample.c $
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuapi -Ilib/include -Itests/host \
 		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) -lm
-.DEFAULT_GOAL := $(wsep_default_goal)
