@@ -12,7 +12,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
 	firmware-sim/timing/timing_model.c
-wsefwd_libs := wseengine wsep wafer wselink wsenum wsecli
+wsefwd_libs := wseengine wsep wafer wselink wselinktest
 wsefwd_ldlibs := -lopenblas -lm -lpthread
 
 # The daemon tests run the real wsefwd; their sanitizer builds run a
@@ -20,7 +20,7 @@ wsefwd_ldlibs := -lopenblas -lm -lpthread
 # every program is run as a test).
 host_tests += wsefwd_test
 wsefwd_test_srcs := tests/host/wsefwd_test.c
-wsefwd_test_libs := wselink
+wsefwd_test_libs := wselink wselinktest
 $(B)/san-bin/wsefwd: $(patsubst %.c,$(B)/obj-san/%.o,$(wsefwd_srcs)) \
 		$(foreach l,$(wsefwd_libs),$(B)/lib-san/lib$(l).a)
 	@mkdir -p $(dir $@)

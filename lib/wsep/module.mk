@@ -1,9 +1,8 @@
 # lib/wsep: the .wsep program format (wse/wsep.h): writer, reader,
 # validator and the seeded weight initialiser. The firmware links it too.
 libs += wsep
-wsep_srcs := lib/crc32c/crc32c.c lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
-	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_params.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c \
-	lib/outfile/outfile.c
+wsep_srcs := lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
+	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_params.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c
 
 host_tests += wsep_format_test
 wsep_format_test_srcs := tests/host/wsep_format_test.c tests/host/wsep_sample.c
