@@ -30,6 +30,7 @@
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
 
