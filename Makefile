@@ -12,7 +12,9 @@
 #   host_scripts NAME -> build/host-tests/NAME from tests/host/NAME.sh, a
 #                       shell test run once (with tests/host/tap.sh beside it)
 # NAME_libs names project libraries (linked in the order given), NAME_ldlibs
-# system ones.
+# system ones. Every program and test also links the leaf libraries
+# (leaf_libs) last: each of their objects is in one archive only, and a
+# program takes from an archive only the members it uses.
 
 include config.mk
 
@@ -142,6 +144,15 @@ $(B)/$(2)/$(1): $(call objs,$($(1)_srcs),$(3)) $(call libfiles,$($(1)_libs),$(4)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(5) -o $$@ $$^ $($(1)_ldlibs)
 endef
+
+# The libraries that need no other of the project's: the tools' command line
+# (libwsecli), output files (libwseout), numbers (libwsenum), CRC32C
+# (libwsecrc). wsecli before wsenum, which its number options use.
+leaf_libs := wsecli wseout wsenum wsecrc
+$(foreach p,$(progs) $(host_tests) $(guest_tests) $(post_tests),\
+	$(eval $(p)_libs := $(filter-out $(leaf_libs),$($(p)_libs)) $(leaf_libs)))
+# The sanitizer builds of the daemons have rules of their own (module.mk).
+$(B)/san-bin/wsefwd $(B)/san-bin/wse-appliance: $(call libfiles,$(leaf_libs),lib-san)
 
 $(foreach l,$(libs),$(eval $(call lib_rule,$(l))))
 $(foreach p,$(progs),$(eval $(call link_rule,$(p),bin,obj,lib,)))

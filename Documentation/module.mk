@@ -33,3 +33,5 @@ $(foreach m,$(man_pages),$(eval $(call man_rule,$(m))))
 
 # Every page without a groff warning, and standing alone.
 host_scripts += man_pages_test
+# Every function, file and option the pages name exists (tools/check-docs).
+host_scripts += doc_names_test

@@ -10,9 +10,8 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_micro.c firmware-sim/fwd_pipeline.c \
 	firmware-sim/fwd_graph.c \
 	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
-	firmware-sim/fwd_timing_setup.c firmware-sim/timing/timing_params.c \
-	firmware-sim/timing/timing_model.c
-wsefwd_libs := wseengine wsep wafer wselink wsenum wsecli
+	firmware-sim/fwd_timing_setup.c
+wsefwd_libs := fwdtiming wseengine wsep wafer wselink wselinktest
 wsefwd_ldlibs := -lopenblas -lm -lpthread
 
 # The daemon tests run the real wsefwd; their sanitizer builds run a
@@ -20,7 +19,7 @@ wsefwd_ldlibs := -lopenblas -lm -lpthread
 # every program is run as a test).
 host_tests += wsefwd_test
 wsefwd_test_srcs := tests/host/wsefwd_test.c
-wsefwd_test_libs := wselink
+wsefwd_test_libs := wselink wselinktest
 $(B)/san-bin/wsefwd: $(patsubst %.c,$(B)/obj-san/%.o,$(wsefwd_srcs)) \
 		$(foreach l,$(wsefwd_libs),$(B)/lib-san/lib$(l).a)
 	@mkdir -p $(dir $@)
@@ -49,12 +48,16 @@ wsefwd_cancel_test_ldlibs := -lopenblas -lm
 $(B)/host-tests/wsefwd_cancel_test: | $(B)/bin/wsefwd
 $(B)/host-tests-san/wsefwd_cancel_test: | $(B)/san-bin/wsefwd
 
+# The timing model (firmware-sim/timing/timing.h), an internal library that
+# wsefwd and its test link rather than each compiling its files.
+libs += fwdtiming
+fwdtiming_srcs := firmware-sim/timing/timing_params.c firmware-sim/timing/timing_model.c
+
 # The timing model on its own: parameter file, aggregates, fc-mnist beside
 # the compiler's estimate.
 host_tests += timing_model_test
-timing_model_test_srcs := tests/host/timing_model_test.c firmware-sim/timing/timing_params.c \
-	firmware-sim/timing/timing_model.c
-timing_model_test_libs := wsecompiler wseengine wsep wafer
+timing_model_test_srcs := tests/host/timing_model_test.c
+timing_model_test_libs := fwdtiming wsecompiler wseengine wsep wafer
 timing_model_test_ldlibs = $(PROTOBUF_C_LIBS) -lopenblas -lm
 
 # fc-mnist through wsecc, wsefwd and wse-trainhost, in both modes.

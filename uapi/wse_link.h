@@ -210,6 +210,24 @@ struct wse_link_status {
 #define WSE_LINK_QUEUED_REQS		256U
 #define WSE_LINK_QUEUED_BYTES		(256U << 20)
 
+/*
+ * The queues' roles, by convention of every host in this tree (a host may
+ * choose others; an appliance's coordinator uses these on its systems):
+ * RUN, input streams, output streams, and loads, params and stats, so that
+ * no wait holds up the request that would end it (see Ordering above).
+ */
+#define WSE_LINK_Q_RUN			0
+#define WSE_LINK_Q_IN			1
+#define WSE_LINK_Q_OUT			2
+#define WSE_LINK_Q_CTL			3
+#define WSE_LINK_Q_ROLES		4
+
+/*
+ * How long a side waits for its peer to take one frame off the socket
+ * before it counts the link as lost: a peer never stops reading for longer.
+ */
+#define WSE_LINK_SEND_MS		30000
+
 /**
  * struct wse_link_hello - host's opening offer
  * @version_min: lowest protocol version the host speaks

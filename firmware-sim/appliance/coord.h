@@ -38,7 +38,7 @@
 #include "wse/wsep.h"
 
 #define COORD_SYSTEMS_MAX	WSE_LINK_APPLIANCE_SYSTEMS_MAX
-#define COORD_QUEUES		4
+#define COORD_QUEUES		WSE_LINK_Q_ROLES
 #define COORD_SLOTS		256
 /* A batch's gradient is summed over this many leaves (micro-batches) at
  * least by default (--leaves), whatever the number of systems: so 1, 2, 4
@@ -56,10 +56,10 @@
 #define COORD_FORWARDS		(HOSTLINK_PENDING - 16)
 
 /* Queues of a system's link, and of the coordinator's to the user node. */
-#define Q_RUN		0
-#define Q_IN		1
-#define Q_OUT		2
-#define Q_CTL		3
+#define Q_RUN		WSE_LINK_Q_RUN
+#define Q_IN		WSE_LINK_Q_IN
+#define Q_OUT		WSE_LINK_Q_OUT
+#define Q_CTL		WSE_LINK_Q_CTL
 /*
  * The coordinator's own queue on a system that has more than the user
  * node's COORD_QUEUES (wse-appliance starts its systems with --queues 5):

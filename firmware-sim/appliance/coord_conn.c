@@ -33,7 +33,7 @@
 #include "wse/link_io.h"
 
 #define FRAME_MS	10000	/* the rest of a frame once it began */
-#define SEND_MS		30000
+#define SEND_MS		WSE_LINK_SEND_MS
 #define POLL_MS		500
 #define LANES		COORD_SLOTS	/* a lane per slot of a queue */
 #define LANE_IDLE_MS	5000	/* a lane's worker ends when no request came for so long */

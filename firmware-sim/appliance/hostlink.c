@@ -18,7 +18,7 @@
 #include "wse/link_client.h"
 #include "wse/link_io.h"
 
-#define SEND_MS		30000
+#define SEND_MS		WSE_LINK_SEND_MS
 
 /* Lock held: the link is gone; every waiter hears why. */
 static void die_locked(struct hostlink *h, int err, const char *why)

@@ -24,6 +24,7 @@
 #include "svc.h"
 #include "svc_proto.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 
 #define IMAGE_MAX	(1ULL << 30)	/* the largest program image it assembles */
 

@@ -22,7 +22,7 @@
 
 #define POLL_MS		500
 #define FRAME_MS	10000	/* the rest of a frame once its first byte came */
-#define SEND_MS		30000
+#define SEND_MS		WSE_LINK_SEND_MS
 
 static volatile sig_atomic_t stop_signal;
 
@@ -130,7 +130,7 @@ static int handshake(int fd, const struct svc_ops *ops, uint8_t *buf,
 	struct wse_link_frame f;
 	struct wse_link_hello_info hello;
 	struct wse_link_device_info dev = {
-		.version = 1, .version_min = 1, .version_max = 1,
+		.version_min = WSE_LINK_VERSION_MIN, .version_max = WSE_LINK_VERSION_MAX,
 		.max_payload = WSE_LINK_PAYLOAD_LIMIT, .device_id = (uint64_t)getpid(),
 		.wafer_width = 1, .wafer_height = 1, .num_queues = 4, .clock_khz = 1,
 	};
@@ -139,7 +139,8 @@ static int handshake(int fd, const struct svc_ops *ops, uint8_t *buf,
 	struct wse_link_err err;
 	int ret;
 
-	*rules = (struct wse_link_rx_rules){ .version = 1, .max_payload = WSE_LINK_PAYLOAD_MIN };
+	*rules = (struct wse_link_rx_rules){ .version = WSE_LINK_VERSION_MIN,
+					     .max_payload = WSE_LINK_PAYLOAD_MIN };
 	ret = wait_input(fd);
 	if (ret <= 0)
 		return ret ? ret : -EINTR;
@@ -149,11 +150,13 @@ static int handshake(int fd, const struct svc_ops *ops, uint8_t *buf,
 	if (f.opcode != WSE_LINK_OP_HELLO || (f.flags & WSE_LINK_F_RESPONSE))
 		return -EPROTO;
 	if (wse_link_hello_decode(buf, f.length, &hello, &err) ||
-	    hello.version_min > 1 || hello.version_max < 1) {
+	    hello.version_min > WSE_LINK_VERSION_MAX || hello.version_max < WSE_LINK_VERSION_MIN) {
 		send_reply(fd, rules, &f, WSE_LINK_E_VERSION, NULL, 0,
-			   "the appliance's services speak version 1 only");
+			   "no common protocol version with the appliance's services");
 		return -EPROTO;
 	}
+	dev.version = hello.version_max < WSE_LINK_VERSION_MAX ? hello.version_max :
+								 WSE_LINK_VERSION_MAX;
 	dev.sram_per_pe = ops->capacity ? ops->capacity : 1;
 	dev.sram_total = dev.sram_per_pe;
 	dev.max_payload = hello.max_payload < WSE_LINK_PAYLOAD_LIMIT ? hello.max_payload :
@@ -162,6 +165,7 @@ static int handshake(int fd, const struct svc_ops *ops, uint8_t *buf,
 	wse_link_hello_reply_encode(&raw, &dev);
 	ret = send_reply(fd, rules, &f, WSE_LINK_OK, &iov, 1, "");
 	rules->max_payload = dev.max_payload;
+	rules->version = dev.version;
 	return ret;
 }
 

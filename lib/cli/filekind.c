@@ -234,9 +234,9 @@ int wse_file_expect(const char *tool, const char *path, unsigned int accepted,
 		return 0;
 	if (k == WSE_FILE_MISSING) {
 		fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(err));
-		return -1;
+		return err ? -err : -ENOENT;
 	}
 	fprintf(stderr, "%s: %s is %s, not %s: %s\n", tool, path, wse_file_kind_name(k), wanted,
 		wse_file_kind_advice(k));
-	return -1;
+	return -EINVAL;
 }

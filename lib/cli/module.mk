@@ -2,7 +2,7 @@
 # file is by its magic and what to do with it (wse/filekind.h), and the one
 # style of usage error (wse/usage.h).
 libs += wsecli
-wsecli_srcs := lib/cli/filekind.c lib/cli/usage.c
+wsecli_srcs := lib/cli/filekind.c lib/cli/usage.c lib/cli/opt_number.c
 
 # Every tool: an unknown option (one line, exit 2), a foreign file where a
 # model or program is expected, and wsetrain's checks before its run directory.

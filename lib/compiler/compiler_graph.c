@@ -3,6 +3,7 @@
  * The graph IR: building it, lowering a text model into it, checking that
  * every node runs, and the --validate-only listing.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_d
 		struct wsecc_tensor *nt = realloc(g->tensors, cap * sizeof(*nt));
 
 		if (!nt || cap > INT32_MAX)
-			return -1;
+			return -ENOMEM;
 		g->tensors = nt;
 		g->cap_tensors = cap;
 	}
@@ -119,7 +120,7 @@ int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_d
 	memset(t, 0, sizeof(*t));
 	t->name = strdup(name ? name : "");
 	if (!t->name)
-		return -1;
+		return -ENOMEM;
 	t->dtype = dt;
 	t->kind = kind;
 	t->producer = -1;
@@ -137,7 +138,7 @@ int wsecc_graph_add_node(struct wsecc_graph *g, const char *name, const char *op
 		struct wsecc_node *nn = realloc(g->nodes, cap * sizeof(*nn));
 
 		if (!nn || cap > INT32_MAX)
-			return -1;
+			return -ENOMEM;
 		g->nodes = nn;
 		g->cap_nodes = cap;
 	}
@@ -152,7 +153,7 @@ int wsecc_graph_add_node(struct wsecc_graph *g, const char *name, const char *op
 		free(n->op_type);
 		free(n->in);
 		free(n->out);
-		return -1;
+		return -ENOMEM;
 	}
 	n->n_in = n_in;
 	n->n_out = n_out;
@@ -227,7 +228,7 @@ static int add_param(struct wsecc_graph *g, const char *name, unsigned rank, con
 	int t = wsecc_graph_add_tensor(g, name, WSECC_DT_F32, WSECC_T_PARAM);
 
 	if (t < 0)
-		return -1;
+		return -ENOMEM;
 	wsecc_tensor_set_shape(&g->tensors[t], rank, dims);
 	g->tensors[t].data = data;
 	return t;
@@ -253,7 +254,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 	x = wsecc_graph_add_tensor(g, "input", m->input_type == WSEP_ELEM_U8 ? WSECC_DT_U8 : WSECC_DT_F32,
 				   WSECC_T_INPUT);
 	if (x < 0)
-		return -1;
+		return -ENOMEM;
 	g->tensors[x].input_scale = m->input_scale;
 	{
 		const int64_t dims[2] = { batch, m->input_dim };
@@ -268,7 +269,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 		int wt, bt, y, n;
 
 		if (!w)
-			return -1;
+			return -ENOMEM;
 		/* The same initial weights as the .wsep program from the same seed. */
 		wsep_init_layer(m->seed, offset, l->in, l->out, w, w + (size_t)l->in * l->out);
 		offset += (uint64_t)l->in * l->out + l->out;
@@ -276,7 +277,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 
 		if (!b) {
 			free(w);
-			return -1;
+			return -ENOMEM;
 		}
 		memcpy(b, w + (size_t)l->in * l->out, l->out * sizeof(float));
 		snprintf(name, sizeof(name), "layer%u.weight", i);
@@ -284,20 +285,20 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 		if (wt < 0) {
 			free(w);
 			free(b);
-			return -1;
+			return -ENOMEM;
 		}
 		snprintf(name, sizeof(name), "layer%u.bias", i);
 		bt = add_param(g, name, 1, bd, b);
 		if (bt < 0) {
 			free(b);
-			return -1;
+			return -ENOMEM;
 		}
 		snprintf(name, sizeof(name), "layer%u.dense", i);
 		y = add_value(g, name, batch, l->out);
 		snprintf(name, sizeof(name), "layer%u", i);
 		n = y < 0 ? -1 : wsecc_graph_add_node(g, name, "Gemm", 3, 1);
 		if (n < 0)
-			return -1;
+			return -ENOMEM;
 		g->nodes[n].in[0] = x;
 		g->nodes[n].in[1] = wt;
 		g->nodes[n].in[2] = bt;
@@ -319,7 +320,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 		y = add_value(g, name, batch, l->out);
 		n = y < 0 ? -1 : wsecc_graph_add_node(g, name, act_ops[l->act], 1, 1);
 		if (n < 0)
-			return -1;
+			return -ENOMEM;
 		g->nodes[n].in[0] = x;
 		g->nodes[n].out[0] = y;
 		g->nodes[n].line = l->act_pos.line;
@@ -338,7 +339,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 	/* The loss: its labels are a new input, and it outputs the mean. */
 	t = wsecc_graph_add_tensor(g, "labels", WSECC_DT_I64, WSECC_T_INPUT);
 	if (t < 0)
-		return -1;
+		return -ENOMEM;
 	{
 		const int64_t dims[1] = { batch };
 
@@ -348,7 +349,7 @@ static int lower_model(const struct wsecc_model *m, struct wsecc_graph *g)
 	int n = loss < 0 ? -1 : wsecc_graph_add_node(g, "loss", "SoftmaxCrossEntropyLoss", 2, 1);
 
 	if (n < 0)
-		return -1;
+		return -ENOMEM;
 	wsecc_tensor_set_shape(&g->tensors[loss], 0, NULL);
 	g->nodes[n].in[0] = x;
 	g->nodes[n].in[1] = t;

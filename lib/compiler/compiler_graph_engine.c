@@ -5,6 +5,7 @@
  * kernel reads or writes, one engine node per kernel node, in order. Only
  * this file of the compiler needs libwseengine.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,7 +100,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 	bool have_loss = false;
 
 	if (wsecc_graph_check(g, err))
-		return -1;
+		return -EINVAL;
 	*labels = -1;
 	for (size_t t = 0; t < g->n_tensors; t++)
 		ids[t] = -1;
@@ -112,7 +113,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 			int z = value_for(g, eg, ids, n->in[0], param_data, err), l;
 
 			if (z < 0)
-				return -1;
+				return -EINVAL;
 			/* Labels are fed per step, even when a node test binds them. */
 			l = engine_graph_add_value(eg, ENGINE_DT_I64, ENGINE_VAL_INPUT, 1,
 						   (size_t[]){ (size_t)g->tensors[n->in[1]].dims[0] }, NULL);
@@ -136,7 +137,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 			in[k] = n->in[k] < 0 ? -1 : value_for(g, eg, ids, n->in[k], param_data, err);
 		for (size_t k = 0; k < n_in; k++)
 			if (n->in[k] >= 0 && in[k] < 0)
-				return -1;
+				return -EINVAL;
 		for (size_t k = 0; k < n->n_out; k++) {
 			if (n->out[k] < 0) {
 				/* A hole before a later output (LayerNormalization's
@@ -159,7 +160,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 				out[k] = value_for(g, eg, ids, n->out[k], param_data, err);
 			}
 			if (out[k] < 0)
-				return -1;
+				return -EINVAL;
 			n_out = k + 1;
 		}
 		if (engine_graph_add_node(eg, n->op, &n->attrs, n_in, in, n_out, out) < 0)
@@ -172,7 +173,7 @@ static int to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *
 			return wsecc_fail(err, g->file, 0, 0, "the graph has no computed output to take a loss of");
 		z = ids[g->outputs[0]];
 		if (add_loss(g, eg, z, labels, err))
-			return -1;
+			return -EINVAL;
 	}
 	return 0;
 }

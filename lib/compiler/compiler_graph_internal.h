@@ -7,7 +7,7 @@
 #include "wse/compiler_graph.h"
 
 struct wsecc_graph *wsecc_graph_new(const char *file);
-/* Adds a tensor (name copied); returns its index or -1 (out of memory). */
+/* Adds a tensor (name copied); returns its index or -ENOMEM. */
 int wsecc_graph_add_tensor(struct wsecc_graph *g, const char *name, enum wsecc_dtype dt,
 			   enum wsecc_tensor_kind kind);
 /* Adds a node with room for @n_in inputs and @n_out outputs (all -1). */
@@ -34,8 +34,6 @@ int wsecc_refuse(struct wsecc_graph *g, size_t i, enum wsecc_why why, const char
 /* Maps node @i to kernel @op named @kernel. */
 void wsecc_map(struct wsecc_graph *g, size_t i, enum engine_op op, const char *kernel);
 
-/* Constant folding of node @i (all inputs constant): 1 folded, 0 not foldable, -1 error. */
-int wsecc_fold_node(struct wsecc_graph *g, size_t i, struct wsecc_error *err);
 /* Pattern fusion over the whole graph (attention, GELU). */
 void wsecc_fuse(struct wsecc_graph *g);
 

@@ -261,7 +261,7 @@ int onnx_tensor_into(struct wsecc_error *err, const char *file, const Onnx__Tens
 		     struct wsecc_tensor *t, const char *what)
 {
 	if (tensor_shape(err, file, tp, t, what))
-		return -1;
+		return -EINVAL;
 	if (is_external(tp))
 		return wsecc_fail(err, file, 0, 0,
 				  "%s: its data is in an external file, which only initializers may use",
@@ -349,7 +349,7 @@ static int add_initializers(struct octx *c, const Onnx__GraphProto *gp)
 			return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 		snprintf(what, sizeof(what), "initializer '%.200s'", name);
 		if (tensor_shape(c->err, g->file, tp, &g->tensors[t], what))
-			return -1;
+			return -EINVAL;
 		if (!is_external(tp) && has_values(tp) && wsecc_dtype_size(g->tensors[t].dtype) &&
 		    !embedded_count_ok(tp, wsecc_tensor_numel(&g->tensors[t]),
 				       wsecc_dtype_size(g->tensors[t].dtype)))
@@ -467,7 +467,7 @@ static int load_inputs(struct octx *c, size_t i)
 			continue;
 		if (folds || t->dtype != WSECC_DT_F32 || wsecc_tensor_numel(t) <= LOAD_AT_USE_ELEMS)
 			if (onnx_tensor_load(c, n->in[k], why))
-				return -1;
+				return -EINVAL;
 	}
 	return 0;
 }
@@ -498,13 +498,13 @@ static int load_used(struct octx *c)
 				t->source = NULL;
 				t->no_values = true;
 			} else if (onnx_tensor_load(c, n->in[k], why)) {
-				return -1;
+				return -EINVAL;
 			}
 		}
 	}
 	for (size_t i = 0; i < g->n_outputs; i++)
 		if (onnx_tensor_load(c, g->outputs[i], "a graph output"))
-			return -1;
+			return -EINVAL;
 	/* The protobuf goes away with the import. */
 	for (size_t t = 0; t < g->n_tensors; t++)
 		g->tensors[t].source = NULL;
@@ -622,11 +622,11 @@ static int add_node(struct octx *c, const Onnx__NodeProto *p, size_t idx)
 	if (inputs_unusable(c, (size_t)n) || alias_initializer(c, (size_t)n))
 		return 0;
 	if (load_inputs(c, (size_t)n))
-		return -1;
+		return -EINVAL;
 	int folded = onnx_fold(c, (size_t)n);
 
 	if (folded < 0)
-		return -1;
+		return -EINVAL;
 	if (folded || g->nodes[n].state == WSECC_NODE_REFUSED)
 		return 0;
 	return onnx_infer(c, (size_t)n);
@@ -691,10 +691,10 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	if (onnx_trainable_read(c, m))
 		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 	if (add_initializers(c, gp))
-		return -1;
+		return -EINVAL;
 	for (size_t k = 0; k < gp->n_input; k++)
 		if (add_input(c, gp->input[k]))
-			return -1;
+			return -EINVAL;
 	c->proto = calloc(gp->n_node ? gp->n_node : 1, sizeof(*c->proto));
 	if (!c->proto)
 		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
@@ -703,7 +703,7 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 		return wsecc_fail(c->err, g->file, 0, 0, "out of memory");
 	for (size_t k = 0; k < gp->n_node; k++) {
 		if (add_node(c, gp->node[k], k))
-			return -1;
+			return -EINVAL;
 		onnx_uses_done(c, g->n_nodes - 1);
 	}
 	for (size_t k = 0; k < gp->n_output; k++) {
@@ -720,11 +720,11 @@ static int import_model(struct octx *c, const Onnx__ModelProto *m)
 	if (!gp->n_node)
 		return wsecc_fail(c->err, g->file, 0, 0, "the graph has no nodes");
 	if (load_used(c))
-		return -1;
+		return -EINVAL;
 	wsecc_fuse(g);
 	mark_params(g);
 	if (onnx_freeze_check(c) || onnx_params_review(c, m))
-		return -1;
+		return -EINVAL;
 	onnx_free_unread(c);
 	return 0;
 }
@@ -778,7 +778,7 @@ int wsecc_onnx_import_buffer(const void *buf, size_t len, const char *name,
 	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc) {
 		wsecc_graph_free(c.g);
-		return -1;
+		return -EINVAL;
 	}
 	default_name(c.g, name);
 	*out = c.g;

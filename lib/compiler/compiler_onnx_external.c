@@ -99,13 +99,13 @@ static const struct wsecc_mapped *map_file(struct octx *c, const char *path, con
 	return m;
 }
 
-/* A decimal u64 value of key @key; -1 when it is not one. */
+/* A decimal u64 value of key @key; -EINVAL when it is not one. */
 static int parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 
 	if (!s || !s[0] || s[0] == '-' || s[0] == '+')
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	*v = strtoull(s, &end, 10);
 	return errno || *end ? -1 : 0;
@@ -157,7 +157,7 @@ int onnx_external_values(struct octx *c, const Onnx__TensorProto *tp, struct wse
 		return wsecc_fail(c->err, file, 0, 0, "%s: external data location too long", what);
 	m = map_file(c, path, what);
 	if (!m)
-		return -1;
+		return -EINVAL;
 	if (offset > m->len || length > m->len - offset)
 		return wsecc_fail(c->err, file, 0, 0,
 				  "%s: external data bytes %llu..%llu lie outside %s (%zu bytes)", what,

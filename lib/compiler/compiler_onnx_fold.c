@@ -7,6 +7,7 @@
  * engine. Values are worked in double (exact for the int64 of shapes up
  * to 2^53 and for every fp32) and stored in the output's type.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 int onnx_axis(int64_t axis, unsigned rank, unsigned *out)
 {
 	if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-		return -1;
+		return -EINVAL;
 	*out = (unsigned)(axis < 0 ? axis + rank : axis);
 	return 0;
 }
@@ -31,7 +32,7 @@ int onnx_broadcast(unsigned ra, const int64_t *a, unsigned rb, const int64_t *b,
 		int64_t db = i < rank - rb ? 1 : b[i - (rank - rb)];
 
 		if (da != db && da != 1 && db != 1)
-			return -1;
+			return -EINVAL;
 		out[i] = da > db ? da : db;
 	}
 	*r = rank;
@@ -48,7 +49,7 @@ int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *s
 		in_n *= (uint64_t)in_dims[i];
 	if (n > WSECC_MAX_RANK) {
 		snprintf(why, len, "a target of rank %zu (at most %d)", n, WSECC_MAX_RANK);
-		return -1;
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t d = shape[i];
@@ -56,14 +57,14 @@ int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *s
 		if (d == 0 && !allowzero) {
 			if (i >= in_rank) {
 				snprintf(why, len, "target dimension %zu copies a dimension the input lacks", i);
-				return -1;
+				return -EINVAL;
 			}
 			d = in_dims[i];
 		}
 		if (d == -1) {
 			if (infer >= 0) {
 				snprintf(why, len, "more than one -1 in the target shape");
-				return -1;
+				return -EINVAL;
 			}
 			infer = (int)i;
 			continue;
@@ -71,7 +72,7 @@ int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *s
 		if (d <= 0 || d > (1LL << 31)) {
 			snprintf(why, len, "target dimension %zu is %lld (zero-sized and negative dimensions are not supported)",
 				 i, (long long)d);
-			return -1;
+			return -EINVAL;
 		}
 		out_dims[i] = d;
 		known *= (uint64_t)d;
@@ -82,7 +83,7 @@ int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *s
 		if (!known || in_n % known) {
 			snprintf(why, len, "-1 cannot be inferred: %llu elements into blocks of %llu",
 				 (unsigned long long)in_n, (unsigned long long)known);
-			return -1;
+			return -EINVAL;
 		}
 		out_dims[infer] = (int64_t)(in_n / known);
 		known = in_n;
@@ -90,7 +91,7 @@ int onnx_reshape_dims(unsigned in_rank, const int64_t *in_dims, const int64_t *s
 	if (known != in_n) {
 		snprintf(why, len, "the target holds %llu elements, the input %llu",
 			 (unsigned long long)known, (unsigned long long)in_n);
-		return -1;
+		return -EINVAL;
 	}
 	*out_rank = (unsigned)n;
 	return 0;
@@ -174,7 +175,7 @@ static int ints_of(const struct wsecc_tensor *t, int64_t *v, size_t max, size_t 
 	uint64_t numel = wsecc_tensor_numel(t);
 
 	if (!t || t->dtype != WSECC_DT_I64 || t->rank > 1 || numel > max)
-		return -1;
+		return -EINVAL;
 	memcpy(v, t->data, numel * sizeof(*v));
 	*n = numel;
 	return 0;
@@ -690,7 +691,7 @@ static int fold_constant(struct octx *c, size_t i)
 		free(o->data);
 		o->data = NULL;
 		if (onnx_tensor_into(c->err, c->g->file, a->t, o, n->name))
-			return -1;
+			return -EINVAL;
 		if (!o->data)
 			return wsecc_refuse(c->g, i, WSECC_WHY_DTYPE, "a constant of %s",
 					    wsecc_dtype_name(o->dtype));
@@ -698,26 +699,26 @@ static int fold_constant(struct octx *c, size_t i)
 	} else if (!strcmp(a->name, "value_float") &&
 		   a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT) {
 		if (!(o = make_out(c, i, 0, WSECC_DT_F32, 0, NULL)))
-			return -1;
+			return -EINVAL;
 		put(o, 0, a->f);
 	} else if (!strcmp(a->name, "value_int") &&
 		   a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT) {
 		if (!(o = make_out(c, i, 0, WSECC_DT_I64, 0, NULL)))
-			return -1;
+			return -EINVAL;
 		put(o, 0, (double)a->i);
 	} else if (!strcmp(a->name, "value_ints") &&
 		   a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS && a->n_ints &&
 		   a->n_ints <= WSECC_FOLD_MAX_ELEMS) {
 		one = (int64_t)a->n_ints;
 		if (!(o = make_out(c, i, 0, WSECC_DT_I64, 1, &one)))
-			return -1;
+			return -EINVAL;
 		memcpy(o->data, a->ints, a->n_ints * sizeof(int64_t));
 	} else if (!strcmp(a->name, "value_floats") &&
 		   a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS && a->n_floats &&
 		   a->n_floats <= WSECC_FOLD_MAX_ELEMS) {
 		one = (int64_t)a->n_floats;
 		if (!(o = make_out(c, i, 0, WSECC_DT_F32, 1, &one)))
-			return -1;
+			return -EINVAL;
 		memcpy(o->data, a->floats, a->n_floats * sizeof(float));
 	} else {
 		return wsecc_refuse(c->g, i, WSECC_WHY_ATTR, "constant attribute '%s' is not supported",

@@ -9,6 +9,7 @@
  * "ONNX_NAME<TAB>STATE_DICT_NAME[<TAB>transposed]". The same list says
  * which initializers the importer may train (onnx_trainable()).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,12 +39,12 @@ int onnx_trainable_read(struct octx *c, const Onnx__ModelProto *m)
 		n += *p == '\n';
 	c->trainable = calloc(n + 1, sizeof(*c->trainable));
 	if (!c->trainable)
-		return -1;
+		return -EINVAL;
 	for (const char *line = meta; *line;) {
 		size_t len = strcspn(line, "\t\n");
 
 		if (len && !(c->trainable[c->n_trainable++] = strndup(line, len)))
-			return -1;
+			return -EINVAL;
 		line += strcspn(line, "\n");
 		line += *line == '\n';
 	}

@@ -8,6 +8,7 @@
  * folding), and parameters of the model that an eval-mode export folded
  * away (BatchNorm into its Conv).
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ int onnx_freeze_check(struct octx *c)
 	return 0;
 }
 
-/* Appends one line to the graph's notes; -1 out of memory. */
+/* Appends one line to the graph's notes; -ENOMEM out of memory. */
 static int note(struct wsecc_graph *g, const char *fmt, ...)
 {
 	size_t have = g->notes ? strlen(g->notes) : 0;
@@ -54,7 +55,7 @@ static int note(struct wsecc_graph *g, const char *fmt, ...)
 	va_end(ap);
 	n = realloc(g->notes, have + (size_t)len + 2);
 	if (!n)
-		return -1;
+		return -ENOMEM;
 	g->notes = n;
 	va_start(ap, fmt);
 	vsnprintf(n + have, (size_t)len + 1, fmt, ap);
@@ -140,7 +141,7 @@ static int note_tied(struct wsecc_graph *g)
 				 tb->kind == WSECC_T_PARAM ?
 				 "wsecc trains the two apart, so they drift from PyTorch's one weight" :
 				 "wsecc keeps this copy constant while the parameter trains, unlike PyTorch"))
-				return -1;
+				return -EINVAL;
 		}
 	}
 	return 0;
@@ -179,7 +180,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 		if (kind[0] && note(g, "warning: module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
 				    (int)len, line, klen, kind,
 				    bn ? "folded it into the Conv before it" : "removed it"))
-			return -1;
+			return -EINVAL;
 		line += end + (line[end] == '\n');
 	}
 	for (size_t k = 0; k < c->n_trainable; k++) {
@@ -187,7 +188,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 			continue;
 		missing = true;
 		if (note(g, "warning: parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
-			return -1;
+			return -EINVAL;
 	}
 	if (!missing && !(removed && removed[0]))
 		return 0;
@@ -203,7 +204,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 			    !t->frozen && !onnx_trainable(c, t->name) &&
 			    note(g, "warning: node '%s' (%s) reads '%s', which is not a parameter of the PyTorch model: it stays constant",
 				 n->name, n->op_type, t->name))
-				return -1;
+				return -EINVAL;
 		}
 	}
 	return note(g, "warning: to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
@@ -218,7 +219,7 @@ static int note_frozen(struct wsecc_graph *g)
 		if (g->tensors[t].frozen &&
 		    note(g, "note: '%s' %s is frozen by --freeze: a constant of the program, not trained",
 			 g->tensors[t].name, shape_of(&g->tensors[t], s, sizeof(s))))
-			return -1;
+			return -EINVAL;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  * After fusion, the constants only fused nodes read (the masks, whose
  * meaning is now the attention's causal flag) go too.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,12 +37,12 @@ int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp)
 
 	c->uses = u;
 	if (!u)
-		return -1;
+		return -EINVAL;
 	for (size_t k = 0; k < gp->n_node; k++)
 		n += gp->node[k]->n_input;
 	u->names = malloc((n ? n : 1) * sizeof(*u->names));
 	if (!u->names)
-		return -1;
+		return -EINVAL;
 	for (size_t k = 0; k < gp->n_node; k++)
 		for (size_t j = 0; j < gp->node[k]->n_input; j++)
 			if (gp->node[k]->input[j] && gp->node[k]->input[j][0])
@@ -96,7 +97,7 @@ static int grow(struct onnx_uses *u, size_t n)
 		u->left = left;
 	k = left ? realloc(u->by_kernel, cap * sizeof(*k)) : NULL;
 	if (!k)
-		return -1;
+		return -ENOMEM;
 	u->by_kernel = k;
 	for (size_t i = u->cap; i < cap; i++) {
 		u->left[i] = UINT32_MAX;

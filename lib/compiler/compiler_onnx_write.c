@@ -11,6 +11,7 @@
  * Identity copy made an initializer changes the file's layout (the node
  * dropped, the initializer appended to the graph, the graph's length).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +44,16 @@ static int pb_varint(const uint8_t *b, size_t *pos, size_t end, uint64_t *v)
 		uint8_t c;
 
 		if (*pos >= end)
-			return -1;
+			return -EINVAL;
 		c = b[(*pos)++];
 		*v |= (uint64_t)(c & 0x7f) << shift;
 		if (!(c & 0x80))
 			return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
-/* The field at @pos of a message ending at @end: 1, 0 at the end, -1 malformed. */
+/* The field at @pos of a message ending at @end: 1, 0 at the end, -EINVAL malformed. */
 static int pb_next(const uint8_t *b, size_t pos, size_t end, struct pb_field *f)
 {
 	uint64_t key, n;
@@ -61,30 +62,30 @@ static int pb_next(const uint8_t *b, size_t pos, size_t end, struct pb_field *f)
 		return 0;
 	f->start = pos;
 	if (pb_varint(b, &pos, end, &key) || key >> 32 || !(key >> 3))
-		return -1;
+		return -EINVAL;
 	f->num = (uint32_t)(key >> 3);
 	f->wire = (uint32_t)(key & 7);
 	f->data = pos;
 	switch (f->wire) {
 	case WT_VARINT:
 		if (pb_varint(b, &pos, end, &f->v))
-			return -1;
+			return -EINVAL;
 		break;
 	case WT_I64:
 	case WT_I32:
 		n = f->wire == WT_I64 ? 8 : 4;
 		if (end - pos < n)
-			return -1;
+			return -EINVAL;
 		pos += n;
 		break;
 	case WT_LEN:
 		if (pb_varint(b, &pos, end, &n) || n > end - pos)
-			return -1;
+			return -EINVAL;
 		f->data = pos;
 		pos += n;
 		break;
 	default:
-		return -1;	/* groups: not in onnx.proto */
+		return -EINVAL;	/* groups: not in onnx.proto */
 	}
 	f->end = pos;
 	return 1;
@@ -176,7 +177,7 @@ static int locate(const uint8_t *b, size_t len, struct layout *l)
 		}
 	}
 	if (r < 0 || graphs != 1)
-		return -1;
+		return -EINVAL;
 	for (int pass = 0; pass < 2; pass++) {
 		l->n_nodes = l->n_inits = 0;
 		for (pos = l->graph.data; (r = pb_next(b, pos, l->graph.end, &f)) > 0; pos = f.end) {
@@ -188,17 +189,17 @@ static int locate(const uint8_t *b, size_t len, struct layout *l)
 				l->n_nodes++;
 			} else if (f.num == GRAPH_INITIALIZER) {
 				if (pass && locate_init(b, &f, &l->inits[l->n_inits]) < 0)
-					return -1;
+					return -EINVAL;
 				l->n_inits++;
 			}
 		}
 		if (r < 0)
-			return -1;
+			return -EINVAL;
 		if (!pass) {
 			l->nodes = calloc(l->n_nodes + 1, sizeof(*l->nodes));
 			l->inits = calloc(l->n_inits + 1, sizeof(*l->inits));
 			if (!l->nodes || !l->inits)
-				return -1;
+				return -EINVAL;
 		}
 	}
 	return 0;
@@ -317,7 +318,7 @@ static int rebuild(const uint8_t *b, size_t len, const struct layout *l, const b
 	total = l->graph.start + 1 + varint_len(graph) + graph + (len - l->graph.end);
 	o = p = malloc(total);
 	if (!o)
-		return -1;
+		return -EINVAL;
 	memcpy(p, b, l->graph.start);
 	p += l->graph.start;
 	*p++ = MODEL_GRAPH << 3 | WT_LEN;

@@ -18,6 +18,8 @@
  * stage's whole activations at a time, and a stage's backward pass costs
  * its forward compute more.
  */
+#include <errno.h>
+
 #include "compiler_internal.h"
 
 /* Per-PE buffer for weights arriving and gradients leaving (double-buffered). */
@@ -150,7 +152,7 @@ int wsecc_plan_streaming(const struct wsecc_stages *st, struct wsecc_plan *plan,
 	mb = choose_micro_batch(st, w, plan->recompute ? kept : full, pes, usable, how,
 				&plan->micro_batch_fit, err);
 	if (!mb)
-		return -1;
+		return -EINVAL;
 	full_count = st->batch / mb;
 	rest = st->batch % mb;
 	count = full_count + (rest ? 1 : 0);

@@ -89,9 +89,8 @@ onnx_fuzz_test_libs := wsecompiler wsep wafer wseengine
 onnx_fuzz_test_ldlibs := $(PROTOBUF_C_LIBS) -lopenblas -lm
 
 # Optional, not part of `make all`: a libFuzzer target (needs clang), as
-# wsep-fuzz; see tests/host/onnx_libfuzzer.c. Keep the default goal. (The other
-# libraries' module.mk are read after this one: their sources by wildcard.)
-onnx_default_goal := $(.DEFAULT_GOAL)
+# wsep-fuzz; see tests/host/onnx_libfuzzer.c. (The other libraries'
+# module.mk are read after this one: their sources by wildcard.)
 .PHONY: onnx-fuzz
 onnx-fuzz: $(B)/fuzz/onnx_libfuzzer
 $(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h \
@@ -102,4 +101,3 @@ $(B)/fuzz/onnx_libfuzzer: tests/host/onnx_libfuzzer.c tests/host/onnx_fuzz_run.h
 		-Iuapi -Ilib/include -I$(B)/gen -Itests/host \
 		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) \
 		$(PROTOBUF_C_LIBS) -lopenblas -lm
-.DEFAULT_GOAL := $(onnx_default_goal)

@@ -46,7 +46,7 @@ static uint32_t be32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-/* Reads up to @len bytes; fewer only at end of file. -1 on error. */
+/* Reads up to @len bytes; fewer only at end of file. -EIO on error. */
 static long long read_some(gzFile gz, void *buf, size_t len)
 {
 	size_t got = 0;
@@ -56,7 +56,7 @@ static long long read_some(gzFile gz, void *buf, size_t len)
 		int n = gzread(gz, (uint8_t *)buf + got, (unsigned int)want);
 
 		if (n < 0)
-			return -1;
+			return -EIO;
 		if (n == 0)
 			break;
 		got += (size_t)n;

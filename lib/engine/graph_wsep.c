@@ -61,11 +61,6 @@ uint32_t engine_op_to_wsep(enum engine_op op)
 	return WSEP_OP_COUNT + 1;
 }
 
-enum engine_op engine_op_from_wsep(uint32_t op)
-{
-	return op >= WSEP_OP_CONV2D && op <= WSEP_OP_COUNT ? ops[op] : ENGINE_OP_COUNT;
-}
-
 void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_attrs *w)
 {
 	memset(w, 0, sizeof(*w));

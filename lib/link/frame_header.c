@@ -154,23 +154,3 @@ const char *wse_link_status_name(unsigned int code)
 	}
 	return "E_UNKNOWN";
 }
-
-const char *wse_link_check_name(enum wse_link_check check)
-{
-	static const char *const names[] = {
-		[WSE_LINK_CHECK_OK] = "ok",
-		[WSE_LINK_CHECK_MAGIC] = "magic",
-		[WSE_LINK_CHECK_HDR_CRC] = "header CRC",
-		[WSE_LINK_CHECK_VERSION] = "version",
-		[WSE_LINK_CHECK_FLAGS] = "flags",
-		[WSE_LINK_CHECK_RESERVED] = "reserved",
-		[WSE_LINK_CHECK_LENGTH] = "length",
-		[WSE_LINK_CHECK_DATA_CRC] = "data CRC",
-		[WSE_LINK_CHECK_PAYLOAD] = "payload",
-		[WSE_LINK_CHECK_IO] = "I/O",
-	};
-
-	if ((unsigned int)check < sizeof(names) / sizeof(names[0]))
-		return names[check];
-	return "unknown";
-}

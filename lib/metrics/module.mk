@@ -4,7 +4,7 @@
 # that link it add $(PROTOBUF_C_LIBS).
 $(eval $(call protobuf_c,lib/metrics/tfevent.proto))
 libs += wsemetrics
-wsemetrics_srcs := lib/crc32c/crc32c.c lib/metrics/tfrecord.c lib/metrics/tfevents.c \
+wsemetrics_srcs := lib/metrics/tfrecord.c lib/metrics/tfevents.c \
 	$(B)/gen/tfevent.pb-c.c
 
 # The C test reads the files back with the generated unpacker, and, when

@@ -1,7 +1,7 @@
 # lib/numparse: libwsenum, the one number parser of the tools (wse/numparse.h)
 # and its printer with units (wse/numformat.h).
-# libwse, libwselink and libwafer carry the same object, so programs that
-# link one of them need nothing more; others link wsenum.
+# A leaf library: every program links it (leaf_libs in the top Makefile);
+# the installed libwse carries the parser (lib/wse/module.mk).
 libs += wsenum
 wsenum_srcs := lib/numparse/numparse.c lib/numparse/numformat.c
 

@@ -168,33 +168,3 @@ int wse_parse_double(const char *s, double min, double max, double *out, char *e
 		snprintf(err, errlen, "'%.60s': %s", s ? s : "", why);
 	return ret;
 }
-
-int wse_opt_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
-		enum wse_num_units units, uint64_t *out)
-{
-	char why[REASON_MAX];
-	int ret = parse_all(s, min, max, units, out, why);
-
-	if (ret == -EINVAL)
-		fprintf(stderr, "%s: %s '%s': %s; give a whole number %llu..%llu%s\n", prog, opt,
-			s ? s : "", why, (unsigned long long)min, (unsigned long long)max,
-			units == WSE_NUM_BINARY ? " (K, M, G, T: x 1024)" :
-			units == WSE_NUM_DECIMAL ? " (K, M, G, T: x 1000)" : "");
-	else if (ret)
-		fprintf(stderr, "%s: %s '%s': %s\n", prog, opt, s ? s : "", why);
-	return ret;
-}
-
-int wse_opt_double(const char *prog, const char *opt, const char *s, double min, double max,
-		   double *out)
-{
-	char why[REASON_MAX];
-	int ret = parse_double(s, min, max, out, why);
-
-	if (ret == -EINVAL)
-		fprintf(stderr, "%s: %s '%s': %s; give a number %g..%g\n", prog, opt, s ? s : "",
-			why, min, max);
-	else if (ret)
-		fprintf(stderr, "%s: %s '%s': %s\n", prog, opt, s ? s : "", why);
-	return ret;
-}

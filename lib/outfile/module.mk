@@ -1,7 +1,7 @@
 # lib/outfile: libwseout, output files written safely (wse/outfile.h): a
 # regular file replaced atomically, a device, FIFO or socket written
-# through, never replaced. libwsep and libwselink carry the same object,
-# so programs that link one of them need nothing more; others link wseout.
+# through, never replaced. A leaf library: every program links it
+# (leaf_libs in the top Makefile).
 libs += wseout
 wseout_srcs := lib/outfile/outfile.c
 

@@ -14,6 +14,10 @@
 #include "wse_internal.h"
 #include "wse/link_payloads.h"
 
+/* wse.h is installed without the link's header, so it names the bound again. */
+_Static_assert(WSE_APPLIANCE_SYSTEMS_MAX == WSE_LINK_APPLIANCE_SYSTEMS_MAX,
+	       "wse.h's WSE_APPLIANCE_SYSTEMS_MAX is uapi/wse_link.h's");
+
 static int params(struct wse_ring *ring, uint32_t op, uint32_t slot, uint32_t which, void *buf,
 		  size_t len, size_t *done)
 {

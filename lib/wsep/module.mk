@@ -1,9 +1,8 @@
 # lib/wsep: the .wsep program format (wse/wsep.h): writer, reader,
 # validator and the seeded weight initialiser. The firmware links it too.
 libs += wsep
-wsep_srcs := lib/crc32c/crc32c.c lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
-	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_params.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c \
-	lib/outfile/outfile.c
+wsep_srcs := lib/wsep/wsep_names.c lib/wsep/wsep_init.c lib/wsep/wsep_train.c \
+	lib/wsep/wsep_check.c lib/wsep/wsep_graph.c lib/wsep/wsep_params.c lib/wsep/wsep_cost.c lib/wsep/wsep_read.c lib/wsep/wsep_write.c lib/wsep/wsep_file.c
 
 host_tests += wsep_format_test
 wsep_format_test_srcs := tests/host/wsep_format_test.c tests/host/wsep_sample.c
@@ -19,9 +18,6 @@ wsep_fuzz_test_ldlibs := -lopenblas -lm
 
 # Optional, not part of `make all`: a libFuzzer target for the validator
 # (needs clang). See tests/host/wsep_libfuzzer.c for how to run it.
-# module.mk files are read before the top Makefile defines `all`, so a rule
-# here would become what a bare `make` builds: keep the default goal as it was.
-wsep_default_goal := $(.DEFAULT_GOAL)
 .PHONY: wsep-fuzz
 wsep-fuzz: $(B)/fuzz/wsep_libfuzzer
 $(B)/fuzz/wsep_libfuzzer: tests/host/wsep_libfuzzer.c tests/host/wsep_sample.c $(wsep_srcs) \
@@ -29,4 +25,3 @@ $(B)/fuzz/wsep_libfuzzer: tests/host/wsep_libfuzzer.c tests/host/wsep_sample.c $
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iuapi -Ilib/include -Itests/host \
 		-fsanitize=fuzzer,address,undefined -o $@ $(filter %.c,$^) -lm
-.DEFAULT_GOAL := $(wsep_default_goal)

@@ -11,15 +11,6 @@ const char *wsep_mode_name(uint32_t mode)
 	return "?";
 }
 
-const char *wsep_activation_name(uint32_t act)
-{
-	switch (act) {
-	case WSEP_ACT_NONE: return "none";
-	case WSEP_ACT_RELU: return "relu";
-	}
-	return "?";
-}
-
 const char *wsep_optimizer_name(uint32_t kind)
 {
 	switch (kind) {

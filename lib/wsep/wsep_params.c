@@ -7,6 +7,7 @@
  * not know it skips it, and a program without it (format 1.1 and older)
  * reads as before, with no names.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ static int expected_shape(const struct wsep_program *p, uint32_t i, uint32_t *pa
 		       g->values[*param_value].kind != WSEP_VAL_STATE)
 			(*param_value)++;
 		if (*param_value == g->num_values)
-			return -1;
+			return -EINVAL;
 		*offset = g->values[*param_value].offset;
 		*rank = g->values[*param_value].rank;
 		memcpy(dims, g->values[*param_value].dims, *rank * sizeof(*dims));
@@ -69,7 +70,7 @@ static int expected_shape(const struct wsep_program *p, uint32_t i, uint32_t *pa
 		return 0;
 	}
 	if (i / 2 >= p->num_layers)
-		return -1;
+		return -EINVAL;
 	const struct wsep_layer *l = &p->layers[i / 2];
 
 	*offset = l->weight_offset + (i % 2 ? (uint64_t)l->in * l->out : 0);

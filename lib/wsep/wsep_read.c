@@ -416,7 +416,7 @@ static int zeros(const uint8_t *r, size_t from, size_t to)
 {
 	for (size_t i = from; i < to; i++)
 		if (r[i])
-			return -1;
+			return -EINVAL;
 	return 0;
 }
 

@@ -112,10 +112,10 @@ TEST_F(kind, expect_says_what_and_what_to_do)
 				 "\20\0\0\0archive/data.pkl";
 
 	kind_of(self, "model.pt", pt, sizeof(pt) - 1);
-	EXPECT_EQ(-1, wse_file_expect("t", self->path, WSE_FILE_BIT(WSE_FILE_ONNX), "a model"));
+	EXPECT_EQ(-EINVAL, wse_file_expect("t", self->path, WSE_FILE_BIT(WSE_FILE_ONNX), "a model"));
 	EXPECT_EQ(0, wse_file_expect("t", self->path, WSE_FILE_BIT(WSE_FILE_TORCH_ZIP), "a .pt"));
 	EXPECT_NE(NULL, strstr(wse_file_kind_advice(WSE_FILE_TORCH_ZIP), "torch.onnx.export"));
-	EXPECT_EQ(-1, wse_file_expect("t", "/nonexistent/x", WSE_FILE_BIT(WSE_FILE_ONNX), "a model"));
+	EXPECT_EQ(-ENOENT, wse_file_expect("t", "/nonexistent/x", WSE_FILE_BIT(WSE_FILE_ONNX), "a model"));
 	EXPECT_EQ(0, wse_file_expect("t", "/nonexistent/x", WSE_FILE_BIT(WSE_FILE_MISSING), "a model"));
 }
 

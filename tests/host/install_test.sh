@@ -99,6 +99,10 @@ t_same "libwse's soname" "libwse.so.$soversion" \
 exported=$(nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' | sort)
 declared=$(grep -ohE '\bwse_[a-z0-9_]+\(' "$dest"/usr/include/wse/*.h | tr -d '(' | sort -u)
 t_same "libwse exports exactly the headers' functions" "$declared" "$exported"
+# Nor carries, even unexported, the link's test support, frame I/O or host
+# client: only what its own functions call (lib/wse/module.mk).
+t_same "libwse carries no test support, frame I/O or link client" "" \
+	"$(nm "$lib" | awk '{ print $NF }' | grep -E '^(wse_link_malform|wse_link_client_|wse_link_send$|wse_link_recv$)' | sort -u | tr '\n' ' ')"
 t_same "the header's group is the udev rule's" \
 	"$(sed -n 's/^#define WSE_ACCESS_GROUP[[:space:]]*"\(.*\)"/\1/p' "$dest/usr/include/wse/wse.h")" \
 	"$(sed -n 's/.*GROUP="\([^"]*\)".*/\1/p' "$dest/usr/lib/udev/rules.d/60-wse.rules")"

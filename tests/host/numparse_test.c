@@ -8,6 +8,7 @@
 #include "kselftest_harness.h"
 #include "wse/numformat.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 
 struct u64_case {
 	const char *s;

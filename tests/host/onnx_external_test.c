@@ -10,6 +10,7 @@
  * elements compiles and validates; a graph of more units than a program
  * holds (64) has runs of them merged.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +103,7 @@ TEST(bad_external_locations_refused)
 
 		memcpy(buf, orig, len);
 		ASSERT_LT(0, replace_all(buf, len, LOCATION, bad[i].location));
-		EXPECT_EQ(-1, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", NULL, &g,
+		EXPECT_EQ(-EINVAL, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", NULL, &g,
 						       &err));
 		EXPECT_EQ(NULL, g);
 		EXPECT_NE(NULL, strstr(err.msg, "initializer '")) TH_LOG("%s", err.msg);
@@ -129,7 +130,7 @@ TEST(external_range_outside_the_file_refused)
 	EXPECT_EQ(0, write_all(path, model, len));
 	/* The side file cut short: the last tensors lie beyond its end. */
 	EXPECT_EQ(0, write_all(data, side, dlen / 2));
-	EXPECT_EQ(-1, wsecc_onnx_import(path, NULL, &g, &err));
+	EXPECT_EQ(-EINVAL, wsecc_onnx_import(path, NULL, &g, &err));
 	EXPECT_NE(NULL, strstr(err.msg, "external data bytes")) TH_LOG("%s", err.msg);
 	EXPECT_NE(NULL, strstr(err.msg, "lie outside")) TH_LOG("%s", err.msg);
 	/* Whole again, it imports from there. */
@@ -191,7 +192,7 @@ TEST(no_weights_compiles_from_shapes)
 	buf = test_read_file(CORPUS "ext-tiny.onnx", &len);
 	ASSERT_NE(NULL, buf);
 	ASSERT_LT(0, replace_all(buf, len, LOCATION, "ext-tiny.onnx.datX"));
-	EXPECT_EQ(-1, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", &io, &g, &err));
+	EXPECT_EQ(-EINVAL, wsecc_onnx_import_buffer(buf, len, CORPUS "ext-tiny.onnx", &io, &g, &err));
 	EXPECT_NE(NULL, strstr(err.msg, "initializer 'blocks.0.attn.mask'")) TH_LOG("%s", err.msg);
 	wsecc_graph_free(g);
 	free(buf);

@@ -18,13 +18,12 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../tools/wsetrain/mode.h"
+#include "../../tools/wsetrain/train.h"
 #include "test_files.h"
 #include "wse/engine.h"
 
 #define TB_VS_CSV	"tests/host/tb_vs_csv.py"
 
-static const struct train_mode no_mode = { .update_name = "bookkeeping" };
 
 FIXTURE(report) {
 	char dir[64], csv[128], out[128];
@@ -53,7 +52,6 @@ FIXTURE_SETUP(report)
 	self->j.batch = 128;
 	self->j.used = 12800;
 	self->j.test.count = 2000;
-	self->j.mode = &no_mode;
 	snprintf(self->j.sys[0].name, sizeof(self->j.sys[0].name), "device 0");
 }
 

@@ -6,7 +6,7 @@ wse-fakehost_libs := wselink
 
 progs += wse-hostile-peer
 wse-hostile-peer_srcs := tests/tools/wse_hostile_peer.c tests/tools/hostile_semantic.c
-wse-hostile-peer_libs := wselink
+wse-hostile-peer_libs := wselink wselinktest
 wse-hostile-peer_ldlibs := -lpthread
 
 # The hostile peer against the host side of libwselink.

@@ -16,6 +16,7 @@
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/splitmix64.h"
 
 static void usage(FILE *out)

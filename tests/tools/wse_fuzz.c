@@ -36,6 +36,7 @@
 #include "wse/ctl.h"
 #include "wse/link_io.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/wse.h"
 #include "wse_fuzz.h"
 #include "wse_genl.h"

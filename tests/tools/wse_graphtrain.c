@@ -38,6 +38,7 @@
 #include "wse/engine.h"
 #include "wse/engine_graph.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/textdata.h"
 #include "wse/textmlm.h"
 

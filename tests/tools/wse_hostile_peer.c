@@ -27,6 +27,7 @@
 #include "wse/link_addr.h"
 #include "wse/link_malform.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/splitmix64.h"
 
 #include "hostile_semantic.h"

@@ -30,6 +30,7 @@
 #include "wse/ctl.h"
 #include "wse/link_io.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/splitmix64.h"
 
 #define CGROUP_ROOT	"/sys/fs/cgroup"

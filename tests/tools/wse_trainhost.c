@@ -33,13 +33,14 @@
 #include "wse/link_addr.h"
 #include "wse/link_client.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse/wsep.h"
 #include "wse/engine.h"
 
-#define Q_RUN	0
-#define Q_IN	1
-#define Q_OUT	2
-#define Q_CTL	3
+#define Q_RUN	WSE_LINK_Q_RUN
+#define Q_IN	WSE_LINK_Q_IN
+#define Q_OUT	WSE_LINK_Q_OUT
+#define Q_CTL	WSE_LINK_Q_CTL
 #define SLOT	1
 
 struct opts {

@@ -17,6 +17,7 @@
 #include "wse_version.h"
 #include "wse/engine.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 
 #define TARGET_RATIO 1.25
 

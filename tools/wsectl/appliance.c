@@ -12,6 +12,7 @@
 
 #include "wse/numformat.h"
 #include "wse/wse.h"
+#include "wse_link.h"
 #include "wsectl.h"
 
 static const char *part_state(enum wse_part_state s)
@@ -26,7 +27,7 @@ static const char *part_state(enum wse_part_state s)
 
 int wsectl_appliance(uint32_t index, struct wse_appliance *a)
 {
-	struct wse_ring_params rp = { .hw_queue = 3, .depth = 2, .timeout_ms = 10000 };
+	struct wse_ring_params rp = { .hw_queue = WSE_LINK_Q_CTL, .depth = 2, .timeout_ms = 10000 };
 	struct wse_ring *ring;
 	struct wse_dev *dev;
 	char spec[16];

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "wse/numparse.h"
+#include "wse/usage.h"
 #include "wse_version.h"
 #include "wsectl.h"
 

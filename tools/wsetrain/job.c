@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "train.h"
 
 /* A dataset against the program: input shape and type, classes. */
 static int check_data(const struct train_job *j, const struct wse_dataset *ds)
@@ -99,9 +99,8 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	j->batch = j->p->batch;
 	j->rows = wsep_label_rows(j->p);
 	j->record = j->p->input_dim * (j->p->input_type == WSEP_ELEM_U8 ? 1 : 4);
-	j->mode = j->p->mode == WSEP_MODE_WEIGHT_STREAMING ? &train_mode_streaming :
-							     &train_mode_pipelined;
-	j->n = j->appliance && j->mode == &train_mode_streaming ? systems : 1;
+	j->streaming = j->p->mode == WSEP_MODE_WEIGHT_STREAMING;
+	j->n = j->appliance && j->streaming ? systems : 1;
 	if (train_find_streams(j->p, &j->ids) ||
 	    (o->n_text ? train_text_open(j) :
 	     (j->train.count && check_data(j, &j->train)) ||
@@ -109,10 +108,10 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 		return -1;
 	j->used = o->train_limit && o->train_limit < j->train.count ? o->train_limit :
 								       j->train.count;
-	if (j->mode == &train_mode_streaming && !j->appliance)
+	if (j->streaming && !j->appliance)
 		return train_fail("%s is a single system: weight streaming runs on an appliance, whose MemoryX keeps the weights (start one with wse-appliance --systems N --listen ADDR and attach it; in the guest: tools/wsevm --appliance N)",
 				  j->sys[0].name);
-	if (o->systems > 1 && j->mode != &train_mode_streaming)
+	if (o->systems > 1 && !j->streaming)
 		return train_fail("the program is layer-pipelined; training on %u systems needs weight streaming (--execution-mode weight_streaming)",
 				  o->systems);
 	if (o->input_appliance && !j->appliance)
@@ -131,14 +130,12 @@ int train_job_open(struct train_job *j, const struct train_opts *o)
 	/* The run's learning rate and schedule, now that its steps are known. */
 	if (train_hparams_apply(j) || train_system_load(&j->sys[0], j->image, j->image_len))
 		return -1;
-	return j->mode->open(j, &j->mode_state);
+	return 0;
 }
 
 void train_job_close(struct train_job *j)
 {
 	train_system_close(&j->sys[0]);
-	if (j->mode && j->mode_state)
-		j->mode->close(j->mode_state);
 	wse_dataset_free(&j->train);
 	wse_dataset_free(&j->test);
 	wse_text_free(&j->text);

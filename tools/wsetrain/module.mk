@@ -1,7 +1,7 @@
 # tools/wsetrain: training on wse devices (Documentation/wsetrain.rst).
 progs += wsetrain
 wsetrain_srcs := $(addprefix tools/wsetrain/, wsetrain.c options.c program.c session.c job.c \
-	batches.c steps.c mode_pipelined.c mode_streaming.c schedule.c predict.c state.c \
+	batches.c steps.c weights.c schedule.c predict.c state.c \
 	checkpoint.c saver.c rundir.c interrupt.c report.c eta.c metrics.c text.c sample.c export.c \
 	params.c hparams.c placement.c)
 wsetrain_libs := wse wsedata wsemetrics wsecompiler wsep wafer wseengine wselink wsecli wseparams

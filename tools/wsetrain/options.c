@@ -15,6 +15,7 @@
 #include "wse_version.h"
 #include "train.h"
 #include "wse/numparse.h"
+#include "wse/usage.h"
 
 void train_usage(FILE *f)
 {

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mode.h"
+#include "train.h"
 #include "wse/engine_wsep.h"
 
 #define RATE_SMOOTHING	0.4	/* the previous Rate's weight (ModelZoo's default) */
@@ -323,13 +323,10 @@ void train_report_summary(struct train_report *r, const struct train_progress *a
 {
 	const struct train_job *j = r->j;
 	double wall = train_now() - r->t_start;
-	uint64_t cycles = 0, est = 0;
+	/* As the device's RUNs reported them. */
+	uint64_t cycles = j->sys[0].cycles, est = j->sys[0].est_cycles;
 
 	clear_bar(r);
-	for (unsigned int m = 0; m < j->n; m++) {
-		cycles += j->sys[m].cycles;
-		est += j->sys[m].est_cycles;
-	}
 	printf("summary: %s, %s on %u system%s: trained to step %llu, %llu samples in %.1fs, %.0f samples/s",
 	       j->p->model_name, wsep_mode_name(j->p->mode), j->n, j->n == 1 ? "" : "s",
 	       (unsigned long long)at->step, (unsigned long long)times->trained, wall,
@@ -337,8 +334,9 @@ void train_report_summary(struct train_report *r, const struct train_progress *a
 	if (r->have_test)
 		printf(", test accuracy %.4f (loss %.4f)", r->test_acc, r->test_loss);
 	printf("\nsummary: host time in transfers %.1fs, in %s %.1fs; device cycles modelled %llu, compiler estimate %llu\n",
-	       times->io, j->mode->update_name, times->update, (unsigned long long)cycles,
-	       (unsigned long long)est);
+	       times->io,
+	       j->streaming ? "bookkeeping (MemoryX updates in the appliance)" : "bookkeeping",
+	       times->update, (unsigned long long)cycles, (unsigned long long)est);
 	fflush(stdout);
 	f->step = at->step;
 	f->samples = times->trained;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "train.h"
 #include "wse/splitmix64.h"
 
 /* The next character from @z's @classes logits. */

@@ -5,8 +5,8 @@
  * gets the state and writes the file while the next steps run.
  *
  * Layer-pipelined, the device keeps a snapshot of its parameters at the
- * checkpoint's step (mode->snapshot_at), asked for by the writer while the
- * chunk that ends there runs. The writer then has the device save it into
+ * checkpoint's step (train_weights_snapshot_at()), asked for by the writer
+ * while the chunk that ends there runs. The writer then has the device save it into
  * the checkpoint file itself when the file is in the storage the device
  * shares with this host (a run directory in --runs, which wsevm --runs
  * gives the simulators as --store): its bytes never cross the link, which
@@ -31,9 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "train.h"
+#include "wse_link.h"
 
-#define SAVER_HW_QUEUE	3	/* RUNs on 0, samples on 1, results on 2 */
+#define SAVER_HW_QUEUE	WSE_LINK_Q_CTL	/* beside the step's RUN, samples and results */
 /*
  * The snapshot comes in the link's largest pieces, a few at a time. Smaller
  * pieces (256 KiB, two at a time) let a step's results pass between them
@@ -78,7 +79,7 @@ static void ask(struct train_saver *s)
 	s->want = 0;
 	s->holding = true;
 	pthread_mutex_unlock(&s->lock);
-	ret = s->j->mode->snapshot_at(s->j->mode_state, s->ring, step);
+	ret = train_weights_snapshot_at(s->ring, step);
 	if (ret)
 		train_fail("%s: asking for a snapshot at step %llu: %s", s->j->sys[0].name,
 			   (unsigned long long)step, wse_strerror(ret));
@@ -130,7 +131,7 @@ static int write_one(struct train_saver *s, struct train_checkpoint *c, char *pa
 			train_checkpoint_abandon_out(&out);
 			goto by_host;
 		}
-		ret = s->j->mode->store_snapshot(s->j->mode_state, s->ring, c->step,
+		ret = train_weights_store_snapshot(s->j, s->ring, c->step,
 						 TRAIN_CKPT_PAYLOAD, out.file.tmp + n + 1, &crc);
 		if (!ret) {
 			c->crc_known = true;
@@ -150,7 +151,7 @@ by_host:
 	if (s->ring) {
 		params = (struct wse_params){ .floats = c->floats, .state_arrays = c->state_arrays,
 					      .weights = out.weights, .state = out.state };
-		ret = s->j->mode->read_snapshot(s->j->mode_state, s->ring, &params, &crc);
+		ret = train_weights_read_snapshot(s->ring, &params, &crc);
 		if (ret) {
 			train_fail("%s: reading the snapshot of the weights: %s", s->j->sys[0].name,
 				   wse_strerror(ret));
@@ -235,17 +236,17 @@ int train_saver_open(struct train_job *j, struct train_saver **out)
 	s->j = j;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
-	if (j->mode->snapshot_at && j->sys[0].info.dev.num_queues > SAVER_HW_QUEUE &&
+	if (train_weights_snapshots(j) && j->sys[0].info.dev.num_queues > SAVER_HW_QUEUE &&
 	    wse_ring_open(j->sys[0].dev, &rp, &s->ring))
 		s->ring = NULL;	/* then the state is captured at once */
 	/* The freshly loaded program's own step: a device without snapshots says so now. */
-	if (s->ring && (ret = j->mode->snapshot_at(j->mode_state, s->ring, 0))) {
+	if (s->ring && (ret = train_weights_snapshot_at(s->ring, 0))) {
 		fprintf(stderr, "wsetrain: note: %s keeps no snapshots (%s): checkpoints are read with training stopped\n",
 			j->sys[0].name, wse_strerror(ret));
 		wse_ring_close(s->ring);
 		s->ring = NULL;
 	}
-	if (s->ring && j->mode->store_snapshot)
+	if (s->ring)
 		s->root = j->o->runs_root;
 	/* The arrays are only for a capture at once: snapshots go straight into files. */
 	if (s->ring)
@@ -309,7 +310,7 @@ int train_saver_take(struct train_saver *s, const struct train_progress *at)
 		params = (struct wse_params){ .floats = s->next.floats,
 					      .state_arrays = s->next.state_arrays,
 					      .weights = s->next.weights, .state = s->next.state };
-		if (s->j->mode->capture(s->j->mode_state, &params))
+		if (train_weights_capture(s->j, &params))
 			return -1;
 		if (params.step != at->step)
 			return train_fail("%s has taken %llu optimizer steps, this run %llu: not checkpointing an inconsistent state",

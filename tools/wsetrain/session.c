@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "train.h"
+#include "wse_link.h"
 #include "wse_genl.h"
 #include "wse/filekind.h"
 
@@ -92,9 +93,9 @@ int train_check_inputs(const struct train_opts *o)
 
 int train_system_open(struct train_system *s, const char *spec)
 {
-	struct wse_ring_params in = { .hw_queue = 1, .depth = RING_DEPTH,
+	struct wse_ring_params in = { .hw_queue = WSE_LINK_Q_IN, .depth = RING_DEPTH,
 				      .timeout_ms = TRAIN_XFER_TIMEOUT_MS };
-	struct wse_ring_params out = { .hw_queue = 2, .depth = RING_DEPTH,
+	struct wse_ring_params out = { .hw_queue = WSE_LINK_Q_OUT, .depth = RING_DEPTH,
 				       .timeout_ms = TRAIN_XFER_TIMEOUT_MS };
 	int ret;
 
@@ -116,10 +117,10 @@ int train_system_open(struct train_system *s, const char *spec)
 	if (ret)
 		return train_fail("%s: %s (attach a firmware to it: wsectl attach)", s->name,
 				  wse_strerror(ret));
-	if (s->info.dev.num_queues < 3)
-		return train_fail("%s has %u hardware queues; training needs 3", s->name,
-				  s->info.dev.num_queues);
-	ret = wse_queue_create(s->dev, 0, 4, RUN_TIMEOUT_MS, &s->run_queue);
+	if (s->info.dev.num_queues <= WSE_LINK_Q_OUT)
+		return train_fail("%s has %u hardware queues; training needs %u", s->name,
+				  s->info.dev.num_queues, WSE_LINK_Q_OUT + 1);
+	ret = wse_queue_create(s->dev, WSE_LINK_Q_RUN, 4, RUN_TIMEOUT_MS, &s->run_queue);
 	if (!ret)
 		ret = wse_bo_alloc(s->dev, WSE_RUN_RESULT_BYTES, &s->result);
 	if (!ret)

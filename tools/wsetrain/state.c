@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "train.h"
 #include "wse/engine_wsep.h"
 
 /* Optimizer state arrays the program's optimizer keeps beside the weights. */
@@ -74,7 +74,7 @@ int train_state_capture(struct train_job *j, const struct train_progress *at,
 		return -1;
 	params = (struct wse_params){ .floats = c->floats, .state_arrays = c->state_arrays,
 				      .weights = c->weights, .state = c->state };
-	if (j->mode->capture(j->mode_state, &params))
+	if (train_weights_capture(j, &params))
 		goto fail;
 	if (params.step != at->step) {
 		train_fail("%s has taken %llu optimizer steps, this run %llu: not checkpointing an inconsistent state",
@@ -188,7 +188,7 @@ int train_state_resume(struct train_job *j, struct train_progress *at)
 		       c.batch, p->batch);
 	params = (struct wse_params){ .floats = c.floats, .state_arrays = c.state_arrays,
 				      .weights = c.weights, .state = c.state, .step = c.step };
-	if (j->mode->restore(j->mode_state, &params))
+	if (train_weights_restore(j, &params))
 		goto out;
 	at->step = c.step;
 	at->epoch = c.epoch;
@@ -222,7 +222,7 @@ int train_state_init_from(struct train_job *j, const char *opt, const char *path
 	}
 	params = (struct wse_params){ .floats = c.floats, .state_arrays = arrays,
 				      .weights = c.weights, .state = state, .step = 0 };
-	if (!j->mode->restore(j->mode_state, &params)) {
+	if (!train_weights_restore(j, &params)) {
 		ret = 0;
 		/* Predictions may be going to stdout; characters are all there is to say. */
 		if (!j->o->quiet && !j->o->sample) {

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mode.h"
+#include "train.h"
 
 /* The transfers of one step: samples, labels, losses, predictions, logits. */
 #define STEP_MAX_IO	5

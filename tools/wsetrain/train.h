@@ -13,8 +13,8 @@
  *   sample.c     characters sampled from a checkpoint (--sample)
  *   export.c     a checkpoint's weights into the ONNX model (--export)
  *   steps.c      chunks of steps: RUNs, streams, tallies
- *   mode.h       where the weights live: mode_pipelined.c (the system),
- *                mode_streaming.c (the appliance's MemoryX)
+ *   weights.c    where the weights live (the system, or the appliance's
+ *                MemoryX): capture, restore and snapshots for checkpoints
  *   schedule.c   the run: epochs, chunks, report and checkpoint boundaries
  *   predict.c    inference from a checkpoint: evaluation, predictions
  *   state.c      checkpoint capture, resume and --init-from
@@ -196,8 +196,6 @@ int train_pick_device(const struct train_opts *o, char spec[16]);
 int train_check_inputs(const struct train_opts *o);
 
 /* job.c: what a run holds fixed. */
-struct train_mode;
-
 struct train_job {
 	const struct train_opts *o;
 	struct wsep_program *p;
@@ -205,8 +203,8 @@ struct train_job {
 	size_t image_len;
 	struct train_streams ids;
 	unsigned int n;			/* systems the job runs on */
-	/* The device: a system, or an appliance of several (sys[0]; the rest zero). */
-	struct train_system sys[TRAIN_MAX_SYSTEMS];
+	/* The one device: a system, or an appliance of several behind it. */
+	struct train_system sys[1];
 	bool appliance;
 	struct wse_dataset train, test;	/* --text: their counts of windows only */
 	struct wse_text text;		/* --text */
@@ -218,13 +216,34 @@ struct train_job {
 	uint32_t record;		/* bytes of one sample */
 	uint32_t rows;			/* labels (and predictions) per sample */
 	uint32_t used;			/* training samples used (--train-limit) */
-	const struct train_mode *mode;
-	void *mode_state;
+	bool streaming;			/* weight streaming: MemoryX holds and updates the weights */
 };
 
-/* Loads the data, opens the device, loads the program, sets the mode up. */
+/* Loads the data, opens the device, loads the program. */
 int train_job_open(struct train_job *j, const struct train_opts *o);
 void train_job_close(struct train_job *j);
+
+/*
+ * weights.c: the weights, optimizer state and step count into @p (its
+ * arrays sized by the program) and back, by PARAMS_READ and PARAMS_WRITE
+ * of the device (the system, or MemoryX); for checkpoints.
+ */
+int train_weights_capture(const struct train_job *j, struct wse_params *p);
+int train_weights_restore(const struct train_job *j, const struct wse_params *p);
+/*
+ * Whether the device keeps the state at the end of a step aside while
+ * training goes on (a layer-pipelined system does; MemoryX does not), and
+ * those snapshots, on @ring, another thread's: asked for, read back
+ * (*@crc: CRC32C of the weights and state), or saved by the device into
+ * @name of the storage it shares with this host, the weights at byte
+ * @offset (-EINVAL when it shares none or cannot see the file). These
+ * return the errno alone, for the checkpoint writer to say what it does.
+ */
+bool train_weights_snapshots(const struct train_job *j);
+int train_weights_snapshot_at(struct wse_ring *ring, uint64_t step);
+int train_weights_read_snapshot(struct wse_ring *ring, struct wse_params *p, uint32_t *crc);
+int train_weights_store_snapshot(const struct train_job *j, struct wse_ring *ring, uint64_t step,
+				 uint64_t offset, const char *name, uint32_t *crc);
 
 /* batches.c: the order samples are taken in, epoch by epoch. */
 struct train_order {

@@ -207,7 +207,7 @@ struct wsecc_onnx_options {
  * @opt: may be NULL (batch 1, nothing bound)
  *
  * Return: 0 with *@out set, even when some nodes are refused (see
- * wsecc_graph_check()); -1 with @err for a file that cannot be read, is
+ * wsecc_graph_check()); -EINVAL with @err for a file that cannot be read, is
  * not an ONNX model (truncated, corrupted), uses an opset older than 13,
  * or describes an inconsistent graph (a tensor used before it is made, an
  * initializer whose data does not match its shape); the message names
@@ -236,7 +236,7 @@ int wsecc_graph_from_model(const struct wsecc_model *m, struct wsecc_graph **out
 
 void wsecc_graph_free(struct wsecc_graph *g);
 
-/* 0 when every node runs (kernel, folded or fused); else -1 with @err at
+/* 0 when every node runs (kernel, folded or fused); else -EINVAL with @err at
  * the first refused node: "node NAME (OP): why: reason".
  */
 int wsecc_graph_check(const struct wsecc_graph *g, struct wsecc_error *err);
@@ -263,7 +263,7 @@ uint64_t wsecc_tensor_numel(const struct wsecc_tensor *t);
  * @add_loss: append the token-level softmax cross-entropy of the graph's
  *	first output against a new int64 labels input (ONNX models have no
  *	loss of their own)
- * The caller prepares @eg. Return: 0, or -1 with @err.
+ * The caller prepares @eg. Return: 0, or -EINVAL with @err.
  */
 int wsecc_graph_to_engine(const struct wsecc_graph *g, struct engine_graph *eg, int *ids,
 			  bool add_loss, int *labels, struct wsecc_error *err);

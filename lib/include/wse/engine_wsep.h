@@ -88,13 +88,12 @@ static inline struct engine_optim engine_optim_at(const struct engine_optim *bas
 
 /*
  * The mapping between the file's ops and attributes (wse/wsep.h) and the
- * engine's, both ways, in one place (lib/engine/graph_wsep.c). An op the
- * other side lacks maps to WSEP_OP_COUNT + 1 / ENGINE_OP_COUNT. The
+ * engine's, in one place (lib/engine/graph_wsep.c): ops from the engine's
+ * (one the file lacks maps to WSEP_OP_COUNT + 1), attributes both ways. The
  * attributes written for the file are zeroed first, so two compare equal
  * with memcmp() exactly when they mean the same.
  */
 uint32_t engine_op_to_wsep(enum engine_op op);
-enum engine_op engine_op_from_wsep(uint32_t op);
 void engine_attrs_to_wsep(const struct engine_node_attrs *a, struct wsep_graph_attrs *w);
 void engine_attrs_from_wsep(const struct wsep_graph_attrs *w, struct engine_node_attrs *a);
 

@@ -36,7 +36,8 @@ const char *wse_file_kind_advice(enum wse_file_kind k);
 /*
  * 0 if @path is one of the kinds in @accepted (a mask of WSE_FILE_BIT);
  * else print "TOOL: PATH is KIND, not WANTED: ADVICE" on stderr and
- * return -1. A missing file, unless accepted, is refused with its errno's text.
+ * return -EINVAL. A missing file, unless accepted, is refused with its
+ * errno's text and that errno (-ENOENT, -EACCES, ...).
  */
 int wse_file_expect(const char *tool, const char *path, unsigned int accepted,
 		    const char *wanted);

@@ -92,6 +92,5 @@ int wse_link_err_set(struct wse_link_err *err, uint32_t code,
 
 const char *wse_link_op_name(unsigned int opcode);
 const char *wse_link_status_name(unsigned int code);
-const char *wse_link_check_name(enum wse_link_check check);
 
 #endif /* WSE_LINK_FRAME_H */

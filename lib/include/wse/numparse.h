@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * wse/numparse.h - the one number parser of the tools and libraries
- * (library wsenum; libwse, libwselink and libwafer carry it too).
+ * (libwsenum, which every program links; the installed libwse carries it).
+ * It never prints: wse_opt_u64() and wse_opt_double() (wse/usage.h,
+ * libwsecli) print a tool's refused option.
  *
  * The rules, everywhere: a whole number is decimal digits, or hexadecimal
  * digits after 0x ("010" is ten, not eight); no sign, no blanks, and
@@ -40,14 +42,5 @@ int wse_parse_u64_at(const char **p, uint64_t min, uint64_t max, enum wse_num_un
 /* wse_parse_double() - all of @s as a finite decimal number in [@min, @max]. */
 int wse_parse_double(const char *s, double min, double max, double *out, char *err,
 		     size_t errlen);
-
-/*
- * For command lines: the value @s of option @opt of program @prog. On
- * failure they print "PROG: OPT 'S': why" on stderr and return the error.
- */
-int wse_opt_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
-		enum wse_num_units units, uint64_t *out);
-int wse_opt_double(const char *prog, const char *opt, const char *s, double min, double max,
-		   double *out);
 
 #endif /* WSE_NUMPARSE_H */

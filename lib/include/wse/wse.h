@@ -298,6 +298,7 @@ int wse_params_write(struct wse_ring *ring, uint32_t slot, const struct wse_para
  * may read the samples itself from a dataset it shares with the user
  * node. These calls reach what only an appliance has (slot 0's params).
  */
+/* The link's WSE_LINK_APPLIANCE_SYSTEMS_MAX (libwse asserts they agree). */
 #define WSE_APPLIANCE_SYSTEMS_MAX	16
 
 enum wse_part_state {

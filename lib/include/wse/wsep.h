@@ -684,9 +684,8 @@ int wsep_param_names_decode(const void *buf, uint32_t record_size, uint32_t coun
 /* The entry named @name (the model's name, else the PyTorch one), or NULL. */
 const struct wsep_param_name *wsep_param_name_find(const struct wsep_program *p, const char *name);
 
-/* Names for enums, for reports and messages ("pipelined", "relu", ...). */
+/* Names for enums, for reports and messages ("pipelined", "adam", ...). */
 const char *wsep_mode_name(uint32_t mode);
-const char *wsep_activation_name(uint32_t act);
 const char *wsep_optimizer_name(uint32_t kind);
 const char *wsep_elem_name(uint32_t elem);
 const char *wsep_direction_name(uint32_t dir);
