@@ -120,11 +120,16 @@ TEST_F_TIMEOUT(graph, cnn_refuses_samples_of_another_shape, 300)
 	st = guest_run(self->out, OUT_MAX,
 		 "wsecc tests/corpus/onnx/cnn-tiny.onnx --batch 64 --lr 0.01 --mode pipelined -q -o /tmp/cnn-shape.wsep");
 	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
-	st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/cnn-shape.wsep %s --data /tmp/cifar-shape --no-eval",
+	mkdir("/tmp/shape-runs", 0755);
+	st = guest_run(self->out, OUT_MAX,
+		       "wsetrain /tmp/cnn-shape.wsep %s --data /tmp/cifar-shape --no-eval --runs /tmp/shape-runs",
 		       self->devices);
 	EXPECT_EQ(1, st);
 	EXPECT_NE(NULL, strstr(self->out, "the data's samples are 3x32x32, the program's input is 1x28x28"))
 		TH_LOG("%s", self->out);
+	/* Refused before it started: it leaves no run directory behind. */
+	st = guest_run(self->out, OUT_MAX, "rmdir /tmp/shape-runs");
+	EXPECT_EQ(0, st) TH_LOG("a run directory was left: %s", self->out);
 }
 
 /*

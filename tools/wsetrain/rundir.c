@@ -46,6 +46,7 @@ struct train_rundir {
 	char dir[DIR_MAX];
 	char csv[PATH_MAX];
 	char model[PATH_MAX];		/* the model file, by its absolute path */
+	bool made;			/* made by this run in --runs, not --model_dir */
 	struct json_object *root;
 };
 
@@ -183,6 +184,7 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 	if (o->runs) {
 		if (make_run_dir(o->runs, o->model, rd->dir, sizeof(rd->dir)))
 			goto fail;
+		rd->made = true;
 	} else {
 		if (strlen(o->model_dir) >= sizeof(rd->dir)) {
 			train_fail("--model_dir %s: the path is too long", o->model_dir);
@@ -373,6 +375,32 @@ int train_rundir_finish(struct train_rundir *rd, const char *status,
 	}
 	ret = write_json(rd);
 	return ret;
+}
+
+int train_rundir_withdraw(struct train_rundir *rd)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd, ret = 0;
+
+	if (!rd || !rd->made)
+		return -1;
+	d = opendir(rd->dir);
+	if (!d)
+		return -1;
+	fd = dirfd(d);
+	/* Only files this run wrote are there: anything else stops it. */
+	while (!ret && (e = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    unlinkat(fd, e->d_name, 0))
+			ret = -1;
+	}
+	closedir(d);
+	return ret || rmdir(rd->dir) ? -1 : 0;
 }
 
 void train_rundir_close(struct train_rundir *rd)

@@ -344,8 +344,14 @@ int train_run(struct train_opts *o)
 	ret = EXIT_TRAIN_FAILED;
 	s.j = j;
 	if (train_job_open(j, o) || train_steps_open(j, &s.steps) ||
-	    train_rundir_started(s.rundir, j))
+	    train_rundir_started(s.rundir, j)) {
+		/* Refused before it started: no run directory is left to explain it. */
+		if (!train_rundir_withdraw(s.rundir)) {
+			train_rundir_close(s.rundir);
+			s.rundir = NULL;
+		}
 		goto out;
+	}
 	if (o->task == TRAIN_TASK_EVAL) {
 		ret = eval_only(&s);
 		goto out;

@@ -445,6 +445,13 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out);
 int train_rundir_started(struct train_rundir *rd, const struct train_job *j);
 /* Ends run.json: "done", "interrupted" or "failed", and the final figures (@f may be NULL). */
 int train_rundir_finish(struct train_rundir *rd, const char *status, const struct train_final *f);
+/*
+ * A run refused before it started (its data, program or device) leaves
+ * nothing behind: removes the directory --runs made for it, with the
+ * files written into it so far. -1 (and nothing removed) for --model_dir,
+ * which the user named, or a directory holding anything else.
+ */
+int train_rundir_withdraw(struct train_rundir *rd);
 void train_rundir_close(struct train_rundir *rd);
 void train_rundir_checkpoint_path(const char *dir, uint64_t step, char *buf, size_t len);
 /* The newest checkpoint_<step>.ckpt in @dir; -ENOENT if none. */
