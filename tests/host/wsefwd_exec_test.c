@@ -224,7 +224,7 @@ static uint32_t load(FIXTURE_DATA(exec) *self, uint32_t slot, const void *image,
 static uint32_t stream_write(FIXTURE_DATA(exec) *self, uint16_t q, uint32_t stream,
 			     const void *data, uint32_t len, char *text, size_t textlen)
 {
-	struct wse_link_stream_info in = { PROG, stream, len };
+	struct wse_link_stream_info in = { PROG, stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);
@@ -237,7 +237,7 @@ static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void 
 				uint32_t len, char *text, size_t textlen)
 {
 	for (uint32_t got = 0, tries = 0; got < len && tries < 10000; tries++) {
-		struct wse_link_stream_info in = { PROG, stream, len - got };
+		struct wse_link_stream_info in = { PROG, stream, len - got, 0 };
 		struct wse_link_stream raw;
 		size_t n = 0;
 		uint32_t st;
@@ -939,7 +939,7 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
 		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
 	for (int i = 0; !st && i < 4; i++) {
 		int k = i < 2 ? i : 3 - i;
-		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4 };
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4, 0 };
 		struct wse_link_region_ref_info ref = { 1, woff[k] };
 		struct {
 			struct wse_link_stream s;
@@ -957,7 +957,7 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
 			  NULL, NULL, text, textlen);
 	}
 	for (int k = 1; !st && k >= 0; k--) {
-		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4 };
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4, 0 };
 		struct wse_link_region_ref_info ref = { 1, goff[k] };
 		struct {
 			struct wse_link_stream s;
@@ -1134,7 +1134,7 @@ TEST_F(exec, regions_carry_stream_data)
 
 		for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
 			struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(1, 1),
-							   TINY_L1 * 4 };
+							   TINY_L1 * 4, 0 };
 			struct {
 				struct wse_link_stream s;
 				struct wse_link_region_ref r;
@@ -1227,7 +1227,7 @@ TEST_F(exec, malformed_stream_data_refused)
 	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_LOSSES, px, 4, text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "device->host")) TH_LOG("%s", text);
 	{
-		struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+		struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN, 0 };
 		struct wse_link_stream raw;
 
 		wse_link_stream_encode(&raw, &in);
@@ -1275,7 +1275,7 @@ TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
 {
 	struct wse_link_run_result_info res;
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_SAMPLES, sizeof(uint8_t) * TINY_BATCH * TINY_IN };
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, sizeof(uint8_t) * TINY_BATCH * TINY_IN, 0 };
 	struct wse_link_stream raw;
 	struct wse_link_err err;
 	uint8_t px[TINY_BATCH * TINY_IN] = { 0 };
@@ -1314,7 +1314,7 @@ TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
 TEST_F(exec, read_waits_on_one_queue_while_another_writes)
 {
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_LOSSES, TINY_BATCH * 4 };
+	struct wse_link_stream_info in = { PROG, S_LOSSES, TINY_BATCH * 4, 0 };
 	struct wse_link_stream raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;
@@ -1703,7 +1703,7 @@ static void reconnect(FIXTURE_DATA(exec) *self, int tries)
 TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
 {
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN, 0 };
 	struct wse_link_stream raw;
 	struct wse_link_err err;
 	uint8_t frame[sizeof(raw) + TINY_IN] = { 0 };

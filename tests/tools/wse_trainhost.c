@@ -244,7 +244,7 @@ static int request(struct wse_link_client *cl, uint8_t op, uint16_t q, const voi
 static int stream_read(struct wse_link_client *cl, uint32_t stream, void *out, uint32_t len)
 {
 	for (uint32_t got = 0, tries = 0; got < len; tries++) {
-		struct wse_link_stream_info in = { SLOT, stream, len - got };
+		struct wse_link_stream_info in = { SLOT, stream, len - got, 0 };
 		struct wse_link_stream raw;
 		size_t rest;
 
@@ -374,7 +374,7 @@ static int reap_writes(struct trainer *t, uint32_t keep)
 /* A STREAM_WRITE whose answer is collected later (the data is sent before this returns). */
 static int write_async(struct trainer *t, int stream, const void *data, uint32_t len)
 {
-	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len, 0 };
 	struct wse_link_stream raw;
 
 	if (reap_writes(t, WRITES_KEPT))
@@ -389,7 +389,7 @@ static int write_async(struct trainer *t, int stream, const void *data, uint32_t
 
 static int submit_read(struct trainer *t, int stream, uint32_t len, uint32_t *tag)
 {
-	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);
