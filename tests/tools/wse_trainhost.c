@@ -282,6 +282,28 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	return 0;
 }
 
+/* An appliance's weight traffic: what SwarmX broadcast and reduced, and the frames to the systems. */
+static void print_traffic(struct wse_link_client *cl)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_APPLIANCE, 0, 65536 };
+	static struct wse_link_appliance_state st;
+	struct wse_link_params raw;
+	struct wse_link_err err;
+	uint64_t tx = 0;
+	size_t rest;
+
+	wse_link_params_encode(&raw, &in);
+	if (request(cl, WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw, sizeof(raw), NULL, 0, &rest) ||
+	    wse_link_appliance_state_decode(cl->buf + sizeof(struct wse_link_status), rest, &st,
+					    &err))
+		return;
+	for (uint32_t i = 0; i < st.systems; i++)
+		tx += st.part[i].bytes_tx;
+	printf("traffic: %llu weight bytes broadcast, %llu gradient bytes reduced, %llu bytes in frames to the systems\n",
+	       (unsigned long long)st.swarmx_broadcast, (unsigned long long)st.swarmx_reduced,
+	       (unsigned long long)tx);
+}
+
 /* An appliance: the job's systems (WSE_LINK_PARAMS_JOB), before the program loads. */
 static int set_systems(struct wse_link_client *cl, uint32_t systems)
 {
@@ -985,6 +1007,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)ds.steps, (unsigned long long)ds.samples,
 		       (unsigned long long)ds.cycles, (unsigned long long)ds.est_cycles,
 		       ds.est_cycles ? (double)ds.cycles / (double)ds.est_cycles : 0.0);
+	if (!ret && cl.appliance.systems)
+		print_traffic(&cl);
 	wse_link_client_free(&cl);
 	close(fd);
 	wsep_program_free(p);
