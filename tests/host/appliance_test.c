@@ -1015,25 +1015,6 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
 	EXPECT_EQ(0, memcmp(ref.state, got.state, sizeof(ref.state)));
 }
 
-/* @text compiled for weight streaming on the appliance's systems at @precision. */
-static int compile_precision(const char *text, enum wsep_precision precision, void **buf,
-			     size_t *len)
-{
-	static struct wsecc_model m;
-	static struct wsecc_plan plan;
-	struct wsecc_error err;
-	struct wse_wafer w;
-	char msg[256];
-
-	if (wsecc_parse_string(text, "test.model", &m, &err))
-		return -1;
-	m.precision = precision;
-	if (wse_wafer_parse("64x64", &w, msg, sizeof(msg)) ||
-	    wsecc_compile(&m, &w, WSECC_MODE_WEIGHT_STREAMING, &plan, &err))
-		return -1;
-	return wsecc_emit(&m, &plan, false, buf, len, &err);
-}
-
 /*
  * 16-bit weights on the wire: a bf16 and an fp16 program, trained on 2
  * systems that read MemoryX's f32 masters in place (regions), that get
@@ -1062,7 +1043,8 @@ TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
 	void *image;
 
 	for (int p = 0; p < 2; p++) {
-		ASSERT_EQ(0, compile_precision(small_model, precisions[p], &image, &len));
+		ASSERT_EQ(0, test_compile_model_at(small_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, 0,
+						   precisions[p], &image, &len));
 		for (int v = 0; v < 3; v++) {
 			ASSERT_EQ(0, start(self, 2, variants[v][0], variants[v][1]));
 			ASSERT_EQ(0, load(self, image, len, text, sizeof(text))) TH_LOG("%s", text);

@@ -582,6 +582,80 @@ TEST_F(exec, pipelined_training_loss_falls)
 	free(img);
 }
 
+/* A STREAM_WRITE flagged WSE_LINK_STREAM_WIRE16 of @len bytes to program @prog's @stream. */
+static uint32_t write16(FIXTURE_DATA(exec) *self, uint32_t prog, uint32_t stream, const void *data,
+			uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_stream_info in = { prog, stream, len, WSE_LINK_STREAM_WIRE16 };
+	struct wse_link_stream raw;
+
+	wse_link_stream_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len, NULL, NULL,
+		    text, textlen);
+}
+
+/*
+ * 16-bit weights on the wire: the device offers WSE_LINK_CAP_WIRE16 and
+ * takes a bf16 program's layer weights with W in 16 bits and b in f32,
+ * counting the bytes that came; it refuses, saying why, a piece that does
+ * not end on a whole value, the flag on a stream that is not a layer's
+ * weights, on an fp32 program, and on a read.
+ */
+TEST_F(exec, sixteen_bit_weights_taken_and_refused)
+{
+	const uint32_t wire = 16 * 12 * 2 + 12 * 4;
+	struct wse_link_dev_stats_info before, after;
+	uint8_t data[1024] = { 0 }, raw[256];
+	char text[512] = "";
+	struct wse_link_err err;
+	size_t len, flen, n = 0;
+	void *img, *fimg;
+
+	ASSERT_EQ(0, test_compile_model_at(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, 0,
+					   WSEP_PRECISION_BF16, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &fimg,
+					&flen));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_WIRE16);
+	ASSERT_EQ(0, load(self, PROG, img, len, len, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, PROG + 1, fimg, flen, flen, NULL, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, raw, &n, text,
+			  sizeof(text)));
+	ASSERT_EQ(0, wse_link_dev_stats_decode(raw, n, &before, &err));
+	EXPECT_EQ(0, write16(self, PROG, S_WEIGHTS(0, 1), data, wire, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, raw, &n, text,
+			  sizeof(text)));
+	ASSERT_EQ(0, wse_link_dev_stats_decode(raw, n, &after, &err));
+	EXPECT_EQ(wire, after.stream_bytes_in - before.stream_bytes_in);
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_WEIGHTS(0, 1), data, 3, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "do not end on a whole value inside the layer's 204 floats"))
+		TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_WEIGHTS(0, 1), data, wire + 4, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "do not end on a whole value")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_SAMPLES, data, 16, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "does not take 16-bit weights")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG + 1, S_WEIGHTS(0, 1), data, wire, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "fp16 or bf16 weight-streaming program")) TH_LOG("%s", text);
+	{
+		struct wse_link_stream_info in = { PROG, S_LOSSES, 16, WSE_LINK_STREAM_WIRE16 };
+		struct wse_link_stream req;
+
+		wse_link_stream_encode(&req, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_STREAM_READ, Q_OUT, &req,
+						 sizeof(req), NULL, 0, NULL, NULL, text,
+						 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "a stream read takes no flags")) TH_LOG("%s", text);
+	}
+	free(img);
+	free(fimg);
+}
+
 /*
  * The test as MemoryX: it holds the weights, streams them, applies the
  * update. Weight streaming runs each step's micro-batches one after another
