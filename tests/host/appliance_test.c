@@ -1019,7 +1019,8 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
  * 16-bit weights on the wire: a bf16 and an fp16 program, trained on 2
  * systems that read MemoryX's f32 masters in place (regions), that get
  * them in f32 frames (--no-regions, systems without WSE_LINK_CAP_WIRE16)
- * and in 16-bit frames, end with the same losses, weights and optimizer
+ * and in 16-bit frames (of 4 MiB, and of 4 KiB, which cut a layer's
+ * transfer into pieces), end with the same losses, weights and optimizer
  * state, bit for bit: the systems round the dense layers' W to the same
  * 16 bits either way. The 16-bit frames carry each W in 2 bytes a float
  * (the biases in 4): 4904 bytes a step and system instead of 9640.
@@ -1030,13 +1031,15 @@ TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
 		{ "--log-level=info", "--log-level=info" },
 		{ "--no-regions", "--fw-arg=--no-wire16" },
 		{ "--no-regions", "--log-level=info" },
+		/* Frames of 4 KiB: a layer's W in pieces, one ending in its b. */
+		{ "--no-regions", "--fw-arg=--max-payload=4096" },
 	};
 	static const enum wsep_precision precisions[] = { WSEP_PRECISION_BF16,
 							  WSEP_PRECISION_FP16 };
-	static struct snapshot sn[3];
-	static float loss[3][4 * BATCH];
+	static struct snapshot sn[4];
+	static float loss[4][4 * BATCH];
 	const uint64_t w16 = 64 * 32 + 32 * 10, b32 = 32 + 10;
-	uint64_t broadcast[3], tx[3];
+	uint64_t broadcast[4], tx[4];
 	struct wse_link_appliance_state st;
 	char text[512] = "";
 	size_t len;
@@ -1045,7 +1048,7 @@ TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
 	for (int p = 0; p < 2; p++) {
 		ASSERT_EQ(0, test_compile_model_at(small_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, 0,
 						   precisions[p], &image, &len));
-		for (int v = 0; v < 3; v++) {
+		for (int v = 0; v < 4; v++) {
 			ASSERT_EQ(0, start(self, 2, variants[v][0], variants[v][1]));
 			ASSERT_EQ(0, load(self, image, len, text, sizeof(text))) TH_LOG("%s", text);
 			ASSERT_EQ(0, train(self, 2, 0, 4, true, loss[v], text, sizeof(text)))
@@ -1057,7 +1060,7 @@ TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
 			stop(self);
 		}
 		free(image);
-		for (int v = 1; v < 3; v++) {
+		for (int v = 1; v < 4; v++) {
 			EXPECT_EQ(0, memcmp(loss[0], loss[v], sizeof(loss[0])))
 				TH_LOG("precision %d, variant %d: losses", p, v);
 			EXPECT_EQ(0, memcmp(sn[0].w, sn[v].w, sizeof(sn[0].w)))
@@ -1069,6 +1072,9 @@ TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
 		EXPECT_EQ(4 * 2 * FLOATS * 4, broadcast[0]);
 		EXPECT_EQ(4 * 2 * FLOATS * 4, broadcast[1]);
 		EXPECT_EQ(4 * 2 * (w16 * 2 + b32 * 4), broadcast[2]);
+		EXPECT_EQ(broadcast[2], broadcast[3]);
+		/* ... in more frames: each piece has its headers. */
+		EXPECT_LT(tx[2], tx[3]);
 		/* The frames to the systems shrink by the W's halves, all else the same. */
 		EXPECT_EQ(tx[1] - tx[2], 4 * 2 * w16 * 2)
 			TH_LOG("bytes to the systems: %llu in f32 frames, %llu in 16-bit",
