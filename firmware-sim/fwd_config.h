@@ -59,6 +59,7 @@ struct fwd_config {
 	const char *timing_path; /* NULL: the default file */
 	const char *store;	/* storage shared with the hosts (--store), or NULL */
 	bool once;
+	bool no_wire16;		/* --no-wire16: WSE_LINK_CAP_WIRE16 not offered */
 	struct fwd_fault_config fault;
 };
 

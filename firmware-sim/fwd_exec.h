@@ -37,6 +37,7 @@
 #include "fwd_config.h"
 #include "timing/timing.h"
 #include "fwd_request.h"
+#include "fwd_wire16.h"
 #include "wse/wsep.h"
 
 struct fwd_conn;
@@ -68,6 +69,8 @@ struct fwd_stream {
 	const uint8_t *ref[FWD_STREAM_TRANSFERS];
 	uint32_t ref_region[FWD_STREAM_TRANSFERS];
 	uint32_t nref;
+	/* A layer's weights of a 16-bit program: what may come as 16 bits. */
+	struct fwd_wire16 wire;
 };
 
 struct fwd_program {

@@ -58,6 +58,8 @@ static void usage(FILE *out)
 "                         parameters are saved into files a host made there\n"
 "  --log-level LEVEL      error, warn, info or debug (default info)\n"
 "  --once                 exit after the first host disconnects\n"
+"  --no-wire16            do not offer 16-bit weights on the wire (link capability\n"
+"                         WIRE16), as firmware before it did\n"
 "  --help, --version\n"
 "\n"
 "Fault knobs (for tests; frame counts are per connection, from 1):\n"
@@ -110,7 +112,7 @@ enum {
 	OPT_QUEUES, OPT_MAX_PAYLOAD, OPT_HELLO_TIMEOUT, OPT_LOG_LEVEL, OPT_ONCE,
 	OPT_HELP, OPT_VERSION, OPT_DROP, OPT_DELAY, OPT_CORRUPT, OPT_SILENT,
 	OPT_MALFORMED, OPT_MALFORMED_KIND, OPT_SEED, OPT_THREADS, OPT_MAX_PROGRAM, OPT_TIMING,
-	OPT_MICRO_BATCHES, OPT_STAGE_ERROR, OPT_WORKERS, OPT_STORE,
+	OPT_MICRO_BATCHES, OPT_STAGE_ERROR, OPT_WORKERS, OPT_STORE, OPT_NO_WIRE16,
 };
 
 static const struct option long_options[] = {
@@ -125,6 +127,7 @@ static const struct option long_options[] = {
 	{ "hello-timeout-ms", required_argument, NULL, OPT_HELLO_TIMEOUT },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "no-wire16", no_argument, NULL, OPT_NO_WIRE16 },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ "fault-drop-after", required_argument, NULL, OPT_DROP },
@@ -287,6 +290,9 @@ int fwd_options_parse(int argc, char **argv, struct fwd_config *cfg)
 			break;
 		case OPT_ONCE:
 			cfg->once = true;
+			break;
+		case OPT_NO_WIRE16:
+			cfg->no_wire16 = true;
 			break;
 		case 'h':
 		case OPT_HELP:

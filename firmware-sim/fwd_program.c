@@ -45,8 +45,10 @@ void fwd_program_free(struct fwd_program *p)
 	/* The workers first: they use the workspaces, parameters and staging. */
 	fwd_pipeline_destroy(p->pipeline);
 	if (p->streams)
-		for (uint32_t i = 0; i < p->prog->num_streams; i++)
+		for (uint32_t i = 0; i < p->prog->num_streams; i++) {
 			free(p->streams[i].buf);
+			fwd_wire16_free(&p->streams[i].wire);
+		}
 	free(p->streams);
 	for (uint32_t m = 0; m < p->micro_max; m++)
 		engine_workspace_destroy(p->micro_ws[m]);

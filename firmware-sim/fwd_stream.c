@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fwd_conn.h"
+#include "fwd_device.h"
 #include "fwd_exec.h"
 #include "fwd_log.h"
 #include "fwd_ops.h"
@@ -54,6 +55,10 @@ int fwd_stream_setup(struct fwd_program *p)
 			if (!s->buf)
 				return -1;
 		}
+		if (s->cap && d->layer >= 0 && d->dir == WSEP_DIR_HOST_TO_DEVICE &&
+		    (uint32_t)d->layer < prog->num_layers &&
+		    fwd_wire16_layout(prog, (uint32_t)d->layer, &s->wire))
+			return -1;
 	}
 	return 0;
 }
@@ -212,7 +217,8 @@ static bool by_reference(const struct fwd_stream *s, const struct wse_link_regio
  */
 static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 		       const struct wse_link_stream_info *in,
-		       const struct wse_link_region_ref_info *ref, const void *data)
+		       const struct wse_link_region_ref_info *ref, const void *data,
+		       uint32_t wire_len)
 {
 	struct fwd_program *p = NULL;
 	struct fwd_stream *s;
@@ -238,7 +244,7 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 				s->ref[s->nref] = src;
 				s->ref_region[s->nref++] = ref->region;
 				s->len += in->length;
-				x->stats.bytes_in += in->length;
+				x->stats.bytes_in += wire_len;
 				pthread_cond_broadcast(&x->changed);
 				break;
 			}
@@ -250,7 +256,7 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 			p->io--;
 			s->writing = false;
 			s->len += in->length;
-			x->stats.bytes_in += in->length;
+			x->stats.bytes_in += wire_len;
 			pthread_cond_broadcast(&x->changed);
 			break;
 		}
@@ -273,14 +279,91 @@ static void write_from(struct fwd_exec *x, const struct wse_link_frame *f,
 		fwd_conn_reply(x->conn, f, WSE_LINK_OK, NULL, 0);
 }
 
+/*
+ * A STREAM_WRITE flagged WSE_LINK_STREAM_WIRE16: widened to f32 outside
+ * the lock (its program held in use), from the float of the layer's
+ * transfer where the ring's partial transfer stands (transfers come in
+ * order on their queue, and the system takes whole ones), then written as
+ * any other. The device's stream bytes count what came on the wire.
+ */
+static void write_wire16(struct fwd_exec *x, const struct wse_link_frame *f,
+			 const struct wse_link_stream_info *in, const uint8_t *data)
+{
+	struct wse_link_stream_info wide = *in;
+	struct fwd_program *p;
+	struct fwd_stream *s = NULL;
+	float *buf = NULL;
+	uint64_t e0 = 0, n = 0;
+	char text[256];
+
+	pthread_mutex_lock(&x->lock);
+	p = fwd_program_get(x, in->program, text, sizeof(text));
+	if (p && in->stream < p->prog->num_streams)
+		s = &p->streams[in->stream];
+	if (p && !(x->dev->caps & WSE_LINK_CAP_WIRE16)) {
+		snprintf(text, sizeof(text),
+			 "this device does not offer 16-bit weights on the wire (wsefwd --no-wire16): send the weights as f32");
+		p = NULL;
+	} else if (s && s->wire.elems && s->wire.precision != ENGINE_FP32 && !s->nref) {
+		e0 = s->len % s->record / 4;
+		p->io++;
+	} else if (p) {
+		snprintf(text, sizeof(text),
+			 "stream %u of program %u does not take 16-bit weights (WSE_LINK_STREAM_WIRE16 is for a layer's weights of an fp16 or bf16 weight-streaming program, sent in frames)",
+			 in->stream, in->program);
+		p = NULL;
+	}
+	pthread_mutex_unlock(&x->lock);
+	if (!p) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL, "%s", text);
+		return;
+	}
+	buf = malloc((size_t)in->length * 2 + 4);
+	if (buf)
+		n = fwd_wire16_widen(&s->wire, e0, data, in->length, buf);
+	pthread_mutex_lock(&x->lock);
+	p->io--;
+	pthread_cond_broadcast(&x->changed);
+	pthread_mutex_unlock(&x->lock);
+	if (!buf)
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_NOSPC,
+				    "the simulator is out of memory for %u bytes of 16-bit weights",
+				    in->length);
+	else if (!n)
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
+				    "16-bit weights of %u bytes from float %llu of stream %u do not end on a whole value inside the layer's %llu floats",
+				    in->length, (unsigned long long)e0, in->stream,
+				    (unsigned long long)s->wire.elems);
+	if (!n) {
+		free(buf);
+		return;
+	}
+	wide.length = (uint32_t)(n * 4);
+	wide.flags = 0;
+	/* The device's counters count what the wire carried. */
+	write_from(x, f, &wide, NULL, buf, in->length);
+	free(buf);
+}
+
 static void write_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	write_from(x, &r->f, &r->args.stream, NULL, r->data);
+	if (r->args.stream.flags & WSE_LINK_STREAM_WIRE16)
+		write_wire16(x, &r->f, &r->args.stream, r->data);
+	else
+		write_from(x, &r->f, &r->args.stream, NULL, r->data, r->args.stream.length);
 }
 
 static void write_region_execute(struct fwd_exec *x, const struct fwd_request *r)
 {
-	write_from(x, &r->f, &r->args.region_stream.stream, &r->args.region_stream.ref, NULL);
+	const struct wse_link_stream_info *in = &r->args.region_stream.stream;
+
+	/* A region on this machine is read in place: nothing to narrow. */
+	if (in->flags)
+		fwd_conn_reply_text(x->conn, &r->f, WSE_LINK_E_INVAL,
+				    "STREAM_WRITE_REGION takes no stream flags (0x%x): 16-bit weights come in STREAM_WRITE frames",
+				    in->flags);
+	else
+		write_from(x, &r->f, in, &r->args.region_stream.ref, NULL, in->length);
 }
 
 /*
@@ -301,6 +384,11 @@ static void read_into(struct fwd_exec *x, const struct wse_link_frame *f,
 	char text[256];
 	struct iovec iov;
 
+	if (in->flags) {
+		fwd_conn_reply_text(x->conn, f, WSE_LINK_E_INVAL,
+				    "a stream read takes no flags (0x%x)", in->flags);
+		return;
+	}
 	if (!ref && !fwd_conn_reply_fits(x->conn, f, in->length))
 		return;
 	pthread_mutex_lock(&x->lock);

@@ -8,7 +8,7 @@ wsefwd_srcs := firmware-sim/wsefwd.c firmware-sim/fwd_options.c \
 	firmware-sim/fwd_mem_ops.c firmware-sim/fwd_fault.c \
 	firmware-sim/fwd_exec_queue.c firmware-sim/fwd_program.c \
 	firmware-sim/fwd_stream.c firmware-sim/fwd_run.c firmware-sim/fwd_micro.c firmware-sim/fwd_pipeline.c \
-	firmware-sim/fwd_graph.c \
+	firmware-sim/fwd_graph.c firmware-sim/fwd_wire16.c \
 	firmware-sim/fwd_params.c firmware-sim/fwd_region.c firmware-sim/fwd_snapshot.c \
 	firmware-sim/fwd_timing_setup.c
 wsefwd_libs := fwdtiming wseengine wsep wafer wselink wselinktest

@@ -30,6 +30,8 @@ int main(int argc, char **argv)
 	fwd_log_set_level(cfg.log_level);
 	dev.cfg = &cfg;
 	dev.caps = WSE_LINK_CAP_MEM | WSE_LINK_CAP_EXEC | WSE_LINK_CAP_REGION | WSE_LINK_CAP_CANCEL;
+	if (!cfg.no_wire16)
+		dev.caps |= WSE_LINK_CAP_WIRE16;
 	if (fwd_exec_init(&dev.exec, &dev) || fwd_timing_setup(&cfg, &dev.exec.timing)) {
 		fwd_err("cannot set up the executor");
 		return 1;

@@ -205,6 +205,12 @@ struct wse_link_status {
 #define WSE_LINK_CAP_REGION		0x00000008
 /* WSE_LINK_OP_CANCEL: a host may take back a request the device still holds. */
 #define WSE_LINK_CAP_CANCEL		0x00000010
+/*
+ * 16-bit weights on the wire: the device widens a weight transfer flagged
+ * WSE_LINK_STREAM_WIRE16 (struct wse_link_stream). A host sends the flag
+ * only to a device that offers this bit.
+ */
+#define WSE_LINK_CAP_WIRE16		0x00000020
 
 /* What a device takes read ahead of execution without refusing (E_BUSY). */
 #define WSE_LINK_QUEUED_REQS		256U
@@ -369,15 +375,28 @@ struct wse_link_program_ref {
  * struct wse_link_stream - a stream transfer
  * @program: the slot
  * @stream: the stream id, as in the program
- * @length: data bytes (write) or the most wanted (read)
- * @reserved: must be 0
+ * @length: data bytes (write) or the most wanted (read); with
+ *	WSE_LINK_STREAM_WIRE16, the bytes on the wire
+ * @flags: WSE_LINK_STREAM_*; 0 on reads and on every stream but a layer's
+ *	weights
  */
 struct wse_link_stream {
 	__le32 program;
 	__le32 stream;
 	__le32 length;
-	__le32 reserved;
+	__le32 flags;
 };
+
+/*
+ * A STREAM_WRITE of a layer's weights of an fp16 or bf16 program, to a
+ * device that offers WSE_LINK_CAP_WIRE16: the floats that the program
+ * uses only as matrix-product inputs travel as 16-bit values of its
+ * precision (little-endian), the rest as f32, in the layer's order; the
+ * device widens them to f32. A piece of a transfer ends on a whole value.
+ * (Documentation/link-protocol.rst, "16-bit weights")
+ */
+#define WSE_LINK_STREAM_WIRE16		0x00000001
+#define WSE_LINK_STREAM_FLAGS		(WSE_LINK_STREAM_WIRE16)
 
 /* What RUN does. */
 #define WSE_LINK_RUN_TRAIN		1	/* forward, loss, backward, update */

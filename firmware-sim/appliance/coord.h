@@ -35,6 +35,7 @@
 #include "svc_proto.h"
 #include "wse/engine.h"
 #include "wse/link_region.h"
+#include "../fwd_wire16.h"
 #include "wse/wsep.h"
 
 #define COORD_SYSTEMS_MAX	WSE_LINK_APPLIANCE_SYSTEMS_MAX
@@ -123,6 +124,8 @@ struct coord_job {
 	uint32_t samples_id, labels_id, losses_id, preds_id;	/* stream ids */
 	int64_t logits_id;			/* a graph program's logits (PREDICT); -1: none */
 	uint32_t weights_id[WSEP_MAX_LAYERS], grads_id[WSEP_MAX_LAYERS];
+	/* Which of layer k's floats go to a system in frames as 16 bits. */
+	struct fwd_wire16 wire[WSEP_MAX_LAYERS];
 	uint32_t record;			/* bytes of a sample */
 	uint32_t rows;				/* labels and predictions per sample */
 	uint32_t logit_bytes;			/* logits of a sample */

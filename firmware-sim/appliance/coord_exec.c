@@ -757,6 +757,13 @@ static void stream(struct coord *c, struct coord_conn *conn, const struct coord_
 		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO, "%s", err.text);
 		return;
 	}
+	if (in.flags) {
+		/* 16-bit weights are the coordinator's to send, not the host's. */
+		coord_reply_text(conn, &r->f, WSE_LINK_E_INVAL,
+				 "stream flags 0x%x: the appliance takes none (it does not offer WSE_LINK_CAP_WIRE16)",
+				 in.flags);
+		return;
+	}
 	if (r->f.opcode == WSE_LINK_OP_STREAM_WRITE &&
 	    in.length != r->len - sizeof(struct wse_link_stream)) {
 		coord_reply_text(conn, &r->f, WSE_LINK_E_PROTO,

@@ -214,7 +214,7 @@ static int write_piece(struct feed_run *fr, struct feed_batch *b, uint32_t strea
 
 	for (uint64_t done = 0; done < len; done += piece) {
 		uint32_t n = (uint32_t)(len - done < piece ? len - done : piece);
-		struct wse_link_stream_info in = { f->slot, stream, n };
+		struct wse_link_stream_info in = { f->slot, stream, n, 0 };
 		struct wse_link_region_ref_info ref = { REGION_FEED, at + done };
 		struct {
 			struct wse_link_stream s;

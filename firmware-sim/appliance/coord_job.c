@@ -288,6 +288,13 @@ int coord_job_open(struct coord *c, uint32_t slot, struct wsep_program *prog, un
 		st = WSE_LINK_E_INVAL;
 		goto fail;
 	}
+	for (uint32_t k = 0; k < prog->num_layers; k++) {
+		if (fwd_wire16_layout(prog, k, &j->wire[k])) {
+			snprintf(text, textlen, "the coordinator is out of memory");
+			st = WSE_LINK_E_NOSPC;
+			goto fail;
+		}
+	}
 	st = pick_systems(c, systems, text, textlen);
 	if (!st)
 		st = open_swarmx(c, text, textlen);
@@ -342,6 +349,8 @@ void coord_job_close(struct coord *c)
 	free(j->losses.buf);
 	free(j->preds.buf);
 	free(j->logits.buf);
+	for (uint32_t k = 0; k < WSEP_MAX_LAYERS; k++)
+		fwd_wire16_free(&j->wire[k]);
 	wsep_program_free(j->prog);
 	pthread_mutex_lock(&c->lock);
 	memset(j, 0, sizeof(*j));

@@ -176,6 +176,20 @@ static int submit(struct driver *d, uint8_t op, uint16_t q, const struct iovec *
 	return -1;
 }
 
+/* Room for one more tag in @tags (@cap of them): when they are full the oldest are waited for. */
+static int tag_room(struct driver *d, uint32_t *tags, int *ntags, int cap)
+{
+	size_t rlen;
+
+	if (*ntags < cap)
+		return 0;
+	for (int i = 0; i < cap; i++)
+		if (await(d, tags[i], WSE_LINK_OP_STREAM_WRITE, &rlen))
+			return -1;
+	*ntags = 0;
+	return 0;
+}
+
 /*
  * A stream write of @len bytes: from @region at @off if the system maps
  * the appliance's regions, else in frames from @inline_data. Its tags go
@@ -191,21 +205,16 @@ static int write_stream(struct driver *d, uint32_t stream, uint16_t q, uint32_t 
 
 	for (uint64_t at = 0; at < len; at += piece) {
 		uint32_t n = (uint32_t)(len - at < piece ? len - at : piece);
-		struct wse_link_stream_info in = { c->job.slot, stream, n };
+		struct wse_link_stream_info in = { c->job.slot, stream, n, 0 };
 		struct wse_link_region_ref_info ref = { region, off + at };
 		struct {
 			struct wse_link_stream s;
 			struct wse_link_region_ref r;
 		} raw;
 		struct iovec iov[2] = { { &raw, sizeof(raw) } };
-		size_t rlen;
 
-		if (*ntags == cap) {
-			for (int i = 0; i < cap; i++)
-				if (await(d, tags[i], WSE_LINK_OP_STREAM_WRITE, &rlen))
-					return -1;
-			*ntags = 0;
-		}
+		if (tag_room(d, tags, ntags, cap))
+			return -1;
 		wse_link_stream_encode(&raw.s, &in);
 		if (s->maps_regions) {
 			wse_link_region_ref_encode(&raw.r, &ref);
@@ -243,7 +252,7 @@ static int read_submit(struct driver *d, struct pending_read *r)
 	struct coord_part *s = &c->sys[d->sys];
 	uint64_t max = s->link.rules.max_payload - 64, left = r->len - r->got;
 	uint32_t want = (uint32_t)(left < max || r->by_region ? left : max);
-	struct wse_link_stream_info in = { c->job.slot, r->stream, want };
+	struct wse_link_stream_info in = { c->job.slot, r->stream, want, 0 };
 	struct wse_link_region_ref_info ref = { r->region, r->off + r->got };
 	struct {
 		struct wse_link_stream s;
@@ -405,6 +414,56 @@ static void *feeder_main(void *arg)
 }
 
 /*
+ * Does layer @k go to the driver's system as 16-bit weights: in frames
+ * (a system that maps MemoryX's region reads the f32 masters in place),
+ * to a system that offers it, of a program with floats to narrow?
+ */
+static bool wire16(const struct driver *d, uint32_t k)
+{
+	const struct coord *c = d->run->c;
+	const struct coord_part *s = &c->sys[d->sys];
+
+	return !s->maps_regions && (s->link.dev.caps & WSE_LINK_CAP_WIRE16) &&
+	       c->job.wire[k].nruns;
+}
+
+/*
+ * Layer @k's weights @w to the system in frames, the floats the program
+ * only multiplies as 16-bit values (fwd_wire16.h), packed piece by piece
+ * from MemoryX's f32 masters: each piece ends on a whole value.
+ */
+static int write_weights16(struct driver *d, uint32_t k, const float *w, uint32_t *tags,
+			   int *ntags, int cap)
+{
+	struct coord *c = d->run->c;
+	const struct fwd_wire16 *layout = &c->job.wire[k];
+	uint64_t per = (c->sys[d->sys].link.rules.max_payload - 64) / 4;
+	uint8_t *buf = malloc((per < layout->elems ? per : layout->elems) * 4);
+	int ret = buf ? 0 : -1;
+
+	if (!buf) {
+		pthread_mutex_lock(&c->lock);
+		coord_job_fail(c, "the coordinator is out of memory for layer %u's 16-bit weights", k);
+		pthread_mutex_unlock(&c->lock);
+	}
+	for (uint64_t e = 0; !ret && e < layout->elems; e += per) {
+		uint64_t end = layout->elems - e < per ? layout->elems : e + per;
+		uint32_t n = (uint32_t)fwd_wire16_pack(layout, e, end, w, buf);
+		struct wse_link_stream_info in = { c->job.slot, c->job.weights_id[k], n,
+						   WSE_LINK_STREAM_WIRE16 };
+		struct wse_link_stream raw;
+		struct iovec iov[2] = { { &raw, sizeof(raw) }, { buf, n } };
+
+		wse_link_stream_encode(&raw, &in);
+		/* The frame is sent before submit() returns: buf may be packed again. */
+		ret = tag_room(d, tags, ntags, cap) ||
+		      submit(d, WSE_LINK_OP_STREAM_WRITE, Q_CTL, iov, 2, NULL, 0, &tags[(*ntags)++]);
+	}
+	free(buf);
+	return ret ? -1 : 0;
+}
+
+/*
  * Every layer's weights for step @s, in the order the system needs them,
  * once MemoryX has them: once a step, as the system keeps the forward
  * transfer for the backward pass (WSE_LINK_RUN_RETAIN).
@@ -422,15 +481,19 @@ static int send_weights(struct driver *d, uint32_t s)
 		const struct wsep_layer *l = &j->prog->layers[k];
 		uint64_t off = WSE_LINK_REGION_HEADER + l->weight_offset * 4;
 		uint64_t len = wsep_layer_params(l) * 4;
-		bool ok;
+		bool half = wire16(d, k), ok;
 
 		pthread_mutex_lock(&c->lock);
 		while (j->updated[k] < need && !stopped(c) && coord_wait_on(c, &c->update_cond, 500))
 			;
 		ok = !stopped(c);
-		c->broadcast += ok ? len : 0;
+		c->broadcast += !ok ? 0 : half ? fwd_wire16_bytes(&j->wire[k], 0, j->wire[k].elems) : len;
 		pthread_mutex_unlock(&c->lock);
-		if (!ok || write_stream(d, j->weights_id[k], Q_CTL, REGION_MX, off,
+		if (!ok)
+			return -1;
+		if (half ? write_weights16(d, k, (const float *)(j->mx_region.base + off),
+					   d->writes[set], &d->nwrites[set], MAX_WRITES) :
+			   write_stream(d, j->weights_id[k], Q_CTL, REGION_MX, off,
 					j->mx_region.base + off, len, d->writes[set], &d->nwrites[set],
 					MAX_WRITES))
 			return -1;

@@ -6,7 +6,7 @@ wse-appliance_srcs := $(addprefix firmware-sim/appliance/, main.c roles.c launch
 	svc_server.c hostlink.c memoryx.c memoryx_store.c memoryx_spill.c swarmx.c input.c \
 	coord_main.c coord_conn.c coord_parts.c coord_exec.c coord_job.c coord_run.c \
 	coord_feed.c) \
-	firmware-sim/fwd_log.c
+	firmware-sim/fwd_log.c firmware-sim/fwd_wire16.c
 wse-appliance_libs := wseengine wsep wsedata wselink wsecli
 wse-appliance_ldlibs := -lopenblas -lz -lm -lpthread
 

@@ -119,6 +119,7 @@ void wse_link_stream_encode(struct wse_link_stream *raw, const struct wse_link_s
 	raw->program = htole32(in->program);
 	raw->stream = htole32(in->stream);
 	raw->length = htole32(in->length);
+	raw->flags = htole32(in->flags);
 }
 
 int wse_link_stream_decode(const void *buf, size_t len, struct wse_link_stream_info *out,
@@ -129,11 +130,14 @@ int wse_link_stream_decode(const void *buf, size_t len, struct wse_link_stream_i
 	if (len < sizeof(raw))
 		return too_short(err, "stream", len, sizeof(raw));
 	memcpy(&raw, buf, sizeof(raw));
-	if (raw.reserved)
-		return reserved_set(err, "stream");
 	out->program = le32toh(raw.program);
 	out->stream = le32toh(raw.stream);
 	out->length = le32toh(raw.length);
+	out->flags = le32toh(raw.flags);
+	if (out->flags & ~WSE_LINK_STREAM_FLAGS)
+		return wse_link_err_set(err, WSE_LINK_E_PROTO, WSE_LINK_CHECK_PAYLOAD,
+					"stream flags 0x%x: unknown bits 0x%x", out->flags,
+					out->flags & ~WSE_LINK_STREAM_FLAGS);
 	return 0;
 }
 

@@ -322,7 +322,7 @@ static uint32_t read_all(FIXTURE_DATA(appl) *self, uint32_t stream, void *out, u
 			 char *text, size_t textlen)
 {
 	for (uint32_t got = 0, tries = 0; got < len && tries < 10000; tries++) {
-		struct wse_link_stream_info in = { SLOT, stream, len - got };
+		struct wse_link_stream_info in = { SLOT, stream, len - got, 0 };
 		struct wse_link_stream raw;
 		size_t n = 0;
 		uint32_t st;
@@ -340,7 +340,7 @@ static uint32_t read_all(FIXTURE_DATA(appl) *self, uint32_t stream, void *out, u
 static uint32_t write_stream(FIXTURE_DATA(appl) *self, uint32_t stream, const void *data,
 			     uint32_t len, char *text, size_t textlen)
 {
-	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream_info in = { SLOT, stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);
@@ -1016,6 +1016,73 @@ TEST_F_TIMEOUT(appl, frames_and_a_slow_system_change_no_result, 120)
 }
 
 /*
+ * 16-bit weights on the wire: a bf16 and an fp16 program, trained on 2
+ * systems that read MemoryX's f32 masters in place (regions), that get
+ * them in f32 frames (--no-regions, systems without WSE_LINK_CAP_WIRE16)
+ * and in 16-bit frames (of 4 MiB, and of 4 KiB, which cut a layer's
+ * transfer into pieces), end with the same losses, weights and optimizer
+ * state, bit for bit: the systems round the dense layers' W to the same
+ * 16 bits either way. The 16-bit frames carry each W in 2 bytes a float
+ * (the biases in 4): 4904 bytes a step and system instead of 9640.
+ */
+TEST_F_TIMEOUT(appl, sixteen_bit_weights_on_the_wire_change_no_bit, 180)
+{
+	static const char *const variants[][2] = {
+		{ "--log-level=info", "--log-level=info" },
+		{ "--no-regions", "--fw-arg=--no-wire16" },
+		{ "--no-regions", "--log-level=info" },
+		/* Frames of 4 KiB: a layer's W in pieces, one ending in its b. */
+		{ "--no-regions", "--fw-arg=--max-payload=4096" },
+	};
+	static const enum wsep_precision precisions[] = { WSEP_PRECISION_BF16,
+							  WSEP_PRECISION_FP16 };
+	static struct snapshot sn[4];
+	static float loss[4][4 * BATCH];
+	const uint64_t w16 = 64 * 32 + 32 * 10, b32 = 32 + 10;
+	uint64_t broadcast[4], tx[4];
+	struct wse_link_appliance_state st;
+	char text[512] = "";
+	size_t len;
+	void *image;
+
+	for (int p = 0; p < 2; p++) {
+		ASSERT_EQ(0, test_compile_model_at(small_model, "64x64", WSECC_MODE_WEIGHT_STREAMING, 0,
+						   precisions[p], &image, &len));
+		for (int v = 0; v < 4; v++) {
+			ASSERT_EQ(0, start(self, 2, variants[v][0], variants[v][1]));
+			ASSERT_EQ(0, load(self, image, len, text, sizeof(text))) TH_LOG("%s", text);
+			ASSERT_EQ(0, train(self, 2, 0, 4, true, loss[v], text, sizeof(text)))
+				TH_LOG("%s", text);
+			ASSERT_EQ(0, snap(self, &sn[v], false, text, sizeof(text)));
+			ASSERT_EQ(0, appliance_state(self, &st, text, sizeof(text)));
+			broadcast[v] = st.swarmx_broadcast;
+			tx[v] = st.part[0].bytes_tx + st.part[1].bytes_tx;
+			stop(self);
+		}
+		free(image);
+		for (int v = 1; v < 4; v++) {
+			EXPECT_EQ(0, memcmp(loss[0], loss[v], sizeof(loss[0])))
+				TH_LOG("precision %d, variant %d: losses", p, v);
+			EXPECT_EQ(0, memcmp(sn[0].w, sn[v].w, sizeof(sn[0].w)))
+				TH_LOG("precision %d, variant %d: weights", p, v);
+			EXPECT_EQ(0, memcmp(sn[0].state, sn[v].state, sizeof(sn[0].state)))
+				TH_LOG("precision %d, variant %d: optimizer state", p, v);
+		}
+		/* 4 steps, 2 systems. */
+		EXPECT_EQ(4 * 2 * FLOATS * 4, broadcast[0]);
+		EXPECT_EQ(4 * 2 * FLOATS * 4, broadcast[1]);
+		EXPECT_EQ(4 * 2 * (w16 * 2 + b32 * 4), broadcast[2]);
+		EXPECT_EQ(broadcast[2], broadcast[3]);
+		/* ... in more frames: each piece has its headers. */
+		EXPECT_LT(tx[2], tx[3]);
+		/* The frames to the systems shrink by the W's halves, all else the same. */
+		EXPECT_EQ(tx[1] - tx[2], 4 * 2 * w16 * 2)
+			TH_LOG("bytes to the systems: %llu in f32 frames, %llu in 16-bit",
+			       (unsigned long long)tx[1], (unsigned long long)tx[2]);
+	}
+}
+
+/*
  * A layer-pipelined program is fed by the input workers too: its system
  * gets the same batches as from the host, so the same bits; the host may
  * not write its samples then, and past the epoch's end the RUN is refused.
@@ -1180,7 +1247,7 @@ TEST_F(appl, a_changed_request_or_a_busy_unload_keeps_the_link)
 	for (int pipelined = 0; pipelined < 2; pipelined++) {
 		struct wse_link_run_info run = { .program = SLOT, .kind = WSE_LINK_RUN_TRAIN,
 						 .steps = 2, .batch = BATCH };
-		struct wse_link_stream_info sin = { SLOT, S_SAMPLES, sizeof(px) };
+		struct wse_link_stream_info sin = { SLOT, S_SAMPLES, sizeof(px), 0 };
 		struct wse_link_program_ref ref;
 		struct wse_link_stream sraw;
 		struct wse_link_run rraw;
@@ -1524,7 +1591,7 @@ static uint32_t dataset_input_on(FIXTURE_DATA(appl) *self, uint32_t slot, char *
 static uint32_t submit_waiting(FIXTURE_DATA(appl) *self, uint8_t op, uint16_t q, uint32_t stream,
 			       const void *data, uint32_t len, int ms)
 {
-	struct wse_link_stream_info in = { SLOT, stream, len };
+	struct wse_link_stream_info in = { SLOT, stream, len, 0 };
 	struct wse_link_stream raw;
 	struct iovec iov[2] = { { &raw, sizeof(raw) }, { (void *)data, len } };
 	struct wse_link_err err;
@@ -1694,7 +1761,7 @@ TEST_F_TIMEOUT(appl, backlog_refused_not_stalled_and_cancelled, 120)
 	enum { N = 300, BASE = 10000, KA = BASE + 2 * N, TAGS = 2 * N + 2 };
 	static struct noted seen[TAGS];
 	static float loss[BATCH];
-	struct wse_link_stream_info in = { SLOT, S_LOSSES, BATCH * 4 };
+	struct wse_link_stream_info in = { SLOT, S_LOSSES, BATCH * 4, 0 };
 	struct wse_link_stream raw;
 	int held = 0, busy = 0, relayed = 0;
 	char text[512] = "";
@@ -1992,7 +2059,7 @@ TEST_F_TIMEOUT(appl, waiting_programs_leave_the_coordinator_room_on_their_system
 					true, text, sizeof(text))) TH_LOG("slot %u: %s", slot, text);
 	}
 	for (uint32_t i = 0; i < N; i++) {
-		struct wse_link_stream_info in = { 1 + i / 4, S_LOSSES, BATCH * 4 };
+		struct wse_link_stream_info in = { 1 + i / 4, S_LOSSES, BATCH * 4, 0 };
 		struct wse_link_stream raw;
 
 		wse_link_stream_encode(&raw, &in);

@@ -14,12 +14,12 @@
 
 /*
  * Compiles @text for wafer @wafer (WxH) in @mode, in micro-batches of
- * @micro samples (wsecc --micro-batch; 0: the compiler's choice), into a
- * .wsep image (free()); 0 or -1.
+ * @micro samples (wsecc --micro-batch; 0: the compiler's choice), at
+ * @precision (wsecc --precision), into a .wsep image (free()); 0 or -1.
  */
-static inline int test_compile_model_micro(const char *text, const char *wafer,
-					   enum wsecc_mode mode, uint32_t micro, void **buf,
-					   size_t *len)
+static inline int test_compile_model_at(const char *text, const char *wafer,
+					enum wsecc_mode mode, uint32_t micro,
+					enum wsep_precision precision, void **buf, size_t *len)
 {
 	static struct wsecc_model m;
 	static struct wsecc_plan plan;
@@ -30,10 +30,19 @@ static inline int test_compile_model_micro(const char *text, const char *wafer,
 	if (wsecc_parse_string(text, "test.model", &m, &err))
 		return -1;
 	m.micro_batch = micro;
+	m.precision = precision;
 	if (wse_wafer_parse(wafer, &w, msg, sizeof(msg)) ||
 	    wsecc_compile(&m, &w, mode, &plan, &err))
 		return -1;
 	return wsecc_emit(&m, &plan, plan.mode == WSEP_MODE_PIPELINED, buf, len, &err);
+}
+
+/* As test_compile_model_at() in fp32. */
+static inline int test_compile_model_micro(const char *text, const char *wafer,
+					   enum wsecc_mode mode, uint32_t micro, void **buf,
+					   size_t *len)
+{
+	return test_compile_model_at(text, wafer, mode, micro, WSEP_PRECISION_FP32, buf, len);
 }
 
 /* As test_compile_model_micro(), the compiler choosing the micro-batch. */

@@ -267,7 +267,7 @@ static uint32_t send_cancel(FIXTURE_DATA(cancel) *self, uint32_t tag)
 static uint32_t send_stream(FIXTURE_DATA(cancel) *self, uint8_t op, uint16_t q, uint32_t stream,
 			    const void *data, uint32_t len)
 {
-	struct wse_link_stream_info in = { PROG, stream, len };
+	struct wse_link_stream_info in = { PROG, stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);

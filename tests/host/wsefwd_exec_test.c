@@ -224,7 +224,7 @@ static uint32_t load(FIXTURE_DATA(exec) *self, uint32_t slot, const void *image,
 static uint32_t stream_write(FIXTURE_DATA(exec) *self, uint16_t q, uint32_t stream,
 			     const void *data, uint32_t len, char *text, size_t textlen)
 {
-	struct wse_link_stream_info in = { PROG, stream, len };
+	struct wse_link_stream_info in = { PROG, stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);
@@ -237,7 +237,7 @@ static uint32_t stream_read_all(FIXTURE_DATA(exec) *self, uint32_t stream, void 
 				uint32_t len, char *text, size_t textlen)
 {
 	for (uint32_t got = 0, tries = 0; got < len && tries < 10000; tries++) {
-		struct wse_link_stream_info in = { PROG, stream, len - got };
+		struct wse_link_stream_info in = { PROG, stream, len - got, 0 };
 		struct wse_link_stream raw;
 		size_t n = 0;
 		uint32_t st;
@@ -580,6 +580,80 @@ TEST_F(exec, pipelined_training_loss_falls)
 	TH_LOG("modelled %llu cycles, compiler's estimate %llu (ratio %.3f)",
 	       (unsigned long long)cycles, (unsigned long long)est, (double)cycles / (double)est);
 	free(img);
+}
+
+/* A STREAM_WRITE flagged WSE_LINK_STREAM_WIRE16 of @len bytes to program @prog's @stream. */
+static uint32_t write16(FIXTURE_DATA(exec) *self, uint32_t prog, uint32_t stream, const void *data,
+			uint32_t len, char *text, size_t textlen)
+{
+	struct wse_link_stream_info in = { prog, stream, len, WSE_LINK_STREAM_WIRE16 };
+	struct wse_link_stream raw;
+
+	wse_link_stream_encode(&raw, &in);
+	return call(self, WSE_LINK_OP_STREAM_WRITE, Q_IN, &raw, sizeof(raw), data, len, NULL, NULL,
+		    text, textlen);
+}
+
+/*
+ * 16-bit weights on the wire: the device offers WSE_LINK_CAP_WIRE16 and
+ * takes a bf16 program's layer weights with W in 16 bits and b in f32,
+ * counting the bytes that came; it refuses, saying why, a piece that does
+ * not end on a whole value, the flag on a stream that is not a layer's
+ * weights, on an fp32 program, and on a read.
+ */
+TEST_F(exec, sixteen_bit_weights_taken_and_refused)
+{
+	const uint32_t wire = 16 * 12 * 2 + 12 * 4;
+	struct wse_link_dev_stats_info before, after;
+	uint8_t data[1024] = { 0 }, raw[256];
+	char text[512] = "";
+	struct wse_link_err err;
+	size_t len, flen, n = 0;
+	void *img, *fimg;
+
+	ASSERT_EQ(0, test_compile_model_at(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, 0,
+					   WSEP_PRECISION_BF16, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &fimg,
+					&flen));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	EXPECT_TRUE(self->cl.dev.caps & WSE_LINK_CAP_WIRE16);
+	ASSERT_EQ(0, load(self, PROG, img, len, len, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, PROG + 1, fimg, flen, flen, NULL, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, raw, &n, text,
+			  sizeof(text)));
+	ASSERT_EQ(0, wse_link_dev_stats_decode(raw, n, &before, &err));
+	EXPECT_EQ(0, write16(self, PROG, S_WEIGHTS(0, 1), data, wire, text, sizeof(text)))
+		TH_LOG("%s", text);
+	ASSERT_EQ(0, call(self, WSE_LINK_OP_DEVICE_STATS, Q_CTL, NULL, 0, NULL, 0, raw, &n, text,
+			  sizeof(text)));
+	ASSERT_EQ(0, wse_link_dev_stats_decode(raw, n, &after, &err));
+	EXPECT_EQ(wire, after.stream_bytes_in - before.stream_bytes_in);
+
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_WEIGHTS(0, 1), data, 3, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "do not end on a whole value inside the layer's 204 floats"))
+		TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_WEIGHTS(0, 1), data, wire + 4, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "do not end on a whole value")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG, S_SAMPLES, data, 16, text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "does not take 16-bit weights")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, write16(self, PROG + 1, S_WEIGHTS(0, 1), data, wire, text,
+					    sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "fp16 or bf16 weight-streaming program")) TH_LOG("%s", text);
+	{
+		struct wse_link_stream_info in = { PROG, S_LOSSES, 16, WSE_LINK_STREAM_WIRE16 };
+		struct wse_link_stream req;
+
+		wse_link_stream_encode(&req, &in);
+		EXPECT_EQ(WSE_LINK_E_INVAL, call(self, WSE_LINK_OP_STREAM_READ, Q_OUT, &req,
+						 sizeof(req), NULL, 0, NULL, NULL, text,
+						 sizeof(text)));
+		EXPECT_NE(NULL, strstr(text, "a stream read takes no flags")) TH_LOG("%s", text);
+	}
+	free(img);
+	free(fimg);
 }
 
 /*
@@ -939,7 +1013,7 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
 		st = stream_write(self, Q_IN, S_LABELS, labels, batch * 4, text, textlen);
 	for (int i = 0; !st && i < 4; i++) {
 		int k = i < 2 ? i : 3 - i;
-		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4 };
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(k, 1), tiny_floats[k] * 4, 0 };
 		struct wse_link_region_ref_info ref = { 1, woff[k] };
 		struct {
 			struct wse_link_stream s;
@@ -957,7 +1031,7 @@ static uint32_t ws_step(FIXTURE_DATA(exec) *self, const uint8_t *px, const int32
 			  NULL, NULL, text, textlen);
 	}
 	for (int k = 1; !st && k >= 0; k--) {
-		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4 };
+		struct wse_link_stream_info in = { PROG, (uint32_t)S_GRADS(k), tiny_floats[k] * 4, 0 };
 		struct wse_link_region_ref_info ref = { 1, goff[k] };
 		struct {
 			struct wse_link_stream s;
@@ -1134,7 +1208,7 @@ TEST_F(exec, regions_carry_stream_data)
 
 		for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++) {
 			struct wse_link_stream_info in = { PROG, (uint32_t)S_WEIGHTS(1, 1),
-							   TINY_L1 * 4 };
+							   TINY_L1 * 4, 0 };
 			struct {
 				struct wse_link_stream s;
 				struct wse_link_region_ref r;
@@ -1227,7 +1301,7 @@ TEST_F(exec, malformed_stream_data_refused)
 	EXPECT_EQ(WSE_LINK_E_INVAL, stream_write(self, Q_IN, S_LOSSES, px, 4, text, sizeof(text)));
 	EXPECT_NE(NULL, strstr(text, "device->host")) TH_LOG("%s", text);
 	{
-		struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+		struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN, 0 };
 		struct wse_link_stream raw;
 
 		wse_link_stream_encode(&raw, &in);
@@ -1275,7 +1349,7 @@ TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
 {
 	struct wse_link_run_result_info res;
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_SAMPLES, sizeof(uint8_t) * TINY_BATCH * TINY_IN };
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, sizeof(uint8_t) * TINY_BATCH * TINY_IN, 0 };
 	struct wse_link_stream raw;
 	struct wse_link_err err;
 	uint8_t px[TINY_BATCH * TINY_IN] = { 0 };
@@ -1314,7 +1388,7 @@ TEST_F(exec, backpressure_holds_a_write_until_a_run_consumes)
 TEST_F(exec, read_waits_on_one_queue_while_another_writes)
 {
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_LOSSES, TINY_BATCH * 4 };
+	struct wse_link_stream_info in = { PROG, S_LOSSES, TINY_BATCH * 4, 0 };
 	struct wse_link_stream raw;
 	struct iovec iov = { &raw, sizeof(raw) };
 	struct wse_link_err err;
@@ -1703,7 +1777,7 @@ static void reconnect(FIXTURE_DATA(exec) *self, int tries)
 TEST_F(exec, read_ahead_is_bounded_and_released_at_close)
 {
 	struct wse_link_prog_info info;
-	struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN };
+	struct wse_link_stream_info in = { PROG, S_SAMPLES, TINY_IN, 0 };
 	struct wse_link_stream raw;
 	struct wse_link_err err;
 	uint8_t frame[sizeof(raw) + TINY_IN] = { 0 };

@@ -64,8 +64,8 @@ FIXTURE(graph)
 };
 
 /* An appliance of @systems systems on a 64x64 wafer, @micro micro-batches a pipelined batch. */
-static void start_micro(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems,
-			int micro)
+static void start_with(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self,
+		       int systems, int micro, const char *extra)
 {
 	char spec[128], log[128], run_dir[128], n[16], mb[48];
 
@@ -81,9 +81,15 @@ static void start_micro(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *
 			_exit(127);
 		execl(appliance_binary(self_path), appliance_binary(self_path), "--systems", n,
 		      "--listen", spec, "--run-dir", run_dir, "--fw-arg=--wafer=64x64",
-		      mb, NULL);
+		      mb, extra, NULL);
 		_exit(127);
 	}
+}
+
+static void start_micro(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems,
+			int micro)
+{
+	start_with(_metadata, self, systems, micro, NULL);
 }
 
 static void start(struct __test_metadata *_metadata, FIXTURE_DATA(graph) *self, int systems)
@@ -205,6 +211,45 @@ static double gpt_both_modes(struct __test_metadata *_metadata, FIXTURE_DATA(gra
 	EXPECT_STREQ(loss[0], loss[1]);
 	EXPECT_STREQ(val[0], val[1]);
 	return after(val[0], "validation loss ");
+}
+
+/*
+ * 16-bit weights on the wire for a graph program: the bf16 GPT by weight
+ * streaming on 2 systems that read MemoryX's f32 masters in place, and on
+ * 2 that get their weights in frames (--no-regions), where its MatMul
+ * weights travel in 16 bits and its embeddings (also gathered), norms and
+ * biases in f32: the same losses to 9 digits and the same validation
+ * loss, in fewer bytes, though not half (the f32 part stays).
+ */
+TEST_F(graph, gpt_weights_in_16_bits_on_the_wire_change_no_loss)
+{
+	char prog[128], cmd[1024], loss[2][2048], val[2][128];
+	double bytes[2];
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (apt-get install fortunes)", FORTUNES);
+	snprintf(prog, sizeof(prog), "%s/gpt-bf16.wsep", self->dir);
+	snprintf(cmd, sizeof(cmd),
+		 "build/bin/wsecc tests/corpus/onnx/gpt-tiny.onnx --batch 8 --wafer 64x64 --mode weight_streaming --optimizer adamw --lr 0.01 --warmup 5 --steps 20 --precision bf16 -q -o %s 2>&1",
+		 prog);
+	ASSERT_EQ(0, run_cmd(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	for (int v = 0; v < 2; v++) {
+		start_with(_metadata, self, 2, 8, v ? "--no-regions" : NULL);
+		ASSERT_EQ(0, trainhost(self, prog,
+				       "--steps 6 --report 1 --loss-digits 9 --systems 2 --text " FORTUNES))
+			TH_LOG("%s", self->out);
+		lines(self->out, "step ", "  cycles", loss[v], sizeof(loss[v]));
+		lines(self->out, "validation loss", NULL, val[v], sizeof(val[v]));
+		bytes[v] = after(self->out, "traffic: ");
+		stop(self);
+	}
+	EXPECT_NE(0U, strlen(loss[0]));
+	EXPECT_STREQ(loss[0], loss[1]);
+	EXPECT_STREQ(val[0], val[1]);
+	TH_LOG("weight bytes broadcast: %.0f in f32, %.0f with 16-bit MatMul weights", bytes[0],
+	       bytes[1]);
+	EXPECT_LT(bytes[1], bytes[0]);
+	EXPECT_LE(bytes[0] / 2, bytes[1]);
 }
 
 TEST_F(graph, gpt_trains_alike_in_both_modes_and_as_on_the_host)

@@ -244,7 +244,7 @@ static int request(struct wse_link_client *cl, uint8_t op, uint16_t q, const voi
 static int stream_read(struct wse_link_client *cl, uint32_t stream, void *out, uint32_t len)
 {
 	for (uint32_t got = 0, tries = 0; got < len; tries++) {
-		struct wse_link_stream_info in = { SLOT, stream, len - got };
+		struct wse_link_stream_info in = { SLOT, stream, len - got, 0 };
 		struct wse_link_stream raw;
 		size_t rest;
 
@@ -280,6 +280,28 @@ static int load(struct wse_link_client *cl, const uint8_t *img, size_t len,
 	if (wse_link_prog_info_decode(cl->buf + sizeof(struct wse_link_status), rest, info, &err))
 		return fail("PROGRAM_LOAD: %s", err.text);
 	return 0;
+}
+
+/* An appliance's weight traffic: what SwarmX broadcast and reduced, and the frames to the systems. */
+static void print_traffic(struct wse_link_client *cl)
+{
+	struct wse_link_params_info in = { 0, WSE_LINK_PARAMS_APPLIANCE, 0, 65536 };
+	static struct wse_link_appliance_state st;
+	struct wse_link_params raw;
+	struct wse_link_err err;
+	uint64_t tx = 0;
+	size_t rest;
+
+	wse_link_params_encode(&raw, &in);
+	if (request(cl, WSE_LINK_OP_PARAMS_READ, Q_CTL, &raw, sizeof(raw), NULL, 0, &rest) ||
+	    wse_link_appliance_state_decode(cl->buf + sizeof(struct wse_link_status), rest, &st,
+					    &err))
+		return;
+	for (uint32_t i = 0; i < st.systems; i++)
+		tx += st.part[i].bytes_tx;
+	printf("traffic: %llu weight bytes broadcast, %llu gradient bytes reduced, %llu bytes in frames to the systems\n",
+	       (unsigned long long)st.swarmx_broadcast, (unsigned long long)st.swarmx_reduced,
+	       (unsigned long long)tx);
 }
 
 /* An appliance: the job's systems (WSE_LINK_PARAMS_JOB), before the program loads. */
@@ -374,7 +396,7 @@ static int reap_writes(struct trainer *t, uint32_t keep)
 /* A STREAM_WRITE whose answer is collected later (the data is sent before this returns). */
 static int write_async(struct trainer *t, int stream, const void *data, uint32_t len)
 {
-	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len, 0 };
 	struct wse_link_stream raw;
 
 	if (reap_writes(t, WRITES_KEPT))
@@ -389,7 +411,7 @@ static int write_async(struct trainer *t, int stream, const void *data, uint32_t
 
 static int submit_read(struct trainer *t, int stream, uint32_t len, uint32_t *tag)
 {
-	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len };
+	struct wse_link_stream_info in = { SLOT, (uint32_t)stream, len, 0 };
 	struct wse_link_stream raw;
 
 	wse_link_stream_encode(&raw, &in);
@@ -985,6 +1007,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)ds.steps, (unsigned long long)ds.samples,
 		       (unsigned long long)ds.cycles, (unsigned long long)ds.est_cycles,
 		       ds.est_cycles ? (double)ds.cycles / (double)ds.est_cycles : 0.0);
+	if (!ret && cl.appliance.systems)
+		print_traffic(&cl);
 	wse_link_client_free(&cl);
 	close(fd);
 	wsep_program_free(p);

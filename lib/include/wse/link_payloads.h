@@ -114,6 +114,7 @@ struct wse_link_stream_info {
 	uint32_t program;
 	uint32_t stream;
 	uint32_t length;
+	uint32_t flags;		/* WSE_LINK_STREAM_* */
 };
 
 struct wse_link_run_info {
