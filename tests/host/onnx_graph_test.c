@@ -202,6 +202,32 @@ TEST(gpt_forward_and_sgd_steps_match_pytorch)
 	matches_pytorch(_metadata, "gpt-tiny");
 }
 
+/*
+ * head.weight = tok.weight: the exporter wrote the head's weight again,
+ * transposed (onnx::MatMul_148). Tied back, one parameter trains from the
+ * sum of the Gather's and the head's gradients, as PyTorch's does; the
+ * copy is no value of the program.
+ */
+TEST(tied_gpt_trains_one_shared_weight_like_pytorch)
+{
+	struct run r;
+	int copy, tok;
+
+	matches_pytorch(_metadata, "gpt-tied-tiny");
+	ASSERT_EQ(0, open_run("gpt-tied-tiny", 2, ENGINE_SGD, &r));
+	tok = wsecc_graph_find(r.g, "tok.weight");
+	copy = wsecc_graph_find(r.g, "onnx::MatMul_148");
+	ASSERT_LE(0, tok);
+	ASSERT_LE(0, copy);
+	EXPECT_EQ(WSECC_T_PARAM, r.g->tensors[tok].kind);
+	EXPECT_EQ(WSECC_T_VALUE, r.g->tensors[copy].kind);
+	ASSERT_LE(0, r.g->tensors[copy].producer);
+	EXPECT_STREQ("Transpose", r.g->nodes[r.g->tensors[copy].producer].op_type);
+	EXPECT_EQ(ENGINE_VAL_ACT, engine_graph_kind(r.eg, r.ids[copy]));
+	EXPECT_NE(NULL, strstr(r.g->notes, "note: 'onnx::MatMul_148' [16x96] is bit for bit the transpose of parameter 'tok.weight' [96x16]")) TH_LOG("%s", r.g->notes);
+	close_run(&r);
+}
+
 static size_t count_kernel(const struct wsecc_graph *g, const char *kernel)
 {
 	size_t n = 0;
