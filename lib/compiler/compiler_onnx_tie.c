@@ -56,13 +56,16 @@ static int same_weight(const struct wsecc_tensor *a, const struct wsecc_tensor *
 	return 2;
 }
 
-/* Does a node that runs read tensor @t? Its first such node into *@first. */
+/*
+ * Does a node that runs, or runs inside a fused pattern, read tensor @t?
+ * The first such node into *@first.
+ */
 static bool read_by_kernel(const struct wsecc_graph *g, int t, size_t *first)
 {
 	for (size_t i = 0; i < g->n_nodes; i++) {
 		const struct wsecc_node *n = &g->nodes[i];
 
-		if (n->state != WSECC_NODE_KERNEL && n->state != WSECC_NODE_LOSS)
+		if (n->state == WSECC_NODE_FOLDED || n->state == WSECC_NODE_REFUSED)
 			continue;
 		for (size_t k = 0; k < n->n_in; k++)
 			if (n->in[k] == t) {
@@ -117,7 +120,10 @@ static void tie_copy(struct wsecc_graph *g, int param, int copy)
 	g->tensors[copy].initializer = false;
 }
 
-/* @copy becomes the output of a new Transpose of @param, before its first reader. */
+/*
+ * @copy becomes the output of a new Transpose of @param, before its first
+ * reader: 1, or 0 if nothing that runs reads it, -ENOMEM.
+ */
 static int tie_transpose(struct octx *c, int param, int copy)
 {
 	struct wsecc_graph *g = c->g;
@@ -148,7 +154,7 @@ static int tie_transpose(struct octx *c, int param, int copy)
 	x->from_initializer = false;
 	x->frozen = false;
 	x->producer = (int)first;
-	return 0;
+	return 1;
 }
 
 /*
@@ -166,36 +172,57 @@ static bool keeps_first(const struct wsecc_tensor *a, const struct wsecc_tensor 
 	return true;
 }
 
+/*
+ * Two parameters the model's wse.parameters both lists are two parameters
+ * of the PyTorch model that happen to be equal (initialised alike), not
+ * one weight written twice: they train apart, as in PyTorch.
+ */
+static bool may_tie(const struct wsecc_graph *g, const struct wsecc_tensor *a,
+		    const struct wsecc_tensor *b)
+{
+	if (!is_weight(b) || a->frozen || b->frozen)
+		return false;
+	if (a->kind == WSECC_T_PARAM && b->kind == WSECC_T_PARAM)
+		return !g->trainable_listed;
+	return a->kind == WSECC_T_PARAM || b->kind == WSECC_T_PARAM;
+}
+
 int onnx_tie_weights(struct octx *c)
 {
 	struct wsecc_graph *g = c->g;
 
 	for (size_t a = 0; a < g->n_tensors; a++) {
-		for (size_t b = a + 1; b < g->n_tensors; b++) {
+		/* Once @a is tied to an earlier tensor, it is no weight any more. */
+		for (size_t b = a + 1; b < g->n_tensors && is_weight(&g->tensors[a]); b++) {
 			struct wsecc_tensor *ta = &g->tensors[a], *tb = &g->tensors[b];
 			const struct wsecc_tensor *keep, *copy;
 			char sk[48], sc[48];
 			int how;
 
-			if (!is_weight(ta))
-				break;
-			if (!is_weight(tb) || (ta->kind != WSECC_T_PARAM && tb->kind != WSECC_T_PARAM) ||
-			    ta->frozen || tb->frozen)
+			if (!may_tie(g, ta, tb))
 				continue;
 			how = same_weight(ta, tb);
 			if (!how)
 				continue;
 			keep = keeps_first(ta, tb) ? ta : tb;
 			copy = keep == ta ? tb : ta;
+			onnx_shape_text(copy, sc, sizeof(sc));
+			if (how == 1) {
+				tie_copy(g, (int)(keep - g->tensors), (int)(copy - g->tensors));
+			} else {
+				int tied = tie_transpose(c, (int)(keep - g->tensors),
+							 (int)(copy - g->tensors));
+
+				if (tied < 0)
+					return -ENOMEM;
+				if (!tied)
+					continue;	/* nothing computes with it */
+			}
 			if (onnx_note(g, "note: '%s' %s is bit for bit %s of parameter '%s' %s (a weight tied in PyTorch, written twice by the exporter): tied, so it trains as '%s'%s",
-				      copy->name, onnx_shape_text(copy, sc, sizeof(sc)),
+				      copy->name, sc,
 				      how == 1 ? "a copy" : "the transpose", keep->name,
 				      onnx_shape_text(keep, sk, sizeof(sk)), keep->name,
 				      how == 1 ? "" : " through a Transpose"))
-				return -ENOMEM;
-			if (how == 1)
-				tie_copy(g, (int)(keep - g->tensors), (int)(copy - g->tensors));
-			else if (tie_transpose(c, (int)(keep - g->tensors), (int)(copy - g->tensors)))
 				return -ENOMEM;
 		}
 	}
