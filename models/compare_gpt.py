@@ -5,7 +5,7 @@ the same character data, batches, seed, optimizer and schedule, and print
 both training-loss curves and the final validation losses side by side.
 
   models/compare_gpt.py [--steps 300] [--batch 16] [--lr 1e-3] [--warmup 30]
-                        [--optimizer adam|adamw] [--dropout P] [--text FILE ...]
+                        [--optimizer adam|adamw] [--dropout P] [--tied] [--text FILE ...]
                         [--via device|guest|wsetrain|host] [--arch gpt|llama]
                         [--wafer SPEC] [--micro-batch N] [--precision P]
                         [--systems N] [--max-program B] [--guest-mem MB]
@@ -13,7 +13,9 @@ both training-loss curves and the final validation losses side by side.
 
 --arch llama trains models/reference_models.py's LLaMA decoder (RMSNorm,
 rotary embeddings, SwiGLU of 4x the width, no biases) of the same blocks,
-width, heads and context instead of gpt-chars' GPT (no dropout).
+width, heads and context instead of gpt-chars' GPT (no dropout). --tied
+ties the GPT's output head to its token embedding (head.weight =
+tok.weight, one parameter), which wsecc ties back in the export.
 
 The wse side:
   device  (default) the exported model compiled by wsecc into a graph
@@ -277,6 +279,8 @@ def main():
     ap.add_argument("--text", action="append")
     ap.add_argument("--via", choices=["device", "guest", "wsetrain", "host"], default="device")
     ap.add_argument("--arch", choices=["gpt", "llama"], default="gpt")
+    ap.add_argument("--tied", action="store_true",
+                    help="the GPT's output head shares the token embedding")
     ap.add_argument("--wafer", default="wse2", help="wsecc --wafer (e.g. 64x64:48K)")
     ap.add_argument("--micro-batch", type=int, default=0, help="wsecc --micro-batch")
     ap.add_argument("--precision", choices=["fp32", "fp16", "bf16"], default="fp32",
@@ -300,6 +304,8 @@ def main():
     else:
         model = gpt_chars.GPT(gpt_data.VOCAB, args.blocks, args.width, args.heads, args.context,
                               args.dropout)
+        if args.tied:
+            model.head.weight = model.tok.weight
     run = {"device": device_run, "guest": guest_run, "wsetrain": wsetrain_run,
            "host": host_run}[args.via]
     with tempfile.TemporaryDirectory() as tmp:
@@ -313,7 +319,8 @@ def main():
     print(f"{'llama' if args.arch == 'llama' else 'gpt-chars'}: {args.blocks} blocks, width {args.width}, {args.heads} heads, context "
           f"{args.context}; {len(ids)} characters ({len(ids) - split} for validation); batch "
           f"{args.batch}, {args.steps} steps, {args.optimizer} lr {args.lr} warm-up {args.warmup} + "
-          f"cosine, seed {args.seed}, dropout {args.dropout}; wse: {args.via}")
+          f"cosine, seed {args.seed}, dropout {args.dropout}{', tied head' if args.tied else ''}; "
+          f"wse: {args.via}")
     print(f"{'step':>6} {'pytorch train':>14} {'wse train':>10}   (mean of the steps since the last line)")
     for t in sorted(torch_curve):
         print(f"{t:>6} {torch_curve[t]:>14.4f} {wse_curve.get(t, float('nan')):>10.4f}")

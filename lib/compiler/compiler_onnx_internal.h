@@ -22,8 +22,17 @@ struct octx {
 bool onnx_frozen(const struct octx *c, const char *name);
 /* -1 with c->err for a --freeze pattern that matches no initializer. */
 int onnx_freeze_check(struct octx *c);
-/* After mark_params: notes on tied weights and eval-mode exports; -1 out of memory. */
+/* After mark_params: ties tied weights, notes eval-mode exports; -1 with c->err. */
 int onnx_params_review(struct octx *c, const Onnx__ModelProto *m);
+/* Appends one line to the graph's notes; -ENOMEM out of memory. */
+int onnx_note(struct wsecc_graph *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "[16x96]": @t's shape into @buf. */
+const char *onnx_shape_text(const struct wsecc_tensor *t, char *buf, size_t len);
+/*
+ * Ties each initializer that is bit for bit a copy or the transpose of a
+ * parameter back to it (compiler_onnx_tie.c), with a note; -ENOMEM.
+ */
+int onnx_tie_weights(struct octx *c);
 
 /* Counts every tensor's readers in @gp (compiler_onnx_uses.c); -1 out of memory. */
 int onnx_uses_init(struct octx *c, const Onnx__GraphProto *gp);

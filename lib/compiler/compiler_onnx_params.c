@@ -3,10 +3,8 @@
  * Which initializers an ONNX model trains, beyond the export helper's
  * list (compiler_onnx_param_names.c): the user's --freeze patterns, and
  * the warnings that a parameter will not train as it does in PyTorch:
- * an initializer that is a bit-for-bit copy or transpose of a parameter
- * (weights tied in PyTorch, written twice by the exporter's constant
- * folding), and parameters of the model that an eval-mode export folded
- * away (BatchNorm into its Conv).
+ * parameters of the model that an eval-mode export folded away
+ * (BatchNorm into its Conv). Tied weights are compiler_onnx_tie.c's.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -42,8 +40,7 @@ int onnx_freeze_check(struct octx *c)
 	return 0;
 }
 
-/* Appends one line to the graph's notes; -ENOMEM out of memory. */
-static int note(struct wsecc_graph *g, const char *fmt, ...)
+int onnx_note(struct wsecc_graph *g, const char *fmt, ...)
 {
 	size_t have = g->notes ? strlen(g->notes) : 0;
 	va_list ap;
@@ -64,46 +61,7 @@ static int note(struct wsecc_graph *g, const char *fmt, ...)
 	return 0;
 }
 
-/*
- * A weight worth comparing: fp32 data, not all one value (a LayerNorm's
- * ones or a zero bias equal each other without being tied).
- */
-static bool is_weight(const struct wsecc_tensor *t)
-{
-	const uint32_t *x = t->data;
-	uint64_t n;
-
-	if (t->dtype != WSECC_DT_F32 || !x || !t->shape_known ||
-	    !(t->kind == WSECC_T_PARAM || (t->kind == WSECC_T_CONST && t->initializer)))
-		return false;
-	n = wsecc_tensor_numel(t);
-	for (uint64_t i = 1; i < n; i++)
-		if (x[i] != x[0])
-			return true;
-	return false;
-}
-
-/* Is @b's data bit for bit @a's, or (both rank 2) @a's transpose? 1 copy, 2 transpose. */
-static int same_weight(const struct wsecc_tensor *a, const struct wsecc_tensor *b)
-{
-	uint64_t n = wsecc_tensor_numel(a);
-	const uint32_t *x = a->data, *y = b->data;
-
-	if (n != wsecc_tensor_numel(b) || n < 2)
-		return 0;
-	if (a->rank == b->rank && !memcmp(a->dims, b->dims, a->rank * sizeof(a->dims[0])) &&
-	    !memcmp(x, y, n * sizeof(float)))
-		return 1;
-	if (a->rank != 2 || b->rank != 2 || a->dims[0] != b->dims[1] || a->dims[1] != b->dims[0])
-		return 0;
-	for (int64_t i = 0; i < a->dims[0]; i++)
-		for (int64_t j = 0; j < a->dims[1]; j++)
-			if (x[i * a->dims[1] + j] != y[j * a->dims[0] + i])
-				return 0;
-	return 2;
-}
-
-static const char *shape_of(const struct wsecc_tensor *t, char *buf, size_t len)
+const char *onnx_shape_text(const struct wsecc_tensor *t, char *buf, size_t len)
 {
 	size_t at = (size_t)snprintf(buf, len, "[");
 
@@ -113,38 +71,6 @@ static const char *shape_of(const struct wsecc_tensor *t, char *buf, size_t len)
 	if (at < len)
 		snprintf(buf + at, len - at, "]");
 	return buf;
-}
-
-/* A weight that is another parameter's copy or transpose: PyTorch trains them as one. */
-static int note_tied(struct wsecc_graph *g)
-{
-	for (size_t a = 0; a < g->n_tensors; a++) {
-		const struct wsecc_tensor *ta = &g->tensors[a];
-		char sa[48], sb[48];
-
-		if (ta->kind != WSECC_T_PARAM || !is_weight(ta))
-			continue;
-		for (size_t b = 0; b < g->n_tensors; b++) {
-			const struct wsecc_tensor *tb = &g->tensors[b];
-			int how;
-
-			/* Each pair of parameters once; a constant copy of a parameter too. */
-			if (b == a || !is_weight(tb) || (tb->kind == WSECC_T_PARAM && b < a))
-				continue;
-			how = same_weight(ta, tb);
-			if (!how)
-				continue;
-			if (note(g, "warning: '%s' %s is bit for bit %s of parameter '%s' %s: a weight tied in PyTorch (shared, or the exporter folded its transpose into a second initializer); %s",
-				 tb->name, shape_of(tb, sb, sizeof(sb)),
-				 how == 1 ? "a copy" : "the transpose", ta->name,
-				 shape_of(ta, sa, sizeof(sa)),
-				 tb->kind == WSECC_T_PARAM ?
-				 "wsecc trains the two apart, so they drift from PyTorch's one weight" :
-				 "wsecc keeps this copy constant while the parameter trains, unlike PyTorch"))
-				return -EINVAL;
-		}
-	}
-	return 0;
 }
 
 /* The model's "wse.eval_removed" metadata (models/wse_export.py), or NULL. */
@@ -177,7 +103,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 
 		bool bn = klen > 0 && memmem(kind, (size_t)klen, "BatchNorm", 9);
 
-		if (kind[0] && note(g, "warning: module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
+		if (kind[0] && onnx_note(g, "warning: module '%.*s' (%.*s) is not in the graph: an eval-mode export %s",
 				    (int)len, line, klen, kind,
 				    bn ? "folded it into the Conv before it" : "removed it"))
 			return -EINVAL;
@@ -187,7 +113,7 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 		if (wsecc_graph_find(g, c->trainable[k]) >= 0)
 			continue;
 		missing = true;
-		if (note(g, "warning: parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
+		if (onnx_note(g, "warning: parameter '%s' of the PyTorch model is not in the graph", c->trainable[k]))
 			return -EINVAL;
 	}
 	if (!missing && !(removed && removed[0]))
@@ -202,12 +128,12 @@ static int note_eval_export(struct octx *c, const Onnx__ModelProto *m)
 
 			if (t && t->initializer && t->kind == WSECC_T_CONST && t->dtype == WSECC_DT_F32 &&
 			    !t->frozen && !onnx_trainable(c, t->name) &&
-			    note(g, "warning: node '%s' (%s) reads '%s', which is not a parameter of the PyTorch model: it stays constant",
+			    onnx_note(g, "warning: node '%s' (%s) reads '%s', which is not a parameter of the PyTorch model: it stays constant",
 				 n->name, n->op_type, t->name))
 				return -EINVAL;
 		}
 	}
-	return note(g, "warning: to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
+	return onnx_note(g, "warning: to train this model as PyTorch does, export it in training mode: torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)");
 }
 
 /* What --freeze kept constant, for the compile's output. */
@@ -217,8 +143,8 @@ static int note_frozen(struct wsecc_graph *g)
 
 	for (size_t t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].frozen &&
-		    note(g, "note: '%s' %s is frozen by --freeze: a constant of the program, not trained",
-			 g->tensors[t].name, shape_of(&g->tensors[t], s, sizeof(s))))
+		    onnx_note(g, "note: '%s' %s is frozen by --freeze: a constant of the program, not trained",
+			 g->tensors[t].name, onnx_shape_text(&g->tensors[t], s, sizeof(s))))
 			return -EINVAL;
 	return 0;
 }
@@ -226,7 +152,7 @@ static int note_frozen(struct wsecc_graph *g)
 int onnx_params_review(struct octx *c, const Onnx__ModelProto *m)
 {
 	c->g->trainable_listed = onnx_trainable_listed(c);
-	if (note_frozen(c->g) || note_tied(c->g) || note_eval_export(c, m))
+	if (note_frozen(c->g) || onnx_tie_weights(c) || note_eval_export(c, m))
 		return wsecc_fail(c->err, c->g->file, 0, 0, "out of memory");
 	return 0;
 }
@@ -251,6 +177,6 @@ void wsecc_graph_list_params(FILE *f, const struct wsecc_graph *g)
 
 		if (x->kind == WSECC_T_PARAM || x->frozen)
 			fprintf(f, "  %-7s %-40s %s\n", x->kind == WSECC_T_PARAM ? "train" : "frozen",
-				x->name, shape_of(x, s, sizeof(s)));
+				x->name, onnx_shape_text(x, s, sizeof(s)));
 	}
 }

@@ -237,6 +237,81 @@ static int find_copy(const Onnx__GraphProto *gp, const char *name, int *source)
 	return -1;
 }
 
+/* Float @k of an initializer's data at @d in @b (little-endian), as bits. */
+static uint32_t bits_at(const uint8_t *b, const struct init_data *d, uint64_t k)
+{
+	const uint8_t *p = b + d->data + 4 * k;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Is initializer @c of the model as read (@b) bit for bit a copy (1) or
+ * the transpose (2) of initializer @k, and not all one value? The
+ * importer's rule for tied weights (compiler_onnx_tie.c).
+ */
+static int tied_copy(const Onnx__GraphProto *gp, const struct layout *l, const uint8_t *b,
+		     size_t k, size_t c)
+{
+	const Onnx__TensorProto *tk = gp->initializer[k], *tc = gp->initializer[c];
+	const struct init_data *dk = &l->inits[k], *dc = &l->inits[c];
+	uint64_t n = dk->len / 4, rows, cols;
+	bool varies = false, copy, transpose;
+
+	if (tc->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT || dc->unusable ||
+	    dc->len != dk->len || n < 2 || tc->n_external_data ||
+	    tc->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return 0;
+	for (uint64_t i = 1; i < n && !varies; i++)
+		varies = bits_at(b, dk, i) != bits_at(b, dk, 0);
+	if (!varies)
+		return 0;
+	copy = tk->n_dims == tc->n_dims &&
+	       !memcmp(tk->dims, tc->dims, tk->n_dims * sizeof(tk->dims[0])) &&
+	       !memcmp(b + dk->data, b + dc->data, dk->len);
+	if (copy)
+		return 1;
+	if (tk->n_dims != 2 || tc->n_dims != 2 || tk->dims[0] != tc->dims[1] ||
+	    tk->dims[1] != tc->dims[0])
+		return 0;
+	rows = (uint64_t)tk->dims[0];
+	cols = (uint64_t)tk->dims[1];
+	transpose = true;
+	for (uint64_t i = 0; i < rows && transpose; i++)
+		for (uint64_t j = 0; j < cols && transpose; j++)
+			transpose = bits_at(b, dk, i * cols + j) == bits_at(b, dc, j * rows + i);
+	return transpose ? 2 : 0;
+}
+
+/*
+ * The copies wsecc tied to parameter @w (initializer @k) get its trained
+ * values too, transposed where they were the transpose, so that the model
+ * computes with the one weight it trained. @given: the initializers
+ * named by a parameter.
+ */
+static size_t write_tied(const Onnx__GraphProto *gp, const struct layout *l, const uint8_t *orig,
+			 uint8_t *b, size_t k, const struct wsecc_onnx_weight *w, const bool *given)
+{
+	size_t tied = 0;
+
+	for (size_t c = 0; c < gp->n_initializer; c++) {
+		int how = c == k || given[c] ? 0 : tied_copy(gp, l, orig, k, c);
+
+		if (how == 1) {
+			put_floats(b + l->inits[c].data, w->data, w->elems);
+		} else if (how == 2) {
+			uint64_t rows = w->dims[0], cols = w->dims[1];
+
+			for (uint64_t i = 0; i < rows; i++)
+				for (uint64_t j = 0; j < cols; j++)
+					put_floats(b + l->inits[c].data + 4 * (j * rows + i),
+						   w->data + i * cols + j, 1);
+		}
+		tied += how != 0;
+	}
+	return tied;
+}
+
 static void shape_text(const struct wsecc_onnx_weight *w, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -357,7 +432,7 @@ int wsecc_onnx_write_weights(const void *onnx, size_t len, const char *file,
 	const Onnx__GraphProto *gp;
 	struct layout l = { 0 };
 	uint8_t *b = NULL, *o = NULL;
-	bool *dropped = NULL;
+	bool *dropped = NULL, *given = NULL;
 	int *copy_of = NULL, ret = -1;
 	size_t olen = 0;
 
@@ -381,7 +456,8 @@ int wsecc_onnx_write_weights(const void *onnx, size_t len, const char *file,
 		goto done;
 	}
 	dropped = calloc(l.n_nodes + 1, sizeof(*dropped));
-	if (!dropped) {
+	given = calloc(l.n_inits + 1, sizeof(*given));
+	if (!dropped || !given) {
 		wsecc_fail(err, file, 0, 0, "out of memory");
 		goto done;
 	}
@@ -414,6 +490,18 @@ int wsecc_onnx_write_weights(const void *onnx, size_t len, const char *file,
 		copy_of[i] = source;
 		summary->copies++;
 	}
+	for (size_t i = 0; i < n; i++) {
+		int k = find_init(gp, w[i].name);
+
+		if (k >= 0)
+			given[k] = true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = find_init(gp, w[i].name);
+
+		if (k >= 0)
+			summary->tied += write_tied(gp, &l, onnx, b, (size_t)k, &w[i], given);
+	}
 	if (!summary->copies) {
 		o = b;
 		olen = len;
@@ -440,6 +528,7 @@ done:
 	free(o);
 	free(b);
 	free(dropped);
+	free(given);
 	free(copy_of);
 	free(l.nodes);
 	free(l.inits);

@@ -25,7 +25,8 @@ wsecompiler_srcs += lib/compiler/compiler_graph.c lib/compiler/compiler_onnx.c \
 	lib/compiler/compiler_onnx_external.c lib/compiler/compiler_onnx_uses.c \
 	lib/compiler/compiler_fuse.c lib/compiler/compiler_graph_engine.c lib/compiler/compiler_units.c \
 	lib/compiler/compiler_graph_program.c lib/compiler/compiler_graph_report.c \
-	lib/compiler/compiler_onnx_param_names.c lib/compiler/compiler_onnx_params.c lib/compiler/compiler_onnx_write.c \
+	lib/compiler/compiler_onnx_param_names.c lib/compiler/compiler_onnx_params.c lib/compiler/compiler_onnx_tie.c \
+	lib/compiler/compiler_onnx_write.c \
 	$(B)/gen/onnx.pb-c.c
 
 host_tests += compiler_parse_test

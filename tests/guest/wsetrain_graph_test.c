@@ -7,7 +7,8 @@
  * trained by weight streaming on a fortunes file, its validation loss
  * falling, checkpointed, and characters sampled from the checkpoint; the
  * BERT-style encoder fed tokens and a padding mask, trained by masked LM
- * to the host executor's validation loss; and
+ * to the host executor's validation loss; the GPT with a tied head in
+ * both modes, to the host executor's validation loss too; and
  * an ONNX model given to wsetrain directly refused with what to do.
  *
  * The device: the appliance wsevm started on the host (/wse/appliance-addr),
@@ -370,6 +371,43 @@ TEST_F_TIMEOUT(graph, bert_masked_lm_trains_as_the_host_executor, 600)
 	EXPECT_GT(ref, 0);
 	/* Both print four decimals: the same computation. */
 	EXPECT_LT(fabs(dev - ref), 1.5e-4);
+}
+
+/*
+ * The GPT whose output head shares the token embedding, which wsecc ties
+ * back into one parameter: through the driver, pipelined and weight
+ * streamed, its validation loss is the host executor's on the same
+ * batches, which onnx_graph_test ties to PyTorch's SGD steps.
+ */
+TEST_F_TIMEOUT(graph, tied_gpt_trains_as_the_host_executor_in_both_modes, 600)
+{
+	static const char *const modes[] = { "pipelined", "weight_streaming" };
+	double dev[2], ref;
+	int st;
+
+	if (access(FORTUNES, R_OK))
+		SKIP(return, "no %s (tools/install-deps installs fortunes-min)", FORTUNES);
+	for (int m = 0; m < 2; m++) {
+		st = guest_run(self->out, OUT_MAX,
+			 "wsecc tests/corpus/onnx/gpt-tied-tiny.onnx --batch 8 --mode %s --optimizer adamw --lr 0.01 --warmup 5 --steps 30 -q -o /tmp/tied.wsep",
+			 modes[m]);
+		ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+		st = guest_run(self->out, OUT_MAX, "wsetrain /tmp/tied.wsep %s --text " FORTUNES " --steps 30 --report 10",
+			       self->devices);
+		TH_LOG("%s", self->out);
+		ASSERT_EQ(0, st);
+		dev[m] = eval_loss(self->out);
+	}
+	st = guest_run(self->out, OUT_MAX,
+		 "wse-graphtrain tests/corpus/onnx/gpt-tied-tiny.onnx --text " FORTUNES " --batch 8 --steps 30 --optimizer adamw --lr 0.01 --warmup 5 --eval-every 0 --log-every 0");
+	ASSERT_EQ(0, st) TH_LOG("%s", self->out);
+	ref = last_after(self->out, "step 30 val_loss ");
+	TH_LOG("validation loss: pipelined %.4f, weight streaming %.4f, host executor %.4f", dev[0],
+	       dev[1], ref);
+	EXPECT_GT(ref, 0);
+	/* Printed to four decimals: the same computation. */
+	EXPECT_LT(fabs(dev[0] - ref), 1.5e-4);
+	EXPECT_LT(fabs(dev[1] - ref), 1.5e-4);
 }
 
 TEST_HARNESS_MAIN

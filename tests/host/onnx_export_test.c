@@ -262,6 +262,49 @@ TEST(gpt_export_round_trip)
 }
 
 /* A checkpoint carries the names: --inspect lists them, and a damaged record is refused. */
+/*
+ * The tied GPT: one parameter tok.weight, whose transpose the exporter
+ * wrote again as onnx::MatMul_148. The export writes the trained weight
+ * into both; imported again, the two are still tied (bit for bit the
+ * transpose), so the model computes with the weight it trained.
+ */
+TEST(tied_gpt_export_writes_the_shared_weight_twice)
+{
+	char dir[] = "/tmp/onnx-export-XXXXXX", ckpt[300], dst[300], cmd[1024];
+	struct wsecc_onnx_options opt = { .batch = BATCH };
+	struct wsecc_graph *g = NULL;
+	struct wsecc_graph_program *gp;
+	struct wsecc_error err;
+	const struct wsep_program *p;
+	float *trained;
+	int copy;
+
+	ASSERT_EQ(0, access(WSETRAIN, X_OK)) TH_LOG("run make, from the repository root");
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(ckpt, sizeof(ckpt), "%s/tied.ckpt", dir);
+	snprintf(dst, sizeof(dst), "%s/tied-trained.onnx", dir);
+	gp = compile(CORPUS "gpt-tied-tiny.onnx");
+	ASSERT_NE(NULL, gp);
+	p = gp->prog;
+	ASSERT_NE(NULL, wsep_param_name_find(p, "tok.weight"));
+	EXPECT_EQ(NULL, wsep_param_name_find(p, "onnx::MatMul_148"));
+	trained = train(_metadata, p);
+	ASSERT_EQ(0, write_checkpoint(ckpt, p, trained, true));
+	snprintf(cmd, sizeof(cmd), WSETRAIN " " CORPUS "gpt-tied-tiny.onnx --export %s -o %s", ckpt, dst);
+	ASSERT_EQ(0, run_cmd_all(cmd, out, sizeof(out))) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "1 tied copies of a parameter (written twice by the exporter) given its trained values")) TH_LOG("%s", out);
+	expect_reimport(_metadata, dst, p, trained);
+	ASSERT_EQ(0, wsecc_onnx_import(dst, &opt, &g, &err)) TH_LOG("%s", err.msg);
+	copy = wsecc_graph_find(g, "onnx::MatMul_148");
+	ASSERT_LE(0, copy);
+	EXPECT_EQ(WSECC_T_VALUE, g->tensors[copy].kind);
+	EXPECT_NE(NULL, g->notes && strstr(g->notes, "'onnx::MatMul_148' [16x96] is bit for bit the transpose of parameter 'tok.weight'")) TH_LOG("%s", g->notes);
+	wsecc_graph_free(g);
+	EXPECT_EQ(0, test_remove_dir(dir));
+	free(trained);
+	wsecc_graph_program_free(gp);
+}
+
 TEST(checkpoint_carries_names)
 {
 	char dir[] = "/tmp/onnx-export-XXXXXX", ckpt[300], cmd[512], err[512];

@@ -202,6 +202,86 @@ TEST(gpt_forward_and_sgd_steps_match_pytorch)
 	matches_pytorch(_metadata, "gpt-tiny");
 }
 
+/*
+ * head.weight = tok.weight: the exporter wrote the head's weight again,
+ * transposed (onnx::MatMul_148). Tied back, one parameter trains from the
+ * sum of the Gather's and the head's gradients, as PyTorch's does; the
+ * copy is no value of the program.
+ */
+TEST(tied_gpt_trains_one_shared_weight_like_pytorch)
+{
+	struct run r;
+	int copy, tok;
+
+	matches_pytorch(_metadata, "gpt-tied-tiny");
+	ASSERT_EQ(0, open_run("gpt-tied-tiny", 2, ENGINE_SGD, &r));
+	tok = wsecc_graph_find(r.g, "tok.weight");
+	copy = wsecc_graph_find(r.g, "onnx::MatMul_148");
+	ASSERT_LE(0, tok);
+	ASSERT_LE(0, copy);
+	EXPECT_EQ(WSECC_T_PARAM, r.g->tensors[tok].kind);
+	EXPECT_EQ(WSECC_T_VALUE, r.g->tensors[copy].kind);
+	ASSERT_LE(0, r.g->tensors[copy].producer);
+	EXPECT_STREQ("Transpose", r.g->nodes[r.g->tensors[copy].producer].op_type);
+	EXPECT_EQ(ENGINE_VAL_ACT, engine_graph_kind(r.eg, r.ids[copy]));
+	EXPECT_NE(NULL, strstr(r.g->notes, "note: 'onnx::MatMul_148' [16x96] is bit for bit the transpose of parameter 'tok.weight' [96x16]")) TH_LOG("%s", r.g->notes);
+	close_run(&r);
+}
+
+/*
+ * A sinusoidal position table registered as a buffer, exported with the
+ * project's helper (which lists the parameters): the table stays a
+ * constant while the parameters train, and the SGD steps are PyTorch's.
+ */
+TEST(sinusoidal_buffer_stays_fixed_while_parameters_train)
+{
+	struct engine_optim opt;
+	struct engine_loss_result res;
+	struct wsecc_tensor in, labels;
+	struct wsecc_error err;
+	struct run r;
+	float *pe0, *tok0;
+	size_t n_pe, n_tok, moved = 0;
+	int pe, tok;
+
+	matches_pytorch(_metadata, "sine-pos-tiny");
+	ASSERT_EQ(0, open_run("sine-pos-tiny", 2, ENGINE_SGD, &r));
+	pe = wsecc_graph_find(r.g, "pe");
+	tok = wsecc_graph_find(r.g, "tok.weight");
+	ASSERT_LE(0, pe);
+	ASSERT_LE(0, tok);
+	EXPECT_EQ(ENGINE_VAL_CONST, engine_graph_kind(r.eg, r.ids[pe]));
+	EXPECT_EQ(ENGINE_VAL_PARAM, engine_graph_kind(r.eg, r.ids[tok]));
+	n_pe = wsecc_tensor_numel(&r.g->tensors[pe]);
+	n_tok = wsecc_tensor_numel(&r.g->tensors[tok]);
+	pe0 = malloc(n_pe * sizeof(float));
+	tok0 = malloc(n_tok * sizeof(float));
+	ASSERT_NE(NULL, pe0);
+	ASSERT_NE(NULL, tok0);
+	memcpy(pe0, engine_graph_data(r.eg, r.ids[pe]), n_pe * sizeof(float));
+	memcpy(tok0, engine_graph_data(r.eg, r.ids[tok]), n_tok * sizeof(float));
+	/* sin(0) and cos(0) of position 0: the table is the sinusoids. */
+	EXPECT_EQ(0.0f, pe0[0]);
+	EXPECT_EQ(1.0f, pe0[1]);
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "sine-pos-tiny.input.pb", &in, &err));
+	ASSERT_EQ(0, wsecc_onnx_read_tensor(CORPUS "sine-pos-tiny.labels.pb", &labels, &err));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.input, in.data));
+	ASSERT_EQ(0, engine_graph_set_input(r.eg, r.labels, labels.data));
+	engine_optim_defaults(&opt, ENGINE_SGD, 0.1);
+	for (int t = 1; t <= 5; t++)
+		ASSERT_EQ(0, engine_graph_train_step(r.eg, &opt, (uint64_t)t, -1.0, 1, &res));
+	EXPECT_EQ(0, memcmp(pe0, engine_graph_data(r.eg, r.ids[pe]), n_pe * sizeof(float)));
+	for (size_t i = 0; i < n_tok; i++)
+		moved += ((const float *)engine_graph_data(r.eg, r.ids[tok]))[i] != tok0[i];
+	/* The tokens of the batch move their rows; the others have no gradient. */
+	EXPECT_LT(0U, moved);
+	free(pe0);
+	free(tok0);
+	wsecc_tensor_release(&in);
+	wsecc_tensor_release(&labels);
+	close_run(&r);
+}
+
 static size_t count_kernel(const struct wsecc_graph *g, const char *kernel)
 {
 	size_t n = 0;

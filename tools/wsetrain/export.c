@@ -93,6 +93,9 @@ int train_export(const struct train_opts *o)
 	if (sum.copies)
 		printf("%zu Identity copies made initializers of their own (they trained apart)\n",
 		       sum.copies);
+	if (sum.tied)
+		printf("%zu tied copies of a parameter (written twice by the exporter) given its trained values\n",
+		       sum.tied);
 	ret = 0;
 done:
 	free(out);

@@ -35,6 +35,7 @@ struct wsecc_onnx_weight {
 struct wsecc_onnx_write_summary {
 	size_t in_place;		/* initializers overwritten where they lie */
 	size_t copies;			/* Identity copies made initializers */
+	size_t tied;			/* copies or transposes of a parameter given its values */
 };
 
 /**
@@ -44,7 +45,10 @@ struct wsecc_onnx_write_summary {
  * Every parameter must name a float initializer of its shape, or the
  * output of an Identity of one; anything else (a name the model does not
  * have, another shape or type, data outside the file) is refused naming
- * the parameter, as is a model that does not parse.
+ * the parameter, as is a model that does not parse. An initializer no
+ * parameter names that is bit for bit a copy or the transpose of one that
+ * a parameter names (a tied weight, which wsecc trained as that one) gets
+ * that parameter's values, transposed where it was the transpose.
  * Return: 0 with *@out (free()) and *@out_len, or -1 with @err.
  */
 int wsecc_onnx_write_weights(const void *onnx, size_t len, const char *file,
