@@ -54,6 +54,19 @@ static int sh(const char *fmt, const char *dir)
 static const char csv_header[] =
 	"kind,step,epoch,loss,accuracy,samples_per_s,global_samples_per_s,eta_s,wall_s,lr\n";
 
+/* Was the run trained on text (--text in its command): 96 classes, not 10? */
+static bool text_run(struct json_object *root)
+{
+	struct json_object *cmd;
+
+	if (!json_object_object_get_ex(root, "command", &cmd))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(cmd); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(cmd, i)), "--text"))
+			return true;
+	return false;
+}
+
 /* Checks one run directory; its execution mode into @mode. */
 static void check_run(struct __test_metadata *_metadata, const char *dir, char *mode,
 		      size_t len)
@@ -98,9 +111,12 @@ static void check_run(struct __test_metadata *_metadata, const char *dir, char *
 	ASSERT_TRUE(json_object_object_get_ex(root, "mode", &v));
 	snprintf(mode, len, "%s", json_object_get_string(v));
 	ASSERT_TRUE(json_object_object_get_ex(root, "final", &fin));
-	/* Far above chance (0.1 for ten classes, 0.01 for 96 characters). */
+	/*
+	 * Far above chance: 0.1 for ten classes; about 0.01 for 96
+	 * characters, where 30 steps of masked LM reach 0.13.
+	 */
 	ASSERT_TRUE(json_object_object_get_ex(fin, "test_accuracy", &v));
-	EXPECT_LT(0.2, json_object_get_double(v));
+	EXPECT_LT(text_run(root) ? 0.05 : 0.2, json_object_get_double(v)) TH_LOG("%s", dir);
 	/* In the directory it is named relative to it (--checkpoint elsewhere: the guest's path). */
 	ASSERT_TRUE(json_object_object_get_ex(fin, "checkpoint", &v));
 	if (json_object_get_string(v)[0] != '/')
