@@ -9,9 +9,9 @@ $(B)/host-tests/python_test: tests/host/python_layout.c tests/host/python_test.p
 	tests/host/python_ckpt_layout.py
 
 userspace: $(B)/tests/python_fit_test $(B)/tests/python_fit_gpt_test $(B)/tests/python_fit_test.py \
-	$(B)/tests/python_example_train_cnn.py
-# The example, which python_fit_gpt_test runs (mode 644: not a test of its own).
-$(B)/tests/python_example_train_cnn.py: examples/python/train_cnn.py
+	$(B)/tests/python_example_train_cnn.py $(B)/tests/python_example_compare_wsetrain.py
+# The examples, which python_fit_gpt_test runs (mode 644: not tests of their own).
+$(B)/tests/python_example_%.py: examples/python/%.py
 	@mkdir -p $(dir $@)
 	install -m 644 $< $@
 # One script, two tests (its parts "cnn" and "gpt"): each within run-tests' 600 s.

@@ -14,20 +14,34 @@ IDX_UBYTE, IDX_FLOAT = 0x08, 0x0D
 def write_idx(path, array):
     """@array (uint8 or float32, any rank) as an IDX file."""
     a = np.ascontiguousarray(array)
-    if a.dtype == np.uint8:
-        kind, body = IDX_UBYTE, a.tobytes()
-    else:
-        kind, body = IDX_FLOAT, a.astype(">f4").tobytes()
+    kind = IDX_UBYTE if a.dtype == np.uint8 else IDX_FLOAT
     with open(path, "wb") as f:
         f.write(struct.pack(">BBBB", 0, 0, kind, a.ndim))
         f.write(struct.pack(f">{a.ndim}I", *a.shape))
-        f.write(body)
+        f.flush()
+        # Straight from the array: no bytes object of the whole body.
+        (a if kind == IDX_UBYTE else a.astype(">f4", copy=False)).tofile(f)
+
+
+def _in_order_tensors(loader):
+    """(inputs, labels) of a DataLoader that gives a TensorDataset's two
+    tensors whole, in order, untransformed; else None."""
+    data = torch.utils.data
+    if (not isinstance(loader, data.DataLoader) or type(loader.dataset) is not data.TensorDataset
+            or len(loader.dataset.tensors) != 2 or type(loader.sampler) is not data.SequentialSampler
+            or loader.drop_last or loader.collate_fn is not data.default_collate
+            or type(loader.batch_sampler) is not data.BatchSampler):
+        return None
+    return loader.dataset.tensors
 
 
 def gather(loader):
-    """Every (inputs, labels) batch of @loader, joined: (x, y) as numpy."""
-    xs, ys = [], []
-    for batch in loader:
+    """Every (inputs, labels) batch of @loader, joined: (x, y) as numpy.
+    A DataLoader over a TensorDataset in order is its two tensors, read
+    without collating each sample."""
+    whole = _in_order_tensors(loader)
+    xs, ys = ([whole[0].detach().cpu()], [whole[1].detach().cpu()]) if whole else ([], [])
+    for batch in (() if whole else loader):
         if not isinstance(batch, (list, tuple)) or len(batch) != 2:
             raise ValueError("the data must give (inputs, labels) batches, as a "
                              "DataLoader over a TensorDataset does")

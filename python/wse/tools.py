@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 from .errors import ToolError
 
@@ -28,13 +29,16 @@ def find(tool):
     raise FileNotFoundError(f"{tool} not found on PATH: install wse ('make install') or set WSE_BINDIR")
 
 
-def run(tool, args, on_line=None, quiet=True):
+def run(tool, args, on_line=None, quiet=True, stdout_only=False):
     """Runs @tool with @args; each line of its output goes to @on_line (and
-    to stdout unless @quiet). Returns the output; raises ToolError when it
-    exits non-zero."""
+    to stdout unless @quiet). Returns the output, its stdout alone if
+    @stdout_only (its messages then only in a ToolError); raises ToolError
+    when it exits non-zero."""
     cmd = [find(tool)] + [str(a) for a in args]
     env = dict(os.environ, TERM="dumb")      # lines, not a bar redrawn in place
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    messages = tempfile.TemporaryFile("w+") if stdout_only else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=messages if stdout_only else subprocess.STDOUT,
                             text=True, env=env, bufsize=1)
     lines = []
     for line in proc.stdout:
@@ -46,6 +50,12 @@ def run(tool, args, on_line=None, quiet=True):
             on_line(line.rstrip("\n"))
     status = proc.wait()
     out = "".join(lines)
+    if messages:
+        messages.seek(0)
+        said = messages.read()
+        messages.close()
+        if status != 0:
+            raise ToolError(cmd, status, said + out)
     if status != 0:
         raise ToolError(cmd, status, out)
     return out

@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 import torch
 
-from . import checkpoint, export, optim, tools
+from . import checkpoint, export, optim, tokens, tools
 from . import data as idx
 from .devices import devices as list_devices
 from .errors import UnsupportedError
@@ -41,6 +41,18 @@ class Run:
     def __init__(self, directory, program, onnx_path):
         self.dir, self.program, self.onnx = directory, program, onnx_path
         self.checkpoint, self.metrics, self.final, self.output = None, [], {}, ""
+        self._input = None
+
+    @property
+    def tokens(self):
+        """Does the program take token ids (a model over text)? Its export says."""
+        if self._input is None:
+            self._input = tokens.export_input(self.onnx)
+        return self._input[0]
+
+    def context(self):
+        """Tokens a window, for a model over tokens."""
+        return self._input[1] if self.tokens else None
 
     def read_results(self):
         with open(os.path.join(self.dir, "run.json")) as f:
@@ -264,16 +276,28 @@ def _current_checkpoint(model, run, tmp):
     return path
 
 
-def evaluate(model, loader, device=None, quiet=True):
+def evaluate(model, data, device=None, quiet=True):
     """The device's loss and accuracy of @model's current weights on
-    @loader: {"loss": ..., "accuracy": ..., "samples": ...}."""
+    @data: {"loss": ..., "accuracy": ..., "samples": ...}. @data is a
+    loader of (inputs, labels) for a model over images, a wse.TextCorpus
+    (its validation split, as wsetrain --eval --text scores it) for one
+    over tokens."""
     run = _run_of(model)
+    text = isinstance(data, idx.TextCorpus)
+    if text != run.tokens:
+        raise ValueError("a model over tokens is evaluated on a wse.TextCorpus" if run.tokens else
+                         "a wse.TextCorpus is for a model over tokens; this one takes "
+                         "images: give a loader of (inputs, labels)")
     dev = _device(device)
     with tempfile.TemporaryDirectory(prefix="wse-eval-") as tmp:
-        x, y = idx.gather(loader)
-        idx.write_split(tmp, "t10k", x, y)
+        if text:
+            data_args = [a for p in data.paths for a in ("--text", p)]
+        else:
+            x, y = idx.gather(data)
+            idx.write_split(tmp, "t10k", x, y)
+            data_args = ["--data", tmp]
         ckpt = _current_checkpoint(model, run, tmp)
-        out = tools.run("wsetrain", [run.program, "--eval", ckpt, "--data", tmp,
+        out = tools.run("wsetrain", [run.program, "--eval", ckpt, *data_args,
                                      "--devices", dev["index"], "--progress", "lines"], quiet=quiet)
     # "eval: CKPT on N test samples: loss X, accuracy Y (Ts)"
     m = _EVAL_SUMMARY.search(out)
@@ -282,27 +306,95 @@ def evaluate(model, loader, device=None, quiet=True):
     return {"samples": int(m.group(1)), "loss": float(m.group(2)), "accuracy": float(m.group(3))}
 
 
-def predict(model, inputs, device=None, quiet=True):
-    """The logits of @model for the batch @inputs, computed on the device:
-    a float tensor [N, classes]."""
+def predict(model, inputs, device=None, quiet=True, sample=None, temperature=0.8, seed=None):
+    """@model's output for @inputs, computed on the device. For a model
+    over images, the logits of the batch @inputs: a float tensor
+    [N, classes]. For one over tokens, @inputs are token ids ([N, context]
+    or [context]) and the result the likeliest next token at every
+    position, int64 of the same shape; with @sample=K, @inputs is a 1-D
+    prompt and the result the K tokens wsetrain --sample draws after it
+    at @temperature (0: the likeliest), seeded by @seed."""
     run = _run_of(model)
-    dev = _device(device)
+    if not run.tokens:
+        if sample is not None:
+            raise ValueError("sample= draws tokens from a model over tokens; this one takes images")
+        return _predict_images(model, run, inputs, _device(device), quiet)
+    ids = tokens.token_ids(inputs)
+    if sample is not None:
+        if int(sample) < 1:
+            raise ValueError(f"sample={sample}: give the number of tokens to draw, 1 or more")
+        if ids.ndim != 1 or ids.size == 0:
+            raise ValueError(f"sample= continues one prompt: give a 1-D tensor of token ids, not "
+                             f"shape {list(ids.shape)}")
+        return _sample_tokens(model, run, ids, int(sample), temperature, seed, _device(device), quiet)
+    context = run.context()
+    rows = ids.reshape(1, -1) if ids.ndim == 1 else ids
+    if ids.ndim not in (1, 2) or rows.shape[1] != context or rows.shape[0] == 0:
+        raise ValueError(f"token ids of shape {list(ids.shape)}: the model takes windows of "
+                         f"{context} tokens, [N, {context}] or [{context}]")
+    nexts = _predict_windows(model, run, rows, _device(device), quiet)
+    return nexts.reshape(ids.shape)
+
+
+def _predict_images(model, run, inputs, dev, quiet):
     x = inputs.detach().cpu()
     x = x.numpy() if x.dtype == torch.uint8 else x.float().numpy()
     with tempfile.TemporaryDirectory(prefix="wse-predict-") as tmp:
         images = os.path.join(tmp, idx.images_name("t10k", x))
         idx.write_idx(images, x)
-        ckpt = _current_checkpoint(model, run, tmp)
-        out_csv = os.path.join(tmp, "predictions.csv")
-        tools.run("wsetrain", [run.program, "--predict", ckpt, "--data", images, "-o", out_csv,
-                               "--devices", dev["index"]], quiet=quiet)
-        with open(out_csv, newline="") as f:
-            rows = list(csv.reader(f))
-    header, rows = rows[0], rows[1:]
+        header, rows = _run_predict(model, run, tmp, dev, quiet, ["--data", images])
     logit_cols = [i for i, h in enumerate(header) if h.startswith("logit_")]
     if not logit_cols:
         raise RuntimeError("wsetrain --predict wrote no logits (a layer program gives classes only)")
     return torch.tensor([[float(r[i]) for i in logit_cols] for r in rows], dtype=torch.float32)
+
+
+def _predict_windows(model, run, rows, dev, quiet):
+    """wsetrain --predict --text over a corpus whose validation windows
+    are @rows (tokens.windows_corpus): the likeliest next ids, [N, context]."""
+    with tempfile.TemporaryDirectory(prefix="wse-predict-") as tmp:
+        corpus = os.path.join(tmp, "windows.txt")
+        tokens.windows_corpus(corpus, rows)
+        header, out = _run_predict(model, run, tmp, dev, quiet, ["--text", corpus])
+    cols = [i for i, h in enumerate(header) if h.startswith("next_")]
+    if len(out) != rows.shape[0] or len(cols) != rows.shape[1]:
+        raise RuntimeError(f"wsetrain --predict gave {len(out)} windows of {len(cols)} tokens for "
+                           f"{rows.shape[0]} of {rows.shape[1]}")
+    return torch.tensor([[int(r[i]) for i in cols] for r in out], dtype=torch.int64)
+
+
+def _run_predict(model, run, tmp, dev, quiet, data_args):
+    """wsetrain --predict with the model's current weights: its CSV's
+    header and rows."""
+    ckpt = _current_checkpoint(model, run, tmp)
+    out_csv = os.path.join(tmp, "predictions.csv")
+    tools.run("wsetrain", [run.program, "--predict", ckpt, *data_args, "-o", out_csv,
+                           "--devices", dev["index"]], quiet=quiet)
+    with open(out_csv, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def _sample_tokens(model, run, prompt, count, temperature, seed, dev, quiet):
+    """wsetrain --sample COUNT after @prompt: the tokens it drew."""
+    if not 0 <= float(temperature) <= 100:
+        raise ValueError(f"temperature={temperature}: 0 (the likeliest token) to 100")
+    chars = tokens.to_text(prompt)
+    with tempfile.TemporaryDirectory(prefix="wse-sample-") as tmp:
+        # --sample reads no windows, but --text must name characters enough for one.
+        corpus = os.path.join(tmp, "prompt.txt")
+        tokens.windows_corpus(corpus, np.zeros((1, run.context()), dtype=np.int64))
+        ckpt = _current_checkpoint(model, run, tmp)
+        args = [run.program, "--predict", ckpt, "--text", corpus, "--sample", count,
+                "--prompt", chars, "--temperature", repr(float(temperature)), "--devices", dev["index"]]
+        if seed is not None:
+            args += ["--seed", seed]
+        out = tools.run("wsetrain", args, quiet=quiet, stdout_only=True)
+    # What it prints: the prompt, the characters drawn, a newline.
+    if not out.startswith(chars) or len(out) != len(chars) + count + 1:
+        raise RuntimeError(f"wsetrain --sample printed {len(out)} characters, not the prompt's "
+                           f"{len(chars)}, {count} drawn and a newline:\n{out[-2000:]}")
+    return torch.from_numpy(tokens.from_text(out[len(chars):-1]))
 
 
 def save_checkpoint(model, path):

@@ -18,7 +18,9 @@ simulator tools/wsevm started on the host:
   (tests/host/python_host_eval.py evaluates it in PyTorch there);
 - part "gpt": examples/python/train_cnn.py runs as a user runs it, and
   wse.fit trains models/gpt_chars.py's GPT on a text corpus by weight
-  streaming on an appliance of two systems, also left for the host.
+  streaming on an appliance of two systems, also left for the host;
+  wse.evaluate of it on the TextCorpus is the run's validation loss, and
+  wse.predict's next tokens and greedy sample are PyTorch's;
 
   python_fit_test.py [cnn] [gpt]     (default both)
 """
@@ -262,28 +264,87 @@ def cnn_part(dev):
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def example_part(dev):
-    """examples/python/train_cnn.py, as a user runs it."""
-    # --- examples/python/train_cnn.py, as a user runs it -------------------------------
-    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_example_train_cnn.py")
-    ex_dir = tempfile.mkdtemp(prefix="python-example-")
+def run_example(name, args):
+    """examples/python/NAME.py with @args, as a user runs it: (its output, the exception it ended with)."""
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"python_example_{name}.py")
     saved_argv, out = sys.argv, io.StringIO()
-    sys.argv = [example, "--train", "1024", "--test", "500", "--batch", "64", "--model-dir",
-                os.path.join(ex_dir, "run"), "--device", str(dev["index"])]
+    sys.argv = [example, *args]
+    ex_error = None
     try:
         with contextlib.redirect_stdout(out):
             runpy.run_path(example, run_name="__main__")
-        ex_error = None
-    except (Exception, SystemExit) as e:     # the check below says what went wrong
+    except SystemExit as e:
+        ex_error = e if e.code not in (None, 0) else None
+    except Exception as e:     # the check says what went wrong
         ex_error = e
     finally:
         sys.argv = saved_argv
-    print("\n".join("# example: " + line for line in out.getvalue().splitlines()))
+    print("\n".join(f"# {name}: " + line for line in out.getvalue().splitlines()))
+    return out, ex_error
+
+
+def example_part(dev):
+    """examples/python/train_cnn.py and compare_wsetrain.py, as a user runs them."""
+    # --- examples/python/train_cnn.py, as a user runs it -------------------------------
+    ex_dir = tempfile.mkdtemp(prefix="python-example-")
+    out, ex_error = run_example("train_cnn", ["--train", "1024", "--test", "500", "--batch", "64", "--model-dir",
+                                              os.path.join(ex_dir, "run"), "--device", str(dev["index"])])
     m = re.search(r"^test accuracy: device ([0-9.]+), PyTorch on the returned model ([0-9.]+)$", out.getvalue(), re.M)
     check("examples/python/train_cnn.py runs, and PyTorch scores its returned model as the device did",
           ex_error is None and m and m.group(1) == m.group(2) and float(m.group(1)) > 0.3,
           f"{ex_error!r}: {out.getvalue()[-800:]}")
+    # --- examples/python/compare_wsetrain.py, small ---------------------------------------
+    out, ex_error = run_example("compare_wsetrain", ["--train", "512", "--test", "256", "--batch", "64",
+                                                     "--device", str(dev["index"]), "--dir", ex_dir])
+    fit_acc = re.search(r"^wse.fit: .* test accuracy ([0-9.]+) .*PyTorch on the returned model ([0-9.]+)$",
+                        out.getvalue(), re.M)
+    own_acc = re.search(r"^wsecc \+ wsetrain: .* test accuracy ([0-9.]+) ", out.getvalue(), re.M)
+    check("examples/python/compare_wsetrain.py: wse.fit and wsecc + wsetrain reach the same test accuracy, "
+          "PyTorch scores the returned model so",
+          ex_error is None and fit_acc and own_acc and fit_acc.group(1) == own_acc.group(1) == fit_acc.group(2)
+          and float(fit_acc.group(1)) > 0.3, f"{ex_error!r}: {out.getvalue()[-800:]}")
     shutil.rmtree(ex_dir, ignore_errors=True)
+
+
+def gpt_text_part(gpt, corpus, gfinal, ap_index):
+    """wse.evaluate and wse.predict of the trained GPT, on the appliance."""
+    t0 = time.monotonic()
+    ev = wse.evaluate(gpt, corpus, device=ap_index)
+    eval_s = time.monotonic() - t0
+    print(f"# GPT: wse.evaluate {eval_s:.1f} s: {ev}")
+    check("wse.evaluate of the GPT on its TextCorpus is the run's own validation loss and accuracy (1e-4)",
+          ev["samples"] > 0 and abs(ev["loss"] - gfinal.get("test_loss", 99)) <= 1e-4
+          and abs(ev["accuracy"] - gfinal.get("test_accuracy", 99)) <= 1e-4, f"{ev} vs {gfinal}")
+    # Three windows of the corpus's start, as token ids.
+    with open(FORTUNES[0], "rb") as f:
+        ids = torch.tensor(gpt_data.char_ids(f.read(3 * GPT["context"])), dtype=torch.long)
+    rows = ids.view(3, GPT["context"])
+    t0 = time.monotonic()
+    nexts = wse.predict(gpt, rows, device=ap_index)
+    predict_s = time.monotonic() - t0
+    gpt.eval()
+    with torch.no_grad():
+        want = gpt(rows).argmax(-1)
+    same = (nexts == want).float().mean().item() if nexts.shape == want.shape else 0.0
+    print(f"# GPT: wse.predict {predict_s:.1f} s: {same:.4f} of the next tokens are PyTorch's argmax")
+    check("wse.predict of token ids gives PyTorch's likeliest next tokens (>= 99% of positions)",
+          nexts.dtype == torch.int64 and same >= 0.99, f"{nexts.shape} {same}")
+    # Greedy characters after a prompt: wsetrain --sample at temperature 0,
+    # against the same rule in PyTorch (the last window, zeros after it).
+    prompt = ids[:5]
+    t0 = time.monotonic()
+    drawn = wse.predict(gpt, prompt, sample=12, temperature=0, device=ap_index)
+    sample_s = time.monotonic() - t0
+    seq = prompt.tolist()
+    with torch.no_grad():
+        for _ in range(12):
+            have = min(len(seq), GPT["context"])
+            x = torch.zeros(1, GPT["context"], dtype=torch.long)
+            x[0, :have] = torch.tensor(seq[-have:])
+            seq.append(int(gpt(x)[0, have - 1].argmax()))
+    print(f"# GPT: wse.predict(sample=12) {sample_s:.1f} s: {drawn.tolist()} (PyTorch {seq[5:]})")
+    check("wse.predict(sample=12, temperature=0) draws PyTorch's greedy tokens",
+          drawn.tolist() == seq[5:], f"{drawn.tolist()} vs {seq[5:]}")
 
 
 def gpt_part():
@@ -325,6 +386,7 @@ def gpt_part():
               0 < gfinal.get("test_loss", 99) < 4.3, gfinal)
         check("the GPT module holds new weights",
               any(not torch.equal(gpt_before[k], v) for k, v in gpt.state_dict().items()))
+        gpt_text_part(gpt, corpus, gfinal, ap_index)
         save_for_host("gpt", gpt, {**GPT, "text": FORTUNES, "test_loss": gfinal.get("test_loss"),
                                    "test_accuracy": gfinal.get("test_accuracy")})
         shutil.rmtree(os.path.dirname(gpt_dir), ignore_errors=True)

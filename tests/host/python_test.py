@@ -174,4 +174,75 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f"wse.fit of a TextCorpus {why} is refused, saying {word!r}, and makes no run directory",
               e is not None and word in str(e) and not os.path.exists(where), f"got {e!r}")
 
+# --- evaluate and predict of a model over tokens: what they refuse ----------
+# A run as wse.fit leaves it (the export is what says the model takes
+# tokens); each refusal comes before a device is looked for.
+sys.path.insert(0, "models")
+import gpt_chars  # noqa: E402
+import numpy as np  # noqa: E402
+from wse import export as wexport, tokens, training  # noqa: E402
+
+with tempfile.TemporaryDirectory() as tmp:
+    gpt = gpt_chars.GPT(tokens.VOCAB, 1, 16, 2, 8, 0.0)
+    wexport.export(gpt, os.path.join(tmp, "gpt.onnx"), torch.zeros(2, 8, dtype=torch.long))
+    setattr(gpt, training._RUN_ATTR, training.Run(tmp, os.path.join(tmp, "gpt.wsep"),
+                                                  os.path.join(tmp, "gpt.onnx")))
+    run = getattr(gpt, training._RUN_ATTR)
+    check("the GPT's export says it takes token ids, windows of 8",
+          run.tokens and run.context() == 8, f"{run.tokens} {run.context()}")
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 3))
+    wexport.export(net, os.path.join(tmp, "net.onnx"), torch.zeros(2, 4, 4))
+    setattr(net, training._RUN_ATTR, training.Run(tmp, os.path.join(tmp, "net.wsep"),
+                                                  os.path.join(tmp, "net.onnx")))
+    check("an image model's export says it takes no token ids",
+          not getattr(net, training._RUN_ATTR).tokens)
+    text_corpus = wse.TextCorpus(__file__, batch_size=8, context=8)
+    for name, fn, word in (
+            ("evaluate of a model over tokens on a loader", lambda: wse.evaluate(
+                gpt, [(torch.zeros(2, 8, dtype=torch.long), torch.zeros(2, dtype=torch.long))]), "TextCorpus"),
+            ("evaluate of an image model on a TextCorpus", lambda: wse.evaluate(net, text_corpus), "images"),
+            ("predict of float inputs for a model over tokens",
+             lambda: wse.predict(gpt, torch.zeros(2, 8)), "integer token ids"),
+            ("predict of ids outside the vocabulary", lambda: wse.predict(
+                gpt, torch.full((2, 8), 96, dtype=torch.long)), "0..95"),
+            ("predict of windows longer than the model's", lambda: wse.predict(
+                gpt, torch.zeros(2, 9, dtype=torch.long)), "windows of 8 tokens"),
+            ("sample= of two prompts", lambda: wse.predict(
+                gpt, torch.zeros(2, 8, dtype=torch.long), sample=5), "1-D"),
+            ("sample=0", lambda: wse.predict(gpt, torch.zeros(3, dtype=torch.long), sample=0), "1 or more"),
+            ("sample= of an image model", lambda: wse.predict(net, torch.zeros(2, 4, 4), sample=5), "images")):
+        e = raises(fn, ValueError)
+        check(f"{name} is refused, saying {word!r}", e is not None and word in str(e), f"got {e!r}")
+
+    # The corpus wse.predict hands wsetrain: its validation windows
+    # (wse/textdata.h: split at n - n/10, windows of T from there, each
+    # with the character after it) are the rows given, in order.
+    rows = np.array([[0, 1, 2, 3, 94, 95, 33, 50], [5, 0, 0, 7, 8, 9, 10, 11], [95] * 8])
+    path = os.path.join(tmp, "windows.txt")
+    tokens.windows_corpus(path, rows)
+    ids = tokens.from_text(open(path, encoding="ascii", newline="").read())
+    split = len(ids) - len(ids) // 10
+    windows = (len(ids) - split - 1) // 8
+    check("predict's corpus has the rows as its validation windows, in order",
+          windows == 3 and all(np.array_equal(ids[split + i * 8:split + i * 8 + 8], rows[i]) for i in range(3)),
+          f"n {len(ids)}, split {split}, {windows} windows")
+    check("token ids go to characters and back (0 is a newline, 1..95 printable ASCII)",
+          np.array_equal(tokens.from_text(tokens.to_text(np.arange(96))), np.arange(96))
+          and tokens.to_text(np.array([0, 1, 34])) == "\n A")
+
+# --- a DataLoader over a TensorDataset in order is read whole -----------------
+from wse import data as wdata  # noqa: E402
+
+xs = torch.arange(5 * 6, dtype=torch.float32).view(5, 2, 3)
+ys = torch.tensor([3, 1, 4, 1, 5])
+in_order = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xs, ys), batch_size=2)
+whole, looped = wdata.gather(in_order), wdata.gather(list(in_order))
+check("gather of a DataLoader over a TensorDataset in order takes its tensors, the same as its batches",
+      wdata._in_order_tensors(in_order) is not None and all(np.array_equal(a, b) for a, b in zip(whole, looped)),
+      f"{whole} vs {looped}")
+for name, other in (("shuffled", torch.utils.data.DataLoader(in_order.dataset, batch_size=2, shuffle=True)),
+                    ("drop_last", torch.utils.data.DataLoader(in_order.dataset, batch_size=2, drop_last=True))):
+    check(f"a {name} DataLoader is read batch by batch",
+          wdata._in_order_tensors(other) is None and len(wdata.gather(other)[1]) == (4 if name == "drop_last" else 5))
+
 sys.exit(1 if failed else 0)
