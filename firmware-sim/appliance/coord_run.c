@@ -501,34 +501,53 @@ static int send_weights(struct driver *d, uint32_t s)
 	return 0;
 }
 
-/* SwarmX's sum of layer @k's gradients of step @s, and MemoryX's update of it. */
-static int reduce_and_update(struct coord_run *run, uint32_t k, uint32_t s, char *text,
-			     size_t len)
+/*
+ * SwarmX's sum of layer @k's gradients over the systems (a single
+ * system's are their own sum): *@offset is where it lies in MemoryX's
+ * region.
+ */
+static int reduce_layer(struct coord_run *run, uint32_t k, uint64_t *offset, char *text,
+			size_t len)
 {
 	struct coord *c = run->c;
 	struct coord_job *j = &c->job;
 	const struct wsep_layer *l = &j->prog->layers[k];
 	struct svc_reduce red = { .n = run->n, .first = l->weight_offset,
 				  .count = wsep_layer_params(l) };
-	struct svc_update up = { .layer = k, .region = 1, .t = run->base + s + 1 };
-	struct iovec iov;
+	struct iovec iov = { &red, sizeof(red) };
 	uint32_t sum = run->d[0].slot;
 	size_t n = 0;
 
 	for (unsigned int i = 0; i < run->n; i++)
 		red.slot[i] = run->d[i].slot;
 	if (run->n > 1) {
-		iov = (struct iovec){ &red, sizeof(red) };
 		if (coord_service_call(c, &c->sx, SVC_OP_SX_REDUCE, &iov, 1, &sum, sizeof(sum), &n,
 				       text, len))
 			return -1;
+		if (n != sizeof(sum)) {
+			snprintf(text, len, "SwarmX answered the reduce of layer %u with %zu bytes, not %zu",
+				 k, n, sizeof(sum));
+			return -1;
+		}
 		pthread_mutex_lock(&c->lock);
 		c->reduced += run->n * red.count * 4;
 		pthread_mutex_unlock(&c->lock);
 	}
-	up.offset = WSE_LINK_REGION_HEADER + (sum * j->floats + l->weight_offset) * 4;
-	iov = (struct iovec){ &up, sizeof(up) };
-	return coord_service_call(c, &c->mx, SVC_OP_MX_UPDATE, &iov, 1, NULL, 0, NULL, text, len);
+	*offset = WSE_LINK_REGION_HEADER + ((uint64_t)sum * j->floats + l->weight_offset) * 4;
+	return 0;
+}
+
+/* SwarmX's sum of layer @k's gradients of step @s, and MemoryX's update of it. */
+static int reduce_and_update(struct coord_run *run, uint32_t k, uint32_t s, char *text,
+			     size_t len)
+{
+	struct svc_update up = { .layer = k, .region = 1, .t = run->base + s + 1 };
+	struct iovec iov = { &up, sizeof(up) };
+
+	if (reduce_layer(run, k, &up.offset, text, len))
+		return -1;
+	return coord_service_call(run->c, &run->c->mx, SVC_OP_MX_UPDATE, &iov, 1, NULL, 0, NULL,
+				  text, len);
 }
 
 /*
@@ -540,32 +559,16 @@ static int reduce_and_hold(struct coord_run *run, uint32_t k, bool *finite, char
 			   size_t len)
 {
 	struct coord *c = run->c;
-	struct coord_job *j = &c->job;
-	const struct wsep_layer *l = &j->prog->layers[k];
-	struct svc_reduce red = { .n = run->n, .first = l->weight_offset,
-				  .count = wsep_layer_params(l) };
 	struct svc_hold h = { .layer = k, .region = 1 };
-	struct iovec iov;
-	uint32_t sum = run->d[0].slot, ok = 0;
+	struct iovec iov = { &h, sizeof(h) };
+	uint32_t ok = 0;
 	size_t n = 0;
 
-	for (unsigned int i = 0; i < run->n; i++)
-		red.slot[i] = run->d[i].slot;
-	if (run->n > 1) {
-		iov = (struct iovec){ &red, sizeof(red) };
-		if (coord_service_call(c, &c->sx, SVC_OP_SX_REDUCE, &iov, 1, &sum, sizeof(sum), &n,
-				       text, len))
-			return -1;
-		pthread_mutex_lock(&c->lock);
-		c->reduced += run->n * red.count * 4;
-		pthread_mutex_unlock(&c->lock);
-	}
+	if (reduce_layer(run, k, &h.offset, text, len))
+		return -1;
 	pthread_mutex_lock(&c->lock);
-	h.scale = j->scaler.scale;	/* the step's: it moves only at the commit */
+	h.scale = c->job.scaler.scale;	/* the step's: it moves only at the commit */
 	pthread_mutex_unlock(&c->lock);
-	h.offset = WSE_LINK_REGION_HEADER + (sum * j->floats + l->weight_offset) * 4;
-	iov = (struct iovec){ &h, sizeof(h) };
-	n = 0;
 	if (coord_service_call(c, &c->mx, SVC_OP_MX_HOLD, &iov, 1, &ok, sizeof(ok), &n, text, len))
 		return -1;
 	if (n != sizeof(ok)) {
