@@ -31,7 +31,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ BIN = os.path.join(TOP, "build", "bin")
 sys.path.insert(0, HERE)
 import bert_mlm  # noqa: E402
 import gpt_data  # noqa: E402
+import trainhost_run  # noqa: E402
 
 FORTUNES = ["/usr/share/games/fortunes/fortunes", "/usr/share/games/fortunes/literature",
             "/usr/share/games/fortunes/riddles"]
@@ -137,26 +137,9 @@ def device_run(args, onnx):
     else:
         daemon = [os.path.join(BIN, "wse-appliance"), "--systems", "1", "--listen", "unix:" + sock,
                   "--run-dir", os.path.join(tmp, "run")]
-    fwd = subprocess.Popen(daemon, stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.1)
-        cmd = [os.path.join(BIN, "wse-trainhost"), "--connect", "unix:" + sock, "--program", prog,
-               "--steps", str(args.steps), "--report", str(args.report), "--seed", str(args.seed),
-               "--timeout-ms", "600000"]
-        for f in args.text:
-            cmd += ["--text", f]
-        t0 = time.time()
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    finally:
-        fwd.send_signal(signal.SIGTERM)
-        fwd.wait()
-    curve = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"^step +(\d+)  loss ([0-9.]+)", out, re.M)}
-    val = float(re.search(r"^validation loss ([0-9.]+)", out, re.M).group(1))
-    return curve, val, time.time() - t0
+    out, seconds = trainhost_run.train(BIN, daemon, sock, prog, args)
+    curve, val = trainhost_run.curve_and_val(out)
+    return curve, val, seconds
 
 
 def guest_run(args, onnx):

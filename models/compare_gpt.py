@@ -41,7 +41,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -57,6 +56,7 @@ sys.path.insert(0, HERE)
 import gpt_chars  # noqa: E402
 import gpt_data  # noqa: E402
 import reference_models  # noqa: E402
+import trainhost_run  # noqa: E402
 import wse_export  # noqa: E402
 
 FORTUNES = ["/usr/share/games/fortunes/fortunes", "/usr/share/games/fortunes/literature",
@@ -140,30 +140,12 @@ def appliance_args(args):
 def device_run(args, onnx, tmp):
     prog, sock = os.path.join(tmp, "gpt.wsep"), os.path.join(tmp, "appliance.sock")
     compile_program(args, onnx, prog)
-    fwd = subprocess.Popen([os.path.join(BIN, "wse-appliance"), "--systems", str(args.systems),
-                            "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")]
-                           + appliance_args(args),
-                           stderr=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.1)
-        cmd = [os.path.join(BIN, "wse-trainhost"), "--connect", "unix:" + sock, "--program", prog,
-               "--steps", str(args.steps), "--report", str(args.report), "--seed", str(args.seed),
-               "--timeout-ms", "600000"]
-        for f in args.text:
-            cmd += ["--text", f]
-        t0 = time.time()
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    finally:
-        fwd.send_signal(signal.SIGTERM)
-        fwd.wait()
-    curve = {int(m.group(1)): float(m.group(2))
-             for m in re.finditer(r"^step +(\d+)  loss ([0-9.]+)", out, re.M)}
-    val = float(re.search(r"^validation loss ([0-9.]+)", out, re.M).group(1))
+    daemon = [os.path.join(BIN, "wse-appliance"), "--systems", str(args.systems),
+              "--listen", "unix:" + sock, "--run-dir", os.path.join(tmp, "run")] + appliance_args(args)
+    out, seconds = trainhost_run.train(BIN, daemon, sock, prog, args)
+    curve, val = trainhost_run.curve_and_val(out)
     trained = re.search(r"^trained: .* in ([0-9.]+) s", out, re.M)
-    return curve, val, time.time() - t0, float(trained.group(1)) if trained else None
+    return curve, val, seconds, float(trained.group(1)) if trained else None
 
 
 def tool(name):
