@@ -68,6 +68,11 @@ const char *run_info_get(const struct run_info *ri, const char *label);
 void run_info_fill_lr(const struct run_info *ri, struct metrics *m);
 /* @v as people read it: 0.8882 for 0.88819999999999999, 17000.5, 1876. */
 void report_number(char *buf, size_t len, double v);
+struct json_object;
+/* @path's JSON, or NULL with @err saying why. */
+struct json_object *report_json_read(const char *path, char *err, size_t errlen);
+/* Member @key of @o as a finite number >= 0 in *@v; false if it is not one. */
+bool report_json_number(struct json_object *o, const char *key, double *v);
 void run_info_free(struct run_info *ri);
 
 /* timing.c: the timing model wsetrain kept (timing.json), per system. */

@@ -173,7 +173,7 @@ static const char *str_member(struct json_object *root, const char *key)
 	return json_object_get_string(v);
 }
 
-static bool num_member(struct json_object *root, const char *key, double *v)
+bool report_json_number(struct json_object *root, const char *key, double *v)
 {
 	struct json_object *o;
 
@@ -189,9 +189,9 @@ static void schedule(struct json_object *root, struct run_info *ri)
 {
 	double warmup, total;
 
-	ri->have_lr = num_member(root, "lr", &ri->lr);
-	if (ri->have_lr && num_member(root, "warmup", &warmup) &&
-	    num_member(root, "schedule_steps", &total) && num_member(root, "min_lr", &ri->min_lr) &&
+	ri->have_lr = report_json_number(root, "lr", &ri->lr);
+	if (ri->have_lr && report_json_number(root, "warmup", &warmup) &&
+	    report_json_number(root, "schedule_steps", &total) && report_json_number(root, "min_lr", &ri->min_lr) &&
 	    warmup < total && total < 1e18) {
 		ri->warmup = (uint64_t)warmup;
 		ri->schedule_steps = (uint64_t)total;
@@ -220,6 +220,18 @@ const char *run_info_get(const struct run_info *ri, const char *label)
 	return NULL;
 }
 
+struct json_object *report_json_read(const char *path, char *err, size_t errlen)
+{
+	struct json_object *root = json_object_from_file(path);
+
+	if (!root) {
+		snprintf(err, errlen, "%s: %s", path, json_util_get_last_err() ?
+			 json_util_get_last_err() : "not JSON");
+		err[strcspn(err, "\n")] = '\0';
+	}
+	return root;
+}
+
 int run_info_read(const char *path, struct run_info *ri, char *err, size_t errlen)
 {
 	struct json_object *root, *sys;
@@ -228,13 +240,9 @@ int run_info_read(const char *path, struct run_info *ri, char *err, size_t errle
 	int ret = -1;
 
 	memset(ri, 0, sizeof(*ri));
-	root = json_object_from_file(path);
-	if (!root) {
-		snprintf(err, errlen, "%s: %s", path, json_util_get_last_err() ?
-			 json_util_get_last_err() : "not JSON");
-		err[strcspn(err, "\n")] = '\0';
+	root = report_json_read(path, err, errlen);
+	if (!root)
 		return -1;
-	}
 	if (!json_object_is_type(root, json_type_object)) {
 		snprintf(err, errlen, "%s: not a JSON object", path);
 		goto out;

@@ -15,17 +15,6 @@
 
 #include "report.h"
 
-static bool number(struct json_object *o, const char *key, double *v)
-{
-	struct json_object *m;
-
-	if (!json_object_object_get_ex(o, key, &m) ||
-	    (!json_object_is_type(m, json_type_double) && !json_object_is_type(m, json_type_int)))
-		return false;
-	*v = json_object_get_double(m);
-	return isfinite(*v) && *v >= 0;
-}
-
 static void text(struct json_object *o, const char *key, char *buf, size_t len)
 {
 	struct json_object *m;
@@ -43,17 +32,13 @@ int timing_read(const char *path, struct timing *t, char *err, size_t errlen)
 	int ret = -1;
 
 	memset(t, 0, sizeof(*t));
-	root = json_object_from_file(path);
-	if (!root) {
-		snprintf(err, errlen, "%s: %s", path, json_util_get_last_err() ?
-			 json_util_get_last_err() : "not JSON");
-		err[strcspn(err, "\n")] = '\0';
+	root = report_json_read(path, err, errlen);
+	if (!root)
 		return -1;
-	}
 	if (!json_object_is_type(root, json_type_object) ||
-	    !number(root, "batch", &batch) || batch < 1 || batch > 1e9 ||
-	    !number(root, "step_s", &t->step_s) || !(t->step_s > 0) ||
-	    !number(root, "samples_per_s", &t->samples_per_s) ||
+	    !report_json_number(root, "batch", &batch) || batch < 1 || batch > 1e9 ||
+	    !report_json_number(root, "step_s", &t->step_s) || !(t->step_s > 0) ||
+	    !report_json_number(root, "samples_per_s", &t->samples_per_s) ||
 	    !json_object_object_get_ex(root, "layers", &layers) ||
 	    !json_object_is_type(layers, json_type_array)) {
 		snprintf(err, errlen,
@@ -62,7 +47,7 @@ int timing_read(const char *path, struct timing *t, char *err, size_t errlen)
 		goto out;
 	}
 	t->batch = (uint32_t)batch;
-	number(root, "bottleneck_layer", &bottleneck);
+	report_json_number(root, "bottleneck_layer", &bottleneck);
 	t->bottleneck = (size_t)bottleneck;
 	text(root, "mode", t->mode, sizeof(t->mode));
 	text(root, "wafer", t->wafer, sizeof(t->wafer));
@@ -78,7 +63,7 @@ int timing_read(const char *path, struct timing *t, char *err, size_t errlen)
 		struct json_object *l = json_object_array_get_idx(layers, i);
 		struct timing_layer *tl = &t->layers[i];
 
-		if (!json_object_is_type(l, json_type_object) || !number(l, "step_s", &tl->step_s)) {
+		if (!json_object_is_type(l, json_type_object) || !report_json_number(l, "step_s", &tl->step_s)) {
 			snprintf(err, errlen, "%s: layer %zu has no step_s", path, i);
 			goto out;
 		}
