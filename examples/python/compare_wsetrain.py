@@ -19,11 +19,9 @@ The whole dataset (Documentation/wse.rst gives the figures), in the guest
       python3 /wse/runs/compare_wsetrain.py --dir /tmp/compare
 """
 import argparse
-import gzip
 import json
 import os
 import re
-import struct
 import sys
 import tempfile
 import time
@@ -38,15 +36,9 @@ sys.path[:0] = [os.path.join(TOP, "models"), os.path.join(os.getcwd(), "models")
 import cnn_fashion  # noqa: E402
 import wse  # noqa: E402
 from wse import optim, tools, training  # noqa: E402
+from wse.data import read_idx  # noqa: E402
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = struct.unpack(">" + "I" * data[3], data[4:4 + 4 * data[3]])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3]).reshape(dims)
 
 
 def loader(split, count, batch):

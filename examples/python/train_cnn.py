@@ -17,9 +17,7 @@ has runs/ shared; with --appliance 2 and --systems 2 it trains by weight
 streaming on an appliance of two systems).
 """
 import argparse
-import gzip
 import os
-import struct
 import sys
 import time
 
@@ -35,15 +33,9 @@ sys.path[:0] = [os.path.join(TOP, "models"), os.path.join(os.getcwd(), "models")
                 os.path.join(TOP, "python")]
 import cnn_fashion  # noqa: E402
 import wse  # noqa: E402
+from wse.data import read_idx  # noqa: E402
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = struct.unpack(">" + "I" * data[3], data[4:4 + 4 * data[3]])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3]).reshape(dims)
 
 
 def loader(split, count, batch, shuffle):

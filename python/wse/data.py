@@ -2,6 +2,7 @@
 """A torch DataLoader (or tensors) as the IDX files wsetrain reads
 (Documentation/dataset.rst): images of any rank, bytes or big-endian
 floats, and byte labels."""
+import gzip
 import os
 import struct
 
@@ -21,6 +22,20 @@ def write_idx(path, array):
         f.flush()
         # Straight from the array: no bytes object of the whole body.
         (a if kind == IDX_UBYTE else a.astype(">f4", copy=False)).tofile(f)
+
+
+def read_idx(path):
+    """An IDX file (gzipped when its name ends in .gz) of bytes or
+    big-endian floats, any rank, as a numpy array of its shape."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+        data = f.read()
+    if len(data) < 4 or data[0] or data[1] or data[2] not in (IDX_UBYTE, IDX_FLOAT) \
+            or len(data) < 4 + 4 * data[3]:
+        raise ValueError(f"{path}: not an IDX file of bytes or floats")
+    ndim, head = data[3], 4 + 4 * data[3]
+    dims = struct.unpack(f">{ndim}I", data[4:head])
+    dtype = np.uint8 if data[2] == IDX_UBYTE else np.dtype(">f4")
+    return np.frombuffer(data, dtype=dtype, offset=head).reshape(dims)
 
 
 def _in_order_tensors(loader):

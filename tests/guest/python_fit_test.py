@@ -25,14 +25,12 @@ simulator tools/wsevm started on the host:
   python_fit_test.py [cnn] [gpt]     (default both)
 """
 import contextlib
-import gzip
 import io
 import json
 import os
 import re
 import runpy
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -42,6 +40,7 @@ import numpy as np
 import torch
 
 import wse
+from wse.data import read_idx
 
 sys.path.insert(0, "/wse/models")
 import cnn_fashion  # noqa: E402
@@ -84,14 +83,6 @@ def finish():
 def wsectl(*args):
     r = subprocess.run(["wsectl", *args], capture_output=True, text=True)
     return r.returncode, r.stdout, r.stderr
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def loader(split, count, shuffle=False):

@@ -13,10 +13,8 @@ the host, with nothing of wse:
 
 RUNS is $WSE_RUN_DIRS (tools/check sets it to the guest's --runs).
 """
-import gzip
 import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -24,10 +22,11 @@ import torch
 from torch.nn import functional as F
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(TOP, "models"))
+sys.path[:0] = [os.path.join(TOP, "models"), os.path.join(TOP, "python")]
 import cnn_fashion  # noqa: E402
 import gpt_chars  # noqa: E402
 import gpt_data  # noqa: E402
+from wse.data import read_idx  # noqa: E402
 
 FMNIST = "/usr/share/datasets/fashion-mnist"
 n = failed = skipped = 0
@@ -52,13 +51,6 @@ def finish():
     sys.exit(1 if failed else 0)
 
 
-def read_idx(path, count):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = struct.unpack(">" + "I" * data[3], data[4:4 + 4 * data[3]])
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * data[3]).reshape(dims)[:count]
-
-
 def load(where, name):
     with open(os.path.join(where, f"{name}.json")) as f:
         result = json.load(f)
@@ -72,8 +64,8 @@ def cnn(where):
     model.load_state_dict(state)
     model.eval()
     count = result["test_samples"]
-    x = torch.from_numpy(read_idx(f"{FMNIST}/t10k-images-idx3-ubyte.gz", count).astype(np.float32) / 255.0)
-    y = torch.from_numpy(read_idx(f"{FMNIST}/t10k-labels-idx1-ubyte.gz", count).astype(np.int64))
+    x = torch.from_numpy(read_idx(f"{FMNIST}/t10k-images-idx3-ubyte.gz")[:count].astype(np.float32) / 255.0)
+    y = torch.from_numpy(read_idx(f"{FMNIST}/t10k-labels-idx1-ubyte.gz")[:count].astype(np.int64))
     with torch.no_grad():
         right = sum((model(x[i:i + 256].unsqueeze(1)).argmax(1) == y[i:i + 256]).sum().item()
                     for i in range(0, count, 256))
