@@ -350,7 +350,6 @@ static int build_graph(struct build *b)
 		engine_attrs_to_wsep(&a, &nd->a);
 	}
 	engine_graph_loss_values(g, &logits, &labels);
-	wg->input = b->index[b->s[0].ids[b->s[0].ir->inputs[0]]];
 	wg->n_inputs = (uint32_t)b->s[0].ir->n_inputs;
 	for (uint32_t i = 0; i < wg->n_inputs; i++) {
 		int ev = b->s[0].ids[b->s[0].ir->inputs[i]];
@@ -360,6 +359,9 @@ static int build_graph(struct build *b)
 			return -ENOENT;
 		wg->inputs[i] = b->index[ev];
 	}
+	if (!wg->n_inputs)
+		return -ENOENT;
+	wg->input = wg->inputs[0];
 	wg->logits = b->index[logits];
 	wg->labels = b->index[labels];
 	wg->classes = (uint32_t)wg->values[wg->logits].dims[wg->values[wg->logits].rank - 1];
