@@ -102,17 +102,18 @@ int wse_hp_args_schedule(const struct wse_hparams *h, struct wse_hp_args *a)
 {
 	int ret = 0;
 
+	/* The first failure is the one returned: negative errnos do not combine. */
 	if (wse_hp_has(h, WSE_HP_EXECUTION_MODE))
-		ret |= wse_hp_args_add(a, "execution-mode", h->execution_mode);
-	if (wse_hp_has(h, WSE_HP_LEARNING_RATE))
-		ret |= wse_hp_args_num(a, "lr", h->learning_rate);
-	if (wse_hp_has(h, WSE_HP_MIN_LR)) {
-		ret |= wse_hp_args_u64(a, "warmup", h->warmup_steps);
-		ret |= wse_hp_args_num(a, "min-lr", h->min_lr);
-	}
-	if (wse_hp_has(h, WSE_HP_SCHEDULE_STEPS))
-		ret |= wse_hp_args_u64(a, "schedule-steps", h->schedule_steps);
-	if (wse_hp_has(h, WSE_HP_MAX_STEPS))
-		ret |= wse_hp_args_u64(a, "steps", h->max_steps);
+		ret = wse_hp_args_add(a, "execution-mode", h->execution_mode);
+	if (!ret && wse_hp_has(h, WSE_HP_LEARNING_RATE))
+		ret = wse_hp_args_num(a, "lr", h->learning_rate);
+	if (!ret && wse_hp_has(h, WSE_HP_MIN_LR))
+		ret = wse_hp_args_u64(a, "warmup", h->warmup_steps);
+	if (!ret && wse_hp_has(h, WSE_HP_MIN_LR))
+		ret = wse_hp_args_num(a, "min-lr", h->min_lr);
+	if (!ret && wse_hp_has(h, WSE_HP_SCHEDULE_STEPS))
+		ret = wse_hp_args_u64(a, "schedule-steps", h->schedule_steps);
+	if (!ret && wse_hp_has(h, WSE_HP_MAX_STEPS))
+		ret = wse_hp_args_u64(a, "steps", h->max_steps);
 	return ret;
 }
