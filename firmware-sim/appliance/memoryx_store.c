@@ -224,8 +224,16 @@ int mx_store_commit(struct mx_store *st, uint64_t t, bool apply)
 
 	if (!t)
 		return -EINVAL;
+	/* All or none: a step with a layer not held applies nothing. */
+	for (uint32_t k = 0; k < st->layers && apply && !err; k++)
+		if (!st->held[k])
+			err = -EINVAL;
+	if (err) {
+		memset(st->held, 0, sizeof(st->held));
+		return err;
+	}
 	for (uint32_t k = 0; k < st->layers; k++) {
-		if (apply && st->held[k] && !err)
+		if (apply && !err)
 			err = mx_store_update(st, k, t, st->held[k]);
 		st->held[k] = NULL;
 	}

@@ -97,7 +97,8 @@ int mx_store_hold(struct mx_store *st, uint32_t k, float *g, float scale);
  * The step's end under loss scaling: every held layer's update at step @t
  * in layer order if @apply, else none (the skipped step); the step count
  * becomes @t either way, as a pipelined device counts its steps. The held
- * gradients are let go. 0 or the engine's negative errno.
+ * gradients are let go. 0; -EINVAL for @t 0 or, with @apply, a layer not
+ * held (nothing applied); or the engine's negative errno.
  */
 int mx_store_commit(struct mx_store *st, uint64_t t, bool apply);
 /*

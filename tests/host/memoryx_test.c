@@ -176,6 +176,13 @@ TEST(memoryx_holds_a_step_and_applies_all_or_none)
 	EXPECT_EQ(NULL, a.held[0]);
 	EXPECT_EQ(-EINVAL, mx_store_hold(&a, 2, g[0], scale));
 	EXPECT_EQ(-EINVAL, mx_store_commit(&a, 0, true));
+	/* A commit with a layer not held applies none of the step. */
+	EXPECT_EQ(1, mx_store_hold(&a, 0, g[0], scale));
+	memcpy(w0, a.w, a.floats * 4);
+	EXPECT_EQ(-EINVAL, mx_store_commit(&a, 3, true));
+	EXPECT_EQ(0, memcmp(w0, a.w, a.floats * 4));
+	EXPECT_EQ(NULL, a.held[0]);
+	EXPECT_EQ(2, a.step);
 	for (uint32_t k = 0; k < 2; k++) {
 		free(g[k]);
 		free(want[k]);
