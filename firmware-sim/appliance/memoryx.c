@@ -40,6 +40,7 @@ struct memoryx {
 	bool have_store;
 	struct wse_link_region peer[WSE_LINK_REGIONS_MAX];	/* SwarmX's, by id - 1 */
 	struct wse_link_region_map raw_region;		/* the reply describing ours */
+	uint32_t hold_finite;				/* the reply to a hold */
 	struct svc_stats stats;
 };
 
@@ -206,7 +207,6 @@ static void update(struct memoryx *mx, const struct svc_request *r, struct svc_r
 /* fp16 loss scaling: a layer's summed gradient unscaled and checked, held for the commit. */
 static void hold(struct memoryx *mx, const struct svc_request *r, struct svc_reply *out)
 {
-	static uint32_t finite;
 	struct svc_hold h;
 	size_t floats;
 	float *g;
@@ -235,8 +235,8 @@ static void hold(struct memoryx *mx, const struct svc_request *r, struct svc_rep
 		return;
 	}
 	ret = mx_store_hold(&mx->store, h.layer, g, h.scale);
-	finite = ret > 0;
-	out->iov[0] = (struct iovec){ &finite, sizeof(finite) };
+	mx->hold_finite = ret > 0;
+	out->iov[0] = (struct iovec){ &mx->hold_finite, sizeof(mx->hold_finite) };
 	out->iovcnt = 1;
 }
 
