@@ -233,6 +233,8 @@ int train_rundir_open(struct train_opts *o, struct train_rundir **out)
 	*out = rd;
 	return 0;
 fail:
+	/* A directory made in --runs and not started goes again. */
+	train_rundir_withdraw(rd);
 	json_object_put(rd->root);
 	free(rd);
 	return -1;
@@ -377,28 +379,37 @@ int train_rundir_finish(struct train_rundir *rd, const char *status,
 	return ret;
 }
 
+/* Is every entry of @d a regular file (0), or does @unlink remove them all (0)? */
+static int regular_files(DIR *d, bool unlink)
+{
+	struct dirent *e;
+	int fd = dirfd(d);
+
+	rewinddir(d);
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlink ? unlinkat(fd, e->d_name, 0) :
+			     fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			return -1;
+	}
+	return 0;
+}
+
 int train_rundir_withdraw(struct train_rundir *rd)
 {
 	DIR *d;
-	struct dirent *e;
-	int fd, ret = 0;
+	int ret;
 
 	if (!rd || !rd->made)
 		return -1;
 	d = opendir(rd->dir);
 	if (!d)
 		return -1;
-	fd = dirfd(d);
-	/* Only files this run wrote are there: anything else stops it. */
-	while (!ret && (e = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
-		    unlinkat(fd, e->d_name, 0))
-			ret = -1;
-	}
+	/* Only files this run wrote are there: anything else leaves it all. */
+	ret = regular_files(d, false) || regular_files(d, true) ? -1 : 0;
 	closedir(d);
 	return ret || rmdir(rd->dir) ? -1 : 0;
 }
