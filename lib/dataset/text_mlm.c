@@ -3,8 +3,12 @@
  * Masked-LM corruption of a text window (wse/textmlm.h), draw for draw as
  * models/bert_mlm.py's mlm_sample().
  */
+#include "wse/engine_ops.h"
 #include "wse/splitmix64.h"
 #include "wse/textmlm.h"
+
+/* The labels it writes are the ones the engine's loss leaves out. */
+_Static_assert(WSE_MLM_IGNORE == ENGINE_XENT_IGNORE, "MLM's ignored label is the engine's");
 
 void wse_text_mlm_window(const struct wse_text *t, uint64_t offset, uint32_t context,
 			 uint64_t *state, int32_t *x, float *mask, int32_t *y)
