@@ -557,10 +557,10 @@ static int train_steps(struct trainer *t)
 				k += ki;
 			}
 			window += k ? sum / (double)k : 0;
+			scored += k;
 		}
 		for (uint32_t i = 0; i < b * t->rows; i++)
 			right += t->pred[i] == y[i];
-		scored += counted_rows(t->d, y, b * t->rows);
 		if (step % o->report == 0 || step == o->steps) {
 			uint32_t n = step % o->report ? step % o->report : o->report;
 
@@ -813,6 +813,7 @@ static int setup_data(const struct opts *o, const struct wsep_program *p, struct
 	if (o->n_text) {
 		/* Tokens and a padding mask, a row each, over the masked-LM vocabulary. */
 		d->mlm = p->graph && wsep_graph_n_inputs(p->graph) == 2 &&
+			 p->graph->values[wsep_graph_input_id(p->graph, 1)].dtype == WSEP_ELEM_F32 &&
 			 wsep_classes(p) == WSE_MLM_VOCAB && p->input_dim == 2 * wsep_label_rows(p);
 		d->mlm_state = WSE_MLM_TRAIN_STREAM(o->seed);
 		if (p->input_type != WSEP_ELEM_I32 ||
