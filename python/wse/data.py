@@ -63,9 +63,9 @@ def gather(loader):
         x, y = batch
         xs.append(torch.as_tensor(x).detach().cpu())
         ys.append(torch.as_tensor(y).detach().cpu())
-    if not xs:
+    x, y = (torch.cat(xs), torch.cat(ys)) if xs else (None, None)
+    if x is None or len(x) == 0:
         raise ValueError("the data gave no batches")
-    x, y = torch.cat(xs), torch.cat(ys)
     if y.dtype.is_floating_point or y.dim() != 1:
         raise ValueError(f"the labels must be class indices (a 1-D integer tensor), not {y.dtype} of "
                          f"shape {list(y.shape)}")

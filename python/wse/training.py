@@ -52,7 +52,12 @@ class Run:
 
     def context(self):
         """Tokens a window, for a model over tokens."""
-        return self._input[1] if self.tokens else None
+        if not self.tokens:
+            return None
+        if self._input[1] is None:
+            raise UnsupportedError("the model takes token ids, but not as [batch, context]: "
+                                   "export it with a 2-D integer input")
+        return self._input[1]
 
     def read_results(self):
         with open(os.path.join(self.dir, "run.json")) as f:
@@ -288,6 +293,9 @@ def evaluate(model, data, device=None, quiet=True):
         raise ValueError("a model over tokens is evaluated on a wse.TextCorpus" if run.tokens else
                          "a wse.TextCorpus is for a model over tokens; this one takes "
                          "images: give a loader of (inputs, labels)")
+    if text and data.context != run.context():
+        raise ValueError(f"the model reads windows of {run.context()} tokens; the TextCorpus "
+                         f"says {data.context}")
     dev = _device(device)
     with tempfile.TemporaryDirectory(prefix="wse-eval-") as tmp:
         if text:

@@ -201,6 +201,8 @@ with tempfile.TemporaryDirectory() as tmp:
             ("evaluate of a model over tokens on a loader", lambda: wse.evaluate(
                 gpt, [(torch.zeros(2, 8, dtype=torch.long), torch.zeros(2, dtype=torch.long))]), "TextCorpus"),
             ("evaluate of an image model on a TextCorpus", lambda: wse.evaluate(net, text_corpus), "images"),
+            ("evaluate on a TextCorpus of another context", lambda: wse.evaluate(
+                gpt, wse.TextCorpus(__file__, batch_size=8, context=16)), "windows of 8 tokens"),
             ("predict of float inputs for a model over tokens",
              lambda: wse.predict(gpt, torch.zeros(2, 8)), "integer token ids"),
             ("predict of ids outside the vocabulary", lambda: wse.predict(
@@ -244,5 +246,15 @@ for name, other in (("shuffled", torch.utils.data.DataLoader(in_order.dataset, b
                     ("drop_last", torch.utils.data.DataLoader(in_order.dataset, batch_size=2, drop_last=True))):
     check(f"a {name} DataLoader is read batch by batch",
           wdata._in_order_tensors(other) is None and len(wdata.gather(other)[1]) == (4 if name == "drop_last" else 5))
+
+empty = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xs[:0], ys[:0]), batch_size=2)
+e = raises(lambda: wdata.gather(empty), ValueError)
+check("gather of an empty TensorDataset is refused as giving no batches",
+      e is not None and "no batches" in str(e), f"got {e!r}")
+
+empty = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(xs[:0], ys[:0]), batch_size=2)
+e = raises(lambda: wdata.gather(empty), ValueError)
+check("gather of an empty TensorDataset is refused as giving no batches",
+      e is not None and "no batches" in str(e), f"got {e!r}")
 
 sys.exit(1 if failed else 0)

@@ -31,7 +31,9 @@ ckpt_cc() { # C-FILE: -fsyntax-only over the header and the name record
 	cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -Iuapi -Ilib/include -Ilib/wsep -I"$t_top/build/gen" \
 		$(pkg-config --cflags libdrm libnl-genl-3.0) -fsyntax-only -x c "$1"
 }
-if PYTHONPATH=python "$py" tests/host/python_ckpt_layout.py >"$t_tmp/ckpt.c" 2>"$t_tmp/ckpt.err" &&
+if ! "$py" -c 'import numpy, torch' 2>/dev/null; then
+	t_skip "checkpoint layout" "no numpy or torch (tools/install-deps installs python3-torch)"
+elif PYTHONPATH=python "$py" tests/host/python_ckpt_layout.py >"$t_tmp/ckpt.c" 2>"$t_tmp/ckpt.err" &&
 	PYTHONPATH=python "$py" tests/host/python_ckpt_layout.py --skew lr >"$t_tmp/ckpt-skew.c" 2>>"$t_tmp/ckpt.err"; then
 	if ckpt_cc "$t_tmp/ckpt.c" >"$t_tmp/ckpt.out" 2>&1; then
 		t_ok "checkpoint layout: python/wse/checkpoint.py's header and name record match the C ($(grep -c _Static_assert "$t_tmp/ckpt.c") checks)"
