@@ -466,6 +466,7 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	char text[256] = "";
 	uint32_t st = WSE_LINK_OK, flags;
 	uint64_t t0 = now_ns();
+	bool scaled;
 	struct step_ctx c;
 	struct iovec iov;
 
@@ -473,6 +474,8 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	p = fwd_program_get(x, in.program, text, sizeof(text));
 	flags = in.kind & ~(uint32_t)WSE_LINK_RUN_KIND_MASK;
 	in.kind &= WSE_LINK_RUN_KIND_MASK;
+	/* Only fp16 training by weight streaming takes, and needs, the step's loss scale. */
+	scaled = p && !p->resident && p->loss_scaling && in.kind == WSE_LINK_RUN_TRAIN;
 	if (p && (in.kind < WSE_LINK_RUN_TRAIN || in.kind > WSE_LINK_RUN_PREDICT)) {
 		snprintf(text, sizeof(text), "RUN kind %u is not train (1), eval (2) or predict (3)",
 			 in.kind);
@@ -480,23 +483,20 @@ static void run_execute(struct fwd_exec *x, const struct fwd_request *req)
 	} else if (p && flags & ~(uint32_t)(WSE_LINK_RUN_RETAIN | WSE_LINK_RUN_SCALED)) {
 		snprintf(text, sizeof(text), "RUN flags 0x%x are unknown", flags);
 		p = NULL;
-	} else if (p && (flags & WSE_LINK_RUN_SCALED) &&
-		   (p->resident || !p->loss_scaling || in.kind != WSE_LINK_RUN_TRAIN)) {
-		snprintf(text, sizeof(text),
-			 "RUN flag SCALED is for training an fp16 weight-streaming program; program %u is %s %s",
-			 in.program, wsep_precision_name(p->prog->precision),
-			 p->resident ? "layer pipelined" : "weight streaming");
+	} else if (p && scaled != !!(flags & WSE_LINK_RUN_SCALED)) {
+		if (scaled)
+			snprintf(text, sizeof(text),
+				 "program %u trains in fp16 by weight streaming: its RUN needs the loss scale (flag SCALED), which the host that unscales and checks the gradients (an appliance's MemoryX) sends",
+				 in.program);
+		else
+			snprintf(text, sizeof(text),
+				 "RUN flag SCALED is only for training an fp16 weight-streaming program; this is a RUN of kind %u (1 train, 2 eval, 3 predict) of program %u, %s %s",
+				 in.kind, in.program, wsep_precision_name(p->prog->precision),
+				 p->resident ? "layer pipelined" : "weight streaming");
 		p = NULL;
-	} else if (p && (flags & WSE_LINK_RUN_SCALED) &&
-		   !(loss_scale > 0.0f && loss_scale <= FLT_MAX)) {
+	} else if (p && scaled && !(loss_scale > 0.0f && loss_scale <= FLT_MAX)) {
 		snprintf(text, sizeof(text), "RUN loss scale %g: must be finite and above 0",
 			 (double)loss_scale);
-		p = NULL;
-	} else if (p && !p->resident && p->loss_scaling && in.kind == WSE_LINK_RUN_TRAIN &&
-		   !(flags & WSE_LINK_RUN_SCALED)) {
-		snprintf(text, sizeof(text),
-			 "program %u trains in fp16 by weight streaming: its RUN needs the loss scale (flag SCALED), which the host that unscales and checks the gradients (an appliance's MemoryX) sends",
-			 in.program);
 		p = NULL;
 	} else if (p && !in.steps) {
 		snprintf(text, sizeof(text), "RUN of 0 steps: steps must be at least 1");

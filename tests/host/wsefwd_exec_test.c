@@ -601,6 +601,67 @@ static uint32_t write16(FIXTURE_DATA(exec) *self, uint32_t prog, uint32_t stream
  * not end on a whole value, the flag on a stream that is not a layer's
  * weights, on an fp32 program, and on a read.
  */
+/* RUN of @program, with flag SCALED and @scale after it when @scaled; its status, @text why. */
+static uint32_t run_scaled(FIXTURE_DATA(exec) *self, uint32_t program, uint32_t kind, bool scaled,
+			   float scale, char *text, size_t textlen)
+{
+	struct wse_link_run_info in = { .program = program, .steps = 1, .batch = 1,
+					.kind = kind | (scaled ? WSE_LINK_RUN_SCALED : 0) };
+	struct wse_link_run raw;
+	struct wse_link_run_scale sc;
+	struct iovec iov[2] = { { &raw, sizeof(raw) }, { &sc, sizeof(sc) } };
+	struct wse_link_err err;
+	uint32_t tag;
+
+	wse_link_run_encode(&raw, &in);
+	wse_link_run_scale_encode(&sc, scale);
+	if (wse_link_client_submit(&self->cl, WSE_LINK_OP_RUN, Q_RUN, iov, scaled ? 2 : 1, &tag,
+				   &err))
+		return 0xdead;
+	return wait_run(self, tag, NULL, text, textlen);
+}
+
+/*
+ * The step's loss scale (flag SCALED) comes with, and only with, training
+ * an fp16 program by weight streaming, and it is a finite number above 0.
+ */
+TEST_F(exec, a_run_scaled_only_where_fp16_weight_streaming_trains)
+{
+	char text[512] = "";
+	size_t len, flen;
+	void *img, *fimg;
+
+	ASSERT_EQ(0, test_compile_model_at(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, 0,
+					   WSEP_PRECISION_FP16, &img, &len));
+	ASSERT_EQ(0, test_compile_model(tiny_model, "16x16", WSECC_MODE_WEIGHT_STREAMING, &fimg,
+					&flen));
+	ASSERT_EQ(0, start(self, "--wafer", "16x16"));
+	ASSERT_EQ(0, load(self, PROG, img, len, len, NULL, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, load(self, PROG + 1, fimg, flen, flen, NULL, text, sizeof(text)))
+		TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG, WSE_LINK_RUN_TRAIN, false, 0, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "its RUN needs the loss scale (flag SCALED)")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG, WSE_LINK_RUN_EVAL, true, 1024.0f, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "only for training an fp16 weight-streaming program; this is a RUN of kind 2"))
+		TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG + 1, WSE_LINK_RUN_TRAIN, true, 1024.0f,
+					       text, sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "fp32 weight streaming")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG, WSE_LINK_RUN_TRAIN, true, 0.0f, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "must be finite and above 0")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG, WSE_LINK_RUN_TRAIN, true, NAN, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "must be finite and above 0")) TH_LOG("%s", text);
+	EXPECT_EQ(WSE_LINK_E_INVAL, run_scaled(self, PROG, WSE_LINK_RUN_TRAIN, true, INFINITY, text,
+					       sizeof(text)));
+	EXPECT_NE(NULL, strstr(text, "must be finite and above 0")) TH_LOG("%s", text);
+	free(img);
+	free(fimg);
+}
+
 TEST_F(exec, sixteen_bit_weights_taken_and_refused)
 {
 	const uint32_t wire = 16 * 12 * 2 + 12 * 4;
